@@ -5,3 +5,5 @@
 //! ## Layout
 //! - [`config`]: definition files (bench, scenarios), parsed and validated.
 pub mod config;
+pub mod outcome;
+pub mod store;

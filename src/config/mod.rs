@@ -5,3 +5,5 @@ pub mod scenario;
 
 pub use error::{ConfigError, SourceText};
 pub use scenario::{Scenario, ScenarioTurn};
+pub mod bench;
+pub use bench::{BenchConfig, Prices, RequestParams, RetryPolicy, TargetConfig};

@@ -1,0 +1,435 @@
+//! `bench.toml`: what `collect` runs — targets, scenarios, repeats, limits, request parameters.
+//!
+//! Keys are never read from this file: a target names the environment variable that holds
+//! its key (`api_key_env`), and an unset variable is an error before any request is sent.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::error::{ConfigError, SourceText};
+
+/// Request parameters; a target's table overrides the run's defaults field by field.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequestParams {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    /// Sent as JSON, e.g. `{ type = "json_object" }`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<serde_json::Value>,
+    /// Streaming (default true). Non-streaming turns have no TTFT or TTFA.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    /// Send `stream_options.include_usage` (default true); some servers reject it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include_usage: Option<bool>,
+    /// Arbitrary extra JSON fields merged into the request body.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+impl RequestParams {
+    /// `self` with every field that `over` sets replaced.
+    pub fn merged(&self, over: &RequestParams) -> RequestParams {
+        let mut extra = self.extra.clone();
+        extra.extend(over.extra.clone());
+        RequestParams {
+            temperature: over.temperature.or(self.temperature),
+            top_p: over.top_p.or(self.top_p),
+            max_tokens: over.max_tokens.or(self.max_tokens),
+            max_completion_tokens: over.max_completion_tokens.or(self.max_completion_tokens),
+            reasoning_effort: over
+                .reasoning_effort
+                .clone()
+                .or(self.reasoning_effort.clone()),
+            response_format: over
+                .response_format
+                .clone()
+                .or(self.response_format.clone()),
+            stream: over.stream.or(self.stream),
+            include_usage: over.include_usage.or(self.include_usage),
+            extra,
+        }
+    }
+
+    pub fn stream(&self) -> bool {
+        self.stream.unwrap_or(true)
+    }
+
+    pub fn include_usage(&self) -> bool {
+        self.include_usage.unwrap_or(true)
+    }
+}
+
+/// USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prices {
+    pub input: f64,
+    #[serde(default)]
+    pub cached: Option<f64>,
+    pub output: f64,
+}
+
+/// Retries are off by default (one attempt per turn), as published benchmarks do.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Total attempts per turn, the first included.
+    #[serde(default = "one")]
+    pub attempts: u32,
+    #[serde(default = "default_backoff_ms")]
+    pub backoff_ms: u64,
+    /// Wait what a 429/503 `Retry-After` header says (capped at `max_wait_ms`).
+    #[serde(default = "yes")]
+    pub honour_retry_after: bool,
+    #[serde(default = "default_max_wait_ms")]
+    pub max_wait_ms: u64,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            attempts: 1,
+            backoff_ms: default_backoff_ms(),
+            honour_retry_after: true,
+            max_wait_ms: default_max_wait_ms(),
+        }
+    }
+}
+
+fn one() -> u32 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+fn default_backoff_ms() -> u64 {
+    1000
+}
+fn default_max_wait_ms() -> u64 {
+    60_000
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BenchDoc {
+    name: String,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default = "one")]
+    repeats: u32,
+    #[serde(default = "default_scenarios")]
+    scenarios: PathBuf,
+    /// Run only these scenario ids (default: all in the folder).
+    #[serde(default)]
+    only: Option<Spanned<Vec<String>>>,
+    #[serde(default = "default_timeout")]
+    turn_timeout_s: f64,
+    #[serde(default = "default_concurrency")]
+    concurrency: usize,
+    #[serde(default = "default_per_target")]
+    per_target_concurrency: usize,
+    /// Scale every scenario pause (0 = no pauses).
+    #[serde(default = "one_f")]
+    pause_scale: f64,
+    #[serde(default)]
+    request: RequestParams,
+    #[serde(default)]
+    retry: RetryPolicy,
+    #[serde(rename = "target")]
+    targets: Spanned<Vec<TargetDoc>>,
+}
+
+fn default_scenarios() -> PathBuf {
+    "scenarios".into()
+}
+fn default_timeout() -> f64 {
+    120.0
+}
+fn default_concurrency() -> usize {
+    8
+}
+fn default_per_target() -> usize {
+    2
+}
+fn one_f() -> f64 {
+    1.0
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TargetDoc {
+    provider: String,
+    model: String,
+    label: Option<String>,
+    base_url: Spanned<String>,
+    api_key_env: Option<Spanned<String>>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    request: RequestParams,
+    price: Option<Prices>,
+}
+
+/// A resolved `bench.toml`. Serialises without secrets (it is stored with the run).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchConfig {
+    pub name: String,
+    pub seed: u64,
+    pub repeats: u32,
+    pub scenarios_dir: PathBuf,
+    pub only: Option<Vec<String>>,
+    pub turn_timeout_s: f64,
+    pub concurrency: usize,
+    pub per_target_concurrency: usize,
+    pub pause_scale: f64,
+    pub retry: RetryPolicy,
+    pub targets: Vec<TargetConfig>,
+}
+
+/// A provider, the model id it is sent, and the label cells group by.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetConfig {
+    pub provider: String,
+    pub model: String,
+    pub label: String,
+    pub base_url: String,
+    /// Name of the variable; the value is looked up when requests are built, never stored.
+    pub api_key_env: Option<String>,
+    pub headers: BTreeMap<String, String>,
+    pub request: RequestParams,
+    pub price: Option<Prices>,
+}
+
+impl TargetConfig {
+    /// The host part of `base_url` (for blinding and display).
+    pub fn host(&self) -> String {
+        host_of(&self.base_url)
+    }
+
+    /// The key from the environment, if the target names a variable.
+    pub fn api_key(&self) -> Option<String> {
+        self.api_key_env
+            .as_ref()
+            .and_then(|v| std::env::var(v).ok())
+    }
+}
+
+pub fn host_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split(['/', '?']).next().unwrap_or(rest).to_string()
+}
+
+impl BenchConfig {
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::from_source(&SourceText::read(path)?)
+    }
+
+    pub fn from_source(src: &SourceText) -> Result<Self, ConfigError> {
+        let doc: BenchDoc = src.parse()?;
+        let base = src.path.parent().unwrap_or(Path::new("."));
+        let targets_span = doc.targets.span();
+        if doc.targets.get_ref().is_empty() {
+            return Err(src.invalid(
+                targets_span,
+                "no [[target]] entries",
+                "add a [[target]] with provider, model and base_url",
+            ));
+        }
+        let positive = |v: f64, what: &str| -> Result<(), ConfigError> {
+            if v.is_finite() && v > 0.0 {
+                Ok(())
+            } else {
+                Err(ConfigError::invalid(
+                    &src.path,
+                    find_key_line(src, what),
+                    format!("{what} must be a positive number"),
+                    format!("set {what} to a value above 0"),
+                ))
+            }
+        };
+        positive(doc.turn_timeout_s, "turn_timeout_s")?;
+        positive(doc.concurrency as f64, "concurrency")?;
+        positive(doc.per_target_concurrency as f64, "per_target_concurrency")?;
+        positive(doc.repeats as f64, "repeats")?;
+        positive(doc.retry.attempts as f64, "attempts")?;
+        if !(doc.pause_scale.is_finite() && doc.pause_scale >= 0.0) {
+            return Err(ConfigError::invalid(
+                &src.path,
+                find_key_line(src, "pause_scale"),
+                "pause_scale must be 0 or more",
+                "set pause_scale = 1.0 for the scenarios' own pauses, 0 for none",
+            ));
+        }
+        let mut targets = Vec::new();
+        for t in doc.targets.into_inner() {
+            let url = t.base_url.get_ref().trim_end_matches('/').to_string();
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(src.invalid(
+                    t.base_url.span(),
+                    format!("base_url {url:?} is not an http(s) URL"),
+                    "write the endpoint's base, e.g. \"https://api.together.ai/v1\"",
+                ));
+            }
+            if let Some(env) = &t.api_key_env
+                && std::env::var(env.get_ref()).is_err()
+            {
+                return Err(src.invalid(
+                    env.span(),
+                    format!(
+                        "environment variable {} (api_key_env of {} / {}) is not set",
+                        env.get_ref(),
+                        t.provider,
+                        t.model
+                    ),
+                    format!(
+                        "export {}=... before running, or remove this target",
+                        env.get_ref()
+                    ),
+                ));
+            }
+            let label = t.label.unwrap_or_else(|| t.model.clone());
+            if targets
+                .iter()
+                .any(|o: &TargetConfig| o.provider == t.provider && o.label == label)
+            {
+                return Err(src.invalid(
+                    t.base_url.span(),
+                    format!("target {} / {label} appears twice", t.provider),
+                    "give one of them another `label`",
+                ));
+            }
+            targets.push(TargetConfig {
+                provider: t.provider,
+                model: t.model,
+                label,
+                base_url: url,
+                api_key_env: t.api_key_env.map(Spanned::into_inner),
+                headers: t.headers,
+                request: doc.request.merged(&t.request),
+                price: t.price,
+            });
+        }
+        Ok(BenchConfig {
+            name: doc.name,
+            seed: doc.seed,
+            repeats: doc.repeats,
+            scenarios_dir: base.join(doc.scenarios),
+            only: doc.only.map(Spanned::into_inner),
+            turn_timeout_s: doc.turn_timeout_s,
+            concurrency: doc.concurrency,
+            per_target_concurrency: doc.per_target_concurrency,
+            pause_scale: doc.pause_scale,
+            retry: doc.retry,
+            targets,
+        })
+    }
+}
+
+/// Line of `key =` for errors about scalar settings (which carry no span).
+fn find_key_line(src: &SourceText, key: &str) -> usize {
+    src.text
+        .lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map_or(1, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn src(text: &str) -> SourceText {
+        SourceText {
+            path: "bench.toml".into(),
+            text: text.to_string(),
+        }
+    }
+
+    const OK: &str = r#"
+name = "t"
+seed = 7
+repeats = 2
+
+[request]
+temperature = 0.2
+max_tokens = 512
+
+[[target]]
+provider = "acme"
+model = "acme/glm-5.3-flash"
+label = "glm-5.3-flash"
+base_url = "http://127.0.0.1:9/v1/"
+request = { temperature = 0.0, extra = { top_k = 20 } }
+price = { input = 0.5, cached = 0.1, output = 2.0 }
+"#;
+
+    #[test]
+    fn target_overrides_defaults_field_by_field() {
+        let cfg = BenchConfig::from_source(&src(OK)).unwrap();
+        let t = &cfg.targets[0];
+        assert_eq!(t.request.temperature, Some(0.0));
+        assert_eq!(t.request.max_tokens, Some(512));
+        assert_eq!(t.request.extra["top_k"], serde_json::json!(20));
+        assert_eq!(t.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(t.host(), "127.0.0.1:9");
+        assert_eq!(t.label, "glm-5.3-flash");
+    }
+
+    #[test]
+    fn unset_key_variable_is_an_error_naming_its_line() {
+        let text = OK.replace(
+            "price =",
+            "api_key_env = \"TURNBENCH_TEST_SURELY_UNSET\"\nprice =",
+        );
+        let err = BenchConfig::from_source(&src(&text)).unwrap_err().to_string();
+        assert!(err.starts_with("bench.toml:16:"), "{err}");
+        assert!(err.contains("TURNBENCH_TEST_SURELY_UNSET"), "{err}");
+    }
+
+    #[test]
+    fn unknown_request_parameter_is_rejected() {
+        let err = BenchConfig::from_source(&src(&OK.replace("max_tokens", "max_tokns")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("bench.toml:8:"), "{err}");
+    }
+
+    #[test]
+    fn zero_concurrency_is_rejected() {
+        let err = BenchConfig::from_source(&src(&OK.replace("repeats = 2", "concurrency = 0")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("bench.toml:4:"), "{err}");
+    }
+
+    #[test]
+    fn serialised_config_has_no_key_value() {
+        // SAFETY: tests in this module do not read this variable concurrently.
+        unsafe { std::env::set_var("TURNBENCH_TEST_KEY_A", "sk-secret-value") };
+        let text = OK.replace(
+            "price =",
+            "api_key_env = \"TURNBENCH_TEST_KEY_A\"\nprice =",
+        );
+        let cfg = BenchConfig::from_source(&src(&text)).unwrap();
+        assert_eq!(cfg.targets[0].api_key().as_deref(), Some("sk-secret-value"));
+        let json = serde_json::to_string(&cfg).unwrap();
+        assert!(!json.contains("sk-secret-value"));
+        assert!(json.contains("TURNBENCH_TEST_KEY_A"));
+    }
+}

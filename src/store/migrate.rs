@@ -1,0 +1,75 @@
+//! Schema migrations from `db/*.sql`, applied in order inside one transaction each.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// Every migration, in order; the store's version is how many have been applied.
+pub(crate) const MIGRATIONS: &[(&str, &str)] =
+    &[("001_init", include_str!("../../db/001_init.sql"))];
+
+pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let found: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(|source| StoreError::NotAStore {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let supported = MIGRATIONS.len() as i64;
+    if found > supported {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found,
+            supported,
+        });
+    }
+    for (i, (name, sql)) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)
+            .and_then(|()| tx.pragma_update(None, "user_version", i as i64 + 1))
+            .map_err(|source| StoreError::Migration { name, source })?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fresh_store_reaches_latest_version_and_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let conn = crate::store::open(&path).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, MIGRATIONS.len() as i64);
+        drop(conn);
+        crate::store::open(&path).unwrap();
+    }
+
+    #[test]
+    fn newer_store_is_refused_with_a_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", 999).unwrap();
+        drop(conn);
+        let err = crate::store::open(&path).unwrap_err().to_string();
+        assert!(err.contains("schema version 999"), "{err}");
+        assert!(err.contains("fix:"), "{err}");
+    }
+
+    #[test]
+    fn non_database_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.txt");
+        std::fs::write(&path, "this is not sqlite, just a long enough text file .....").unwrap();
+        let err = crate::store::open(&path).unwrap_err().to_string();
+        assert!(err.contains("not a turnbench store"), "{err}");
+    }
+}

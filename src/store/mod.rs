@@ -1,0 +1,125 @@
+//! The SQLite store: opening, migrations, and typed reads and writes.
+//!
+//! Schema lives in `db/NNN_name.sql`, applied in order; the version is `PRAGMA user_version`.
+//! WAL and foreign keys are set on every open, outside migrations. Nothing here deletes
+//! evaluation data.
+
+mod migrate;
+pub mod read;
+pub mod records;
+pub mod write;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+
+pub use records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
+pub use writer::StoreWriter;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("{path}: {source}", path = .path.display())]
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error(
+        "{path}: store is at schema version {found}, this turnbench knows up to {supported}\n  fix: use a newer turnbench, or a fresh --db file",
+        path = .path.display()
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error(
+        "{path}: not a turnbench store ({source})\n  fix: point --db at a turnbench database or a new file",
+        path = .path.display()
+    )]
+    NotAStore {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("migration {name} failed: {source}")]
+    Migration {
+        name: &'static str,
+        source: rusqlite::Error,
+    },
+    #[error("store: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("store writer stopped: {0}")]
+    WriterGone(String),
+}
+
+/// Opens (creating if needed) and upgrades a store.
+pub fn open(path: &Path) -> Result<Connection, StoreError> {
+    let mut conn = Connection::open(path).map_err(|source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    configure(&conn).map_err(|source| StoreError::NotAStore {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    migrate::apply(&mut conn, path)?;
+    Ok(conn)
+}
+
+fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    // WAL: readers never block the writer; NORMAL is durable at each checkpoint and
+    // cannot corrupt the file on a crash, which is what a benchmark store needs.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(())
+}
+
+/// `PRAGMA integrity_check` result (`"ok"` when sound).
+pub fn integrity_check(conn: &Connection) -> Result<String, StoreError> {
+    Ok(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+}
+
+/// Current UTC time as RFC 3339 with milliseconds.
+pub fn now_rfc3339() -> String {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, day) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day); Howard Hinnant's algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_423), (2025, 12, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+}

@@ -1,0 +1,155 @@
+//! Row types written to and read from the store; field meanings follow `db/001_init.sql`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::TurnOutcome;
+
+/// A visible chat message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: String,
+    pub content: String,
+}
+
+impl Message {
+    pub fn new(role: &str, content: impl Into<String>) -> Self {
+        Message {
+            role: role.to_string(),
+            content: content.into(),
+        }
+    }
+}
+
+/// Token counts; `None` = the provider did not report it (never 0 in its place).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub cached_tokens: Option<i64>,
+    pub reasoning_tokens: Option<i64>,
+}
+
+/// One answered (or failed) turn.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TurnRecord {
+    /// Messages added to the history before this answer (usually the one user message).
+    pub prompt: Vec<Message>,
+    pub answer: Option<String>,
+    pub reasoning: Option<String>,
+    pub finish_reason: Option<String>,
+    pub http_status: Option<u16>,
+    pub outcome: Option<TurnOutcome>,
+    pub error: Option<String>,
+    pub attempts: u32,
+    pub pause_ms: Option<f64>,
+    pub start_ms: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    pub ttfa_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    pub usage: Usage,
+    pub visible_tokens: Option<i64>,
+    pub request_id: Option<String>,
+    /// Microseconds from request start, one per SSE event.
+    pub chunk_offsets_us: Vec<u32>,
+}
+
+impl TurnRecord {
+    pub fn outcome(&self) -> TurnOutcome {
+        self.outcome.unwrap_or(TurnOutcome::Ok)
+    }
+
+    pub fn has_visible_text(&self) -> bool {
+        self.answer.as_deref().is_some_and(|a| !a.trim().is_empty())
+    }
+}
+
+/// One attempt of a turn under a retry policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptRecord {
+    pub turn_idx: u32,
+    pub attempt: u32,
+    pub outcome: TurnOutcome,
+    pub http_status: Option<u16>,
+    pub error: Option<String>,
+    pub e2e_ms: Option<f64>,
+    pub waited_ms: f64,
+}
+
+/// A whole conversation, written in one transaction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationRecord {
+    pub uid: String,
+    pub run_id: i64,
+    pub target_id: i64,
+    pub scenario: Option<String>,
+    pub scenario_ref: Option<i64>,
+    pub repeat: u32,
+    /// `completed`, `interrupted`, or the class of the turn that ended it.
+    pub outcome: String,
+    pub started_at: Option<String>,
+    pub ended_at: Option<String>,
+    pub turns: Vec<TurnRecord>,
+    pub attempts: Vec<AttemptRecord>,
+    /// Messages after the last answer (imported transcripts only).
+    pub trailing: Vec<Message>,
+}
+
+impl ConversationRecord {
+    /// Sum of the turns' E2E; only for completed conversations with every E2E known.
+    pub fn latency_ms(&self) -> Option<f64> {
+        if self.outcome != "completed" {
+            return None;
+        }
+        self.turns.iter().map(|t| t.e2e_ms).sum()
+    }
+}
+
+/// Encodes chunk offsets compactly: u32 little-endian microseconds.
+pub fn encode_offsets(offsets: &[u32]) -> Vec<u8> {
+    offsets.iter().flat_map(|o| o.to_le_bytes()).collect()
+}
+
+pub fn decode_offsets(blob: &[u8]) -> Vec<u32> {
+    blob.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_round_trip() {
+        let v = vec![0, 1, 250_000, u32::MAX];
+        assert_eq!(decode_offsets(&encode_offsets(&v)), v);
+    }
+
+    #[test]
+    fn latency_needs_completion_and_every_e2e() {
+        let turn = |e2e| TurnRecord {
+            e2e_ms: e2e,
+            ..Default::default()
+        };
+        let mut c = ConversationRecord {
+            uid: "u".into(),
+            run_id: 1,
+            target_id: 1,
+            scenario: None,
+            scenario_ref: None,
+            repeat: 1,
+            outcome: "completed".into(),
+            started_at: None,
+            ended_at: None,
+            turns: vec![turn(Some(10.0)), turn(Some(5.5))],
+            attempts: vec![],
+            trailing: vec![],
+        };
+        assert_eq!(c.latency_ms(), Some(15.5));
+        c.turns.push(turn(None));
+        assert_eq!(c.latency_ms(), None);
+        c.turns.pop();
+        c.outcome = "timeout".into();
+        assert_eq!(c.latency_ms(), None);
+    }
+}

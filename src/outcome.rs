@@ -90,7 +90,10 @@ impl FromStr for TurnOutcome {
             .find(|o| o.as_str() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = TurnOutcome::ALL.iter().map(|o| o.as_str()).collect();
-                format!("unknown outcome {s:?}; expected one of {}", names.join(", "))
+                format!(
+                    "unknown outcome {s:?}; expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -124,9 +127,18 @@ mod tests {
     #[test]
     fn truncated_with_text_completes() {
         use TurnOutcome::*;
-        assert_eq!(conversation_outcome(&[(Ok, true), (Truncated, true)]), "completed");
-        assert_eq!(conversation_outcome(&[(Ok, true), (Truncated, false)]), "truncated");
-        assert_eq!(conversation_outcome(&[(Ok, true), (Timeout, false)]), "timeout");
+        assert_eq!(
+            conversation_outcome(&[(Ok, true), (Truncated, true)]),
+            "completed"
+        );
+        assert_eq!(
+            conversation_outcome(&[(Ok, true), (Truncated, false)]),
+            "truncated"
+        );
+        assert_eq!(
+            conversation_outcome(&[(Ok, true), (Timeout, false)]),
+            "timeout"
+        );
         assert_eq!(conversation_outcome(&[]), "interrupted");
     }
 

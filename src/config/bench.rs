@@ -397,7 +397,9 @@ price = { input = 0.5, cached = 0.1, output = 2.0 }
             "price =",
             "api_key_env = \"TURNBENCH_TEST_SURELY_UNSET\"\nprice =",
         );
-        let err = BenchConfig::from_source(&src(&text)).unwrap_err().to_string();
+        let err = BenchConfig::from_source(&src(&text))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("bench.toml:16:"), "{err}");
         assert!(err.contains("TURNBENCH_TEST_SURELY_UNSET"), "{err}");
     }
@@ -422,10 +424,7 @@ price = { input = 0.5, cached = 0.1, output = 2.0 }
     fn serialised_config_has_no_key_value() {
         // SAFETY: tests in this module do not read this variable concurrently.
         unsafe { std::env::set_var("TURNBENCH_TEST_KEY_A", "sk-secret-value") };
-        let text = OK.replace(
-            "price =",
-            "api_key_env = \"TURNBENCH_TEST_KEY_A\"\nprice =",
-        );
+        let text = OK.replace("price =", "api_key_env = \"TURNBENCH_TEST_KEY_A\"\nprice =");
         let cfg = BenchConfig::from_source(&src(&text)).unwrap();
         assert_eq!(cfg.targets[0].api_key().as_deref(), Some("sk-secret-value"));
         let json = serde_json::to_string(&cfg).unwrap();

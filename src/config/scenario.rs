@@ -220,7 +220,9 @@ user = "Now in JSON."
 
     #[test]
     fn id_must_match_file_name() {
-        let err = Scenario::from_source(&src("other", OK)).unwrap_err().to_string();
+        let err = Scenario::from_source(&src("other", OK))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("scenarios/other.toml:2:"), "{err}");
         assert!(err.contains("fix:"), "{err}");
     }

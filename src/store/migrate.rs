@@ -68,7 +68,11 @@ mod tests {
     fn non_database_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("notes.txt");
-        std::fs::write(&path, "this is not sqlite, just a long enough text file .....").unwrap();
+        std::fs::write(
+            &path,
+            "this is not sqlite, just a long enough text file .....",
+        )
+        .unwrap();
         let err = crate::store::open(&path).unwrap_err().to_string();
         assert!(err.contains("not a turnbench store"), "{err}");
     }

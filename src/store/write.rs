@@ -65,7 +65,9 @@ pub fn upsert_target(conn: &Connection, t: &NewTarget) -> Result<i64, StoreError
     }
     let key = h.finalize().to_hex()[..24].to_string();
     if let Some(id) = conn
-        .query_row("SELECT id FROM targets WHERE key = ?1", [&key], |r| r.get(0))
+        .query_row("SELECT id FROM targets WHERE key = ?1", [&key], |r| {
+            r.get(0)
+        })
         .optional()?
     {
         return Ok(id);

@@ -1,0 +1,386 @@
+//! Reading one chat completion, streamed or whole, into answer, reasoning, usage and timings.
+//!
+//! Content arrival times are kept with their byte positions, and the split between
+//! reasoning and answer is made when the stream ends: a DeepSeek-R1-style `</think>` can
+//! arrive long after the text it turns into reasoning, so TTFA can only be known then.
+
+use serde_json::Value;
+
+use crate::outcome::TurnOutcome;
+use crate::store::records::Usage;
+
+/// What a response said, independent of transport.
+#[derive(Debug, Default)]
+pub struct AnswerAccumulator {
+    /// Every `content` delta, concatenated; may hold `<think>` tags.
+    raw: String,
+    /// (byte end in `raw`, ms since request start) per content delta.
+    marks: Vec<(usize, f64)>,
+    reasoning_field: String,
+    pub ttft_ms: Option<f64>,
+    pub last_event_ms: Option<f64>,
+    pub done_ms: Option<f64>,
+    pub finish_reason: Option<String>,
+    pub usage: Usage,
+    pub response_id: Option<String>,
+    /// A fault found in the stream itself: class and detail.
+    pub fault: Option<(TurnOutcome, String)>,
+}
+
+/// Answer and reasoning after `<think>` handling.
+#[derive(Debug, PartialEq)]
+pub struct SplitAnswer {
+    pub answer: String,
+    pub reasoning: Option<String>,
+    pub ttfa_ms: Option<f64>,
+}
+
+impl AnswerAccumulator {
+    /// One SSE `data` payload that arrived at `at_ms`. Returns false when reading should stop.
+    pub fn on_data(&mut self, data: &str, at_ms: f64) -> bool {
+        self.last_event_ms = Some(at_ms);
+        if data.trim() == "[DONE]" {
+            self.done_ms = Some(at_ms);
+            return false;
+        }
+        let value: Value = match serde_json::from_str(data) {
+            Ok(v) => v,
+            Err(e) => {
+                self.fault = Some((
+                    TurnOutcome::Malformed,
+                    format!("unparseable chunk ({e}): {}", clip(data)),
+                ));
+                return false;
+            }
+        };
+        if let Some(fault) = error_object(&value) {
+            self.fault = Some(fault);
+            return false;
+        }
+        self.read_common(&value);
+        if let Some(choice) = value.pointer("/choices/0") {
+            let delta = choice.get("delta").unwrap_or(&Value::Null);
+            self.on_text(delta, at_ms);
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish_reason = Some(reason.to_string());
+            }
+        }
+        true
+    }
+
+    /// A non-streamed body.
+    pub fn on_body(&mut self, body: &str, at_ms: f64) {
+        self.last_event_ms = Some(at_ms);
+        self.done_ms = Some(at_ms);
+        let value: Value = match serde_json::from_str(body) {
+            Ok(v) => v,
+            Err(e) => {
+                self.fault = Some((
+                    TurnOutcome::Malformed,
+                    format!("unparseable body ({e}): {}", clip(body)),
+                ));
+                return;
+            }
+        };
+        if let Some(fault) = error_object(&value) {
+            self.fault = Some(fault);
+            return;
+        }
+        self.read_common(&value);
+        match value.pointer("/choices/0") {
+            Some(choice) => {
+                self.on_text(choice.get("message").unwrap_or(&Value::Null), at_ms);
+                // A whole body has no first token: TTFT is not observable.
+                self.ttft_ms = None;
+                if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                    self.finish_reason = Some(reason.to_string());
+                }
+            }
+            None => {
+                self.fault = Some((
+                    TurnOutcome::Malformed,
+                    format!("body has no choices: {}", clip(body)),
+                ))
+            }
+        }
+    }
+
+    /// A llama.cpp `error:` SSE field.
+    pub fn on_error_field(&mut self, value: &str) {
+        let parsed: Value =
+            serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+        self.fault =
+            Some(error_object(&serde_json::json!({ "error": parsed })).expect("wrapped as error"));
+    }
+
+    fn read_common(&mut self, value: &Value) {
+        if self.response_id.is_none()
+            && let Some(id) = value.get("id").and_then(Value::as_str)
+        {
+            self.response_id = Some(id.to_string());
+        }
+        if let Some(usage) = value.get("usage").filter(|u| u.is_object()) {
+            self.usage = read_usage(usage);
+        }
+    }
+
+    fn on_text(&mut self, delta: &Value, at_ms: f64) {
+        for field in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta.get(field).and_then(Value::as_str)
+                && !text.is_empty()
+            {
+                self.reasoning_field.push_str(text);
+                self.ttft_ms.get_or_insert(at_ms);
+            }
+        }
+        if let Some(text) = delta.get("content").and_then(Value::as_str)
+            && !text.is_empty()
+        {
+            self.raw.push_str(text);
+            self.marks.push((self.raw.len(), at_ms));
+            self.ttft_ms.get_or_insert(at_ms);
+        }
+    }
+
+    /// Separates reasoning from the visible answer and finds the first visible answer time.
+    pub fn split(&self) -> SplitAnswer {
+        let (think, answer_start) = split_think(&self.raw);
+        let visible_from = self.raw[answer_start..]
+            .find(|c: char| !c.is_whitespace())
+            .map(|i| answer_start + i);
+        let ttfa_ms = visible_from.and_then(|pos| {
+            self.marks
+                .iter()
+                .find(|(end, _)| *end > pos)
+                .map(|(_, t)| *t)
+        });
+        let answer = match visible_from {
+            Some(pos) if think.is_some() => self.raw[pos..].to_string(),
+            Some(_) => self.raw.clone(),
+            None => String::new(),
+        };
+        let mut reasoning = self.reasoning_field.clone();
+        if let Some(t) = think {
+            if !reasoning.is_empty() {
+                reasoning.push('\n');
+            }
+            reasoning.push_str(t);
+        }
+        SplitAnswer {
+            answer,
+            reasoning: (!reasoning.is_empty()).then_some(reasoning),
+            ttfa_ms,
+        }
+    }
+
+    pub fn has_content_or_finish(&self) -> bool {
+        self.finish_reason.is_some() || self.done_ms.is_some()
+    }
+}
+
+/// (reasoning inside think tags, byte where the answer starts).
+fn split_think(raw: &str) -> (Option<&str>, usize) {
+    let lead = raw.len() - raw.trim_start().len();
+    if raw[lead..].starts_with("<think>") {
+        let body = lead + "<think>".len();
+        return match raw[body..].find("</think>") {
+            Some(end) => (
+                Some(raw[body..body + end].trim()),
+                body + end + "</think>".len(),
+            ),
+            // Still thinking when the stream ended: everything is reasoning.
+            None => (Some(raw[body..].trim()), raw.len()),
+        };
+    }
+    // R1-style output may omit the opening tag: text before a lone `</think>` is reasoning.
+    match raw.find("</think>") {
+        Some(end) => (Some(raw[..end].trim()), end + "</think>".len()),
+        None => (None, 0),
+    }
+}
+
+/// An error object sent as a chunk or body: `{"error": …}` or `{"object": "error", …}`.
+fn error_object(value: &Value) -> Option<(TurnOutcome, String)> {
+    let err = match value.get("error") {
+        Some(e) if !e.is_null() => e,
+        _ if value.get("object").and_then(Value::as_str) == Some("error") => value,
+        _ => return None,
+    };
+    let code = ["code", "status", "status_code"]
+        .iter()
+        .find_map(|k| {
+            err.get(k).and_then(|c| {
+                c.as_u64()
+                    .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+            })
+        })
+        .filter(|c| (400..600).contains(c));
+    let message = err
+        .get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| clip(&err.to_string()));
+    // Without a status, an in-stream error is the server's fault.
+    let outcome = code.map_or(TurnOutcome::Http5xx, |c| TurnOutcome::from_status(c as u16));
+    let detail = match code {
+        Some(c) => format!("error object after HTTP 200 (code {c}): {message}"),
+        None => format!("error object after HTTP 200: {message}"),
+    };
+    Some((outcome, detail))
+}
+
+fn read_usage(u: &Value) -> Usage {
+    let int = |p: &str| u.pointer(p).and_then(Value::as_i64);
+    Usage {
+        prompt_tokens: int("/prompt_tokens"),
+        completion_tokens: int("/completion_tokens"),
+        // OpenAI shape first; DeepSeek reports prompt_cache_hit_tokens instead.
+        cached_tokens: int("/prompt_tokens_details/cached_tokens")
+            .or_else(|| int("/prompt_cache_hit_tokens")),
+        reasoning_tokens: int("/completion_tokens_details/reasoning_tokens"),
+    }
+}
+
+/// At most 300 characters of provider text, for error details.
+pub fn clip(s: &str) -> String {
+    let s = s.trim();
+    match s.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(chunks: &[(&str, f64)]) -> AnswerAccumulator {
+        let mut acc = AnswerAccumulator::default();
+        for (data, t) in chunks {
+            if !acc.on_data(data, *t) {
+                break;
+            }
+        }
+        acc
+    }
+
+    #[test]
+    fn role_only_chunk_does_not_start_ttft() {
+        let acc = feed(&[
+            (
+                r#"{"id":"r1","choices":[{"delta":{"role":"assistant","content":null}}]}"#,
+                5.0,
+            ),
+            (r#"{"choices":[{"delta":{"content":""}}]}"#, 6.0),
+            (r#"{"choices":[{"delta":{"content":"Hi"}}]}"#, 9.0),
+            (r#"{"choices":[{"delta":{},"finish_reason":"stop"}]}"#, 10.0),
+            (
+                r#"{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":8}}}"#,
+                11.0,
+            ),
+            ("[DONE]", 12.0),
+        ]);
+        assert_eq!(acc.ttft_ms, Some(9.0));
+        assert_eq!(acc.split().ttfa_ms, Some(9.0));
+        assert_eq!(acc.done_ms, Some(12.0));
+        assert_eq!(acc.response_id.as_deref(), Some("r1"));
+        assert_eq!(acc.usage.cached_tokens, Some(8));
+        assert_eq!(acc.usage.reasoning_tokens, None);
+        assert_eq!(acc.finish_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn reasoning_fields_start_ttft_but_not_ttfa() {
+        let acc = feed(&[
+            (
+                r#"{"choices":[{"delta":{"reasoning_content":"let me"}}]}"#,
+                3.0,
+            ),
+            (r#"{"choices":[{"delta":{"reasoning":" think"}}]}"#, 4.0),
+            (r#"{"choices":[{"delta":{"content":"\n\n"}}]}"#, 5.0),
+            (r#"{"choices":[{"delta":{"content":"Answer"}}]}"#, 7.0),
+        ]);
+        let s = acc.split();
+        assert_eq!(acc.ttft_ms, Some(3.0));
+        assert_eq!(s.ttfa_ms, Some(7.0));
+        assert_eq!(s.reasoning.as_deref(), Some("let me think"));
+        assert_eq!(s.answer, "\n\nAnswer");
+    }
+
+    #[test]
+    fn inline_think_tags_split_and_time_the_answer() {
+        let acc = feed(&[
+            (r#"{"choices":[{"delta":{"content":"<thi"}}]}"#, 1.0),
+            (r#"{"choices":[{"delta":{"content":"nk>plan</th"}}]}"#, 2.0),
+            (r#"{"choices":[{"delta":{"content":"ink>\n"}}]}"#, 3.0),
+            (r#"{"choices":[{"delta":{"content":"Done."}}]}"#, 4.0),
+        ]);
+        let s = acc.split();
+        assert_eq!(acc.ttft_ms, Some(1.0));
+        assert_eq!(s.ttfa_ms, Some(4.0));
+        assert_eq!(s.answer, "Done.");
+        assert_eq!(s.reasoning.as_deref(), Some("plan"));
+    }
+
+    #[test]
+    fn lone_closing_think_makes_earlier_text_reasoning() {
+        let acc = feed(&[
+            (r#"{"choices":[{"delta":{"content":"hmm"}}]}"#, 1.0),
+            (r#"{"choices":[{"delta":{"content":"</think>Yes"}}]}"#, 2.0),
+        ]);
+        let s = acc.split();
+        assert_eq!(s.answer, "Yes");
+        assert_eq!(s.reasoning.as_deref(), Some("hmm"));
+        assert_eq!(s.ttfa_ms, Some(2.0));
+    }
+
+    #[test]
+    fn unclosed_think_leaves_no_answer() {
+        let acc = feed(&[(r#"{"choices":[{"delta":{"content":"<think>still"}}]}"#, 1.0)]);
+        let s = acc.split();
+        assert_eq!(s.answer, "");
+        assert_eq!(s.ttfa_ms, None);
+    }
+
+    #[test]
+    fn error_objects_after_200_are_faults() {
+        let acc = feed(&[(r#"{"error":{"message":"overloaded","code":503}}"#, 1.0)]);
+        assert_eq!(acc.fault.as_ref().unwrap().0, TurnOutcome::Http5xx);
+        let acc = feed(&[(r#"{"object":"error","message":"bad","code":400}"#, 1.0)]);
+        assert_eq!(acc.fault.as_ref().unwrap().0, TurnOutcome::Http4xx);
+        let acc = feed(&[(r#"{"error":{"message":"slow down","code":"429"}}"#, 1.0)]);
+        assert_eq!(acc.fault.as_ref().unwrap().0, TurnOutcome::RateLimited);
+        let mut acc = AnswerAccumulator::default();
+        acc.on_error_field(r#"{"code":500,"message":"boom"}"#);
+        assert!(acc.fault.as_ref().unwrap().1.contains("boom"));
+    }
+
+    #[test]
+    fn malformed_chunk_is_a_fault() {
+        let acc = feed(&[(r#"{"choices":[{"delta":{"content":"a"}}"#, 1.0)]);
+        assert_eq!(acc.fault.as_ref().unwrap().0, TurnOutcome::Malformed);
+    }
+
+    #[test]
+    fn deepseek_cache_fields_are_read() {
+        let acc = feed(&[(
+            r#"{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"prompt_cache_hit_tokens":64,"prompt_cache_miss_tokens":36}}"#,
+            1.0,
+        )]);
+        assert_eq!(acc.usage.cached_tokens, Some(64));
+    }
+
+    #[test]
+    fn whole_body_has_no_ttft() {
+        let mut acc = AnswerAccumulator::default();
+        acc.on_body(
+            r#"{"choices":[{"message":{"role":"assistant","content":"ok","reasoning_content":"r"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#,
+            50.0,
+        );
+        let s = acc.split();
+        assert_eq!(s.answer, "ok");
+        assert_eq!(acc.ttft_ms, None);
+        assert_eq!(acc.done_ms, Some(50.0));
+        assert_eq!(acc.usage.completion_tokens, Some(1));
+    }
+}

@@ -1,0 +1,121 @@
+//! Runs one conversation: each turn sends the full visible history, earlier answers
+//! included; a failed turn ends the conversation; pauses are slept but never timed.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
+
+use super::schedule::{Job, pause_ms};
+use super::{RunContext, Stop};
+use crate::client::Endpoint;
+use crate::outcome::{TurnOutcome, conversation_outcome};
+use crate::store::now_rfc3339;
+use crate::store::records::{ConversationRecord, Message, TurnRecord};
+
+pub(super) async fn run_conversation(
+    ctx: Arc<RunContext>,
+    job: Job,
+    endpoint: Arc<Endpoint>,
+    mut stop: watch::Receiver<Stop>,
+) -> ConversationRecord {
+    let scenario = &ctx.scenarios[job.scenario];
+    let started_at = now_rfc3339();
+    let t0 = Instant::now();
+    let mut history: Vec<Message> = Vec::new();
+    let mut turns: Vec<TurnRecord> = Vec::new();
+    let mut attempts = Vec::new();
+    let mut interrupted = false;
+    if let Some(system) = &scenario.system {
+        history.push(Message::new("system", system.clone()));
+    }
+
+    for (i, step) in scenario.turns.iter().enumerate() {
+        let pause = pause_ms(
+            ctx.seed,
+            &scenario.id,
+            job.repeat,
+            i,
+            step.pause_ms,
+            ctx.pause_scale,
+        );
+        if pause > 0.0 {
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs_f64(pause / 1000.0)) => {}
+                _ = stop.wait_for(|s| *s != Stop::Run) => {}
+            }
+        }
+        if *stop.borrow() != Stop::Run {
+            interrupted = true;
+            break;
+        }
+        let mut prompt = if i == 0 { history.clone() } else { Vec::new() };
+        let user = Message::new("user", step.user.clone());
+        prompt.push(user.clone());
+        history.push(user);
+
+        let start_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let send =
+            ctx.client
+                .send_with_retries(&endpoint, &history, ctx.timeout, &ctx.retry, i as u32);
+        let (mut turn, turn_attempts) = tokio::select! {
+            r = send => r,
+            _ = stop.wait_for(|s| *s == Stop::Abort) => {
+                let turn = TurnRecord {
+                    outcome: Some(TurnOutcome::Interrupted),
+                    error: Some("interrupted by the user while in flight".into()),
+                    ..Default::default()
+                };
+                (turn, Vec::new())
+            }
+        };
+        turn.prompt = prompt;
+        turn.pause_ms = step.pause_ms.map(|_| pause);
+        turn.start_ms = Some(start_ms);
+        turn.visible_tokens = turn.answer.as_deref().map(crate::tokens::count);
+        attempts.extend(turn_attempts);
+        let go_on = turn
+            .outcome()
+            .lets_conversation_continue(turn.has_visible_text());
+        let answer = turn.answer.clone().unwrap_or_default();
+        turns.push(turn);
+        if !go_on {
+            break;
+        }
+        history.push(Message::new("assistant", answer));
+    }
+
+    let summary: Vec<_> = turns
+        .iter()
+        .map(|t| (t.outcome(), t.has_visible_text()))
+        .collect();
+    let mut outcome = conversation_outcome(&summary);
+    if interrupted && outcome == "completed" {
+        outcome = TurnOutcome::Interrupted.as_str().to_string();
+    }
+    let target_id = ctx.target_ids[job.target];
+    ConversationRecord {
+        uid: format!(
+            "{}-{}-{}-{}-{}",
+            ctx.run_id,
+            target_id,
+            scenario.id,
+            job.repeat,
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos()
+        ),
+        run_id: ctx.run_id,
+        target_id,
+        scenario: Some(scenario.id.clone()),
+        scenario_ref: Some(ctx.scenario_ids[job.scenario]),
+        repeat: job.repeat,
+        outcome,
+        started_at: Some(started_at),
+        ended_at: Some(now_rfc3339()),
+        turns,
+        attempts,
+        trailing: Vec::new(),
+    }
+}

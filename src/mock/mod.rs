@@ -1,0 +1,440 @@
+//! A simulated OpenAI-compatible provider (streaming and not) for tests, demos and trying
+//! turnbench with no keys. It answers scenario turns with their reference answers, follows
+//! per-model timing profiles, and injects faults and defects from a seed.
+
+pub mod plan;
+pub mod profile;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::serve::ListenerExt;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::config::Scenario;
+use crate::store::records::Message;
+use plan::{Fault, Piece, PieceKind, Plan, ScenarioIndex, make_plan, request_key};
+pub use profile::{MockConfig, Profile};
+
+/// What one request was served with, for the timing benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Served {
+    pub id: String,
+    pub fault: Option<Fault>,
+    pub nominal_ttft_ms: Option<f64>,
+    pub nominal_e2e_ms: f64,
+    /// When the first text chunk and `[DONE]` were handed to the connection.
+    pub sent_ttft_ms: Option<f64>,
+    pub sent_e2e_ms: Option<f64>,
+}
+
+struct MockState {
+    config: MockConfig,
+    index: ScenarioIndex,
+    /// How often each exact request was seen: a repeat gets a fresh, still seeded, draw.
+    seen: Mutex<HashMap<[u8; 32], u32>>,
+    served: Mutex<Vec<Served>>,
+    log: Option<Mutex<std::fs::File>>,
+    next_id: AtomicU64,
+}
+
+/// A running mock; dropped or stopped, it stops serving.
+pub struct MockServer {
+    addr: SocketAddr,
+    state: Arc<MockState>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Binds `addr` (port 0 for any) and serves in the background.
+    pub async fn start(
+        config: MockConfig,
+        scenarios: &[Scenario],
+        addr: SocketAddr,
+        log: Option<&Path>,
+    ) -> std::io::Result<MockServer> {
+        let log = match log {
+            Some(p) => Some(Mutex::new(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(p)?,
+            )),
+            None => None,
+        };
+        let state = Arc::new(MockState {
+            config,
+            index: ScenarioIndex::new(scenarios),
+            seen: Mutex::new(HashMap::new()),
+            served: Mutex::new(Vec::new()),
+            log,
+            next_id: AtomicU64::new(1),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/chat/completions", post(chat))
+            .with_state(state.clone());
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let listener = listener.tap_io(|tcp| {
+            // Every chunk must leave at once: timing fidelity depends on it.
+            let _ = tcp.set_nodelay(true);
+        });
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(MockServer { addr, state, task })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The base URL to put in a target (`…/v1`).
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn served(&self) -> Vec<Served> {
+        self.state.served.lock().expect("served lock").clone()
+    }
+
+    pub fn stop(self) {
+        self.task.abort();
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[derive(Deserialize)]
+struct ChatRequest {
+    model: String,
+    messages: Vec<Message>,
+    #[serde(default)]
+    stream: bool,
+    stream_options: Option<StreamOptions>,
+}
+
+#[derive(Deserialize)]
+struct StreamOptions {
+    #[serde(default)]
+    include_usage: bool,
+}
+
+async fn chat(State(st): State<Arc<MockState>>, body: Bytes) -> Response {
+    let arrived = Instant::now();
+    if let Some(log) = &st.log {
+        let mut f = log.lock().expect("log lock");
+        let _ = f.write_all(&body);
+        let _ = f.write_all(b"\n");
+    }
+    let req: ChatRequest = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) => return error_response(StatusCode::BAD_REQUEST, &format!("bad request: {e}")),
+    };
+    let Some(profile) = st.config.profile_for(&req.model).cloned() else {
+        return error_response(StatusCode::NOT_FOUND, "no mock profile");
+    };
+    let occurrence = {
+        let key = request_key(st.config.seed, &req.model, &req.messages, 0);
+        let mut seen = st.seen.lock().expect("seen lock");
+        let n = seen.entry(key).or_insert(0);
+        *n += 1;
+        *n - 1
+    };
+    let key = request_key(st.config.seed, &req.model, &req.messages, occurrence);
+    let plan = make_plan(&profile, key, &req.messages, &st.index);
+    let id = format!("mock-{}", st.next_id.fetch_add(1, Ordering::Relaxed));
+
+    let status_fault = match plan.fault {
+        Some(Fault::RateLimited) => Some((StatusCode::TOO_MANY_REQUESTS, "rate limit reached")),
+        Some(Fault::Http500) => Some((StatusCode::INTERNAL_SERVER_ERROR, "internal error")),
+        Some(Fault::Http503) => Some((StatusCode::SERVICE_UNAVAILABLE, "overloaded")),
+        _ => None,
+    };
+    if let Some((status, msg)) = status_fault {
+        st.record(Served {
+            id,
+            fault: plan.fault,
+            nominal_ttft_ms: None,
+            nominal_e2e_ms: 0.0,
+            sent_ttft_ms: None,
+            sent_e2e_ms: None,
+        });
+        let mut resp = error_response(status, msg);
+        if status != StatusCode::INTERNAL_SERVER_ERROR {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        return resp;
+    }
+
+    let include_usage = req.stream_options.is_some_and(|o| o.include_usage);
+    if req.stream {
+        let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(64);
+        let model = req.model.clone();
+        let state = st.clone();
+        let rid = id.clone();
+        tokio::spawn(async move {
+            let served =
+                stream_plan(&plan, &profile, &rid, &model, include_usage, arrived, tx).await;
+            state.record(served);
+        });
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        let mut resp = Body::from_stream(stream).into_response();
+        let h = resp.headers_mut();
+        h.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        if let Ok(v) = HeaderValue::from_str(&id) {
+            h.insert("x-request-id", v);
+        }
+        resp
+    } else {
+        whole_response(&st, plan, &profile, id, &req.model, arrived).await
+    }
+}
+
+impl MockState {
+    fn record(&self, served: Served) {
+        self.served.lock().expect("served lock").push(served);
+    }
+}
+
+fn error_response(status: StatusCode, message: &str) -> Response {
+    let body =
+        json!({"error": {"message": message, "type": "mock_error", "code": status.as_u16()}});
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn chunk(id: &str, model: &str, delta: Value, finish: Option<&str>) -> Value {
+    json!({
+        "id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
+    })
+}
+
+fn usage_json(plan: &Plan) -> Value {
+    let mut u = json!({
+        "prompt_tokens": plan.prompt_tokens,
+        "completion_tokens": plan.completion_tokens,
+        "total_tokens": plan.prompt_tokens + plan.completion_tokens,
+    });
+    match plan.cache {
+        profile::CacheReport::Openai => {
+            u["prompt_tokens_details"] = json!({"cached_tokens": plan.cached_tokens});
+        }
+        profile::CacheReport::Deepseek => {
+            u["prompt_cache_hit_tokens"] = json!(plan.cached_tokens);
+            u["prompt_cache_miss_tokens"] = json!(plan.prompt_tokens - plan.cached_tokens);
+        }
+        profile::CacheReport::None => {}
+    }
+    if plan.reasoning_tokens > 0 {
+        u["completion_tokens_details"] = json!({"reasoning_tokens": plan.reasoning_tokens});
+    }
+    u
+}
+
+fn sse(value: &Value) -> Bytes {
+    Bytes::from(format!("data: {value}\n\n"))
+}
+
+async fn sleep_to(arrived: Instant, at_ms: f64) {
+    let when = arrived + Duration::from_secs_f64(at_ms.max(0.0) / 1000.0);
+    tokio::time::sleep_until(tokio::time::Instant::from_std(when)).await;
+}
+
+/// Sends the planned pieces on time; returns what was actually sent when.
+async fn stream_plan(
+    plan: &Plan,
+    profile: &Profile,
+    id: &str,
+    model: &str,
+    include_usage: bool,
+    arrived: Instant,
+    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+) -> Served {
+    let ms = || arrived.elapsed().as_secs_f64() * 1000.0;
+    let mut served = Served {
+        id: id.to_string(),
+        fault: plan.fault,
+        nominal_ttft_ms: plan.nominal_ttft_ms,
+        nominal_e2e_ms: plan.end_ms,
+        sent_ttft_ms: None,
+        sent_e2e_ms: None,
+    };
+    let content_pieces = plan
+        .pieces
+        .iter()
+        .filter(|p| matches!(p.kind, PieceKind::Content(_)))
+        .count();
+    let midway = content_pieces / 2;
+    let mut content_sent = 0;
+    for Piece { at_ms, kind } in &plan.pieces {
+        sleep_to(arrived, *at_ms).await;
+        if matches!(kind, PieceKind::Content(_)) {
+            if content_sent == midway {
+                match plan.fault {
+                    Some(Fault::StreamCut) => {
+                        let _ = tx
+                            .send(Err(std::io::Error::other("mock: stream cut")))
+                            .await;
+                        return served;
+                    }
+                    Some(Fault::Malformed) => {
+                        let _ = tx
+                            .send(Ok(Bytes::from_static(
+                                b"data: {\"choices\":[{\"delta\":{\"content\":\"oops\"\n\n",
+                            )))
+                            .await;
+                    }
+                    Some(Fault::ErrorAfter200) => {
+                        let err = json!({"error": {"message": "mock: generation failed", "type": "server_error", "code": 500}});
+                        let _ = tx.send(Ok(sse(&err))).await;
+                        let _ = tx.send(Ok(Bytes::from_static(b"data: [DONE]\n\n"))).await;
+                        return served;
+                    }
+                    _ => {}
+                }
+            }
+            content_sent += 1;
+        }
+        let delta = match kind {
+            PieceKind::Role => json!({"role": "assistant", "content": null}),
+            PieceKind::Reasoning(t) => json!({"reasoning_content": t}),
+            PieceKind::Content(t) => json!({"content": t}),
+        };
+        if tx
+            .send(Ok(sse(&chunk(id, model, delta, None))))
+            .await
+            .is_err()
+        {
+            return served; // the client went away
+        }
+        if !matches!(kind, PieceKind::Role) && served.sent_ttft_ms.is_none() {
+            served.sent_ttft_ms = Some(ms());
+        }
+        if plan.fault == Some(Fault::Stall) {
+            // Hold the connection open, sending nothing, until the client gives up.
+            tokio::select! {
+                _ = tokio::time::sleep(Duration::from_secs_f64(profile.stall_ms / 1000.0)) => {}
+                _ = tx.closed() => {}
+            }
+            return served;
+        }
+    }
+    sleep_to(arrived, plan.end_ms).await;
+    let finish = chunk(id, model, json!({}), Some(plan.finish_reason));
+    let _ = tx.send(Ok(sse(&finish))).await;
+    if include_usage {
+        let usage = json!({
+            "id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
+            "choices": [], "usage": usage_json(plan)
+        });
+        let _ = tx.send(Ok(sse(&usage))).await;
+    }
+    if tx
+        .send(Ok(Bytes::from_static(b"data: [DONE]\n\n")))
+        .await
+        .is_ok()
+    {
+        served.sent_e2e_ms = Some(ms());
+    }
+    served
+}
+
+async fn whole_response(
+    st: &MockState,
+    plan: Plan,
+    profile: &Profile,
+    id: String,
+    model: &str,
+    arrived: Instant,
+) -> Response {
+    let mut served = Served {
+        id: id.clone(),
+        fault: plan.fault,
+        nominal_ttft_ms: None,
+        nominal_e2e_ms: plan.end_ms,
+        sent_ttft_ms: None,
+        sent_e2e_ms: None,
+    };
+    if plan.fault == Some(Fault::Stall) {
+        tokio::time::sleep(Duration::from_secs_f64(profile.stall_ms / 1000.0)).await;
+    }
+    sleep_to(arrived, plan.end_ms).await;
+    let mut content = String::new();
+    let mut reasoning = String::new();
+    for p in &plan.pieces {
+        match &p.kind {
+            PieceKind::Content(t) => content.push_str(t),
+            PieceKind::Reasoning(t) => reasoning.push_str(t),
+            PieceKind::Role => {}
+        }
+    }
+    let body = match plan.fault {
+        Some(Fault::Malformed) => "{\"choices\": [".to_string(),
+        Some(Fault::ErrorAfter200) => {
+            json!({"error": {"message": "mock: generation failed", "code": 500}}).to_string()
+        }
+        _ => {
+            let mut message = json!({"role": "assistant", "content": content});
+            if !reasoning.is_empty() {
+                message["reasoning_content"] = json!(reasoning);
+            }
+            json!({
+                "id": id, "object": "chat.completion", "created": 0, "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": plan.finish_reason}],
+                "usage": usage_json(&plan)
+            })
+            .to_string()
+        }
+    };
+    served.sent_e2e_ms = Some(arrived.elapsed().as_secs_f64() * 1000.0);
+    st.record(served);
+    if plan.fault == Some(Fault::StreamCut) {
+        // Promise a longer body than is sent: the client sees the connection close mid-body.
+        let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(2);
+        let half = Bytes::from(body[..body.len() / 2].to_string());
+        tokio::spawn(async move {
+            let _ = tx.send(Ok(half)).await;
+            let _ = tx.send(Err(std::io::Error::other("mock: cut"))).await;
+        });
+        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        return (
+            [(header::CONTENT_TYPE, "application/json")],
+            Body::from_stream(stream),
+        )
+            .into_response();
+    }
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}

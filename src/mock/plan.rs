@@ -1,0 +1,384 @@
+//! What the mock sends for one request, decided up front from the seed.
+//!
+//! The draw is keyed by (seed, model, request messages, how many times this exact request
+//! was seen before): the same seed gives the same faults on the same requests, and a retry
+//! of an identical request gets a fresh draw.
+
+use std::collections::HashMap;
+
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+
+use super::profile::{CacheReport, Profile, ReasoningStyle};
+use crate::config::Scenario;
+use crate::store::records::Message;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    RateLimited,
+    Http500,
+    Http503,
+    Stall,
+    StreamCut,
+    Malformed,
+    ErrorAfter200,
+    Empty,
+    Length,
+}
+
+/// One piece of the response body, sent `at_ms` after the request arrived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Piece {
+    pub at_ms: f64,
+    pub kind: PieceKind,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PieceKind {
+    Role,
+    Reasoning(String),
+    Content(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub fault: Option<Fault>,
+    pub pieces: Vec<Piece>,
+    /// When the finish (and usage, and `[DONE]`) goes out.
+    pub end_ms: f64,
+    pub finish_reason: &'static str,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub reasoning_tokens: i64,
+    pub cached_tokens: i64,
+    pub cache: CacheReport,
+    /// The first piece carrying text (reasoning or content), if any: the nominal TTFT.
+    pub nominal_ttft_ms: Option<f64>,
+}
+
+/// Reference answers by user message, for answering scenario turns.
+#[derive(Debug, Default)]
+pub struct ScenarioIndex {
+    by_user: HashMap<String, (usize, usize)>,
+    references: Vec<Vec<Option<String>>>,
+}
+
+impl ScenarioIndex {
+    pub fn new(scenarios: &[Scenario]) -> Self {
+        let mut index = ScenarioIndex::default();
+        for (s, scenario) in scenarios.iter().enumerate() {
+            for (t, turn) in scenario.turns.iter().enumerate() {
+                index.by_user.insert(turn.user.clone(), (s, t));
+            }
+            index
+                .references
+                .push(scenario.turns.iter().map(|t| t.reference.clone()).collect());
+        }
+        index
+    }
+
+    /// (reference for this turn, reference for the turn before).
+    fn lookup(&self, user: &str) -> Option<(Option<&str>, Option<&str>)> {
+        let &(s, t) = self.by_user.get(user)?;
+        let refs = &self.references[s];
+        let prev = t.checked_sub(1).and_then(|p| refs[p].as_deref());
+        Some((refs[t].as_deref(), prev))
+    }
+}
+
+pub fn request_key(seed: u64, model: &str, messages: &[Message], occurrence: u32) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(&seed.to_le_bytes());
+    h.update(model.as_bytes());
+    for m in messages {
+        h.update(&(m.role.len() as u64).to_le_bytes());
+        h.update(m.role.as_bytes());
+        h.update(&(m.content.len() as u64).to_le_bytes());
+        h.update(m.content.as_bytes());
+    }
+    h.update(&occurrence.to_le_bytes());
+    *h.finalize().as_bytes()
+}
+
+pub fn make_plan(
+    profile: &Profile,
+    key: [u8; 32],
+    messages: &[Message],
+    index: &ScenarioIndex,
+) -> Plan {
+    let mut rng = StdRng::from_seed(key);
+    let fault = draw_fault(profile, rng.random::<f64>());
+    let (stale, fence) = (rng.random::<f64>(), rng.random::<f64>());
+
+    let last_user = messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map_or("", |m| m.content.as_str());
+    let mut answer = match index.lookup(last_user) {
+        Some((current, prev)) => {
+            let chosen = match prev {
+                Some(p) if stale < profile.defects.stale => Some(p),
+                _ => current,
+            };
+            chosen.map_or_else(|| generated_text(&mut rng, 30, 80), str::to_string)
+        }
+        None => generated_text(&mut rng, 30, 80),
+    };
+    if fence < profile.defects.fence {
+        answer = format!("```json\n{answer}\n```");
+    }
+    if let Some(identity) = &profile.identity {
+        answer = format!("{identity}{answer}");
+    }
+
+    let reasoning: Vec<String> = if profile.reasoning_words > 0 {
+        let text = generated_words(&mut rng, profile.reasoning_words as usize);
+        chunk_words(&text, 1)
+    } else {
+        Vec::new()
+    };
+    let mut answer_chunks = chunk_words(&answer, profile.words_per_chunk.max(1) as usize);
+    let finish_reason = match fault {
+        Some(Fault::Length) => {
+            answer_chunks.truncate(answer_chunks.len().div_ceil(3));
+            "length"
+        }
+        Some(Fault::Empty) => {
+            answer_chunks.clear();
+            "stop"
+        }
+        _ => "stop",
+    };
+
+    let mut pieces = vec![Piece {
+        at_ms: 0.0,
+        kind: PieceKind::Role,
+    }];
+    let mut t = profile.ttft_ms.sample(rng.random(), rng.random());
+    let nominal_ttft_ms = (!reasoning.is_empty() || !answer_chunks.is_empty()).then_some(t);
+    let mut push = |kind: PieceKind, rng: &mut StdRng, first: &mut bool| {
+        if !*first {
+            t += profile.gap_ms.sample(rng.random(), rng.random());
+        }
+        *first = false;
+        pieces.push(Piece { at_ms: t, kind });
+    };
+    let mut first = true;
+    let think = profile.reasoning_style == ReasoningStyle::Think;
+    let reasoning_count = reasoning.len() as i64;
+    let n_reasoning = reasoning.len();
+    for (i, word) in reasoning.into_iter().enumerate() {
+        let kind = if think {
+            let mut text = word;
+            if i == 0 {
+                text = format!("<think>{text}");
+            }
+            if i + 1 == n_reasoning {
+                text.push_str("</think>\n\n");
+            }
+            PieceKind::Content(text)
+        } else {
+            PieceKind::Reasoning(word)
+        };
+        push(kind, &mut rng, &mut first);
+    }
+    let answer_count = answer_chunks.len() as i64;
+    for chunk in answer_chunks {
+        push(PieceKind::Content(chunk), &mut rng, &mut first);
+    }
+    let end_ms = t + profile.gap_ms.sample(rng.random(), rng.random());
+
+    let prompt_tokens: i64 = messages
+        .iter()
+        .map(|m| m.content.len() as i64 / 4 + 4)
+        .sum();
+    // A simulated prefix cache: everything before the newest message, in 64-token blocks.
+    let prefix: i64 = messages
+        .iter()
+        .take(messages.len().saturating_sub(1))
+        .map(|m| m.content.len() as i64 / 4 + 4)
+        .sum();
+    Plan {
+        fault,
+        pieces,
+        end_ms,
+        finish_reason,
+        prompt_tokens,
+        completion_tokens: reasoning_count + answer_count,
+        reasoning_tokens: reasoning_count,
+        cached_tokens: if messages.len() > 2 {
+            prefix / 64 * 64
+        } else {
+            0
+        },
+        cache: profile.cache,
+        nominal_ttft_ms,
+    }
+}
+
+fn draw_fault(profile: &Profile, u: f64) -> Option<Fault> {
+    let f = profile.faults;
+    let table = [
+        (f.rate_limited, Fault::RateLimited),
+        (f.http_500, Fault::Http500),
+        (f.http_503, Fault::Http503),
+        (f.stall, Fault::Stall),
+        (f.stream_cut, Fault::StreamCut),
+        (f.malformed, Fault::Malformed),
+        (f.error_after_200, Fault::ErrorAfter200),
+        (f.empty, Fault::Empty),
+        (f.length, Fault::Length),
+    ];
+    let mut acc = 0.0;
+    for (p, fault) in table {
+        acc += p;
+        if u < acc {
+            return Some(fault);
+        }
+    }
+    None
+}
+
+/// Splits text into chunks of `n` words, each keeping its following whitespace, so that
+/// the chunks concatenate to exactly the input.
+pub fn chunk_words(text: &str, n: usize) -> Vec<String> {
+    let mut chunks = Vec::new();
+    let mut current = String::new();
+    let mut words = 0;
+    let mut in_space = false;
+    for c in text.chars() {
+        let space = c.is_whitespace();
+        if in_space && !space {
+            words += 1;
+            if words == n {
+                chunks.push(std::mem::take(&mut current));
+                words = 0;
+            }
+        }
+        in_space = space;
+        current.push(c);
+    }
+    if !current.is_empty() {
+        chunks.push(current);
+    }
+    chunks
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "request",
+    "needs",
+    "a",
+    "careful",
+    "answer",
+    "that",
+    "keeps",
+    "every",
+    "constraint",
+    "from",
+    "earlier",
+    "turns",
+    "and",
+    "drops",
+    "what",
+    "was",
+    "replaced",
+    "so",
+    "result",
+    "stays",
+    "consistent",
+    "with",
+    "latest",
+    "instructions",
+    "format",
+    "plan",
+    "step",
+    "check",
+    "value",
+    "field",
+    "deadline",
+    "budget",
+    "team",
+    "review",
+    "update",
+    "final",
+    "clear",
+];
+
+fn generated_words(rng: &mut StdRng, n: usize) -> String {
+    (0..n)
+        .map(|_| WORDS[rng.random_range(0..WORDS.len())])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn generated_text(rng: &mut StdRng, min: usize, max: usize) -> String {
+    let n = rng.random_range(min..=max);
+    let mut text = generated_words(rng, n);
+    text.push('.');
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>() + chars.as_str())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock::profile::Profile;
+
+    #[test]
+    fn chunks_concatenate_to_the_input() {
+        let text = "{\n  \"a\": 1,\n  \"b\": [1, 2]\n}  end";
+        for n in 1..4 {
+            assert_eq!(chunk_words(text, n).concat(), text);
+        }
+        assert_eq!(
+            chunk_words("one two three", 1),
+            vec!["one ", "two ", "three"]
+        );
+    }
+
+    #[test]
+    fn same_key_same_plan_and_faults_follow_rates() {
+        let mut p = Profile::quick("m", 10.0, 1.0);
+        p.faults.http_500 = 0.5;
+        let msgs = vec![Message::new("user", "hello")];
+        let idx = ScenarioIndex::default();
+        let a = make_plan(&p, request_key(1, "m", &msgs, 0), &msgs, &idx);
+        let b = make_plan(&p, request_key(1, "m", &msgs, 0), &msgs, &idx);
+        assert_eq!(a.pieces, b.pieces);
+        assert_eq!(a.fault, b.fault);
+        let faults = (0..1000)
+            .filter(|&n| {
+                make_plan(&p, request_key(1, "m", &msgs, n), &msgs, &idx)
+                    .fault
+                    .is_some()
+            })
+            .count();
+        assert!((400..600).contains(&faults), "{faults}");
+    }
+
+    #[test]
+    fn think_style_wraps_reasoning_in_content() {
+        let mut p = Profile::quick("m", 10.0, 1.0);
+        p.reasoning_words = 3;
+        p.reasoning_style = ReasoningStyle::Think;
+        let msgs = vec![Message::new("user", "hello")];
+        let plan = make_plan(&p, [7; 32], &msgs, &ScenarioIndex::default());
+        let text: String = plan
+            .pieces
+            .iter()
+            .filter_map(|x| match &x.kind {
+                PieceKind::Content(c) => Some(c.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(text.starts_with("<think>"));
+        assert_eq!(text.matches("</think>").count(), 1);
+        assert_eq!(plan.reasoning_tokens, 3);
+        assert_eq!(plan.nominal_ttft_ms, Some(10.0));
+    }
+}

@@ -1,0 +1,319 @@
+//! Mock provider settings: per-model timing distributions, reasoning, cache reporting,
+//! fault rates and answer defects. Read from TOML (`turnbench mock --profiles FILE`) or
+//! built in ([`MockConfig::builtin`]).
+//!
+//! ```toml
+//! seed = 7
+//! [[profile]]
+//! model = "mock-fast"                     # the model id requested; "*" matches any
+//! ttft_ms = { dist = "lognormal", median = 180, sigma = 0.3 }
+//! gap_ms = { dist = "uniform", min = 4, max = 12 }
+//! reasoning_words = 0                      # reasoning chunks before the answer
+//! reasoning_style = "reasoning_content"    # or "reasoning", "think"
+//! cache = "openai"                         # or "deepseek", "none"
+//! faults = { rate_limited = 0.02, http_500 = 0.01, stream_cut = 0.01 }
+//! defects = { stale = 0.1, fence = 0.05 }
+//! ```
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{ConfigError, SourceText};
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MockConfig {
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(rename = "profile")]
+    pub profiles: Vec<Profile>,
+}
+
+/// A delay distribution in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "dist", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Delay {
+    Fixed {
+        ms: f64,
+    },
+    Uniform {
+        min: f64,
+        max: f64,
+    },
+    /// Median and log-space sigma: the long right tail real TTFTs have.
+    Lognormal {
+        median: f64,
+        sigma: f64,
+    },
+}
+
+impl Delay {
+    /// A draw from two uniforms in [0, 1).
+    pub fn sample(&self, u1: f64, u2: f64) -> f64 {
+        match *self {
+            Delay::Fixed { ms } => ms,
+            Delay::Uniform { min, max } => min + (max - min) * u1,
+            Delay::Lognormal { median, sigma } => {
+                // Box–Muller; 1 - u1 keeps the log argument above zero.
+                let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                median * (sigma * z).exp()
+            }
+        }
+    }
+
+    fn check(&self) -> Result<(), String> {
+        let ok = match *self {
+            Delay::Fixed { ms } => ms >= 0.0,
+            Delay::Uniform { min, max } => min >= 0.0 && min <= max,
+            Delay::Lognormal { median, sigma } => median > 0.0 && sigma >= 0.0,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("invalid delay {self:?}"))
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningStyle {
+    ReasoningContent,
+    Reasoning,
+    Think,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheReport {
+    Openai,
+    Deepseek,
+    None,
+}
+
+/// Probability per request of each fault; at most one fault per request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FaultRates {
+    pub rate_limited: f64,
+    pub http_500: f64,
+    pub http_503: f64,
+    /// Stops sending after the first chunk, past any client timeout.
+    pub stall: f64,
+    pub stream_cut: f64,
+    pub malformed: f64,
+    pub error_after_200: f64,
+    pub empty: f64,
+    pub length: f64,
+}
+
+/// Probability per answer of each defect applied to a reference answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DefectRates {
+    /// Answer with the previous turn's reference, as if the latest message were ignored.
+    pub stale: f64,
+    /// Wrap the answer in a ```json fence.
+    pub fence: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    pub model: String,
+    pub ttft_ms: Delay,
+    pub gap_ms: Delay,
+    #[serde(default)]
+    pub reasoning_words: u32,
+    #[serde(default = "default_style")]
+    pub reasoning_style: ReasoningStyle,
+    #[serde(default = "default_cache")]
+    pub cache: CacheReport,
+    #[serde(default)]
+    pub faults: FaultRates,
+    #[serde(default)]
+    pub defects: DefectRates,
+    /// Words per content chunk.
+    #[serde(default = "one")]
+    pub words_per_chunk: u32,
+    /// Prepended to every answer, e.g. "As Acme's GLM model, " (for blinding tests).
+    #[serde(default)]
+    pub identity: Option<String>,
+    /// How long a stalled stream waits before giving up, ms.
+    #[serde(default = "default_stall")]
+    pub stall_ms: f64,
+}
+
+fn default_style() -> ReasoningStyle {
+    ReasoningStyle::ReasoningContent
+}
+fn default_cache() -> CacheReport {
+    CacheReport::Openai
+}
+fn one() -> u32 {
+    1
+}
+fn default_stall() -> f64 {
+    600_000.0
+}
+
+impl Profile {
+    pub fn quick(model: &str, ttft_ms: f64, gap_ms: f64) -> Profile {
+        Profile {
+            model: model.to_string(),
+            ttft_ms: Delay::Fixed { ms: ttft_ms },
+            gap_ms: Delay::Fixed { ms: gap_ms },
+            reasoning_words: 0,
+            reasoning_style: default_style(),
+            cache: default_cache(),
+            faults: FaultRates::default(),
+            defects: DefectRates::default(),
+            words_per_chunk: 1,
+            identity: None,
+            stall_ms: default_stall(),
+        }
+    }
+}
+
+impl MockConfig {
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let src = SourceText::read(path)?;
+        let cfg: MockConfig = src.parse()?;
+        for p in &cfg.profiles {
+            let line = src
+                .text
+                .find(&format!("\"{}\"", p.model))
+                .map_or(1, |o| src.line_of(o));
+            let bad = |msg: String| {
+                ConfigError::invalid(
+                    path,
+                    line,
+                    format!("profile {}: {msg}", p.model),
+                    "use non-negative delays and probabilities that sum to at most 1",
+                )
+            };
+            p.ttft_ms.check().map_err(&bad)?;
+            p.gap_ms.check().map_err(&bad)?;
+            let f = p.faults;
+            let total = f.rate_limited
+                + f.http_500
+                + f.http_503
+                + f.stall
+                + f.stream_cut
+                + f.malformed
+                + f.error_after_200
+                + f.empty
+                + f.length;
+            if !(0.0..=1.0).contains(&total) {
+                return Err(bad(format!("fault rates sum to {total}")));
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// Three simulated models for demos and the offline default run.
+    pub fn builtin() -> MockConfig {
+        let mut fast = Profile::quick("mock-fast", 0.0, 0.0);
+        fast.ttft_ms = Delay::Lognormal {
+            median: 120.0,
+            sigma: 0.25,
+        };
+        fast.gap_ms = Delay::Uniform { min: 2.0, max: 6.0 };
+        fast.faults.rate_limited = 0.01;
+
+        let mut reasoner = Profile::quick("mock-reasoner", 0.0, 0.0);
+        reasoner.ttft_ms = Delay::Lognormal {
+            median: 260.0,
+            sigma: 0.35,
+        };
+        reasoner.gap_ms = Delay::Uniform { min: 3.0, max: 8.0 };
+        reasoner.reasoning_words = 40;
+        reasoner.cache = CacheReport::Deepseek;
+        reasoner.faults.length = 0.01;
+        reasoner.defects.fence = 0.05;
+
+        let mut flaky = Profile::quick("mock-flaky", 0.0, 0.0);
+        flaky.ttft_ms = Delay::Lognormal {
+            median: 90.0,
+            sigma: 0.6,
+        };
+        flaky.gap_ms = Delay::Uniform { min: 1.0, max: 5.0 };
+        flaky.reasoning_words = 12;
+        flaky.reasoning_style = ReasoningStyle::Think;
+        flaky.cache = CacheReport::None;
+        flaky.faults = FaultRates {
+            rate_limited: 0.02,
+            http_500: 0.01,
+            http_503: 0.01,
+            stall: 0.0,
+            stream_cut: 0.01,
+            malformed: 0.005,
+            error_after_200: 0.01,
+            empty: 0.005,
+            length: 0.0,
+        };
+        flaky.defects.stale = 0.15;
+        MockConfig {
+            seed: 0,
+            profiles: vec![fast, reasoner, flaky],
+        }
+    }
+
+    /// The profile for a requested model: exact match, then "*", then the first.
+    pub fn profile_for(&self, model: &str) -> Option<&Profile> {
+        self.profiles
+            .iter()
+            .find(|p| p.model == model)
+            .or_else(|| self.profiles.iter().find(|p| p.model == "*"))
+            .or_else(|| self.profiles.first())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lognormal_median_is_the_median() {
+        let d = Delay::Lognormal {
+            median: 100.0,
+            sigma: 0.5,
+        };
+        let mut below = 0;
+        let n = 10_000;
+        for i in 0..n {
+            // A low-discrepancy grid over both uniforms.
+            let u1 = (i as f64 + 0.5) / n as f64;
+            let u2 = ((i * 7919) % n) as f64 / n as f64;
+            if d.sample(u1, u2) < 100.0 {
+                below += 1;
+            }
+        }
+        assert!((4_500..5_500).contains(&below), "{below}");
+    }
+
+    #[test]
+    fn profile_file_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.toml");
+        std::fs::write(
+            &path,
+            "[[profile]]\nmodel = \"x\"\nttft_ms = { dist = \"fixed\", ms = 1 }\ngap_ms = { dist = \"uniform\", min = 5, max = 1 }\n",
+        )
+        .unwrap();
+        let err = MockConfig::load(&path).unwrap_err().to_string();
+        assert!(err.contains("m.toml:2"), "{err}");
+        std::fs::write(&path, "[[profile]]\nmodel = \"x\"\nttft = 3\n").unwrap();
+        let err = MockConfig::load(&path).unwrap_err().to_string();
+        assert!(err.contains("m.toml:3"), "{err}");
+    }
+
+    #[test]
+    fn builtin_profiles_are_valid() {
+        let cfg = MockConfig::builtin();
+        assert_eq!(cfg.profiles.len(), 3);
+        assert_eq!(cfg.profile_for("mock-flaky").unwrap().model, "mock-flaky");
+        assert_eq!(cfg.profile_for("unknown").unwrap().model, "mock-fast");
+    }
+}

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::serve::ListenerExt;
@@ -39,6 +39,8 @@ pub struct Served {
     /// When the first text chunk and `[DONE]` were handed to the connection.
     pub sent_ttft_ms: Option<f64>,
     pub sent_e2e_ms: Option<f64>,
+    /// The Authorization header received (tests check that keys are sent, never stored).
+    pub auth: Option<String>,
 }
 
 struct MockState {
@@ -138,8 +140,12 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-async fn chat(State(st): State<Arc<MockState>>, body: Bytes) -> Response {
+async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes) -> Response {
     let arrived = Instant::now();
+    let auth = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
     if let Some(log) = &st.log {
         let mut f = log.lock().expect("log lock");
         let _ = f.write_all(&body);
@@ -177,6 +183,7 @@ async fn chat(State(st): State<Arc<MockState>>, body: Bytes) -> Response {
             nominal_e2e_ms: 0.0,
             sent_ttft_ms: None,
             sent_e2e_ms: None,
+            auth,
         });
         let mut resp = error_response(status, msg);
         if status != StatusCode::INTERNAL_SERVER_ERROR {
@@ -193,8 +200,9 @@ async fn chat(State(st): State<Arc<MockState>>, body: Bytes) -> Response {
         let state = st.clone();
         let rid = id.clone();
         tokio::spawn(async move {
-            let served =
+            let mut served =
                 stream_plan(&plan, &profile, &rid, &model, include_usage, arrived, tx).await;
+            served.auth = auth;
             state.record(served);
         });
         let stream = futures_util::stream::unfold(rx, |mut rx| async move {
@@ -212,7 +220,7 @@ async fn chat(State(st): State<Arc<MockState>>, body: Bytes) -> Response {
         }
         resp
     } else {
-        whole_response(&st, plan, &profile, id, &req.model, arrived).await
+        whole_response(&st, plan, &profile, id, &req.model, arrived, auth).await
     }
 }
 
@@ -289,6 +297,7 @@ async fn stream_plan(
         nominal_e2e_ms: plan.end_ms,
         sent_ttft_ms: None,
         sent_e2e_ms: None,
+        auth: None,
     };
     let content_pieces = plan
         .pieces
@@ -377,6 +386,7 @@ async fn whole_response(
     id: String,
     model: &str,
     arrived: Instant,
+    auth: Option<String>,
 ) -> Response {
     let mut served = Served {
         id: id.clone(),
@@ -385,6 +395,7 @@ async fn whole_response(
         nominal_e2e_ms: plan.end_ms,
         sent_ttft_ms: None,
         sent_e2e_ms: None,
+        auth,
     };
     if plan.fault == Some(Fault::Stall) {
         tokio::time::sleep(Duration::from_secs_f64(profile.stall_ms / 1000.0)).await;

@@ -1,0 +1,197 @@
+//! Timing fidelity of `collect`: the mock injects known delays, the collector measures
+//! them, and this prints p50/p99 of |measured − injected| for TTFT and E2E at 1, 64 and 512
+//! concurrent streams, and the collector's CPU time per turn.
+//!
+//! "Injected" is the moment the mock handed the first text chunk (TTFT) or `[DONE]` (E2E)
+//! to its connection, measured from when it received the request; the nominal delays of
+//! the profile are shown too (they add the timer's own slack). Run:
+//!
+//!     cargo bench --bench timing
+//!
+//! Prints figures; asserts nothing (these machines are shared and noisy).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use turnbench::collect::{CollectOptions, collect};
+use turnbench::config::{BenchConfig, Scenario, SourceText};
+use turnbench::mock::profile::Delay;
+use turnbench::mock::{MockConfig, MockServer, Profile};
+
+fn main() {
+    let levels: Vec<(usize, u32)> = match std::env::var("TIMING_LEVELS") {
+        Ok(v) => v
+            .split(',')
+            .map(|p| {
+                let (n, r) = p.split_once('x').expect("LEVELS like 1x50,64x4");
+                (n.parse().unwrap(), r.parse().unwrap())
+            })
+            .collect(),
+        Err(_) => vec![(1, 60), (64, 4), (512, 2)],
+    };
+    println!("timing fidelity: |collector − mock| in ms (2 turns per conversation)");
+    println!(
+        "{:>8} {:>6} | {:>9} {:>9} | {:>9} {:>9} | {:>12} {:>12} | {:>9}",
+        "streams",
+        "turns",
+        "TTFT p50",
+        "TTFT p99",
+        "E2E p50",
+        "E2E p99",
+        "TTFT−nom p99",
+        "E2E−nom p99",
+        "CPU/turn"
+    );
+    for (streams, rounds) in levels {
+        run_level(streams, rounds);
+    }
+}
+
+fn run_level(streams: usize, rounds: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    std::fs::write(
+        dir.path().join("scenarios/fidelity.toml"),
+        "id = \"fidelity\"\ncategory = \"bench\"\n[[turn]]\nuser = \"Say something.\"\n[[turn]]\nuser = \"Say more.\"\n",
+    )
+    .unwrap();
+
+    // The mock gets its own runtime and threads, as a remote server would.
+    let mock_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("tb-mock")
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut profile = Profile::quick("fidelity", 0.0, 0.0);
+    profile.ttft_ms = Delay::Uniform {
+        min: 20.0,
+        max: 60.0,
+    };
+    profile.gap_ms = Delay::Uniform { min: 2.0, max: 6.0 };
+    let mock = mock_rt
+        .block_on(MockServer::start(
+            MockConfig {
+                seed: 1,
+                profiles: vec![profile],
+            },
+            &[],
+            "127.0.0.1:0".parse().unwrap(),
+            None,
+        ))
+        .unwrap();
+
+    let bench_text = format!(
+        "name = \"fidelity\"\nrepeats = {}\nconcurrency = {streams}\nper_target_concurrency = {streams}\nturn_timeout_s = 60\n[[target]]\nprovider = \"mock\"\nmodel = \"fidelity\"\nbase_url = \"{}\"\n",
+        streams as u32 * rounds,
+        mock.base_url()
+    );
+    let cfg = BenchConfig::from_source(&SourceText {
+        path: dir.path().join("bench.toml"),
+        text: bench_text,
+    })
+    .unwrap();
+    let scenarios = Scenario::load_dir(&dir.path().join("scenarios")).unwrap();
+    let opts = CollectOptions {
+        db: dir.path().join("t.db"),
+        resume: false,
+        quiet: true,
+    };
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("tb-collect")
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_tx, rx) = tokio::sync::mpsc::channel(1);
+    turnbench::tokens::warm_up(); // its one-off load is not per-turn work
+    let cpu_before = collector_cpu_seconds();
+    let wall = Instant::now();
+    rt.block_on(collect(&cfg, scenarios, &opts, rx)).unwrap();
+    let wall = wall.elapsed().as_secs_f64();
+    let cpu = collector_cpu_seconds() - cpu_before;
+
+    let served: HashMap<String, _> = mock
+        .served()
+        .into_iter()
+        .map(|s| (s.id.clone(), s))
+        .collect();
+    let conn = turnbench::store::open(&opts.db).unwrap();
+    let mut stmt = conn
+        .prepare("SELECT request_id, ttft_ms, e2e_ms FROM turns WHERE outcome = 'ok' AND idx >= ?1")
+        .unwrap();
+    let rows: Vec<(String, f64, f64)> = stmt
+        .query_map(
+            [std::env::var("TIMING_MIN_IDX").map_or(0, |v| v.parse::<i64>().unwrap())],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let (mut ttft, mut e2e, mut ttft_nom, mut e2e_nom) = (vec![], vec![], vec![], vec![]);
+    for (id, t, e) in &rows {
+        let s = &served[id];
+        ttft.push((t - s.sent_ttft_ms.unwrap()).abs());
+        e2e.push((e - s.sent_e2e_ms.unwrap()).abs());
+        ttft_nom.push((t - s.nominal_ttft_ms.unwrap()).abs());
+        e2e_nom.push((e - s.nominal_e2e_ms).abs());
+    }
+    println!(
+        "{:>8} {:>6} | {:>9.3} {:>9.3} | {:>9.3} {:>9.3} | {:>12.3} {:>12.3} | {:>7.0}µs   ({:.1} s wall)",
+        streams,
+        rows.len(),
+        pct(&mut ttft, 50.0),
+        pct(&mut ttft, 99.0),
+        pct(&mut e2e, 50.0),
+        pct(&mut e2e, 99.0),
+        pct(&mut ttft_nom, 99.0),
+        pct(&mut e2e_nom, 99.0),
+        cpu / rows.len().max(1) as f64 * 1e6,
+        wall
+    );
+    drop(rt);
+    mock.stop();
+}
+
+/// Linear interpolation between closest ranks (NumPy's default).
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let rank = p / 100.0 * (v.len() - 1) as f64;
+    let (lo, hi) = (rank.floor() as usize, rank.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
+}
+
+/// CPU seconds (user + system) of the collector: the whole process (exited threads such as
+/// the store writer included) less the mock's threads.
+fn collector_cpu_seconds() -> f64 {
+    let mut ticks =
+        stat_ticks(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default()) as i64;
+    for task in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.starts_with("tb-mock") {
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            ticks -= stat_ticks(&stat) as i64;
+        }
+    }
+    ticks as f64 / 100.0 // USER_HZ is 100 on Linux
+}
+
+/// utime + stime from a /proc stat line (fields 14 and 15, after the command name).
+fn stat_ticks(stat: &str) -> u64 {
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    [11, 12]
+        .iter()
+        .filter_map(|&i| f.get(i)?.parse::<u64>().ok())
+        .sum()
+}

@@ -29,7 +29,10 @@ fn main() {
             .collect(),
         Err(_) => vec![(1, 60), (64, 4), (512, 2)],
     };
-    println!("timing fidelity: |collector − mock| in ms (2 turns per conversation)");
+    let (gap_min, gap_max) = gap_range();
+    println!(
+        "timing fidelity: |collector − mock| in ms; TTFT 20–60 ms, chunk gaps {gap_min}–{gap_max} ms, 2 turns per conversation"
+    );
     println!(
         "{:>8} {:>6} | {:>9} {:>9} | {:>9} {:>9} | {:>12} {:>12} | {:>9}",
         "streams",
@@ -68,7 +71,11 @@ fn run_level(streams: usize, rounds: u32) {
         min: 20.0,
         max: 60.0,
     };
-    profile.gap_ms = Delay::Uniform { min: 2.0, max: 6.0 };
+    let (gap_min, gap_max) = gap_range();
+    profile.gap_ms = Delay::Uniform {
+        min: gap_min,
+        max: gap_max,
+    };
     let mock = mock_rt
         .block_on(MockServer::start(
             MockConfig {
@@ -98,8 +105,9 @@ fn run_level(streams: usize, rounds: u32) {
         quiet: true,
     };
 
+    // Two workers, as the binary has on this machine (TIMING_CLIENT_THREADS to vary).
     let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(client_threads())
         .thread_name("tb-collect")
         .enable_all()
         .build()
@@ -152,6 +160,22 @@ fn run_level(streams: usize, rounds: u32) {
     );
     drop(rt);
     mock.stop();
+}
+
+fn client_threads() -> usize {
+    std::env::var("TIMING_CLIENT_THREADS").map_or(2, |v| v.parse().expect("a number"))
+}
+
+/// Inter-chunk gap range in ms (`TIMING_GAP=min,max`); default 2–6 ms, ~250 chunks/s
+/// per stream, faster than most providers decode.
+fn gap_range() -> (f64, f64) {
+    std::env::var("TIMING_GAP")
+        .ok()
+        .and_then(|v| {
+            let (a, b) = v.split_once(',')?;
+            Some((a.parse().ok()?, b.parse().ok()?))
+        })
+        .unwrap_or((2.0, 6.0))
 }
 
 /// Linear interpolation between closest ranks (NumPy's default).

@@ -4,7 +4,11 @@
 //! reasoning and answer is made when the stream ends: a DeepSeek-R1-style `</think>` can
 //! arrive long after the text it turns into reasoning, so TTFA can only be known then.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::outcome::TurnOutcome;
 use crate::store::records::Usage;
@@ -43,6 +47,50 @@ impl AnswerAccumulator {
             self.done_ms = Some(at_ms);
             return false;
         }
+        // Fast path: the usual chunk shape, borrowed, without building a JSON tree. Anything
+        // else (error objects, content as parts, odd types) takes the general path.
+        match serde_json::from_str::<ChunkDoc>(data) {
+            Ok(doc) if doc.error.is_none() && doc.object.as_deref() != Some("error") => {
+                self.apply_chunk(doc, at_ms);
+                true
+            }
+            _ => self.on_value(data, at_ms),
+        }
+    }
+
+    fn apply_chunk(&mut self, doc: ChunkDoc, at_ms: f64) {
+        if self.response_id.is_none()
+            && let Some(id) = doc.id
+        {
+            self.response_id = Some(id.into_owned());
+        }
+        if let Some(usage) = doc.usage.filter(|u| u.is_object()) {
+            self.usage = read_usage(&usage);
+        }
+        if let Some(choice) = doc.choices.into_iter().next() {
+            if let Some(delta) = choice.delta {
+                for text in [delta.reasoning_content, delta.reasoning]
+                    .into_iter()
+                    .flatten()
+                {
+                    if !text.is_empty() {
+                        self.reasoning_field.push_str(&text);
+                        self.ttft_ms.get_or_insert(at_ms);
+                    }
+                }
+                if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                    self.raw.push_str(&text);
+                    self.marks.push((self.raw.len(), at_ms));
+                    self.ttft_ms.get_or_insert(at_ms);
+                }
+            }
+            if let Some(reason) = choice.finish_reason {
+                self.finish_reason = Some(reason.into_owned());
+            }
+        }
+    }
+
+    fn on_value(&mut self, data: &str, at_ms: f64) -> bool {
         let value: Value = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(e) => {
@@ -176,6 +224,38 @@ impl AnswerAccumulator {
     pub fn has_content_or_finish(&self) -> bool {
         self.finish_reason.is_some() || self.done_ms.is_some()
     }
+}
+
+/// The usual streamed chunk, borrowed where the text has no escapes.
+#[derive(Deserialize)]
+struct ChunkDoc<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    object: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    error: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    choices: Vec<ChoiceDoc<'a>>,
+    usage: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceDoc<'a> {
+    #[serde(borrow)]
+    delta: Option<DeltaDoc<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct DeltaDoc<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
 }
 
 /// (reasoning inside think tags, byte where the answer starts).

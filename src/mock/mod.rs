@@ -4,6 +4,7 @@
 
 pub mod plan;
 pub mod profile;
+mod stream;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -26,7 +27,7 @@ use tokio::sync::mpsc;
 
 use crate::config::Scenario;
 use crate::store::records::Message;
-use plan::{Fault, Piece, PieceKind, Plan, ScenarioIndex, make_plan, request_key};
+use plan::{Fault, PieceKind, Plan, ScenarioIndex, make_plan, request_key};
 pub use profile::{MockConfig, Profile};
 
 /// What one request was served with, for the timing benchmark.
@@ -43,7 +44,7 @@ pub struct Served {
     pub auth: Option<String>,
 }
 
-struct MockState {
+pub(crate) struct MockState {
     config: MockConfig,
     index: ScenarioIndex,
     /// How often each exact request was seen: a repeat gets a fresh, still seeded, draw.
@@ -195,37 +196,29 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
 
     let include_usage = req.stream_options.is_some_and(|o| o.include_usage);
     if req.stream {
-        let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(64);
-        let model = req.model.clone();
-        let state = st.clone();
-        let rid = id.clone();
-        tokio::spawn(async move {
-            let mut served =
-                stream_plan(&plan, &profile, &rid, &model, include_usage, arrived, tx).await;
-            served.auth = auth;
-            state.record(served);
-        });
-        let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
-        });
-        let mut resp = Body::from_stream(stream).into_response();
-        let h = resp.headers_mut();
-        h.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("text/event-stream"),
-        );
-        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        if let Ok(v) = HeaderValue::from_str(&id) {
-            h.insert("x-request-id", v);
-        }
-        resp
+        let served = Served {
+            id: id.clone(),
+            fault: plan.fault,
+            nominal_ttft_ms: plan.nominal_ttft_ms,
+            nominal_e2e_ms: plan.end_ms,
+            sent_ttft_ms: None,
+            sent_e2e_ms: None,
+            auth,
+        };
+        let sse = stream::SseStream {
+            id: &id,
+            model: &req.model,
+            include_usage,
+            stall_ms: profile.stall_ms,
+        };
+        sse.respond(plan, arrived, st.clone(), served)
     } else {
         whole_response(&st, plan, &profile, id, &req.model, arrived, auth).await
     }
 }
 
 impl MockState {
-    fn record(&self, served: Served) {
+    pub(crate) fn record(&self, served: Served) {
         self.served.lock().expect("served lock").push(served);
     }
 }
@@ -241,14 +234,7 @@ fn error_response(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-fn chunk(id: &str, model: &str, delta: Value, finish: Option<&str>) -> Value {
-    json!({
-        "id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]
-    })
-}
-
-fn usage_json(plan: &Plan) -> Value {
+pub(crate) fn usage_json(plan: &Plan) -> Value {
     let mut u = json!({
         "prompt_tokens": plan.prompt_tokens,
         "completion_tokens": plan.completion_tokens,
@@ -270,113 +256,9 @@ fn usage_json(plan: &Plan) -> Value {
     u
 }
 
-fn sse(value: &Value) -> Bytes {
-    Bytes::from(format!("data: {value}\n\n"))
-}
-
-async fn sleep_to(arrived: Instant, at_ms: f64) {
+pub(crate) async fn sleep_to(arrived: Instant, at_ms: f64) {
     let when = arrived + Duration::from_secs_f64(at_ms.max(0.0) / 1000.0);
     tokio::time::sleep_until(tokio::time::Instant::from_std(when)).await;
-}
-
-/// Sends the planned pieces on time; returns what was actually sent when.
-async fn stream_plan(
-    plan: &Plan,
-    profile: &Profile,
-    id: &str,
-    model: &str,
-    include_usage: bool,
-    arrived: Instant,
-    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
-) -> Served {
-    let ms = || arrived.elapsed().as_secs_f64() * 1000.0;
-    let mut served = Served {
-        id: id.to_string(),
-        fault: plan.fault,
-        nominal_ttft_ms: plan.nominal_ttft_ms,
-        nominal_e2e_ms: plan.end_ms,
-        sent_ttft_ms: None,
-        sent_e2e_ms: None,
-        auth: None,
-    };
-    let content_pieces = plan
-        .pieces
-        .iter()
-        .filter(|p| matches!(p.kind, PieceKind::Content(_)))
-        .count();
-    let midway = content_pieces / 2;
-    let mut content_sent = 0;
-    for Piece { at_ms, kind } in &plan.pieces {
-        sleep_to(arrived, *at_ms).await;
-        if matches!(kind, PieceKind::Content(_)) {
-            if content_sent == midway {
-                match plan.fault {
-                    Some(Fault::StreamCut) => {
-                        let _ = tx
-                            .send(Err(std::io::Error::other("mock: stream cut")))
-                            .await;
-                        return served;
-                    }
-                    Some(Fault::Malformed) => {
-                        let _ = tx
-                            .send(Ok(Bytes::from_static(
-                                b"data: {\"choices\":[{\"delta\":{\"content\":\"oops\"\n\n",
-                            )))
-                            .await;
-                    }
-                    Some(Fault::ErrorAfter200) => {
-                        let err = json!({"error": {"message": "mock: generation failed", "type": "server_error", "code": 500}});
-                        let _ = tx.send(Ok(sse(&err))).await;
-                        let _ = tx.send(Ok(Bytes::from_static(b"data: [DONE]\n\n"))).await;
-                        return served;
-                    }
-                    _ => {}
-                }
-            }
-            content_sent += 1;
-        }
-        let delta = match kind {
-            PieceKind::Role => json!({"role": "assistant", "content": null}),
-            PieceKind::Reasoning(t) => json!({"reasoning_content": t}),
-            PieceKind::Content(t) => json!({"content": t}),
-        };
-        if tx
-            .send(Ok(sse(&chunk(id, model, delta, None))))
-            .await
-            .is_err()
-        {
-            return served; // the client went away
-        }
-        if !matches!(kind, PieceKind::Role) && served.sent_ttft_ms.is_none() {
-            served.sent_ttft_ms = Some(ms());
-        }
-        if plan.fault == Some(Fault::Stall) {
-            // Hold the connection open, sending nothing, until the client gives up.
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs_f64(profile.stall_ms / 1000.0)) => {}
-                _ = tx.closed() => {}
-            }
-            return served;
-        }
-    }
-    sleep_to(arrived, plan.end_ms).await;
-    let finish = chunk(id, model, json!({}), Some(plan.finish_reason));
-    let _ = tx.send(Ok(sse(&finish))).await;
-    if include_usage {
-        let usage = json!({
-            "id": id, "object": "chat.completion.chunk", "created": 0, "model": model,
-            "choices": [], "usage": usage_json(plan)
-        });
-        let _ = tx.send(Ok(sse(&usage))).await;
-    }
-    if tx
-        .send(Ok(Bytes::from_static(b"data: [DONE]\n\n")))
-        .await
-        .is_ok()
-    {
-        served.sent_e2e_ms = Some(ms());
-    }
-    served
 }
 
 async fn whole_response(

@@ -47,7 +47,7 @@ struct ScenarioDoc {
     category: String,
     title: Option<String>,
     system: Option<String>,
-    #[serde(rename = "turn", default)]
+    #[serde(rename = "turn")]
     turns: Spanned<Vec<TurnDoc>>,
 }
 

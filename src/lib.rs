@@ -4,4 +4,6 @@
 //!
 //! ## Layout
 //! - [`config`]: definition files (bench, scenarios), parsed and validated.
+//! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate.
+pub mod checks;
 pub mod config;

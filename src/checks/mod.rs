@@ -35,9 +35,9 @@ mod evaluate;
 mod kinds;
 mod lint;
 
-pub use answer::{Answer, read_json};
+pub use answer::read_json;
 pub use defect::{Defect, DefectChange};
 pub use definition::{Check, CheckSet, Scope, Tag};
 pub use evaluate::CheckVerdict;
-pub use kinds::{KINDS, Rule};
+pub use kinds::kind_names;
 pub use lint::{lint, lint_against};

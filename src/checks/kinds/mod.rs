@@ -60,8 +60,13 @@ pub fn find(name: &str) -> Option<Build> {
         .map(|(_, build)| *build)
 }
 
-pub fn names() -> String {
-    KINDS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+/// The registered kind names, in registry order.
+pub fn kind_names() -> Vec<&'static str> {
+    KINDS.iter().map(|(n, _)| *n).collect()
+}
+
+pub(crate) fn names() -> String {
+    kind_names().join(", ")
 }
 
 /// The fields of one `[[check]]` table that belong to its kind (the shared ones, `id`,

@@ -142,7 +142,16 @@ impl CheckSet {
         let doc: CheckFileDoc = src.parse()?;
         let scenario = doc.scenario.get_ref().clone();
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
-        if !valid_id(&scenario) || scenario != stem {
+        if !valid_id(&scenario) {
+            return Err(src.invalid(
+                doc.scenario.span(),
+                format!(
+                    "scenario id {scenario:?} has characters other than a-z, 0-9, '-', '_', '.'"
+                ),
+                "write the id of a scenario in scenarios/, such as \"dev-cursor-pagination\"",
+            ));
+        }
+        if scenario != stem {
             return Err(src.invalid(
                 doc.scenario.span(),
                 format!("scenario {scenario:?} differs from the file name {stem:?}"),

@@ -178,6 +178,18 @@ impl<'a> KindFields<'a> {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    #[test]
+    fn kind_names_are_unique() {
+        let names = super::kind_names();
+        assert_eq!(names.iter().collect::<HashSet<_>>().len(), names.len());
+        assert!(names.contains(&"json_valid") && names.contains(&"ends_with"));
+    }
+}
+
 /// Helpers for the kinds' unit tests: one check built from its kind fields.
 #[cfg(test)]
 pub(crate) mod testing {

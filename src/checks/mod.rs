@@ -6,7 +6,7 @@
 //!
 //! [[check]]
 //! id = "final-json-valid"              # unique in the file; a-z 0-9 - _ .
-//! kind = "json_valid"                  # see `kinds::KINDS`
+//! kind = "json_valid"                  # one of `kind_names()`
 //! tag = "json_validity"                # json_validity, required_fields, retained_constraint,
 //!                                      # superseded_instruction, format, custom
 //! description = "..."                  # optional
@@ -26,7 +26,8 @@
 //! list), case_sensitive, whole_word}; `regex`/`not_regex` {pattern, case_sensitive,
 //! whole_word}; `max_words`/`max_chars`/`max_lines` {max}; `one_of` {values,
 //! case_sensitive}; `starts_with`/`ends_with` {text, case_sensitive}. Text rules ignore case
-//! unless `case_sensitive = true`.
+//! unless `case_sensitive = true`. TOML has no null: to require a null field, use
+//! `json_schema` with `{"type": "null"}`.
 
 mod answer;
 mod defect;

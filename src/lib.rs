@@ -1,9 +1,20 @@
 //! # turnbench
 //!
 //! Measures LLM inference providers the way a sequential, multi-turn agent feels them.
+//! Data flows one way: definition files → `collect` (or `import`) → the SQLite store →
+//! scoring stages → report. Stages never call each other; they share the pieces below them.
 //!
 //! ## Layout
+//! - [`cli`]: argument parsing and dispatch only.
+//! - [`collect`]: the collect stage: schedule, concurrency, pauses, resume, Ctrl-C.
+//! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate.
+//! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
+//! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
 //! - [`config`]: definition files (bench, scenarios), parsed and validated.
+//! - [`mock`]: the simulated OpenAI-compatible provider.
+//! - [`outcome`]: the turn and conversation outcome vocabulary.
+//! - [`tokens`]: visible-token counting (o200k_base).
+pub mod checks;
 pub mod cli;
 pub mod client;
 pub mod collect;

@@ -1,0 +1,164 @@
+//! `json_schema`: the answer's JSON validates against a draft 2020-12 schema, given inline
+//! (`schema`, a string holding JSON) or as `schema_file` (relative to the checks file).
+
+use jsonschema::Validator;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{KindFields, Rule};
+use crate::checks::answer::{Answer, read_json};
+use crate::config::ConfigError;
+
+/// Violations listed in one detail; beyond that only the count, so a detail stays readable.
+const MAX_LISTED: usize = 8;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    schema: Option<Spanned<String>>,
+    schema_file: Option<Spanned<String>>,
+    #[serde(default)]
+    allow_fence: bool,
+}
+
+#[derive(Debug)]
+struct JsonSchema {
+    validator: Validator,
+    allow_fence: bool,
+}
+
+pub fn build(fields: &mut KindFields<'_>) -> Result<Box<dyn Rule>, ConfigError> {
+    let p: Params = fields.parse()?;
+    let (text, span) = match (&p.schema, &p.schema_file) {
+        (Some(inline), None) => (inline.get_ref().clone(), inline.span()),
+        (None, Some(file)) => (fields.read_relative(file)?, file.span()),
+        _ => {
+            return Err(fields.invalid(
+                fields.span(),
+                "json_schema needs exactly one of `schema` and `schema_file`",
+                "write schema = '''{\"type\": \"object\"}''' or schema_file = \"schemas/x.json\"",
+            ));
+        }
+    };
+    let schema = read_json(&text, false).map_err(|e| {
+        fields.invalid(
+            span.clone(),
+            format!("the schema is not JSON: {e}"),
+            "write the schema as one JSON object",
+        )
+    })?;
+    // Formats (date, email, ...) are asserted, not just annotated: a check that names a
+    // format means it.
+    let validator = jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .map_err(|e| {
+            fields.invalid(
+                span,
+                format!("invalid JSON Schema: {e}"),
+                "fix the schema so it is valid draft 2020-12",
+            )
+        })?;
+    Ok(Box::new(JsonSchema {
+        validator,
+        allow_fence: p.allow_fence,
+    }))
+}
+
+impl Rule for JsonSchema {
+    fn evaluate(&self, answer: &Answer<'_>) -> Result<(), String> {
+        let value = answer.json(self.allow_fence)?;
+        let mut listed = Vec::new();
+        let mut count = 0;
+        for error in self.validator.iter_errors(value) {
+            count += 1;
+            if listed.len() < MAX_LISTED {
+                let path = error.instance_path().as_str();
+                let path = if path.is_empty() { "(root)" } else { path };
+                listed.push(format!("{path}: {error}"));
+            }
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        let mut detail = format!("schema violations: {}", listed.join("; "));
+        if count > listed.len() {
+            detail.push_str(&format!("; and {} more", count - listed.len()));
+        }
+        Err(detail)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{judge, load_error};
+
+    const SCHEMA: &str = r#"kind = "json_schema"
+schema = '''
+{"type": "object",
+ "required": ["id", "items"],
+ "properties": {
+   "id": {"type": "string"},
+   "due": {"type": "string", "format": "date"},
+   "items": {"type": "array", "items": {"type": "integer"}}
+ },
+ "additionalProperties": false}
+'''"#;
+
+    #[test]
+    fn valid_instance_passes() {
+        assert_eq!(
+            judge(
+                SCHEMA,
+                r#"{"id": "a", "due": "2025-06-30", "items": [1, 2]}"#
+            ),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn each_violation_names_its_pointer() {
+        let err = judge(SCHEMA, r#"{"id": 7, "items": [1, "two"], "extra": true}"#).unwrap_err();
+        assert!(err.contains("/id:"), "{err}");
+        assert!(err.contains("/items/1:"), "{err}");
+        assert!(err.contains("(root):"), "{err}");
+    }
+
+    #[test]
+    fn formats_are_asserted() {
+        let err = judge(SCHEMA, r#"{"id": "a", "due": "30/06/2025", "items": []}"#).unwrap_err();
+        assert!(err.contains("/due:"), "{err}");
+    }
+
+    #[test]
+    fn not_json_fails_before_schema() {
+        let err = judge(SCHEMA, "```json\n{\"id\": \"a\", \"items\": []}\n```").unwrap_err();
+        assert!(err.contains("fenced"), "{err}");
+    }
+
+    #[test]
+    fn invalid_schema_names_its_line() {
+        let err = load_error("kind = \"json_schema\"\n\nschema = '{\"type\": \"strin\"}'");
+        assert!(
+            err.starts_with("checks/demo.toml:8: invalid JSON Schema"),
+            "{err}"
+        );
+        assert!(err.contains("fix:"), "{err}");
+        let err = load_error("kind = \"json_schema\"\nschema = '{\"type\": '");
+        assert!(
+            err.starts_with("checks/demo.toml:7: the schema is not JSON"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn needs_exactly_one_schema_source() {
+        let err = load_error("kind = \"json_schema\"");
+        assert!(
+            err.contains("exactly one of `schema` and `schema_file`"),
+            "{err}"
+        );
+        let err = load_error("kind = \"json_schema\"\nschema_file = \"nowhere.json\"");
+        assert!(err.starts_with("checks/demo.toml:7: cannot read"), "{err}");
+    }
+}

@@ -174,6 +174,7 @@ fn bad_definition_files_fail_with_file_and_line_before_any_request() {
     assert!(err.contains("export TURNBENCH_SURELY_UNSET_VAR"), "{err}");
     let err = run(&good.replace("name = \"x\"", "name = \"x\"\nonly = [\"gamma\"]"));
     assert!(err.contains("unknown scenario \"gamma\""), "{err}");
+    assert!(err.contains("bench.toml:2"), "{err}");
     assert!(
         err.contains("alpha"),
         "the fix lists known scenarios: {err}"

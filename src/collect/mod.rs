@@ -91,10 +91,17 @@ pub fn load_scenarios(cfg: &BenchConfig) -> Result<Vec<Scenario>, CollectError> 
             Some(s) => chosen.push(s.clone()),
             None => {
                 let known: Vec<_> = all.iter().map(|s| s.id.as_str()).collect();
-                return Err(CollectError::Setup(format!(
-                    "unknown scenario {id:?} in `only`\n  fix: use one of: {}",
-                    known.join(", ")
-                )));
+                let (path, line) = cfg.only_at.clone().unwrap_or_default();
+                return Err(ConfigError::invalid(
+                    &path,
+                    line,
+                    format!(
+                        "unknown scenario {id:?} in `only` (not in {})",
+                        cfg.scenarios_dir.display()
+                    ),
+                    format!("use one of: {}", known.join(", ")),
+                )
+                .into());
             }
         }
     }

@@ -191,6 +191,9 @@ pub struct BenchConfig {
     pub repeats: u32,
     pub scenarios_dir: PathBuf,
     pub only: Option<Vec<String>>,
+    /// Where `only` is written, for errors about unknown scenario ids.
+    #[serde(skip)]
+    pub only_at: Option<(PathBuf, usize)>,
     pub turn_timeout_s: f64,
     pub concurrency: usize,
     pub per_target_concurrency: usize,
@@ -322,7 +325,12 @@ impl BenchConfig {
                 price: t.price,
             });
         }
+        let only_at = doc
+            .only
+            .as_ref()
+            .map(|o| (src.path.clone(), src.line_of(o.span().start)));
         Ok(BenchConfig {
+            only_at,
             name: doc.name,
             seed: doc.seed,
             repeats: doc.repeats,

@@ -53,6 +53,32 @@ mod tests {
     }
 
     #[test]
+    fn an_older_store_is_upgraded_and_keeps_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        // A store as the first release left it: only the first migration applied.
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(MIGRATIONS[0].1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute(
+            "INSERT INTO runs (name, source, settings, settings_hash, tool_version, started_at)
+             VALUES ('old', 'collect', '{}', 'h', '0.0.1', '2026-01-01T00:00:00Z')",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        let conn = crate::store::open(&path).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, MIGRATIONS.len() as i64);
+        let name: String = conn
+            .query_row("SELECT name FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(name, "old");
+    }
+
+    #[test]
     fn newer_store_is_refused_with_a_fix() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.db");

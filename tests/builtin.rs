@@ -1,0 +1,145 @@
+//! The offline defaults a new user starts with: `collect` with no config, and `mock`.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use turnbench::client::{Client, Endpoint};
+use turnbench::config::{RequestParams, Scenario};
+use turnbench::outcome::TurnOutcome;
+use turnbench::store::records::Message;
+
+fn real_scenario(id: &str) -> String {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("scenarios/{id}.toml"));
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn collect_without_config_runs_three_simulated_targets_offline() {
+    let ids = ["biz-policy-faq", "struct-invoice-extraction"];
+    let texts: Vec<String> = ids.iter().map(|id| real_scenario(id)).collect();
+    let project = Project::new(&[(ids[0], &texts[0]), (ids[1], &texts[1])]);
+    let out = project
+        .cmd(&["collect", "--repeats", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for name in [
+        "sim-alpha / mock-fast",
+        "sim-beta / mock-reasoner",
+        "sim-gamma / mock-flaky",
+    ] {
+        assert!(stdout.contains(name), "{stdout}");
+    }
+    let conn = project.conn();
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM conversations"), 3 * 2);
+    // The mock answered the fast target's first turn with the scenario's reference.
+    let scenario = Scenario::load(&project.path(&format!("scenarios/{}.toml", ids[0]))).unwrap();
+    let answer: String = conn
+        .query_row(
+            "SELECT tu.answer FROM turns tu JOIN conversations c ON c.id = tu.conversation_id
+             JOIN targets t ON t.id = c.target_id
+             WHERE t.model = 'mock-fast' AND c.scenario = ?1 AND tu.idx = 0",
+            [ids[0]],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(Some(answer), scenario.turns[0].reference);
+    // The reasoning target's reasoning is stored apart from its answer.
+    assert!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM turns tu JOIN conversations c ON c.id = tu.conversation_id
+             JOIN targets t ON t.id = c.target_id
+             WHERE t.model = 'mock-reasoner' AND tu.reasoning IS NOT NULL AND tu.reasoning_tokens = 40"
+        ) > 0
+    );
+}
+
+#[test]
+fn collect_without_scenarios_says_what_to_do() {
+    let project = Project::new(&[]);
+    std::fs::remove_dir(project.path("scenarios")).unwrap();
+    let out = project.cmd(&["collect"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no scenario folder") && err.contains("fix:"),
+        "{err}"
+    );
+}
+
+#[test]
+fn mock_command_serves_reference_answers_on_its_port() {
+    let project = Project::new(&[("biz-policy-faq", &real_scenario("biz-policy-faq"))]);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("turnbench"))
+        .current_dir(project.dir.path())
+        .args([
+            "mock",
+            "--port",
+            &port.to_string(),
+            "--scenarios",
+            "scenarios",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(
+        line.contains(&format!("http://127.0.0.1:{port}/v1")),
+        "{line}"
+    );
+    assert!(line.contains("1 scenarios"), "{line}");
+
+    let scenario = Scenario::load(&project.path("scenarios/biz-policy-faq.toml")).unwrap();
+    let mut messages = Vec::new();
+    if let Some(system) = &scenario.system {
+        messages.push(Message::new("system", system.clone()));
+    }
+    messages.push(Message::new("user", scenario.turns[0].user.clone()));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let endpoint = Endpoint {
+        url: format!("http://127.0.0.1:{port}/v1/chat/completions"),
+        model: "mock-fast".into(),
+        api_key: None,
+        headers: vec![],
+        params: RequestParams::default(),
+    };
+    let turn = rt.block_on(async {
+        let client = Client::new().unwrap();
+        // mock-fast refuses 1 % of requests: a retry of the same request gets a new draw.
+        for _ in 0..5 {
+            let (t, _) = client
+                .send(&endpoint, &messages, Duration::from_secs(30))
+                .await;
+            if t.outcome() != TurnOutcome::RateLimited {
+                return t;
+            }
+        }
+        panic!("rate limited five times");
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(turn.outcome(), TurnOutcome::Ok, "{:?}", turn.error);
+    assert_eq!(turn.answer, scenario.turns[0].reference);
+}

@@ -1,0 +1,193 @@
+//! The client against byte-exact responses of real OpenAI-compatible servers, served over
+//! loopback by a raw TCP server that writes each response in awkward pieces.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::time::Duration;
+
+use turnbench::client::{Client, Endpoint};
+use turnbench::config::RequestParams;
+use turnbench::outcome::TurnOutcome;
+use turnbench::store::records::{Message, TurnRecord};
+
+/// Serves one request: `head` (status line and headers), then `pieces` with small pauses.
+fn serve_once(head: &'static str, pieces: Vec<&'static [u8]>) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let (mut sock, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(sock.try_clone().unwrap());
+        let mut len = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                len = v.trim().parse().unwrap();
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; len];
+        reader.read_exact(&mut body).unwrap();
+        sock.write_all(head.as_bytes()).unwrap();
+        for p in pieces {
+            sock.write_all(p).unwrap();
+            sock.flush().unwrap();
+            std::thread::sleep(Duration::from_millis(3));
+        }
+        // Dropping the socket closes the connection: the end of a close-delimited body.
+    });
+    format!("http://{addr}/v1")
+}
+
+fn send(base: &str, stream: bool) -> TurnRecord {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let endpoint = Endpoint {
+        url: format!("{base}/chat/completions"),
+        model: "m".into(),
+        api_key: None,
+        headers: vec![],
+        params: RequestParams {
+            stream: Some(stream),
+            ..Default::default()
+        },
+    };
+    rt.block_on(async {
+        let client = Client::new().unwrap();
+        let msgs = [Message::new("user", "hi")];
+        client
+            .send(&endpoint, &msgs, Duration::from_secs(5))
+            .await
+            .0
+    })
+}
+
+const SSE: &str = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+
+#[test]
+fn crlf_comments_multiline_usage_chunk_and_no_done() {
+    let base = serve_once(
+        SSE,
+        vec![
+            b": OPENROUTER PROCESSING\r\n\r\n",
+            b"data: {\"id\":\"gen-1\",\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\r\n\r\n",
+            b"data: {\"choices\":[{\"delta\":{\"reasoning\":\"think \"}}]}\r\n\r\ndata: {\"choi",
+            b"ces\":[{\"delta\":{\"content\":\"Hel\"}}]}\r\n\r\n",
+            b"data: {\"choices\":[{\"delta\":\r\ndata: {\"content\":\"lo\"}}]}\r\n\r\n",
+            b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+            b"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4,\"completion_tokens_details\":{\"reasoning_tokens\":2}}}",
+        ],
+    );
+    let t = send(&base, true);
+    assert_eq!(t.outcome(), TurnOutcome::Ok, "{:?}", t.error);
+    assert_eq!(t.answer.as_deref(), Some("Hello"));
+    assert_eq!(t.reasoning.as_deref(), Some("think "));
+    assert_eq!(t.usage.completion_tokens, Some(4));
+    assert_eq!(t.usage.reasoning_tokens, Some(2));
+    assert_eq!(t.usage.cached_tokens, None, "not reported is not zero");
+    assert_eq!(t.request_id.as_deref(), Some("gen-1"));
+    let (ttft, ttfa, e2e) = (t.ttft_ms.unwrap(), t.ttfa_ms.unwrap(), t.e2e_ms.unwrap());
+    assert!(ttft < ttfa && ttfa <= e2e, "{ttft} {ttfa} {e2e}");
+    assert_eq!(
+        t.chunk_offsets_us.len(),
+        6,
+        "one offset per SSE event, comments excluded"
+    );
+}
+
+#[test]
+fn error_object_after_200_fails_even_when_done_follows() {
+    let base = serve_once(
+        SSE,
+        vec![
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"partial\"}}]}\n\n",
+            b"data: {\"error\":{\"message\":\"model overloaded\",\"type\":\"server_error\",\"code\":503}}\n\n",
+            b"data: [DONE]\n\n",
+        ],
+    );
+    let t = send(&base, true);
+    assert_eq!(t.outcome(), TurnOutcome::Http5xx);
+    assert!(t.error.unwrap().contains("model overloaded"));
+    assert_eq!(
+        t.answer.as_deref(),
+        Some("partial"),
+        "text before the error is kept"
+    );
+}
+
+#[test]
+fn llama_cpp_error_field_is_not_dropped() {
+    let base = serve_once(
+        SSE,
+        vec![b"error: {\"code\":400,\"message\":\"context too long\",\"type\":\"invalid_request_error\"}\n\n"],
+    );
+    let t = send(&base, true);
+    assert_eq!(t.outcome(), TurnOutcome::Http4xx);
+    assert!(t.error.unwrap().contains("context too long"));
+}
+
+#[test]
+fn think_tags_inline_and_a_cut_stream() {
+    let base = serve_once(
+        SSE,
+        vec![
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"<think>plan\"}}]}\n\n",
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"</think>\\n\\nAns\"}}]}\n\n",
+        ],
+    );
+    let t = send(&base, true);
+    assert_eq!(
+        t.outcome(),
+        TurnOutcome::StreamCut,
+        "closed before a finish"
+    );
+    assert_eq!(t.answer.as_deref(), Some("Ans"));
+    assert_eq!(t.reasoning.as_deref(), Some("plan"));
+}
+
+#[test]
+fn empty_200_stream_and_plain_json_to_a_streaming_request() {
+    let t = send(&serve_once(SSE, vec![]), true);
+    assert_eq!(t.outcome(), TurnOutcome::StreamCut);
+
+    let json_head =
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n";
+    let t = send(
+        &serve_once(
+            json_head,
+            vec![
+                b"{\"choices\":[{\"message\":{\"content\":\"whole\"},\"finish_reason\":\"stop\"}]}",
+            ],
+        ),
+        true,
+    );
+    assert_eq!(t.outcome(), TurnOutcome::Ok);
+    assert_eq!(t.answer.as_deref(), Some("whole"));
+}
+
+#[test]
+fn http_errors_keep_status_and_body() {
+    let head = "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\nretry-after: 2\r\nconnection: close\r\n\r\n";
+    let t = send(
+        &serve_once(head, vec![b"{\"error\":{\"message\":\"slow down\"}}"]),
+        true,
+    );
+    assert_eq!(t.outcome(), TurnOutcome::RateLimited);
+    assert_eq!(t.http_status, Some(429));
+    assert!(t.error.unwrap().contains("slow down"));
+}
+
+#[test]
+fn refused_connection_is_a_connect_error() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let t = send(&format!("http://127.0.0.1:{port}/v1"), true);
+    assert_eq!(t.outcome(), TurnOutcome::ConnectError);
+}

@@ -276,10 +276,15 @@ pub async fn collect(
             (ctx.clone(), sink.clone(), progress.clone(), freed.clone());
         let endpoint = endpoints[job.target].clone();
         let stop = stop_rx.clone();
+        let stop_tx = stop_tx.clone();
         tasks.spawn(async move {
             let record = conversation::run_conversation(ctx, job, endpoint, stop).await;
             progress.set_message(format!("last: {}", record.outcome));
-            let _ = sink.send(record).await;
+            if sink.send(record).await.is_err() {
+                // The writer failed (its error is returned below): measuring on would be
+                // work that can never be stored.
+                let _ = stop_tx.send(Stop::Abort);
+            }
             progress.inc(1);
             drop((global_permit, target_permit));
             freed.notify_one();

@@ -16,7 +16,7 @@
 //! include_reasoning = false               # show reasoning text to the judge
 //! redact = ["Acme Cloud"]                 # more terms to redact (case-insensitive)
 //! builtin_redactions = true               # the built-in list of model family names
-//! simulated = false                       # label results simulated (forced for mocks)
+//! simulated = false                       # label results simulated (implied for mocks)
 //! [request]                               # temperature 0 and non-streaming by default
 //! response_format = { type = "json_object" }
 //! [retry]                                 # HTTP retries; Retry-After honoured
@@ -92,7 +92,8 @@ pub struct JudgeSettings {
     pub include_reasoning: bool,
     pub redact: Vec<String>,
     pub builtin_redactions: bool,
-    /// Results are labelled simulated (always true for the built-in mock).
+    /// Results are labelled simulated: set in the file, or implied by the built-in mock
+    /// or a model named `mock-…`.
     pub simulated: bool,
 }
 
@@ -305,7 +306,10 @@ impl JudgeSettings {
         let mut request = doc.request;
         request.temperature = request.temperature.or(Some(0.0));
         request.stream = request.stream.or(Some(false));
-        let builtin = endpoint == JudgeEndpoint::BuiltinMock;
+        // The mock's judge models are named `mock-judge…`; a served mock is still a mock.
+        let simulated = doc.simulated
+            || endpoint == JudgeEndpoint::BuiltinMock
+            || doc.model.get_ref().starts_with("mock-");
         Ok(JudgeSettings {
             id,
             path: path.to_path_buf(),
@@ -331,7 +335,7 @@ impl JudgeSettings {
             include_reasoning: doc.include_reasoning,
             redact,
             builtin_redactions: doc.builtin_redactions,
-            simulated: doc.simulated || builtin,
+            simulated,
         })
     }
 }

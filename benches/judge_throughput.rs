@@ -134,7 +134,7 @@ async fn main() {
     let plan_started = Instant::now();
     {
         let conn = turnbench::store::open(&db).unwrap();
-        let plan = judge::plan(&conn, &settings, &rubric, None).unwrap();
+        let plan = judge::plan(&conn, &settings, &rubric, &[]).unwrap();
         assert_eq!(plan.items.len(), judgments);
     }
     let planning = plan_started.elapsed();
@@ -143,7 +143,7 @@ async fn main() {
         db: db.clone(),
         settings,
         rubric,
-        bench: None,
+        bench_targets: Vec::new(),
         mode: Mode::Judge,
         quiet: true,
     };

@@ -7,7 +7,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 use crate::collect::{self, CollectOptions};
-use crate::config::{BenchConfig, JudgeSettings, Rubric, Scenario};
+use crate::config::{BenchConfig, BenchTargetNames, JudgeSettings, Rubric, Scenario};
 use crate::judge::{self, JudgeOptions, Mode};
 use crate::mock::{MockConfig, MockServer};
 use crate::store::judgments::JudgmentStatus;
@@ -147,7 +147,10 @@ pub async fn run(cli: Cli) -> Result<i32> {
                 db: cli.db.clone(),
                 settings,
                 rubric: Rubric::load(&rubric)?,
-                bench: config.as_deref().map(BenchConfig::load).transpose()?,
+                bench_targets: match &config {
+                    Some(path) => BenchTargetNames::load(path)?,
+                    None => Vec::new(),
+                },
                 mode,
                 quiet: cli.quiet,
             };

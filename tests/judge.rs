@@ -725,6 +725,51 @@ async fn audit_fails_on_a_name_in_the_prompt_and_nothing_is_sent() {
         .await;
     assert!(!stdout(&out).to_lowercase().contains("lisbon"));
     assert!(stdout(&out).contains("trip to [redacted]"));
+
+    // A bench.toml's targets are redacted too, even when their key variables are unset.
+    std::fs::write(
+        fx.path("other-bench.toml"),
+        "name = \"other\"\n[[target]]\nprovider = \"Belem\"\nmodel = \"x-large\"\nbase_url = \"https://api.example.org/v1\"\napi_key_env = \"TURNBENCH_TEST_SURELY_UNSET\"\n",
+    )
+    .unwrap();
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &[
+                "--dry-run",
+                "--sample",
+                "all",
+                "--config",
+                "other-bench.toml",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stdout(&out).to_lowercase().contains("belem"));
+    assert!(stdout(&out).contains("Day 2: [redacted]"));
+}
+
+#[test]
+fn an_empty_store_is_an_error_with_a_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let judge = Path::new(env!("CARGO_MANIFEST_DIR")).join("judges/mock.toml");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"))
+        .arg("--db")
+        .arg(dir.path().join("empty.db"))
+        .args(["judge", "--judge"])
+        .arg(&judge)
+        .arg("--rubric")
+        .arg(rubric_path("support-tone"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no completed conversation"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("fix:"), "{}", stderr(&out));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -340,6 +340,46 @@ impl JudgeSettings {
     }
 }
 
+/// The names in a bench.toml's targets, for blinding only. Read leniently: the file's
+/// other settings are not validated, and its key variables need not be set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchTargetNames {
+    pub provider: String,
+    pub model: String,
+    pub label: String,
+    pub host: String,
+}
+
+#[derive(Deserialize)]
+struct BenchNamesDoc {
+    #[serde(rename = "target", default)]
+    targets: Vec<BenchTargetDoc>,
+}
+
+#[derive(Deserialize)]
+struct BenchTargetDoc {
+    provider: String,
+    model: String,
+    label: Option<String>,
+    base_url: String,
+}
+
+impl BenchTargetNames {
+    pub fn load(path: &Path) -> Result<Vec<Self>, ConfigError> {
+        let doc: BenchNamesDoc = SourceText::read(path)?.parse()?;
+        Ok(doc
+            .targets
+            .into_iter()
+            .map(|t| BenchTargetNames {
+                label: t.label.unwrap_or_else(|| t.model.clone()),
+                host: super::bench::host_of(t.base_url.trim_end_matches('/')),
+                provider: t.provider,
+                model: t.model,
+            })
+            .collect())
+    }
+}
+
 fn find_line(src: &SourceText, key: &str) -> usize {
     src.text
         .lines()

@@ -9,5 +9,5 @@ pub mod bench;
 pub use bench::{BenchConfig, Prices, RequestParams, RetryPolicy, TargetConfig};
 pub mod judge;
 pub mod rubric;
-pub use judge::{JudgeEndpoint, JudgeSettings, Sample};
+pub use judge::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Sample};
 pub use rubric::Rubric;

@@ -26,7 +26,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::Semaphore;
 
 use crate::client::{Client, Endpoint};
-use crate::config::{BenchConfig, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
+use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
 use crate::outcome::TurnOutcome;
 use crate::store::StoreError;
 use crate::store::judgments::{
@@ -64,8 +64,8 @@ pub struct JudgeOptions {
     /// Settings with command-line overrides applied.
     pub settings: JudgeSettings,
     pub rubric: Rubric,
-    /// A bench.toml whose targets' names are redacted too (besides the store's).
-    pub bench: Option<BenchConfig>,
+    /// Targets of a bench.toml, whose names are redacted too (besides the store's).
+    pub bench_targets: Vec<BenchTargetNames>,
     pub mode: Mode,
     pub quiet: bool,
 }
@@ -156,7 +156,7 @@ pub fn plan(
     conn: &rusqlite::Connection,
     settings: &JudgeSettings,
     rubric: &Rubric,
-    bench: Option<&BenchConfig>,
+    bench_targets: &[BenchTargetNames],
 ) -> Result<JudgePlan, JudgeError> {
     let rubric_ref = match upsert_rubric(
         conn,
@@ -205,14 +205,12 @@ pub fn plan(
             host: t.host,
         })
         .collect();
-    if let Some(bench) = bench {
-        identities.extend(bench.targets.iter().map(|t| Identity {
-            provider: t.provider.clone(),
-            model: t.model.clone(),
-            label: t.label.clone(),
-            host: Some(t.host()),
-        }));
-    }
+    identities.extend(bench_targets.iter().map(|t| Identity {
+        provider: t.provider.clone(),
+        model: t.model.clone(),
+        label: t.label.clone(),
+        host: Some(t.host.clone()),
+    }));
     let terms = redaction_terms(&identities, &settings.redact, settings.builtin_redactions);
     let redactor = Redactor::new(terms.clone());
 
@@ -306,7 +304,13 @@ pub async fn judge(
     let tx = conn
         .unchecked_transaction()
         .map_err(|e| JudgeError::Store(e.into()))?;
-    let plan = plan(&tx, &opts.settings, &opts.rubric, opts.bench.as_ref())?;
+    let plan = plan(&tx, &opts.settings, &opts.rubric, &opts.bench_targets)?;
+    if plan.sampled == 0 {
+        return Err(JudgeError::Setup(format!(
+            "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
+            opts.db.display()
+        )));
+    }
     let mut report = JudgeReport {
         sampled: plan.sampled,
         planned: plan.items.len(),
@@ -335,6 +339,8 @@ struct CallContext {
     rubric_ref: i64,
     judge_ref: i64,
     invocation: String,
+    /// The judge's own answer is echoed back on a re-ask: redacted like everything else.
+    redactor: Redactor,
 }
 
 async fn run_calls(
@@ -384,6 +390,7 @@ async fn run_calls(
         rubric_ref: plan.rubric_ref,
         judge_ref: plan.judge_ref,
         invocation: crate::store::now_rfc3339(),
+        redactor: Redactor::new(plan.terms.clone()),
     });
 
     let writer = JudgmentWriter::spawn(conn);
@@ -508,7 +515,10 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
                     record.raw_output = Some(raw);
                     break;
                 }
-                messages.push(Message::new("assistant", raw));
+                messages.push(Message::new(
+                    "assistant",
+                    blind::neutralise(&ctx.redactor.redact(&raw)),
+                ));
                 messages.push(prompt::reask_message(&problem.to_string(), &ctx.rubric));
             }
         }

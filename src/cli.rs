@@ -53,7 +53,8 @@ pub enum Command {
     /// is sent.
     ///
     /// Exit status: 0 all judged, 2 some judgments unparseable or judge errors (stored),
-    /// 3 the audit found a name in a prompt (nothing sent), 1 any other error.
+    /// 3 the audit found a name in a prompt (nothing sent), 130 interrupted, 1 any other
+    /// error. See docs/judge.md.
     Judge {
         /// Judge settings (see judges/default.toml, judges/mock.toml).
         #[arg(long)]

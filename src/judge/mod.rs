@@ -404,7 +404,8 @@ async fn run_calls(
         // Taken before the task starts, so calls go out in the planned order.
         let permit = tokio::select! {
             p = permits.clone().acquire_owned() => p.expect("semaphore open"),
-            _ = interrupts.recv() => { interrupted = true; break; }
+            // A closed channel (no Ctrl-C handler) disables this branch, never stops a run.
+            Some(()) = interrupts.recv() => { interrupted = true; break; }
         };
         report.launched += 1;
         let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());

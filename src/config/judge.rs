@@ -104,12 +104,12 @@ impl JudgeSettings {
             return Ok(None);
         };
         match std::env::var(var) {
-            Ok(v) => Ok(Some(v)),
-            Err(_) => Err(ConfigError::invalid(
+            Ok(v) if !v.trim().is_empty() => Ok(Some(v)),
+            _ => Err(ConfigError::invalid(
                 &self.path,
                 self.api_key_env_line,
                 format!(
-                    "environment variable {var} (api_key_env of judge {}) is not set",
+                    "environment variable {var} (api_key_env of judge {}) is not set or empty",
                     self.id
                 ),
                 format!("export {var}=... before running; --dry-run and --audit need no key"),
@@ -592,6 +592,11 @@ mod tests {
         let err = s.api_key().unwrap_err().to_string();
         assert!(err.contains("j.toml:4:"), "{err}");
         assert!(err.contains("TURNBENCH_TEST_UNSET_JUDGE_KEY"), "{err}");
+        // SAFETY: no other test reads this variable.
+        unsafe { std::env::set_var("TURNBENCH_TEST_EMPTY_JUDGE_KEY", " ") };
+        let mut s = s;
+        s.api_key_env = Some("TURNBENCH_TEST_EMPTY_JUDGE_KEY".into());
+        assert!(s.api_key().unwrap_err().to_string().contains("or empty"));
     }
 
     #[test]

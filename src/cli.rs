@@ -7,8 +7,10 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 use crate::collect::{self, CollectOptions};
-use crate::config::{BenchConfig, Scenario};
+use crate::config::{BenchConfig, BenchTargetNames, JudgeSettings, Rubric, Scenario};
+use crate::judge::{self, JudgeOptions, Mode};
 use crate::mock::{MockConfig, MockServer};
+use crate::store::judgments::JudgmentStatus;
 
 #[derive(Parser)]
 #[command(
@@ -47,6 +49,41 @@ pub enum Command {
         #[arg(long, default_value_t = 2)]
         repeats: u32,
     },
+    /// Score stored conversations with a blind LLM judge; only what is not judged yet
+    /// is sent.
+    ///
+    /// Exit status: 0 all judged, 2 some judgments unparseable or judge errors (stored),
+    /// 3 the audit found a name in a prompt (nothing sent), 130 interrupted, 1 any other
+    /// error. See docs/judge.md.
+    Judge {
+        /// Judge settings (see judges/default.toml, judges/mock.toml).
+        #[arg(long)]
+        judge: PathBuf,
+        /// The rubric (see rubrics/).
+        #[arg(long)]
+        rubric: PathBuf,
+        /// A bench.toml whose target names, aliases and hosts are redacted too.
+        #[arg(long, short)]
+        config: Option<PathBuf>,
+        /// Print the exact blinded prompts that would be sent; send nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Scan every prompt for every redaction term; exit 3 on a leak; send nothing.
+        #[arg(long)]
+        audit: bool,
+        /// Judgments per conversation (overrides the settings).
+        #[arg(long)]
+        replicates: Option<u32>,
+        /// Which conversations: the first completed repeat per cell × scenario, or all.
+        #[arg(long, value_parser = ["first", "all"])]
+        sample: Option<String>,
+        /// Seed of the call order (overrides the settings).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Judge calls in flight at once (overrides the settings).
+        #[arg(long)]
+        concurrency: Option<usize>,
+    },
     /// Serve a simulated OpenAI-compatible provider until Ctrl-C.
     Mock {
         #[arg(long, default_value_t = 8089)]
@@ -76,6 +113,50 @@ pub async fn run(cli: Cli) -> Result<i32> {
             scenarios,
             repeats,
         } => run_collect(&cli.db, cli.quiet, config, resume, scenarios, repeats).await,
+        Command::Judge {
+            judge,
+            rubric,
+            config,
+            dry_run,
+            audit,
+            replicates,
+            sample,
+            seed,
+            concurrency,
+        } => {
+            let mut settings = JudgeSettings::load(&judge)?;
+            if let Some(n) = replicates {
+                anyhow::ensure!(n >= 1, "--replicates must be at least 1");
+                settings.replicates = n;
+            }
+            if let Some(s) = sample {
+                settings.sample = s.parse().map_err(anyhow::Error::msg)?;
+            }
+            if let Some(s) = seed {
+                settings.seed = s;
+            }
+            if let Some(n) = concurrency {
+                anyhow::ensure!(n >= 1, "--concurrency must be at least 1");
+                settings.concurrency = n;
+            }
+            let mode = match (audit, dry_run) {
+                (true, _) => Mode::Audit,
+                (false, true) => Mode::DryRun,
+                (false, false) => Mode::Judge,
+            };
+            let opts = JudgeOptions {
+                db: cli.db.clone(),
+                settings,
+                rubric: Rubric::load(&rubric)?,
+                bench_targets: match &config {
+                    Some(path) => BenchTargetNames::load(path)?,
+                    None => Vec::new(),
+                },
+                mode,
+                quiet: cli.quiet,
+            };
+            run_judge(opts, dry_run).await
+        }
         Command::Mock {
             port,
             host,
@@ -113,6 +194,65 @@ pub async fn run(cli: Cli) -> Result<i32> {
             Ok(0)
         }
     }
+}
+
+async fn run_judge(opts: JudgeOptions, print_prompts: bool) -> Result<i32> {
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (report, plan) = judge::judge(&opts, rx).await?;
+    if print_prompts {
+        print!("{}", judge::format_dry_run(&plan, &opts.settings));
+    }
+    for l in &report.leaks {
+        eprintln!(
+            "leak: conversation {} replicate {}: {:?} in \"…{}…\"",
+            l.conversation_id, l.replicate, l.leak.term, l.leak.context
+        );
+    }
+    if !report.leaks.is_empty() {
+        eprintln!(
+            "audit: {} leaks in {} prompts; nothing was sent\n  fix: remove the names from the rubric or template, or check the redaction terms",
+            report.leaks.len(),
+            report.planned
+        );
+        return Ok(3);
+    }
+    if opts.mode != Mode::Judge {
+        if !opts.quiet {
+            eprintln!(
+                "{}: {} prompts checked against {} redaction terms, no leak; {} would be sent ({} already judged); nothing was sent",
+                if opts.mode == Mode::Audit {
+                    "audit"
+                } else {
+                    "dry run"
+                },
+                report.planned,
+                plan.terms.len(),
+                report.planned - report.cached,
+                report.cached
+            );
+        }
+        return Ok(0);
+    }
+    print!(
+        "{}",
+        judge::format_summary(&report, &opts.settings, &opts.rubric)
+    );
+    let failed =
+        report.count(JudgmentStatus::Unparseable) + report.count(JudgmentStatus::JudgeError);
+    Ok(if report.interrupted {
+        130
+    } else if failed > 0 {
+        2
+    } else {
+        0
+    })
 }
 
 async fn run_collect(

@@ -8,10 +8,12 @@
 //! - [`cli`]: argument parsing and dispatch only.
 //! - [`collect`]: the collect stage: schedule, concurrency, pauses, resume, Ctrl-C.
 //! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate.
+//! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run.
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
 //! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
-//! - [`config`]: definition files (bench, scenarios), parsed and validated.
-//! - [`mock`]: the simulated OpenAI-compatible provider.
+//! - [`config`]: definition files (bench, scenarios, rubrics, judge settings), parsed and
+//!   validated.
+//! - [`mock`]: the simulated OpenAI-compatible provider, and the mock judge (`mock::judge`).
 //! - [`outcome`]: the turn and conversation outcome vocabulary.
 //! - [`tokens`]: visible-token counting (o200k_base).
 pub mod checks;
@@ -19,6 +21,7 @@ pub mod cli;
 pub mod client;
 pub mod collect;
 pub mod config;
+pub mod judge;
 pub mod mock;
 pub mod outcome;
 pub mod store;

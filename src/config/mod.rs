@@ -7,3 +7,7 @@ pub use error::{ConfigError, SourceText};
 pub use scenario::{Scenario, ScenarioTurn};
 pub mod bench;
 pub use bench::{BenchConfig, Prices, RequestParams, RetryPolicy, TargetConfig};
+pub mod judge;
+pub mod rubric;
+pub use judge::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Sample};
+pub use rubric::Rubric;

@@ -2,6 +2,7 @@
 //! turnbench with no keys. It answers scenario turns with their reference answers, follows
 //! per-model timing profiles, and injects faults and defects from a seed.
 
+pub mod judge;
 pub mod plan;
 pub mod profile;
 mod stream;
@@ -167,7 +168,10 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         *n - 1
     };
     let key = request_key(st.config.seed, &req.model, &req.messages, occurrence);
-    let plan = make_plan(&profile, key, &req.messages, &st.index);
+    let mut plan = make_plan(&profile, key, &req.messages, &st.index);
+    if judge::is_judge(&profile) {
+        judge::answer_as_judge(&mut plan, &profile, key, &req.messages);
+    }
     let id = format!("mock-{}", st.next_id.fetch_add(1, Ordering::Relaxed));
 
     let status_fault = match plan.fault {

@@ -143,6 +143,10 @@ pub struct Profile {
     /// How long a stalled stream waits before giving up, ms.
     #[serde(default = "default_stall")]
     pub stall_ms: f64,
+    /// Answer judge prompts with rubric-shaped JSON, with these defect rates
+    /// (see `mock::judge`; models named `mock-judge…` do so without the table).
+    #[serde(default)]
+    pub judge: Option<super::judge::JudgeFaultRates>,
 }
 
 fn default_style() -> ReasoningStyle {
@@ -172,6 +176,7 @@ impl Profile {
             words_per_chunk: 1,
             identity: None,
             stall_ms: default_stall(),
+            judge: None,
         }
     }
 }

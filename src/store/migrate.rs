@@ -7,8 +7,10 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Every migration, in order; the store's version is how many have been applied.
-pub(crate) const MIGRATIONS: &[(&str, &str)] =
-    &[("001_init", include_str!("../../db/001_init.sql"))];
+pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
+    ("001_init", include_str!("../../db/001_init.sql")),
+    ("002_judgments", include_str!("../../db/002_judgments.sql")),
+];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let found: i64 = conn

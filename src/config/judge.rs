@@ -1,0 +1,634 @@
+//! Judge settings (`judges/*.toml`) and their prompt templates.
+//!
+//! ```toml
+//! id = "default"                          # optional; default: the file's stem
+//! base_url = "https://api.openai.com/v1"  # or `builtin_mock = true` (no network, no key)
+//! model = "gpt-4.1-mini"
+//! api_key_env = "JUDGE_API_KEY"           # the key is read from this variable, never stored
+//! template = "prompt.md"                  # relative to this file; {{placeholders}}
+//! system = "You are an impartial evaluator."   # optional system message
+//! sample = "first"                        # or "all" (every completed repeat)
+//! replicates = 1                          # judgments per conversation
+//! seed = 0                                # order of judge calls
+//! concurrency = 8
+//! timeout_s = 120
+//! reasks = 2                              # re-asks after unparseable output
+//! include_reasoning = false               # show reasoning text to the judge
+//! redact = ["Acme Cloud"]                 # more terms to redact (case-insensitive)
+//! builtin_redactions = true               # the built-in list of model family names
+//! simulated = false                       # label results simulated (implied for mocks)
+//! [request]                               # temperature 0 and non-streaming by default
+//! response_format = { type = "json_object" }
+//! [retry]                                 # HTTP retries; Retry-After honoured
+//! attempts = 4
+//! ```
+//!
+//! The key's value never enters a settings value: only the variable's name does, and it is
+//! looked up when requests are built.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::bench::{RequestParams, RetryPolicy};
+use super::error::{ConfigError, SourceText};
+use super::scenario::valid_id;
+
+/// Which stored conversations a judge run scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sample {
+    /// The first completed repeat of each target × scenario.
+    First,
+    /// Every completed conversation.
+    All,
+}
+
+impl std::str::FromStr for Sample {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "first" => Ok(Sample::First),
+            "all" => Ok(Sample::All),
+            _ => Err(format!("unknown sample {s:?}; expected first or all")),
+        }
+    }
+}
+
+/// Where judge requests go.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum JudgeEndpoint {
+    /// An OpenAI-compatible base URL (`…/v1`).
+    Url(String),
+    /// The built-in mock judge, started in-process for the run.
+    BuiltinMock,
+}
+
+/// Resolved judge settings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JudgeSettings {
+    pub id: String,
+    pub path: PathBuf,
+    pub endpoint: JudgeEndpoint,
+    pub model: String,
+    pub api_key_env: Option<String>,
+    /// Line of `api_key_env`, for the "variable not set" error raised when sending.
+    #[serde(skip)]
+    pub api_key_env_line: usize,
+    pub headers: BTreeMap<String, String>,
+    pub request: RequestParams,
+    pub retry: RetryPolicy,
+    pub system: Option<String>,
+    pub template_path: PathBuf,
+    pub template: PromptTemplate,
+    pub sample: Sample,
+    pub replicates: u32,
+    pub seed: u64,
+    pub concurrency: usize,
+    pub timeout_s: f64,
+    pub reasks: u32,
+    pub include_reasoning: bool,
+    pub redact: Vec<String>,
+    pub builtin_redactions: bool,
+    /// Results are labelled simulated: set in the file, or implied by the built-in mock
+    /// or a model named `mock-…`.
+    pub simulated: bool,
+}
+
+impl JudgeSettings {
+    /// The key from the environment; an error naming the file and line when it is unset.
+    pub fn api_key(&self) -> Result<Option<String>, ConfigError> {
+        let Some(var) = &self.api_key_env else {
+            return Ok(None);
+        };
+        match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Ok(Some(v)),
+            _ => Err(ConfigError::invalid(
+                &self.path,
+                self.api_key_env_line,
+                format!(
+                    "environment variable {var} (api_key_env of judge {}) is not set or empty",
+                    self.id
+                ),
+                format!("export {var}=... before running; --dry-run and --audit need no key"),
+            )),
+        }
+    }
+
+    /// The judge's host, or `builtin-mock`.
+    pub fn host(&self) -> String {
+        match &self.endpoint {
+            JudgeEndpoint::Url(url) => super::bench::host_of(url),
+            JudgeEndpoint::BuiltinMock => "builtin-mock".to_string(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JudgeDoc {
+    id: Option<Spanned<String>>,
+    base_url: Option<Spanned<String>>,
+    #[serde(default)]
+    builtin_mock: bool,
+    model: Spanned<String>,
+    api_key_env: Option<Spanned<String>>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    template: Spanned<String>,
+    system: Option<String>,
+    #[serde(default = "first")]
+    sample: Sample,
+    #[serde(default = "one")]
+    replicates: Spanned<u32>,
+    #[serde(default)]
+    seed: u64,
+    #[serde(default = "default_concurrency")]
+    concurrency: Spanned<usize>,
+    #[serde(default = "default_timeout")]
+    timeout_s: Spanned<f64>,
+    #[serde(default = "default_reasks")]
+    reasks: u32,
+    #[serde(default)]
+    include_reasoning: bool,
+    #[serde(default)]
+    redact: Vec<Spanned<String>>,
+    #[serde(default = "yes")]
+    builtin_redactions: bool,
+    #[serde(default)]
+    simulated: bool,
+    #[serde(default)]
+    request: RequestParams,
+    #[serde(default = "default_retry")]
+    retry: RetryPolicy,
+}
+
+fn first() -> Sample {
+    Sample::First
+}
+fn one() -> Spanned<u32> {
+    Spanned::new(0..0, 1)
+}
+fn yes() -> bool {
+    true
+}
+fn default_concurrency() -> Spanned<usize> {
+    Spanned::new(0..0, 8)
+}
+fn default_timeout() -> Spanned<f64> {
+    Spanned::new(0..0, 120.0)
+}
+fn default_reasks() -> u32 {
+    2
+}
+fn default_retry() -> RetryPolicy {
+    // Judging is not a latency measurement: retry transient faults by default.
+    RetryPolicy {
+        attempts: 4,
+        ..RetryPolicy::default()
+    }
+}
+
+impl JudgeSettings {
+    /// Reads the settings and the template file they name.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let src = SourceText::read(path)?;
+        let doc: JudgeDoc = src.parse()?;
+        let id = match &doc.id {
+            Some(id) => {
+                if !valid_id(id.get_ref()) {
+                    return Err(src.invalid(
+                        id.span(),
+                        format!("judge id {:?} is not a slug", id.get_ref()),
+                        "use a short slug such as \"gpt-judge\"",
+                    ));
+                }
+                id.get_ref().clone()
+            }
+            None => path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("judge")
+                .to_string(),
+        };
+        let endpoint = match (&doc.base_url, doc.builtin_mock) {
+            (Some(url), false) => {
+                let u = url.get_ref().trim_end_matches('/').to_string();
+                if !(u.starts_with("http://") || u.starts_with("https://")) {
+                    return Err(src.invalid(
+                        url.span(),
+                        format!("base_url {u:?} is not an http(s) URL"),
+                        "write the endpoint's base, e.g. \"https://api.openai.com/v1\"",
+                    ));
+                }
+                JudgeEndpoint::Url(u)
+            }
+            (None, true) => JudgeEndpoint::BuiltinMock,
+            (Some(url), true) => {
+                return Err(src.invalid(
+                    url.span(),
+                    "both base_url and builtin_mock are set",
+                    "keep one: base_url for a real judge, builtin_mock = true for the mock",
+                ));
+            }
+            (None, false) => {
+                return Err(src.invalid(
+                    doc.model.span(),
+                    "no base_url",
+                    "set base_url = \"https://.../v1\", or builtin_mock = true",
+                ));
+            }
+        };
+        if doc.model.get_ref().trim().is_empty() {
+            return Err(src.invalid(doc.model.span(), "empty model", "name the judge model"));
+        }
+        let positive = |ok: bool, span: std::ops::Range<usize>, what: &str| {
+            if ok {
+                Ok(())
+            } else {
+                Err(src.invalid(
+                    span,
+                    format!("{what} must be at least 1"),
+                    format!("set {what} to a positive value"),
+                ))
+            }
+        };
+        positive(
+            *doc.replicates.get_ref() >= 1,
+            doc.replicates.span(),
+            "replicates",
+        )?;
+        positive(
+            *doc.concurrency.get_ref() >= 1,
+            doc.concurrency.span(),
+            "concurrency",
+        )?;
+        let t = *doc.timeout_s.get_ref();
+        positive(t.is_finite() && t > 0.0, doc.timeout_s.span(), "timeout_s")?;
+        if doc.retry.attempts == 0 {
+            return Err(ConfigError::invalid(
+                path,
+                find_line(&src, "attempts"),
+                "retry attempts must be at least 1",
+                "set attempts = 1 for no retries",
+            ));
+        }
+        let mut redact = Vec::new();
+        for term in &doc.redact {
+            if term.get_ref().trim().chars().count() < 2 {
+                return Err(src.invalid(
+                    term.span(),
+                    format!(
+                        "redaction term {:?} is shorter than 2 characters",
+                        term.get_ref()
+                    ),
+                    "write the whole name to redact",
+                ));
+            }
+            redact.push(term.get_ref().trim().to_string());
+        }
+
+        let base = path.parent().unwrap_or(Path::new("."));
+        let template_path = base.join(doc.template.get_ref());
+        let template_src = SourceText::read(&template_path).map_err(|e| match e {
+            ConfigError::Read { source, .. } => src.invalid(
+                doc.template.span(),
+                format!("cannot read template {}: {source}", template_path.display()),
+                "name a template file relative to this settings file",
+            ),
+            other => other,
+        })?;
+        let template = PromptTemplate::parse(&template_src)?;
+
+        // A judge scores best when it does not improvise, and the parser wants one body.
+        let mut request = doc.request;
+        request.temperature = request.temperature.or(Some(0.0));
+        request.stream = request.stream.or(Some(false));
+        // The mock's judge models are named `mock-judge…`; a served mock is still a mock.
+        let simulated = doc.simulated
+            || endpoint == JudgeEndpoint::BuiltinMock
+            || doc.model.get_ref().starts_with("mock-");
+        Ok(JudgeSettings {
+            id,
+            path: path.to_path_buf(),
+            endpoint,
+            model: doc.model.into_inner(),
+            api_key_env_line: doc
+                .api_key_env
+                .as_ref()
+                .map_or(1, |v| src.line_of(v.span().start)),
+            api_key_env: doc.api_key_env.map(Spanned::into_inner),
+            headers: doc.headers,
+            request,
+            retry: doc.retry,
+            system: doc.system.map(|s| s.trim().to_string()),
+            template_path,
+            template,
+            sample: doc.sample,
+            replicates: doc.replicates.into_inner(),
+            seed: doc.seed,
+            concurrency: doc.concurrency.into_inner(),
+            timeout_s: t,
+            reasks: doc.reasks,
+            include_reasoning: doc.include_reasoning,
+            redact,
+            builtin_redactions: doc.builtin_redactions,
+            simulated,
+        })
+    }
+}
+
+/// The names in a bench.toml's targets, for blinding only. Read leniently: the file's
+/// other settings are not validated, and its key variables need not be set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchTargetNames {
+    pub provider: String,
+    pub model: String,
+    pub label: String,
+    pub host: String,
+}
+
+#[derive(Deserialize)]
+struct BenchNamesDoc {
+    #[serde(rename = "target", default)]
+    targets: Vec<BenchTargetDoc>,
+}
+
+#[derive(Deserialize)]
+struct BenchTargetDoc {
+    provider: String,
+    model: String,
+    label: Option<String>,
+    base_url: String,
+}
+
+impl BenchTargetNames {
+    pub fn load(path: &Path) -> Result<Vec<Self>, ConfigError> {
+        let doc: BenchNamesDoc = SourceText::read(path)?.parse()?;
+        Ok(doc
+            .targets
+            .into_iter()
+            .map(|t| BenchTargetNames {
+                label: t.label.unwrap_or_else(|| t.model.clone()),
+                host: super::bench::host_of(t.base_url.trim_end_matches('/')),
+                provider: t.provider,
+                model: t.model,
+            })
+            .collect())
+    }
+}
+
+fn find_line(src: &SourceText, key: &str) -> usize {
+    src.text
+        .lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map_or(1, |i| i + 1)
+}
+
+/// A named placeholder in a prompt template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placeholder {
+    /// The opaque label of the transcript.
+    Label,
+    RubricTitle,
+    /// The rubric's description (empty when it has none).
+    RubricDescription,
+    ScaleMin,
+    ScaleMax,
+    /// Every criterion: id, question and anchors.
+    Criteria,
+    CompletedQuestion,
+    /// The JSON shape to answer with, criteria ids filled in.
+    OutputFormat,
+    /// One machine-readable line: `rubric-spec: {"criteria":[…],"min":…,"max":…}`.
+    RubricSpec,
+    /// The delimited, blinded transcript.
+    Transcript,
+    /// The exact lines that open and close the transcript.
+    TranscriptBegin,
+    TranscriptEnd,
+}
+
+impl Placeholder {
+    pub const ALL: [Placeholder; 12] = [
+        Placeholder::Label,
+        Placeholder::RubricTitle,
+        Placeholder::RubricDescription,
+        Placeholder::ScaleMin,
+        Placeholder::ScaleMax,
+        Placeholder::Criteria,
+        Placeholder::CompletedQuestion,
+        Placeholder::OutputFormat,
+        Placeholder::RubricSpec,
+        Placeholder::Transcript,
+        Placeholder::TranscriptBegin,
+        Placeholder::TranscriptEnd,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Placeholder::Label => "label",
+            Placeholder::RubricTitle => "rubric_title",
+            Placeholder::RubricDescription => "rubric_description",
+            Placeholder::ScaleMin => "scale_min",
+            Placeholder::ScaleMax => "scale_max",
+            Placeholder::Criteria => "criteria",
+            Placeholder::CompletedQuestion => "completed_question",
+            Placeholder::OutputFormat => "output_format",
+            Placeholder::RubricSpec => "rubric_spec",
+            Placeholder::Transcript => "transcript",
+            Placeholder::TranscriptBegin => "transcript_begin",
+            Placeholder::TranscriptEnd => "transcript_end",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum Segment {
+    Text(String),
+    Slot(Placeholder),
+}
+
+/// A template split into literal text and placeholders, so that rendering is one pass and
+/// text substituted in (a transcript that contains `{{criteria}}`) is never expanded again.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptTemplate {
+    /// The file's text, hashed into judgment keys.
+    pub text: String,
+    pub segments: Vec<Segment>,
+}
+
+impl PromptTemplate {
+    pub fn parse(src: &SourceText) -> Result<Self, ConfigError> {
+        let text = &src.text;
+        let mut segments = Vec::new();
+        let mut rest = 0;
+        let mut literal = String::new();
+        while let Some(open) = text[rest..].find("{{").map(|o| o + rest) {
+            literal.push_str(&text[rest..open]);
+            let Some(close) = text[open + 2..].find("}}").map(|c| c + open + 2) else {
+                return Err(src.invalid(
+                    open..open,
+                    "`{{` without a closing `}}`",
+                    "close the placeholder, e.g. {{transcript}}",
+                ));
+            };
+            let name = text[open + 2..close].trim();
+            let Some(p) = Placeholder::ALL.into_iter().find(|p| p.name() == name) else {
+                let known: Vec<_> = Placeholder::ALL.iter().map(|p| p.name()).collect();
+                return Err(src.invalid(
+                    open..close,
+                    format!("unknown placeholder {{{{{name}}}}}"),
+                    format!("use one of: {}", known.join(", ")),
+                ));
+            };
+            if !literal.is_empty() {
+                segments.push(Segment::Text(std::mem::take(&mut literal)));
+            }
+            segments.push(Segment::Slot(p));
+            rest = close + 2;
+        }
+        literal.push_str(&text[rest..]);
+        if !literal.is_empty() {
+            segments.push(Segment::Text(literal));
+        }
+        for required in [Placeholder::Transcript, Placeholder::Criteria] {
+            if !segments.contains(&Segment::Slot(required)) {
+                return Err(ConfigError::invalid(
+                    &src.path,
+                    1,
+                    format!("the template has no {{{{{}}}}}", required.name()),
+                    format!(
+                        "add {{{{{}}}}} where the judge should read it",
+                        required.name()
+                    ),
+                ));
+            }
+        }
+        Ok(PromptTemplate {
+            text: text.clone(),
+            segments,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    const TEMPLATE: &str = "Rate {{ label }}.\n{{criteria}}\n{{transcript}}\n";
+
+    #[test]
+    fn loads_settings_with_judge_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "t.md", TEMPLATE);
+        let p = write(
+            dir.path(),
+            "gpt.toml",
+            "base_url = \"https://api.example.com/v1/\"\nmodel = \"m\"\ntemplate = \"t.md\"\n",
+        );
+        let s = JudgeSettings::load(&p).unwrap();
+        assert_eq!(s.id, "gpt");
+        assert_eq!(
+            s.endpoint,
+            JudgeEndpoint::Url("https://api.example.com/v1".into())
+        );
+        assert_eq!(s.request.temperature, Some(0.0));
+        assert!(!s.request.stream());
+        assert_eq!(s.sample, Sample::First);
+        assert_eq!(s.retry.attempts, 4);
+        assert!(!s.simulated);
+        assert_eq!(s.host(), "api.example.com");
+        assert_eq!(
+            s.template.segments[1],
+            Segment::Slot(Placeholder::Label),
+            "{:?}",
+            s.template.segments
+        );
+    }
+
+    #[test]
+    fn builtin_mock_is_simulated_and_excludes_base_url() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "t.md", TEMPLATE);
+        let p = write(
+            dir.path(),
+            "m.toml",
+            "builtin_mock = true\nmodel = \"mock-judge\"\ntemplate = \"t.md\"\n",
+        );
+        assert!(JudgeSettings::load(&p).unwrap().simulated);
+        let p = write(
+            dir.path(),
+            "m.toml",
+            "builtin_mock = true\nbase_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"t.md\"\n",
+        );
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("m.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn unset_key_is_reported_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "t.md", TEMPLATE);
+        let p = write(
+            dir.path(),
+            "j.toml",
+            "base_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"t.md\"\napi_key_env = \"TURNBENCH_TEST_UNSET_JUDGE_KEY\"\n",
+        );
+        let s = JudgeSettings::load(&p).unwrap();
+        let err = s.api_key().unwrap_err().to_string();
+        assert!(err.contains("j.toml:4:"), "{err}");
+        assert!(err.contains("TURNBENCH_TEST_UNSET_JUDGE_KEY"), "{err}");
+        // SAFETY: no other test reads this variable.
+        unsafe { std::env::set_var("TURNBENCH_TEST_EMPTY_JUDGE_KEY", " ") };
+        let mut s = s;
+        s.api_key_env = Some("TURNBENCH_TEST_EMPTY_JUDGE_KEY".into());
+        assert!(s.api_key().unwrap_err().to_string().contains("or empty"));
+    }
+
+    #[test]
+    fn template_errors_name_their_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = "base_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"t.md\"\n";
+        let p = write(dir.path(), "j.toml", base);
+        write(dir.path(), "t.md", "ok\n\n{{criteria}} {{transcrip}}\n");
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("t.md:3:"), "{err}");
+        assert!(err.contains("transcrip"), "{err}");
+        write(dir.path(), "t.md", "{{criteria}}\n");
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("{{transcript}}"), "{err}");
+        write(dir.path(), "t.md", "{{criteria}}\n{{transcript");
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("t.md:2:"), "{err}");
+        std::fs::remove_file(dir.path().join("t.md")).unwrap();
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("j.toml:3:"), "{err}");
+    }
+
+    #[test]
+    fn zero_replicates_and_short_terms_are_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "t.md", TEMPLATE);
+        let base = "base_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"t.md\"\n";
+        let p = write(dir.path(), "j.toml", &format!("{base}replicates = 0\n"));
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("j.toml:4:"), "{err}");
+        let p = write(dir.path(), "j.toml", &format!("{base}redact = [\"x\"]\n"));
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("j.toml:4:"), "{err}");
+    }
+}

@@ -1,0 +1,100 @@
+//! Judgment keys and the seeded call order.
+//!
+//! A judgment's key hashes everything that can change its answer: the judge model and
+//! request parameters, the system text and template text, the rubric's content, the
+//! blinded transcript and the replicate index. Not the judge's URL, key, concurrency or
+//! retry policy, which change how an answer is fetched, not what it says.
+
+use crate::config::{JudgeSettings, Rubric};
+
+/// Length-prefixed fields, so that no two different inputs hash alike.
+struct KeyHasher(blake3::Hasher);
+
+impl KeyHasher {
+    fn new(domain: &str) -> Self {
+        let mut k = KeyHasher(blake3::Hasher::new());
+        k.field(domain.as_bytes());
+        k
+    }
+
+    fn field(&mut self, bytes: &[u8]) -> &mut Self {
+        self.0.update(&(bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+        self
+    }
+
+    fn hex(&self, len: usize) -> String {
+        self.0.finalize().to_hex()[..len].to_string()
+    }
+}
+
+/// What a judge's answers depend on: model, parameters, system text, template text.
+pub fn judge_hash(settings: &JudgeSettings) -> String {
+    let params = serde_json::to_string(&settings.request).expect("params serialise");
+    KeyHasher::new("turnbench-judge-v1")
+        .field(settings.model.as_bytes())
+        .field(params.as_bytes())
+        .field(settings.system.as_deref().unwrap_or("\0none").as_bytes())
+        .field(settings.template.text.as_bytes())
+        .hex(24)
+}
+
+/// The cache key of one judgment.
+pub fn judgment_key(
+    judge_hash: &str,
+    rubric: &Rubric,
+    blinded_transcript: &str,
+    replicate: u32,
+) -> String {
+    KeyHasher::new("turnbench-judgment-v1")
+        .field(judge_hash.as_bytes())
+        .field(rubric.content_json().as_bytes())
+        .field(blinded_transcript.as_bytes())
+        .field(&replicate.to_le_bytes())
+        .hex(32)
+}
+
+/// Position of a judge call in the run's order: a seeded hash, so the order is random
+/// across targets, the same for the same seed, and a partial re-run keeps the relative
+/// order of what is left.
+pub fn order_key(seed: u64, conversation_uid: &str, replicate: u32) -> [u8; 32] {
+    *KeyHasher::new("turnbench-judge-order-v1")
+        .field(&seed.to_le_bytes())
+        .field(conversation_uid.as_bytes())
+        .field(&replicate.to_le_bytes())
+        .0
+        .finalize()
+        .as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::SourceText;
+
+    fn rubric(question: &str) -> Rubric {
+        Rubric::from_source(&SourceText {
+            path: "r.toml".into(),
+            text: format!("id = \"r\"\nversion = 1\nscale = {{ min = 1, max = 5 }}\n[[criterion]]\nid = \"a\"\nquestion = \"{question}\"\nanchors = {{ 1 = \"no\", 5 = \"yes\" }}\n[completed]\nquestion = \"Done?\"\n"),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn key_changes_with_each_input() {
+        let r = rubric("A?");
+        let base = judgment_key("j", &r, "t", 1);
+        assert_eq!(base, judgment_key("j", &r, "t", 1));
+        assert_ne!(base, judgment_key("k", &r, "t", 1));
+        assert_ne!(base, judgment_key("j", &rubric("B?"), "t", 1));
+        assert_ne!(base, judgment_key("j", &r, "u", 1));
+        assert_ne!(base, judgment_key("j", &r, "t", 2));
+    }
+
+    #[test]
+    fn order_is_seeded() {
+        assert_eq!(order_key(1, "c", 1), order_key(1, "c", 1));
+        assert_ne!(order_key(1, "c", 1), order_key(2, "c", 1));
+        assert_ne!(order_key(1, "c", 1), order_key(1, "c", 2));
+    }
+}

@@ -1,0 +1,613 @@
+//! `turnbench judge`: scores stored conversations with an LLM judge that never learns who
+//! answered.
+//!
+//! - [`blind`]: visible messages only, names redacted, delimiters the text cannot forge.
+//! - [`prompt`]: the template rendered with rubric, opaque label and transcript.
+//! - [`parse`]: strict JSON, else the last object; every criterion inside the scale.
+//! - [`cache`]: judgment keys and the seeded call order.
+//!
+//! This module plans (sample, blind, key, order), audits, and runs the calls: concurrency
+//! from the settings, HTTP retries from the client (Retry-After honoured), re-asks after
+//! unusable answers, and each judgment written as soon as it ends by one writer thread.
+//! Only keys without a final judgment are sent, so a re-run sends only what is new.
+
+pub mod blind;
+pub mod cache;
+pub mod parse;
+pub mod prompt;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::sync::Semaphore;
+
+use crate::client::{Client, Endpoint};
+use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
+use crate::outcome::TurnOutcome;
+use crate::store::StoreError;
+use crate::store::judgments::{
+    CompletedConversation, JudgmentRecord, JudgmentStatus, JudgmentWriter, NewJudge, RubricRow,
+    completed_conversations, final_keys, target_names, upsert_judge, upsert_rubric,
+    visible_messages,
+};
+use crate::store::records::Message;
+use blind::{Identity, Leak, Redactor, blind, redaction_terms};
+use parse::parse_verdict;
+
+#[derive(Debug, thiserror::Error)]
+pub enum JudgeError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// What `turnbench judge` was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Audit, then send what is not judged yet.
+    Judge,
+    /// Print the prompts that would be sent; send nothing.
+    DryRun,
+    /// Scan every prompt for redaction terms; send nothing.
+    Audit,
+}
+
+pub struct JudgeOptions {
+    pub db: PathBuf,
+    /// Settings with command-line overrides applied.
+    pub settings: JudgeSettings,
+    pub rubric: Rubric,
+    /// Targets of a bench.toml, whose names are redacted too (besides the store's).
+    pub bench_targets: Vec<BenchTargetNames>,
+    pub mode: Mode,
+    pub quiet: bool,
+}
+
+/// One judgment to obtain: a sampled conversation × a replicate.
+#[derive(Debug, Clone)]
+pub struct PlannedJudgment {
+    pub conversation_id: i64,
+    pub label: String,
+    pub replicate: u32,
+    pub key: String,
+    /// The exact messages of the first ask.
+    pub messages: Vec<Message>,
+    /// Already judged (a final judgment for this key is stored).
+    pub cached: bool,
+}
+
+/// Everything a run would send, in call order.
+#[derive(Debug)]
+pub struct JudgePlan {
+    pub rubric_ref: i64,
+    pub judge_ref: i64,
+    pub sampled: usize,
+    pub items: Vec<PlannedJudgment>,
+    pub terms: Vec<String>,
+}
+
+impl JudgePlan {
+    pub fn pending(&self) -> impl Iterator<Item = &PlannedJudgment> {
+        self.items.iter().filter(|i| !i.cached)
+    }
+}
+
+/// A redaction term found in a planned prompt.
+#[derive(Debug, Clone)]
+pub struct AuditLeak {
+    pub conversation_id: i64,
+    pub replicate: u32,
+    pub leak: Leak,
+}
+
+/// What a judge run did.
+#[derive(Debug, Default)]
+pub struct JudgeReport {
+    pub sampled: usize,
+    pub planned: usize,
+    pub cached: usize,
+    pub launched: usize,
+    /// HTTP requests sent (retries and re-asks included).
+    pub requests: u64,
+    pub by_status: BTreeMap<&'static str, u64>,
+    pub leaks: Vec<AuditLeak>,
+    pub elapsed: Duration,
+    pub interrupted: bool,
+    pub simulated: bool,
+}
+
+impl JudgeReport {
+    pub fn count(&self, status: JudgmentStatus) -> u64 {
+        self.by_status.get(status.as_str()).copied().unwrap_or(0)
+    }
+}
+
+/// Picks the conversations to judge, in storage order: with [`Sample::First`], the first
+/// completed repeat of each run × target cell × scenario; with [`Sample::All`], all.
+pub fn sample(convs: &[CompletedConversation], how: Sample) -> Vec<&CompletedConversation> {
+    if how == Sample::All {
+        return convs.iter().collect();
+    }
+    let mut first: HashMap<(i64, &str, &str, &str), &CompletedConversation> = HashMap::new();
+    for c in convs {
+        // Imported conversations without a scenario are each their own group.
+        let scenario = c.scenario.as_deref().unwrap_or(c.uid.as_str());
+        let slot = first
+            .entry((c.run_id, &c.provider, &c.label, scenario))
+            .or_insert(c);
+        if (c.repeat, c.id) < (slot.repeat, slot.id) {
+            *slot = c;
+        }
+    }
+    let mut chosen: Vec<_> = first.into_values().collect();
+    chosen.sort_by_key(|c| c.id);
+    chosen
+}
+
+/// Stores the rubric and judge settings, samples, blinds, keys and orders every judgment.
+pub fn plan(
+    conn: &rusqlite::Connection,
+    settings: &JudgeSettings,
+    rubric: &Rubric,
+    bench_targets: &[BenchTargetNames],
+) -> Result<JudgePlan, JudgeError> {
+    let rubric_ref = match upsert_rubric(
+        conn,
+        &rubric.id,
+        rubric.version,
+        &rubric.content_hash(),
+        &rubric.title,
+        &rubric.content_json(),
+    )? {
+        RubricRow::Stored(id) => id,
+        RubricRow::Conflict { .. } => {
+            return Err(JudgeError::Setup(format!(
+                "rubric {} version {} is already stored with other content\n  fix: raise `version` in the rubric file (an edited rubric is a new version)",
+                rubric.id, rubric.version
+            )));
+        }
+    };
+    let judge_hash = cache::judge_hash(settings);
+    let settings_json = serde_json::json!({
+        "request": settings.request,
+        "system": settings.system,
+        "include_reasoning": settings.include_reasoning,
+        "redact": settings.redact,
+        "builtin_redactions": settings.builtin_redactions,
+        "judge_hash": judge_hash,
+    })
+    .to_string();
+    let judge_ref = upsert_judge(
+        conn,
+        &NewJudge {
+            judge_id: &settings.id,
+            model: &settings.model,
+            host: &settings.host(),
+            simulated: settings.simulated,
+            settings_json: &settings_json,
+            template: &settings.template.text,
+        },
+    )?;
+
+    let mut identities: Vec<Identity> = target_names(conn)?
+        .into_iter()
+        .map(|t| Identity {
+            provider: t.provider,
+            model: t.model,
+            label: t.label,
+            host: t.host,
+        })
+        .collect();
+    identities.extend(bench_targets.iter().map(|t| Identity {
+        provider: t.provider.clone(),
+        model: t.model.clone(),
+        label: t.label.clone(),
+        host: Some(t.host.clone()),
+    }));
+    let terms = redaction_terms(&identities, &settings.redact, settings.builtin_redactions);
+    let redactor = Redactor::new(terms.clone());
+
+    let done = final_keys(conn)?;
+    let convs = completed_conversations(conn)?;
+    let chosen = sample(&convs, settings.sample);
+    let mut items = Vec::new();
+    for c in &chosen {
+        let visible = visible_messages(conn, c.id)?;
+        let transcript = blind(&visible, &redactor, settings.include_reasoning);
+        let label = prompt::opaque_label(&c.uid);
+        let messages = prompt::build_messages(settings, rubric, &transcript, &label);
+        for replicate in 1..=settings.replicates {
+            let key = cache::judgment_key(&judge_hash, rubric, &transcript.text, replicate);
+            items.push((
+                cache::order_key(settings.seed, &c.uid, replicate),
+                PlannedJudgment {
+                    conversation_id: c.id,
+                    label: label.clone(),
+                    replicate,
+                    cached: done.contains(&(c.id, key.clone())),
+                    key,
+                    messages: messages.clone(),
+                },
+            ));
+        }
+    }
+    items.sort_by_key(|(order, _)| *order);
+    Ok(JudgePlan {
+        rubric_ref,
+        judge_ref,
+        sampled: chosen.len(),
+        items: items.into_iter().map(|(_, i)| i).collect(),
+        terms,
+    })
+}
+
+/// Every redaction term in every planned prompt (judged already or not).
+pub fn audit_plan(plan: &JudgePlan) -> Vec<AuditLeak> {
+    let mut leaks = Vec::new();
+    for item in &plan.items {
+        for m in &item.messages {
+            for leak in blind::audit(&m.content, &plan.terms) {
+                leaks.push(AuditLeak {
+                    conversation_id: item.conversation_id,
+                    replicate: item.replicate,
+                    leak,
+                });
+            }
+        }
+    }
+    leaks
+}
+
+/// The exact prompts that would be sent, with a header line each (the header is for the
+/// reader; only what follows it is sent).
+pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
+    let pending: Vec<_> = plan.pending().collect();
+    let mut out = String::new();
+    for (n, item) in pending.iter().enumerate() {
+        out.push_str(&format!(
+            "=== judge prompt {}/{} · conversation {} · {} · replicate {} · model {}{} ===\n",
+            n + 1,
+            pending.len(),
+            item.conversation_id,
+            item.label,
+            item.replicate,
+            settings.model,
+            if settings.simulated {
+                " (simulated)"
+            } else {
+                ""
+            },
+        ));
+        for m in &item.messages {
+            out.push_str(&format!("--- {} ---\n{}\n", m.role, m.content));
+        }
+    }
+    out
+}
+
+/// Plans, audits and (in [`Mode::Judge`]) sends. A leak found by the audit stops a run
+/// before anything is sent.
+pub async fn judge(
+    opts: &JudgeOptions,
+    interrupts: tokio::sync::mpsc::Receiver<()>,
+) -> Result<(JudgeReport, JudgePlan), JudgeError> {
+    let conn = crate::store::open(&opts.db)?;
+    // A dry run or an audit leaves the store as it was: the rubric and judge rows that
+    // planning records are rolled back unless judgments follow.
+    let tx = conn
+        .unchecked_transaction()
+        .map_err(|e| JudgeError::Store(e.into()))?;
+    let plan = plan(&tx, &opts.settings, &opts.rubric, &opts.bench_targets)?;
+    if plan.sampled == 0 {
+        return Err(JudgeError::Setup(format!(
+            "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
+            opts.db.display()
+        )));
+    }
+    let mut report = JudgeReport {
+        sampled: plan.sampled,
+        planned: plan.items.len(),
+        cached: plan.items.iter().filter(|i| i.cached).count(),
+        leaks: audit_plan(&plan),
+        simulated: opts.settings.simulated,
+        ..Default::default()
+    };
+    if opts.mode != Mode::Judge || !report.leaks.is_empty() {
+        return Ok((report, plan));
+    }
+    tx.commit().map_err(|e| JudgeError::Store(e.into()))?;
+    let started = Instant::now();
+    run_calls(opts, &plan, conn, &mut report, interrupts).await?;
+    report.elapsed = started.elapsed();
+    Ok((report, plan))
+}
+
+/// Shared, read-only state of the calls.
+struct CallContext {
+    client: Client,
+    endpoint: Endpoint,
+    timeout: Duration,
+    settings: JudgeSettings,
+    rubric: Rubric,
+    rubric_ref: i64,
+    judge_ref: i64,
+    invocation: String,
+    /// The judge's own answer is echoed back on a re-ask: redacted like everything else.
+    redactor: Redactor,
+}
+
+async fn run_calls(
+    opts: &JudgeOptions,
+    plan: &JudgePlan,
+    conn: rusqlite::Connection,
+    report: &mut JudgeReport,
+    mut interrupts: tokio::sync::mpsc::Receiver<()>,
+) -> Result<(), JudgeError> {
+    let settings = &opts.settings;
+    // The built-in mock judge lives as long as the calls do.
+    let mut _mock = None;
+    let base_url = match &settings.endpoint {
+        JudgeEndpoint::Url(u) => u.clone(),
+        JudgeEndpoint::BuiltinMock => {
+            let server = crate::mock::MockServer::start(
+                crate::mock::judge::builtin_config(&settings.model, settings.seed),
+                &[],
+                "127.0.0.1:0".parse().expect("loopback address"),
+                None,
+            )
+            .await
+            .map_err(|e| JudgeError::Setup(format!("built-in mock judge: {e}")))?;
+            let url = server.base_url();
+            _mock = Some(server);
+            url
+        }
+    };
+    let endpoint = Endpoint {
+        url: format!("{base_url}/chat/completions"),
+        model: settings.model.clone(),
+        api_key: settings.api_key()?,
+        headers: settings
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        params: settings.request.clone(),
+    };
+    let client = Client::new().map_err(|e| JudgeError::Setup(format!("HTTP client: {e}")))?;
+    let ctx = Arc::new(CallContext {
+        client,
+        endpoint,
+        timeout: Duration::from_secs_f64(settings.timeout_s),
+        settings: settings.clone(),
+        rubric: opts.rubric.clone(),
+        rubric_ref: plan.rubric_ref,
+        judge_ref: plan.judge_ref,
+        invocation: crate::store::now_rfc3339(),
+        redactor: Redactor::new(plan.terms.clone()),
+    });
+
+    let writer = JudgmentWriter::spawn(conn);
+    let sink = writer.sender();
+    let pending: Vec<PlannedJudgment> = plan.pending().cloned().collect();
+    let progress = progress_bar(pending.len() as u64, opts.quiet);
+    let permits = Arc::new(Semaphore::new(settings.concurrency));
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut interrupted = false;
+    for (seq, item) in pending.into_iter().enumerate() {
+        // Taken before the task starts, so calls go out in the planned order.
+        let permit = tokio::select! {
+            p = permits.clone().acquire_owned() => p.expect("semaphore open"),
+            // A closed channel (no Ctrl-C handler) disables this branch, never stops a run.
+            Some(()) = interrupts.recv() => { interrupted = true; break; }
+        };
+        report.launched += 1;
+        let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());
+        tasks.spawn(async move {
+            let record = judge_one(&ctx, item, seq as u32 + 1).await;
+            progress.set_message(format!("last: {}", record.status.as_str()));
+            let outcome = (record.status, record.attempts);
+            let _ = sink.send(record).await;
+            progress.inc(1);
+            drop(permit);
+            outcome
+        });
+    }
+    if interrupted {
+        progress.println("interrupt: finishing judge calls in flight; nothing new starts");
+    }
+    while let Some(done) = tasks.join_next().await {
+        if let Ok((status, attempts)) = done {
+            *report.by_status.entry(status.as_str()).or_insert(0) += 1;
+            report.requests += u64::from(attempts);
+        }
+    }
+    progress.finish_and_clear();
+    drop(sink);
+    writer.finish()?;
+    report.interrupted = interrupted;
+    Ok(())
+}
+
+/// One judgment: ask, re-ask after unusable answers, and never make up a score.
+async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> JudgmentRecord {
+    let s = &ctx.settings;
+    let started = Instant::now();
+    let mut messages = item.messages;
+    let mut problems: Vec<String> = Vec::new();
+    let (mut asks, mut attempts) = (0u32, 0u32);
+    let (mut prompt_tokens, mut completion_tokens) = (None::<i64>, None::<i64>);
+    let mut record = JudgmentRecord {
+        key: item.key,
+        conversation_id: item.conversation_id,
+        rubric_ref: ctx.rubric_ref,
+        judge_ref: ctx.judge_ref,
+        rubric_id: ctx.rubric.id.clone(),
+        rubric_version: ctx.rubric.version,
+        judge_id: s.id.clone(),
+        replicate: item.replicate,
+        label: item.label,
+        status: JudgmentStatus::JudgeError,
+        scores: None,
+        completed: None,
+        rationale: None,
+        raw_output: None,
+        error: None,
+        asks: 0,
+        attempts: 0,
+        http_status: None,
+        latency_ms: None,
+        prompt_tokens: None,
+        completion_tokens: None,
+        simulated: s.simulated,
+        invocation: ctx.invocation.clone(),
+        seq,
+    };
+    loop {
+        asks += 1;
+        let (turn, _) = ctx
+            .client
+            .send_with_retries(&ctx.endpoint, &messages, ctx.timeout, &s.retry, asks - 1)
+            .await;
+        attempts += turn.attempts.max(1);
+        let add = |sum: &mut Option<i64>, v: Option<i64>| {
+            if let Some(v) = v {
+                *sum = Some(sum.unwrap_or(0) + v);
+            }
+        };
+        add(&mut prompt_tokens, turn.usage.prompt_tokens);
+        add(&mut completion_tokens, turn.usage.completion_tokens);
+        record.http_status = turn.http_status;
+        let answered = matches!(
+            turn.outcome(),
+            TurnOutcome::Ok | TurnOutcome::Truncated | TurnOutcome::EmptyAnswer
+        );
+        if !answered {
+            // The judge failed, not the conversation: nothing about it is touched.
+            problems.push(format!(
+                "ask {asks}: {} ({})",
+                turn.error.as_deref().unwrap_or("no detail"),
+                turn.outcome()
+            ));
+            record.status = JudgmentStatus::JudgeError;
+            record.raw_output = turn.answer;
+            break;
+        }
+        let raw = turn.answer.unwrap_or_default();
+        match parse_verdict(&raw, &ctx.rubric) {
+            Ok(v) => {
+                record.status = JudgmentStatus::Ok;
+                record.scores = Some(v.scores);
+                record.completed = Some(v.completed);
+                record.rationale = Some(v.rationale);
+                record.raw_output = Some(raw);
+                break;
+            }
+            Err(problem) => {
+                problems.push(format!("ask {asks}: {problem}"));
+                if asks > s.reasks {
+                    record.status = JudgmentStatus::Unparseable;
+                    record.raw_output = Some(raw);
+                    break;
+                }
+                messages.push(Message::new(
+                    "assistant",
+                    blind::neutralise(&ctx.redactor.redact(&raw)),
+                ));
+                messages.push(prompt::reask_message(&problem.to_string(), &ctx.rubric));
+            }
+        }
+    }
+    record.error = (!problems.is_empty()).then(|| problems.join("; "));
+    record.asks = asks;
+    record.attempts = attempts;
+    record.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+    record.prompt_tokens = prompt_tokens;
+    record.completion_tokens = completion_tokens;
+    record
+}
+
+fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} judgments  {msg}",
+        )
+        .expect("valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// The closing summary of a run.
+pub fn format_summary(report: &JudgeReport, settings: &JudgeSettings, rubric: &Rubric) -> String {
+    let mut out = format!(
+        "judge {} ({}{}) · rubric {} v{}: {} conversations sampled × {} replicates = {} judgments; {} already judged\n",
+        settings.id,
+        settings.model,
+        if report.simulated { ", simulated" } else { "" },
+        rubric.id,
+        rubric.version,
+        report.sampled,
+        settings.replicates,
+        report.planned,
+        report.cached,
+    );
+    if report.launched > 0 || report.cached < report.planned {
+        out.push_str(&format!(
+            "sent {} judgments ({} requests) in {:.1} s: ok {}, unparseable {}, judge_error {}{}\n",
+            report.launched,
+            report.requests,
+            report.elapsed.as_secs_f64(),
+            report.count(JudgmentStatus::Ok),
+            report.count(JudgmentStatus::Unparseable),
+            report.count(JudgmentStatus::JudgeError),
+            if report.interrupted {
+                " — interrupted; run again to finish"
+            } else {
+                ""
+            }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conv(id: i64, run: i64, label: &str, scenario: &str, repeat: u32) -> CompletedConversation {
+        CompletedConversation {
+            id,
+            uid: format!("u{id}"),
+            run_id: run,
+            provider: "p".into(),
+            label: label.into(),
+            scenario: Some(scenario.into()),
+            repeat,
+        }
+    }
+
+    #[test]
+    fn first_sample_takes_the_lowest_completed_repeat_per_cell_and_scenario() {
+        let convs = vec![
+            conv(1, 1, "a", "s1", 2),
+            conv(2, 1, "a", "s1", 1),
+            conv(3, 1, "b", "s1", 3),
+            conv(4, 1, "a", "s2", 1),
+            conv(5, 2, "a", "s1", 1),
+        ];
+        let ids: Vec<i64> = sample(&convs, Sample::First).iter().map(|c| c.id).collect();
+        assert_eq!(ids, vec![2, 3, 4, 5]);
+        assert_eq!(sample(&convs, Sample::All).len(), 5);
+    }
+}

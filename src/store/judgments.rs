@@ -1,0 +1,518 @@
+//! What the judge stage reads (targets, completed conversations, visible messages) and
+//! writes (rubrics, judge settings, judgments; `db/002_judgments.sql`). Plain functions
+//! over `&Connection`, plus one writer thread that owns the connection while a run lasts.
+
+use std::collections::{BTreeMap, HashSet};
+
+use rusqlite::{Connection, OptionalExtension, named_params};
+use tokio::sync::mpsc;
+
+use super::StoreError;
+use super::records::Message;
+
+/// A target's names, for blinding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetNames {
+    pub provider: String,
+    pub model: String,
+    pub label: String,
+    pub host: Option<String>,
+}
+
+pub fn target_names(conn: &Connection) -> Result<Vec<TargetNames>, StoreError> {
+    let mut stmt = conn.prepare("SELECT provider, model, label, host FROM targets ORDER BY id")?;
+    let rows = stmt.query_map([], |r| {
+        Ok(TargetNames {
+            provider: r.get(0)?,
+            model: r.get(1)?,
+            label: r.get(2)?,
+            host: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A completed conversation, as sampling needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletedConversation {
+    pub id: i64,
+    pub uid: String,
+    pub run_id: i64,
+    pub provider: String,
+    pub label: String,
+    pub scenario: Option<String>,
+    pub repeat: u32,
+}
+
+/// Every completed conversation, in storage order.
+pub fn completed_conversations(
+    conn: &Connection,
+) -> Result<Vec<CompletedConversation>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT c.id, c.uid, c.run_id, t.provider, t.label, c.scenario, c.repeat
+         FROM conversations c JOIN targets t ON t.id = c.target_id
+         WHERE c.outcome = 'completed' ORDER BY c.id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(CompletedConversation {
+            id: r.get(0)?,
+            uid: r.get(1)?,
+            run_id: r.get(2)?,
+            provider: r.get(3)?,
+            label: r.get(4)?,
+            scenario: r.get(5)?,
+            repeat: r.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A message as stored, before blinding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VisibleMessage {
+    pub role: String,
+    /// `None` when a turn failed before any text arrived.
+    pub content: Option<String>,
+    pub reasoning: Option<String>,
+}
+
+/// The conversation's messages in order: each turn's prompt messages, then its answer;
+/// then any trailing messages. Nothing else (no timing, ids, outcomes).
+pub fn visible_messages(
+    conn: &Connection,
+    conversation_id: i64,
+) -> Result<Vec<VisibleMessage>, StoreError> {
+    let mut out = Vec::new();
+    let mut stmt = conn.prepare_cached(
+        "SELECT prompt, answer, reasoning FROM turns WHERE conversation_id = ?1 ORDER BY idx",
+    )?;
+    let mut rows = stmt.query([conversation_id])?;
+    let plain = |m: Message| VisibleMessage {
+        role: m.role,
+        content: Some(m.content),
+        reasoning: None,
+    };
+    while let Some(r) = rows.next()? {
+        let prompt: String = r.get(0)?;
+        let prompt: Vec<Message> = serde_json::from_str(&prompt).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })?;
+        out.extend(prompt.into_iter().map(plain));
+        out.push(VisibleMessage {
+            role: "assistant".into(),
+            content: r.get(1)?,
+            reasoning: r.get(2)?,
+        });
+    }
+    let trailing: Option<String> = conn
+        .query_row(
+            "SELECT trailing FROM conversations WHERE id = ?1",
+            [conversation_id],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    if let Some(t) = trailing
+        && let Ok(msgs) = serde_json::from_str::<Vec<Message>>(&t)
+    {
+        out.extend(msgs.into_iter().map(plain));
+    }
+    Ok(out)
+}
+
+/// How storing a rubric went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RubricRow {
+    Stored(i64),
+    /// The same id and version is stored with other content.
+    Conflict {
+        stored_hash: String,
+    },
+}
+
+pub fn upsert_rubric(
+    conn: &Connection,
+    rubric_id: &str,
+    version: u32,
+    hash: &str,
+    title: &str,
+    content: &str,
+) -> Result<RubricRow, StoreError> {
+    if let Some((id, stored_hash)) = conn
+        .query_row(
+            "SELECT id, hash FROM rubrics WHERE rubric_id = ?1 AND version = ?2",
+            rusqlite::params![rubric_id, version],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+        )
+        .optional()?
+    {
+        return Ok(if stored_hash == hash {
+            RubricRow::Stored(id)
+        } else {
+            RubricRow::Conflict { stored_hash }
+        });
+    }
+    conn.execute(
+        "INSERT INTO rubrics (rubric_id, version, hash, title, content)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+        rusqlite::params![rubric_id, version, hash, title, content],
+    )?;
+    Ok(RubricRow::Stored(conn.last_insert_rowid()))
+}
+
+/// Judge settings as stored: never a key.
+pub struct NewJudge<'a> {
+    pub judge_id: &'a str,
+    pub model: &'a str,
+    pub host: &'a str,
+    pub simulated: bool,
+    pub settings_json: &'a str,
+    pub template: &'a str,
+}
+
+pub fn upsert_judge(conn: &Connection, j: &NewJudge) -> Result<i64, StoreError> {
+    let mut h = blake3::Hasher::new();
+    for part in [
+        j.judge_id,
+        j.model,
+        j.host,
+        if j.simulated { "1" } else { "0" },
+        j.settings_json,
+        j.template,
+    ] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    let hash = h.finalize().to_hex()[..24].to_string();
+    if let Some(id) = conn
+        .query_row("SELECT id FROM judges WHERE hash = ?1", [&hash], |r| {
+            r.get(0)
+        })
+        .optional()?
+    {
+        return Ok(id);
+    }
+    conn.execute(
+        "INSERT INTO judges (judge_id, model, host, simulated, settings, template, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        rusqlite::params![
+            j.judge_id,
+            j.model,
+            j.host,
+            j.simulated,
+            j.settings_json,
+            j.template,
+            hash
+        ],
+    )?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// (conversation id, key) of every judgment that is final (`ok` or `unparseable`).
+pub fn final_keys(conn: &Connection) -> Result<HashSet<(i64, String)>, StoreError> {
+    let mut stmt =
+        conn.prepare("SELECT conversation_id, key FROM judgments WHERE status <> 'judge_error'")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgmentStatus {
+    Ok,
+    /// The judge answered, but never in the rubric's shape (after every re-ask).
+    Unparseable,
+    /// The judge could not be reached or kept failing (after every retry).
+    JudgeError,
+}
+
+impl JudgmentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgmentStatus::Ok => "ok",
+            JudgmentStatus::Unparseable => "unparseable",
+            JudgmentStatus::JudgeError => "judge_error",
+        }
+    }
+}
+
+/// One judgment, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgmentRecord {
+    pub key: String,
+    pub conversation_id: i64,
+    pub rubric_ref: i64,
+    pub judge_ref: i64,
+    pub rubric_id: String,
+    pub rubric_version: u32,
+    pub judge_id: String,
+    pub replicate: u32,
+    pub label: String,
+    pub status: JudgmentStatus,
+    /// Only when `ok`.
+    pub scores: Option<BTreeMap<String, i64>>,
+    pub completed: Option<bool>,
+    pub rationale: Option<String>,
+    pub raw_output: Option<String>,
+    pub error: Option<String>,
+    pub asks: u32,
+    pub attempts: u32,
+    pub http_status: Option<u16>,
+    pub latency_ms: Option<f64>,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub simulated: bool,
+    pub invocation: String,
+    pub seq: u32,
+}
+
+/// Writes a judgment; a final one already stored for the same key wins (returns false).
+pub fn insert_judgment(conn: &Connection, j: &JudgmentRecord) -> Result<bool, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT OR IGNORE INTO judgments (key, conversation_id, rubric_ref, judge_ref, rubric_id,
+            rubric_version, judge_id, replicate, label, status, scores, completed, rationale,
+            raw_output, error, asks, attempts, http_status, latency_ms, prompt_tokens,
+            completion_tokens, simulated, invocation, seq, created_at)
+         VALUES (:key, :conv, :rubric_ref, :judge_ref, :rubric_id, :rubric_version, :judge_id,
+            :replicate, :label, :status, :scores, :completed, :rationale, :raw, :error, :asks,
+            :attempts, :http_status, :latency, :prompt_tokens, :completion_tokens, :simulated,
+            :invocation, :seq, :now)",
+    )?;
+    let scores = j
+        .scores
+        .as_ref()
+        .map(|s| serde_json::to_string(s).expect("scores serialise"));
+    let n = stmt.execute(named_params! {
+        ":key": j.key,
+        ":conv": j.conversation_id,
+        ":rubric_ref": j.rubric_ref,
+        ":judge_ref": j.judge_ref,
+        ":rubric_id": j.rubric_id,
+        ":rubric_version": j.rubric_version,
+        ":judge_id": j.judge_id,
+        ":replicate": j.replicate,
+        ":label": j.label,
+        ":status": j.status.as_str(),
+        ":scores": scores,
+        ":completed": j.completed,
+        ":rationale": j.rationale,
+        ":raw": j.raw_output,
+        ":error": j.error,
+        ":asks": j.asks,
+        ":attempts": j.attempts,
+        ":http_status": j.http_status,
+        ":latency": j.latency_ms,
+        ":prompt_tokens": j.prompt_tokens,
+        ":completion_tokens": j.completion_tokens,
+        ":simulated": j.simulated,
+        ":invocation": j.invocation,
+        ":seq": j.seq,
+        ":now": super::now_rfc3339(),
+    })?;
+    Ok(n == 1)
+}
+
+/// A stored judgment, for reports and exports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgmentRow {
+    pub conversation_id: i64,
+    pub rubric_id: String,
+    pub rubric_version: u32,
+    pub judge_id: String,
+    pub replicate: u32,
+    pub status: String,
+    pub scores: Option<BTreeMap<String, i64>>,
+    pub completed: Option<bool>,
+    pub rationale: Option<String>,
+    pub simulated: bool,
+}
+
+/// Every judgment's latest row per (conversation, key), in storage order.
+pub fn read_judgments(conn: &Connection) -> Result<Vec<JudgmentRow>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT conversation_id, rubric_id, rubric_version, judge_id, replicate, status, scores,
+                completed, rationale, simulated
+         FROM judgments j
+         WHERE id = (SELECT MAX(id) FROM judgments k
+                     WHERE k.conversation_id = j.conversation_id AND k.key = j.key)
+         ORDER BY id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let scores: Option<String> = r.get(6)?;
+        Ok(JudgmentRow {
+            conversation_id: r.get(0)?,
+            rubric_id: r.get(1)?,
+            rubric_version: r.get(2)?,
+            judge_id: r.get(3)?,
+            replicate: r.get(4)?,
+            status: r.get(5)?,
+            scores: scores.and_then(|s| serde_json::from_str(&s).ok()),
+            completed: r.get(7)?,
+            rationale: r.get(8)?,
+            simulated: r.get(9)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Records queued at most before senders wait.
+const QUEUE: usize = 256;
+
+/// The one thread that owns the connection while judgments arrive; each is committed as
+/// soon as it (and whatever else is queued) is received, so a crash loses only calls in
+/// flight. A dedicated OS thread because rusqlite calls block.
+pub struct JudgmentWriter {
+    tx: mpsc::Sender<JudgmentRecord>,
+    thread: std::thread::JoinHandle<Result<(Connection, u64), StoreError>>,
+}
+
+impl JudgmentWriter {
+    pub fn spawn(conn: Connection) -> Self {
+        let (tx, mut rx) = mpsc::channel::<JudgmentRecord>(QUEUE);
+        let thread = std::thread::Builder::new()
+            .name("turnbench-judgments".into())
+            .spawn(move || {
+                let mut conn = conn;
+                let mut written = 0;
+                while let Some(first) = rx.blocking_recv() {
+                    let mut batch = vec![first];
+                    while batch.len() < QUEUE {
+                        match rx.try_recv() {
+                            Ok(rec) => batch.push(rec),
+                            Err(_) => break,
+                        }
+                    }
+                    let tx = conn.transaction()?;
+                    for rec in &batch {
+                        written += u64::from(insert_judgment(&tx, rec)?);
+                    }
+                    tx.commit()?;
+                }
+                Ok((conn, written))
+            })
+            .expect("spawn judgment writer thread");
+        JudgmentWriter { tx, thread }
+    }
+
+    pub fn sender(&self) -> mpsc::Sender<JudgmentRecord> {
+        self.tx.clone()
+    }
+
+    /// Waits until everything sent is written; returns the connection and rows written.
+    pub fn finish(self) -> Result<(Connection, u64), StoreError> {
+        drop(self.tx);
+        self.thread
+            .join()
+            .map_err(|_| StoreError::WriterGone("judgment writer thread panicked".into()))?
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(conv: i64, key: &str, status: JudgmentStatus) -> JudgmentRecord {
+        JudgmentRecord {
+            key: key.into(),
+            conversation_id: conv,
+            rubric_ref: 1,
+            judge_ref: 1,
+            rubric_id: "r".into(),
+            rubric_version: 1,
+            judge_id: "j".into(),
+            replicate: 1,
+            label: "transcript-x".into(),
+            status,
+            scores: (status == JudgmentStatus::Ok).then(|| BTreeMap::from([("a".into(), 3)])),
+            completed: (status == JudgmentStatus::Ok).then_some(true),
+            rationale: None,
+            raw_output: Some("{}".into()),
+            error: None,
+            asks: 1,
+            attempts: 1,
+            http_status: Some(200),
+            latency_ms: Some(12.5),
+            prompt_tokens: None,
+            completion_tokens: None,
+            simulated: true,
+            invocation: "now".into(),
+            seq: 1,
+        }
+    }
+
+    fn store_with_conversation() -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (id, name, source, settings, settings_hash, tool_version, started_at)
+               VALUES (1, 'r', 'collect', '{}', 'h', 'v', 'now');
+             INSERT INTO targets (id, provider, model, label, host, key)
+               VALUES (1, 'acme', 'glm', 'glm', '127.0.0.1:1', 'k');
+             INSERT INTO conversations (id, uid, run_id, target_id, scenario, repeat, outcome, turn_count, trailing)
+               VALUES (1, 'u1', 1, 1, 's', 1, 'completed', 2, '[{\"role\":\"user\",\"content\":\"bye\"}]');
+             INSERT INTO turns (conversation_id, idx, prompt, answer, reasoning, outcome, request_id, e2e_ms)
+               VALUES (1, 0, '[{\"role\":\"system\",\"content\":\"sys\"},{\"role\":\"user\",\"content\":\"hi\"}]', 'hello', 'hmm', 'ok', 'req-1', 12.0),
+                      (1, 1, '[{\"role\":\"user\",\"content\":\"more\"}]', NULL, NULL, 'timeout', NULL, NULL);
+             INSERT INTO rubrics (id, rubric_id, version, hash, title, content) VALUES (1, 'r', 1, 'h', 'r', '{}');
+             INSERT INTO judges (id, judge_id, model, host, simulated, settings, template, hash)
+               VALUES (1, 'j', 'm', 'h', 1, '{}', 't', 'jh');",
+        )
+        .unwrap();
+        (dir, conn)
+    }
+
+    #[test]
+    fn visible_messages_are_prompts_answers_and_trailing_only() {
+        let (_dir, conn) = store_with_conversation();
+        let msgs = visible_messages(&conn, 1).unwrap();
+        let roles: Vec<_> = msgs.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(
+            roles,
+            ["system", "user", "assistant", "user", "assistant", "user"]
+        );
+        assert_eq!(msgs[2].content.as_deref(), Some("hello"));
+        assert_eq!(msgs[2].reasoning.as_deref(), Some("hmm"));
+        assert_eq!(msgs[4].content, None);
+        assert_eq!(msgs[5].content.as_deref(), Some("bye"));
+    }
+
+    #[test]
+    fn errors_are_retried_but_final_judgments_are_kept_once() {
+        let (_dir, conn) = store_with_conversation();
+        assert!(insert_judgment(&conn, &record(1, "k", JudgmentStatus::JudgeError)).unwrap());
+        assert!(final_keys(&conn).unwrap().is_empty());
+        assert!(insert_judgment(&conn, &record(1, "k", JudgmentStatus::Ok)).unwrap());
+        assert!(!insert_judgment(&conn, &record(1, "k", JudgmentStatus::Unparseable)).unwrap());
+        assert_eq!(
+            final_keys(&conn).unwrap(),
+            HashSet::from([(1, "k".to_string())])
+        );
+        // Both rows stay; the latest is what reports read.
+        let n: i64 = conn
+            .query_row("SELECT COUNT(*) FROM judgments", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 2);
+        let rows = read_judgments(&conn).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].status, "ok");
+        assert_eq!(rows[0].scores.as_ref().unwrap()["a"], 3);
+    }
+
+    #[test]
+    fn an_edited_rubric_under_the_same_version_is_a_conflict() {
+        let (_dir, conn) = store_with_conversation();
+        assert_eq!(
+            upsert_rubric(&conn, "q", 1, "h1", "q", "{}").unwrap(),
+            upsert_rubric(&conn, "q", 1, "h1", "q", "{}").unwrap()
+        );
+        assert_eq!(
+            upsert_rubric(&conn, "q", 1, "h2", "q", "{}").unwrap(),
+            RubricRow::Conflict {
+                stored_hash: "h1".into()
+            }
+        );
+        assert!(matches!(
+            upsert_rubric(&conn, "q", 2, "h2", "q", "{}").unwrap(),
+            RubricRow::Stored(_)
+        ));
+    }
+}

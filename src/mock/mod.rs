@@ -158,7 +158,18 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         Err(e) => return error_response(StatusCode::BAD_REQUEST, &format!("bad request: {e}")),
     };
     let Some(profile) = st.config.profile_for(&req.model).cloned() else {
-        return error_response(StatusCode::NOT_FOUND, "no mock profile");
+        let known: Vec<_> = st
+            .config
+            .profiles
+            .iter()
+            .map(|p| p.model.as_str())
+            .collect();
+        let msg = format!(
+            "model {:?} not found; this mock serves: {}",
+            req.model,
+            known.join(", ")
+        );
+        return error_response(StatusCode::NOT_FOUND, &msg);
     };
     let occurrence = {
         let key = request_key(st.config.seed, &req.model, &req.messages, 0);

@@ -265,13 +265,13 @@ impl MockConfig {
         }
     }
 
-    /// The profile for a requested model: exact match, then "*", then the first.
+    /// The profile for a requested model: exact match, then "*". Like a real provider, an
+    /// unknown model is refused (404) rather than served by some other profile.
     pub fn profile_for(&self, model: &str) -> Option<&Profile> {
         self.profiles
             .iter()
             .find(|p| p.model == model)
             .or_else(|| self.profiles.iter().find(|p| p.model == "*"))
-            .or_else(|| self.profiles.first())
     }
 }
 
@@ -319,6 +319,9 @@ mod tests {
         let cfg = MockConfig::builtin();
         assert_eq!(cfg.profiles.len(), 3);
         assert_eq!(cfg.profile_for("mock-flaky").unwrap().model, "mock-flaky");
-        assert_eq!(cfg.profile_for("unknown").unwrap().model, "mock-fast");
+        assert!(cfg.profile_for("unknown").is_none());
+        let mut any = cfg.clone();
+        any.profiles.push(Profile::quick("*", 1.0, 1.0));
+        assert_eq!(any.profile_for("unknown").unwrap().model, "*");
     }
 }

@@ -42,6 +42,15 @@ pub enum StoreError {
         path: PathBuf,
         source: rusqlite::Error,
     },
+    #[error(
+        "{path}: store has migrations [{applied}], this turnbench expects [{expected}] first\n  fix: this store was made by a different build; use a fresh --db file",
+        path = .path.display()
+    )]
+    MigrationMismatch {
+        path: PathBuf,
+        applied: String,
+        expected: String,
+    },
     #[error("migration {name} failed: {source}")]
     Migration {
         name: &'static str,

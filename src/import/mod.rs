@@ -1,0 +1,298 @@
+//! `turnbench import`: transcript files (the exchange format, JSON Lines) into the store.
+//!
+//! A reader thread parses and validates lines ([`validate`]) while this thread writes them
+//! ([`sink`]); memory stays flat whatever the file size. Each conversation is stored whole
+//! or not at all, and its identity is its `id`, else a hash of its content, so importing a
+//! file again adds nothing.
+//!
+//! Transactions: by default many conversations share one transaction (committed every
+//! [`COMMIT_EVERY`]): each one is whole, a crash loses at most the last uncommitted group,
+//! and a re-run skips what is stored and completes the rest. With `--strict` the whole
+//! file is one transaction: the first bad line rolls it back, so nothing from that file is
+//! stored, and nothing is ever deleted; a crash leaves nothing of it either (SQLite
+//! discards uncommitted WAL frames). One big transaction is also the fastest way to write.
+
+mod reader;
+mod sink;
+pub mod validate;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::store::StoreError;
+use crate::store::write::finish_run;
+use reader::{Item, ReadFailure};
+use sink::{FileSink, Stored};
+pub use validate::LineProblem;
+
+/// Conversations per transaction without `--strict`: large enough that commits cost
+/// little, small enough that a crash loses little.
+pub const COMMIT_EVERY: u64 = 5_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{path}: cannot read: {source}\n  fix: check the path", path = .path.display())]
+    Open { path: PathBuf, source: io::Error },
+    #[error("{path}:{line}: read failed: {source}", path = .path.display())]
+    Read {
+        path: PathBuf,
+        line: u64,
+        source: io::Error,
+    },
+    /// `--strict`: the first bad line; nothing from the file was stored.
+    #[error(
+        "{0}\n  --strict: nothing from {path} was stored; fix the line (or drop --strict to skip bad lines) and import again",
+        path = .0.path.display()
+    )]
+    Strict(Rejection),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<rusqlite::Error> for ImportError {
+    fn from(e: rusqlite::Error) -> Self {
+        ImportError::Store(StoreError::Sql(e))
+    }
+}
+
+/// A line that was not imported, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub path: PathBuf,
+    pub line: u64,
+    pub problem: LineProblem,
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.path.display(), self.line, self.problem)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// Stop at the first bad line; nothing from that file is stored.
+    pub strict: bool,
+    /// Show a progress bar (on a terminal only).
+    pub progress: bool,
+}
+
+/// What importing one file did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileSummary {
+    pub path: PathBuf,
+    pub imported: u64,
+    pub already_present: u64,
+    pub rejected: u64,
+    /// Turns of the imported conversations.
+    pub turns: u64,
+    /// The run created for this file; `None` when nothing new was stored.
+    pub run_id: Option<i64>,
+}
+
+impl fmt::Display for FileSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} imported ({} turns), {} already present, {} rejected",
+            self.path.display(),
+            self.imported,
+            self.turns,
+            self.already_present,
+            self.rejected
+        )?;
+        match self.run_id {
+            Some(id) => write!(f, " → run {id}"),
+            None if self.rejected == 0 && self.already_present > 0 => f.write_str(" (nothing new)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Imports one file (`-` reads standard input). Bad lines go to `on_reject` and are
+/// skipped, unless `--strict`, where the first one is the error.
+pub fn import_file(
+    conn: &mut Connection,
+    path: &Path,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+) -> Result<FileSummary, ImportError> {
+    let open_err = |source| ImportError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let (input, len): (Box<dyn BufRead + Send>, Option<u64>) = if path == Path::new("-") {
+        (Box::new(BufReader::new(io::stdin())), None)
+    } else {
+        let file = File::open(path).map_err(open_err)?;
+        let len = file.metadata().map_err(open_err)?.len();
+        (Box::new(BufReader::with_capacity(1 << 20, file)), Some(len))
+    };
+    import_reader(conn, path, input, len, opts, on_reject)
+}
+
+/// Imports JSON Lines from any reader; `path` names it in messages and in the run.
+pub fn import_reader(
+    conn: &mut Connection,
+    path: &Path,
+    input: Box<dyn BufRead + Send>,
+    len: Option<u64>,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+) -> Result<FileSummary, ImportError> {
+    let run_name = match path.file_name() {
+        Some(name) if path != Path::new("-") => name.to_string_lossy().into_owned(),
+        _ => "stdin".to_string(),
+    };
+    let settings = serde_json::json!({
+        "path": path.display().to_string(),
+        "strict": opts.strict,
+    })
+    .to_string();
+    let mut sink = FileSink::new(&run_name, settings);
+    let mut summary = FileSummary {
+        path: path.to_path_buf(),
+        ..Default::default()
+    };
+    let progress = progress_bar(len, opts.progress);
+    let (batches, reader) = reader::spawn(input, progress.clone());
+    let result = write_all(conn, &batches, &mut sink, &mut summary, opts, on_reject);
+    drop(batches); // lets the reader stop if we stopped early
+    let _ = reader.join();
+    progress.finish_and_clear();
+    result.map_err(|e| match e {
+        WriteError::Read(ReadFailure { line, source }) => ImportError::Read {
+            path: path.to_path_buf(),
+            line,
+            source,
+        },
+        WriteError::Strict { line, problem } => ImportError::Strict(Rejection {
+            path: path.to_path_buf(),
+            line,
+            problem,
+        }),
+        WriteError::Store(e) => ImportError::Store(e),
+    })?;
+    summary.run_id = sink.run_id();
+    Ok(summary)
+}
+
+enum WriteError {
+    Read(ReadFailure),
+    Strict { line: u64, problem: LineProblem },
+    Store(StoreError),
+}
+
+impl From<StoreError> for WriteError {
+    fn from(e: StoreError) -> Self {
+        WriteError::Store(e)
+    }
+}
+
+impl From<rusqlite::Error> for WriteError {
+    fn from(e: rusqlite::Error) -> Self {
+        WriteError::Store(StoreError::Sql(e))
+    }
+}
+
+/// The writer loop: one transaction per group of conversations (one for the whole file
+/// with `--strict`), begun only when there is something to write.
+fn write_all(
+    conn: &mut Connection,
+    batches: &std::sync::mpsc::Receiver<reader::Batch>,
+    sink: &mut FileSink,
+    summary: &mut FileSummary,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+) -> Result<(), WriteError> {
+    let mut next = batches.recv().ok();
+    while next.is_some() {
+        // IMMEDIATE: take the write lock now, so that a concurrent writer makes us wait
+        // (busy timeout) instead of failing halfway.
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut in_tx = 0u64;
+        while let Some(batch) = next.take() {
+            for item in batch.map_err(WriteError::Read)? {
+                match item {
+                    Item::Rejected { line, problem } => {
+                        reject(summary, opts, on_reject, line, problem)?;
+                    }
+                    Item::Conversation { line, conversation } => {
+                        match sink.store(&tx, *conversation)? {
+                            Stored::Imported { turns } => {
+                                summary.imported += 1;
+                                summary.turns += turns as u64;
+                                in_tx += 1;
+                            }
+                            Stored::AlreadyPresent => summary.already_present += 1,
+                            Stored::RepeatTaken { repeat } => {
+                                let problem = LineProblem {
+                                    field: "repeat".into(),
+                                    problem: format!(
+                                        "{repeat} is taken: an earlier conversation of this \
+                                         file has the same provider, model, label and scenario; \
+                                         give each its own repeat (or none)"
+                                    ),
+                                };
+                                reject(summary, opts, on_reject, line, problem)?;
+                            }
+                        }
+                    }
+                }
+            }
+            next = batches.recv().ok();
+            if !opts.strict && in_tx >= COMMIT_EVERY {
+                break;
+            }
+        }
+        if next.is_none()
+            && let Some(run_id) = sink.run_id()
+        {
+            finish_run(&tx, run_id)?;
+        }
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+fn reject(
+    summary: &mut FileSummary,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+    line: u64,
+    problem: LineProblem,
+) -> Result<(), WriteError> {
+    if opts.strict {
+        return Err(WriteError::Strict { line, problem });
+    }
+    summary.rejected += 1;
+    on_reject(&Rejection {
+        path: summary.path.clone(),
+        line,
+        problem,
+    });
+    Ok(())
+}
+
+fn progress_bar(len: Option<u64>, show: bool) -> ProgressBar {
+    use std::io::IsTerminal;
+    if !show || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match len {
+        Some(len) => ProgressBar::new(len).with_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+            )
+            .expect("valid template"),
+        ),
+        None => ProgressBar::new_spinner(),
+    };
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}

@@ -1,0 +1,239 @@
+//! Writes prepared conversations of one file into the store, inside the caller's
+//! transaction: the run (created with the first new conversation, so a re-import that adds
+//! nothing leaves no empty run), targets, scenario links, repeat numbers, and the rows.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension};
+
+use super::validate::PreparedConversation;
+use crate::store::StoreError;
+use crate::store::records::ConversationRecord;
+use crate::store::write::{NewRun, NewTarget, insert_conversation, insert_run, upsert_target};
+
+/// What became of one conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stored {
+    Imported {
+        turns: usize,
+    },
+    /// Its uid is in the store already (an earlier import, or an earlier line).
+    AlreadyPresent,
+    /// Its explicit repeat collides with an earlier conversation of this import.
+    RepeatTaken {
+        repeat: u32,
+    },
+}
+
+/// Per-file state; lookups are cached because a file has few targets and scenarios.
+pub(crate) struct FileSink {
+    run_name: String,
+    settings_json: String,
+    run_id: Option<i64>,
+    targets: HashMap<(String, String, String), i64>,
+    scenarios: HashMap<String, Option<i64>>,
+    /// Next repeat number to try per (target, scenario) for lines that give none.
+    next_repeat: HashMap<(i64, Option<String>), u32>,
+}
+
+impl FileSink {
+    pub(crate) fn new(run_name: &str, settings_json: String) -> Self {
+        FileSink {
+            run_name: run_name.to_string(),
+            settings_json,
+            run_id: None,
+            targets: HashMap::new(),
+            scenarios: HashMap::new(),
+            next_repeat: HashMap::new(),
+        }
+    }
+
+    /// The import run, once a conversation has been stored.
+    pub(crate) fn run_id(&self) -> Option<i64> {
+        self.run_id
+    }
+
+    /// Stores one conversation whole. Statement-level atomicity keeps a refused
+    /// conversation row from leaving anything behind, so no savepoint is needed.
+    pub(crate) fn store(
+        &mut self,
+        conn: &Connection,
+        c: PreparedConversation,
+    ) -> Result<Stored, StoreError> {
+        let present = conn
+            .prepare_cached("SELECT 1 FROM conversations WHERE uid = ?1")?
+            .query_row([&c.uid], |_| Ok(()))
+            .optional()?
+            .is_some();
+        if present {
+            return Ok(Stored::AlreadyPresent);
+        }
+        let run_id = self.run(conn)?;
+        let target_id = self.target(conn, &c)?;
+        let scenario_ref = self.scenario_ref(conn, c.scenario.as_deref())?;
+        let explicit = c.repeat;
+        let key = (target_id, c.scenario.clone());
+        let mut record = ConversationRecord {
+            uid: c.uid,
+            run_id,
+            target_id,
+            scenario: c.scenario,
+            scenario_ref,
+            repeat: explicit.unwrap_or(0),
+            outcome: c.outcome,
+            started_at: None,
+            ended_at: None,
+            turns: c.turns,
+            attempts: Vec::new(),
+            trailing: c.trailing,
+        };
+        loop {
+            if explicit.is_none() {
+                let next = self.next_repeat.entry(key.clone()).or_insert(1);
+                record.repeat = *next;
+                *next += 1;
+            }
+            match insert_conversation(conn, &record) {
+                Ok(_) => {
+                    return Ok(Stored::Imported {
+                        turns: record.turns.len(),
+                    });
+                }
+                Err(e) if is_slot_conflict(&e) => match explicit {
+                    Some(repeat) => return Ok(Stored::RepeatTaken { repeat }),
+                    None => continue, // an explicit repeat took this number: try the next
+                },
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn run(&mut self, conn: &Connection) -> Result<i64, StoreError> {
+        if let Some(id) = self.run_id {
+            return Ok(id);
+        }
+        let id = insert_run(
+            conn,
+            &NewRun {
+                name: &self.run_name,
+                source: "import",
+                seed: None,
+                settings_json: &self.settings_json,
+            },
+        )?;
+        self.run_id = Some(id);
+        Ok(id)
+    }
+
+    fn target(&mut self, conn: &Connection, c: &PreparedConversation) -> Result<i64, StoreError> {
+        let key = (c.provider.clone(), c.model.clone(), c.label.clone());
+        if let Some(id) = self.targets.get(&key) {
+            return Ok(*id);
+        }
+        let id = upsert_target(
+            conn,
+            &NewTarget {
+                provider: &c.provider,
+                model: &c.model,
+                label: &c.label,
+                host: None,
+                params_json: "{}",
+                prices_json: None,
+            },
+        )?;
+        self.targets.insert(key, id);
+        Ok(id)
+    }
+
+    /// The newest stored version of the scenario with this id, when there is one.
+    fn scenario_ref(
+        &mut self,
+        conn: &Connection,
+        scenario: Option<&str>,
+    ) -> Result<Option<i64>, StoreError> {
+        let Some(id) = scenario else { return Ok(None) };
+        if let Some(found) = self.scenarios.get(id) {
+            return Ok(*found);
+        }
+        let found = conn
+            .query_row(
+                "SELECT id FROM scenarios WHERE scenario_id = ?1 ORDER BY id DESC LIMIT 1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?;
+        self.scenarios.insert(id.to_string(), found);
+        Ok(found)
+    }
+}
+
+/// The unique index on (run, target, scenario, repeat) refused the row.
+fn is_slot_conflict(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Sql(rusqlite::Error::SqliteFailure(f, Some(msg)))
+            if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                && msg.contains("conversations.repeat")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::validate::prepare_line;
+
+    fn conv(line: &str) -> PreparedConversation {
+        prepare_line(line.as_bytes(), &mut Vec::new()).unwrap()
+    }
+
+    const A: &str = r#"{"id":"a","provider":"p","model":"m","scenario":"s","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#;
+
+    #[test]
+    fn stores_once_and_numbers_repeats() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        let mut sink = FileSink::new("f.jsonl", "{}".into());
+        assert_eq!(
+            sink.store(&conn, conv(A)).unwrap(),
+            Stored::Imported { turns: 1 }
+        );
+        assert_eq!(sink.store(&conn, conv(A)).unwrap(), Stored::AlreadyPresent);
+        // An explicit repeat 2, then two lines without: they get 1 and 3.
+        sink.store(
+            &conn,
+            conv(&A.replace(r#""id":"a""#, r#""id":"b","repeat":2"#)),
+        )
+        .unwrap();
+        sink.store(&conn, conv(&A.replace(r#""id":"a""#, r#""id":"c""#)))
+            .unwrap();
+        let repeats: Vec<(String, u32)> = conn
+            .prepare("SELECT uid, repeat FROM conversations ORDER BY uid")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            repeats,
+            vec![("a".into(), 1), ("b".into(), 2), ("c".into(), 3)]
+        );
+        // An explicit repeat already taken is refused, and leaves nothing.
+        let taken = conv(&A.replace(r#""id":"a""#, r#""id":"d","repeat":3"#));
+        assert_eq!(
+            sink.store(&conn, taken).unwrap(),
+            Stored::RepeatTaken { repeat: 3 }
+        );
+        let n: i64 = conn
+            .query_row("SELECT COUNT(*) FROM conversations", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(n, 3);
+        let runs: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM runs WHERE source = 'import'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(runs, 1);
+    }
+}

@@ -8,7 +8,6 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::validate::PreparedConversation;
 use crate::store::StoreError;
-use crate::store::records::ConversationRecord;
 use crate::store::write::{NewRun, NewTarget, insert_conversation, insert_run, upsert_target};
 
 /// What became of one conversation.
@@ -31,6 +30,8 @@ pub(crate) struct FileSink {
     settings_json: String,
     run_id: Option<i64>,
     targets: HashMap<(String, String, String), i64>,
+    /// The previous conversation's target: consecutive lines usually share one.
+    last_target: Option<((String, String, String), i64)>,
     scenarios: HashMap<String, Option<i64>>,
     /// Next repeat number to try per (target, scenario) for lines that give none.
     next_repeat: HashMap<(i64, Option<String>), u32>,
@@ -43,6 +44,7 @@ impl FileSink {
             settings_json,
             run_id: None,
             targets: HashMap::new(),
+            last_target: None,
             scenarios: HashMap::new(),
             next_repeat: HashMap::new(),
         }
@@ -53,53 +55,41 @@ impl FileSink {
         self.run_id
     }
 
-    /// Stores one conversation whole. Statement-level atomicity keeps a refused
-    /// conversation row from leaving anything behind, so no savepoint is needed.
+    /// Stores one conversation whole, setting its ids. Statement-level atomicity keeps a
+    /// refused conversation row from leaving anything behind, so no savepoint is needed.
     pub(crate) fn store(
         &mut self,
         conn: &Connection,
-        c: PreparedConversation,
+        c: &mut PreparedConversation,
     ) -> Result<Stored, StoreError> {
         let present = conn
             .prepare_cached("SELECT 1 FROM conversations WHERE uid = ?1")?
-            .query_row([&c.uid], |_| Ok(()))
+            .query_row([&c.record.uid], |_| Ok(()))
             .optional()?
             .is_some();
         if present {
             return Ok(Stored::AlreadyPresent);
         }
         let run_id = self.run(conn)?;
-        let target_id = self.target(conn, &c)?;
-        let scenario_ref = self.scenario_ref(conn, c.scenario.as_deref())?;
-        let explicit = c.repeat;
-        let key = (target_id, c.scenario.clone());
-        let mut record = ConversationRecord {
-            uid: c.uid,
-            run_id,
-            target_id,
-            scenario: c.scenario,
-            scenario_ref,
-            repeat: explicit.unwrap_or(0),
-            outcome: c.outcome,
-            started_at: None,
-            ended_at: None,
-            turns: c.turns,
-            attempts: Vec::new(),
-            trailing: c.trailing,
-        };
+        let target_id = self.target(conn, c)?;
+        let record = &mut c.record;
+        record.run_id = run_id;
+        record.target_id = target_id;
+        record.scenario_ref = self.scenario_ref(conn, record.scenario.as_deref())?;
         loop {
-            if explicit.is_none() {
-                let next = self.next_repeat.entry(key.clone()).or_insert(1);
+            if c.repeat.is_none() {
+                let key = (target_id, record.scenario.clone());
+                let next = self.next_repeat.entry(key).or_insert(1);
                 record.repeat = *next;
                 *next += 1;
             }
-            match insert_conversation(conn, &record) {
+            match insert_conversation(conn, record) {
                 Ok(_) => {
                     return Ok(Stored::Imported {
                         turns: record.turns.len(),
                     });
                 }
-                Err(e) if is_slot_conflict(&e) => match explicit {
+                Err(e) if is_slot_conflict(&e) => match c.repeat {
                     Some(repeat) => return Ok(Stored::RepeatTaken { repeat }),
                     None => continue, // an explicit repeat took this number: try the next
                 },
@@ -126,8 +116,14 @@ impl FileSink {
     }
 
     fn target(&mut self, conn: &Connection, c: &PreparedConversation) -> Result<i64, StoreError> {
+        if let Some(((provider, model, label), id)) = &self.last_target
+            && (provider, model, label) == (&c.provider, &c.model, &c.label)
+        {
+            return Ok(*id);
+        }
         let key = (c.provider.clone(), c.model.clone(), c.label.clone());
         if let Some(id) = self.targets.get(&key) {
+            self.last_target = Some((key, *id));
             return Ok(*id);
         }
         let id = upsert_target(
@@ -141,7 +137,8 @@ impl FileSink {
                 prices_json: None,
             },
         )?;
-        self.targets.insert(key, id);
+        self.targets.insert(key.clone(), id);
+        self.last_target = Some((key, id));
         Ok(id)
     }
 
@@ -194,17 +191,20 @@ mod tests {
         let conn = crate::store::open(&dir.path().join("t.db")).unwrap();
         let mut sink = FileSink::new("f.jsonl", "{}".into());
         assert_eq!(
-            sink.store(&conn, conv(A)).unwrap(),
+            sink.store(&conn, &mut conv(A)).unwrap(),
             Stored::Imported { turns: 1 }
         );
-        assert_eq!(sink.store(&conn, conv(A)).unwrap(), Stored::AlreadyPresent);
+        assert_eq!(
+            sink.store(&conn, &mut conv(A)).unwrap(),
+            Stored::AlreadyPresent
+        );
         // An explicit repeat 2, then two lines without: they get 1 and 3.
         sink.store(
             &conn,
-            conv(&A.replace(r#""id":"a""#, r#""id":"b","repeat":2"#)),
+            &mut conv(&A.replace(r#""id":"a""#, r#""id":"b","repeat":2"#)),
         )
         .unwrap();
-        sink.store(&conn, conv(&A.replace(r#""id":"a""#, r#""id":"c""#)))
+        sink.store(&conn, &mut conv(&A.replace(r#""id":"a""#, r#""id":"c""#)))
             .unwrap();
         let repeats: Vec<(String, u32)> = conn
             .prepare("SELECT uid, repeat FROM conversations ORDER BY uid")
@@ -218,9 +218,9 @@ mod tests {
             vec![("a".into(), 1), ("b".into(), 2), ("c".into(), 3)]
         );
         // An explicit repeat already taken is refused, and leaves nothing.
-        let taken = conv(&A.replace(r#""id":"a""#, r#""id":"d","repeat":3"#));
+        let mut taken = conv(&A.replace(r#""id":"a""#, r#""id":"d","repeat":3"#));
         assert_eq!(
-            sink.store(&conn, taken).unwrap(),
+            sink.store(&conn, &mut taken).unwrap(),
             Stored::RepeatTaken { repeat: 3 }
         );
         let n: i64 = conn

@@ -8,10 +8,10 @@ use std::fmt;
 
 use crate::exchange::{ConversationLine, MessageLine, Object, Role, TimingLine, UsageLine};
 use crate::outcome::{TurnOutcome, conversation_outcome};
-use crate::store::records::{Message, TurnRecord, Usage};
+use crate::store::records::{ConversationRecord, Message, TurnRecord, Usage};
 
 /// What is wrong with a line. `field` is a JSON path, empty for the line as a whole.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LineProblem {
     pub field: String,
     pub problem: String,
@@ -36,20 +36,18 @@ impl fmt::Display for LineProblem {
     }
 }
 
-/// A valid conversation, before the store gives it a run, a target and a scenario link.
+/// A valid conversation, built whole on the reader thread; the writer only sets the ids
+/// the store gives it (run, target, scenario link) and the repeat when none was given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PreparedConversation {
-    /// The given `id`, else a hash of the content.
-    pub uid: String,
     pub provider: String,
     pub model: String,
     pub label: String,
-    pub scenario: Option<String>,
-    /// `None`: numbered by the importer.
+    /// As given; `None`: numbered by the importer.
     pub repeat: Option<u32>,
-    pub outcome: String,
-    pub turns: Vec<TurnRecord>,
-    pub trailing: Vec<Message>,
+    /// `uid` is the given `id`, else a hash of the content; `run_id` and `target_id` are 0
+    /// until the writer sets them.
+    pub record: ConversationRecord,
 }
 
 /// Used when a line names no provider or model.
@@ -261,15 +259,24 @@ pub fn prepare(
     let model = line.model.unwrap_or_else(|| UNKNOWN.to_string());
     let label = line.label.unwrap_or_else(|| model.clone());
     Ok(PreparedConversation {
-        uid,
         provider,
         model,
         label,
-        scenario: line.scenario,
         repeat: line.repeat,
-        outcome,
-        turns,
-        trailing: pending,
+        record: ConversationRecord {
+            uid,
+            run_id: 0,
+            target_id: 0,
+            scenario: line.scenario,
+            scenario_ref: None,
+            repeat: line.repeat.unwrap_or(0),
+            outcome,
+            started_at: None,
+            ended_at: None,
+            turns,
+            attempts: Vec::new(),
+            trailing: pending,
+        },
     })
 }
 
@@ -482,24 +489,24 @@ mod tests {
     #[test]
     fn turns_take_the_messages_before_their_answer() {
         let c = prep(&GOOD.replace('\n', " ")).unwrap();
-        assert_eq!(c.uid, "c1");
+        assert_eq!(c.record.uid, "c1");
         assert_eq!((c.provider.as_str(), c.label.as_str()), ("acme", "m1"));
         assert_eq!(c.repeat, Some(2));
-        assert_eq!(c.outcome, "completed");
-        assert_eq!(c.turns.len(), 2);
+        assert_eq!(c.record.outcome, "completed");
+        assert_eq!(c.record.turns.len(), 2);
         assert_eq!(
-            c.turns[0].prompt,
+            c.record.turns[0].prompt,
             vec![
                 Message::new("system", "Be brief."),
                 Message::new("user", "Q1")
             ]
         );
-        assert_eq!(c.turns[0].ttft_ms, Some(10.5));
-        assert_eq!(c.turns[0].usage.cached_tokens, Some(0));
-        assert_eq!(c.turns[0].usage.reasoning_tokens, None);
-        assert_eq!(c.turns[1].prompt, vec![Message::new("user", "Q2")]);
-        assert_eq!(c.turns[1].e2e_ms, None);
-        assert_eq!(c.trailing, vec![Message::new("user", "thanks")]);
+        assert_eq!(c.record.turns[0].ttft_ms, Some(10.5));
+        assert_eq!(c.record.turns[0].usage.cached_tokens, Some(0));
+        assert_eq!(c.record.turns[0].usage.reasoning_tokens, None);
+        assert_eq!(c.record.turns[1].prompt, vec![Message::new("user", "Q2")]);
+        assert_eq!(c.record.turns[1].e2e_ms, None);
+        assert_eq!(c.record.trailing, vec![Message::new("user", "thanks")]);
     }
 
     #[test]
@@ -510,13 +517,13 @@ mod tests {
             (c.provider.as_str(), c.model.as_str()),
             ("unknown", "unknown")
         );
-        assert_eq!(c.uid.len(), 32);
+        assert_eq!(c.record.uid.len(), 32);
         // Same content, other spacing and key order: same identity.
         let spaced = r#"{ "messages": [ {"content": "Hi", "role": "user"},
             {"role": "assistant", "content": "Hello"} ] }"#;
-        assert_eq!(prep(spaced).unwrap().uid, c.uid);
+        assert_eq!(prep(spaced).unwrap().record.uid, c.record.uid);
         let other = line.replace("Hello", "Hello!");
-        assert_ne!(prep(&other).unwrap().uid, c.uid);
+        assert_ne!(prep(&other).unwrap().record.uid, c.record.uid);
     }
 
     #[test]
@@ -525,27 +532,27 @@ mod tests {
             {"role":"user","content":"Q2"},
             {"role":"assistant","content":null,"outcome":"rate_limited","http_status":429,"error":"slow down"}]}"#;
         let c = prep(line).unwrap();
-        assert_eq!(c.outcome, "rate_limited");
-        assert_eq!(c.turns[1].answer, None);
-        assert_eq!(c.turns[1].http_status, Some(429));
+        assert_eq!(c.record.outcome, "rate_limited");
+        assert_eq!(c.record.turns[1].answer, None);
+        assert_eq!(c.record.turns[1].http_status, Some(429));
     }
 
     #[test]
     fn derived_turn_outcomes() {
         let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"cut","finish_reason":"length"},{"role":"user","content":"go on"},{"role":"assistant","content":"more"}]}"#).unwrap();
-        assert_eq!(c.turns[0].outcome, Some(TurnOutcome::Truncated));
-        assert_eq!(c.outcome, "completed");
+        assert_eq!(c.record.turns[0].outcome, Some(TurnOutcome::Truncated));
+        assert_eq!(c.record.outcome, "completed");
         let c = prep(
             r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":""}]}"#,
         )
         .unwrap();
-        assert_eq!(c.outcome, "empty_answer");
+        assert_eq!(c.record.outcome, "empty_answer");
     }
 
     #[test]
     fn given_interrupted_is_kept() {
         let c = prep(r#"{"outcome":"interrupted","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#).unwrap();
-        assert_eq!(c.outcome, "interrupted");
+        assert_eq!(c.record.outcome, "interrupted");
     }
 
     #[test]

@@ -256,7 +256,7 @@ fn write_all(
             for item in &mut batch {
                 match item {
                     Item::Rejected { line, problem } => {
-                        let problem = std::mem::replace(problem, LineProblem::default());
+                        let problem = std::mem::take(problem);
                         reject(summary, opts, on_reject, *line, problem)?;
                     }
                     Item::Conversation { line, conversation } => {

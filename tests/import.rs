@@ -517,3 +517,64 @@ fn sigkill_mid_import_leaves_a_consistent_store_and_a_rerun_completes_it() {
     );
     assert_eq!(count(&db, "SELECT COUNT(*) FROM turns"), turns as i64);
 }
+
+#[test]
+fn collected_conversations_survive_export_and_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = dir.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    write(
+        &scenarios,
+        "demo.toml",
+        "id = \"demo\"\ncategory = \"developer\"\nsystem = \"Be brief.\"\n\n\
+         [[turn]]\nuser = \"Write a haiku about caches.\"\nreference = \"Warm lines stay near\"\n\n\
+         [[turn]]\nuser = \"Now as JSON.\"\n",
+    );
+    let (collected, imported) = (
+        dir.path().join("collected.db"),
+        dir.path().join("imported.db"),
+    );
+    let (code, _, err) = run(turnbench(&collected)
+        .args(["collect", "--repeats", "1", "--scenarios"])
+        .arg(&scenarios));
+    assert_eq!(code, 0, "{err}");
+    let exported = export(&collected, &[]);
+    assert_eq!(exported.lines().count(), 3);
+    let file = write(dir.path(), "collected.jsonl", &exported);
+    let (code, _, err) = import(&imported, &[&file]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(export(&imported, &[]), exported);
+    // Into the store it came from: nothing new.
+    let (_, out, _) = import(&collected, &[&file]);
+    assert!(out.contains("3 already present"), "{out}");
+    // A new conversation of a scenario that store knows is linked to it.
+    let fresh = write(
+        dir.path(),
+        "fresh.jsonl",
+        r#"{"id":"fresh","scenario":"demo","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#,
+    );
+    import(&collected, &[&fresh]);
+    assert_eq!(
+        count(
+            &collected,
+            "SELECT COUNT(*) FROM conversations c JOIN scenarios s ON s.id = c.scenario_ref WHERE c.uid = 'fresh' AND s.scenario_id = 'demo'"
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &imported,
+            "SELECT COUNT(*) FROM conversations WHERE scenario_ref IS NOT NULL"
+        ),
+        0,
+        "a store without the scenario keeps only its id"
+    );
+    let (code, out, err) = run(turnbench(&imported)
+        .args(["import", "-"])
+        .stdin(std::fs::File::open(&file).unwrap()));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("-: 0 imported (0 turns), 3 already present"),
+        "{out}"
+    );
+}

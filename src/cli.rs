@@ -190,7 +190,10 @@ fn run_import(db: &std::path::Path, quiet: bool, files: &[PathBuf], strict: bool
                 failed |= summary.rejected > 0;
                 println!("{summary}");
             }
-            Err(e @ crate::import::ImportError::Open { .. }) if !strict => {
+            Err(
+                e @ (crate::import::ImportError::Open { .. }
+                | crate::import::ImportError::Read { .. }),
+            ) if !strict => {
                 eprintln!("error: {e}");
                 failed = true;
             }

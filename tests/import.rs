@@ -348,9 +348,12 @@ fn unreadable_file_is_reported_and_the_others_still_import() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
     let missing = dir.path().join("missing.jsonl");
-    let (code, out, err) = import(&db, &[&missing, Path::new(SAMPLE)]);
+    let folder = dir.path().join("a-folder.jsonl");
+    std::fs::create_dir(&folder).unwrap();
+    let (code, out, err) = import(&db, &[&missing, &folder, Path::new(SAMPLE)]);
     assert_eq!(code, 1);
     assert!(err.contains("missing.jsonl: cannot read"), "{err}");
+    assert!(err.contains("a-folder.jsonl:1: read failed"), "{err}");
     assert!(out.contains("5 imported"), "{out}");
 }
 

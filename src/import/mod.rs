@@ -38,7 +38,10 @@ pub const COMMIT_EVERY: u64 = 5_000;
 pub enum ImportError {
     #[error("{path}: cannot read: {source}\n  fix: check the path", path = .path.display())]
     Open { path: PathBuf, source: io::Error },
-    #[error("{path}:{line}: read failed: {source}", path = .path.display())]
+    #[error(
+        "{path}:{line}: read failed: {source}\n  importing the file again completes it (what is stored already is skipped)",
+        path = .path.display()
+    )]
     Read {
         path: PathBuf,
         line: u64,
@@ -252,7 +255,16 @@ fn write_all(
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut in_tx = 0u64;
         while let Some(batch) = next.take() {
-            let mut batch = batch.map_err(WriteError::Read)?;
+            let mut batch = match batch {
+                Ok(batch) => batch,
+                Err(failure) => {
+                    // Keep the whole conversations read so far, unless --strict.
+                    if !opts.strict {
+                        tx.commit()?;
+                    }
+                    return Err(WriteError::Read(failure));
+                }
+            };
             for item in &mut batch {
                 match item {
                     Item::Rejected { line, problem } => {
@@ -333,4 +345,72 @@ fn progress_bar(len: Option<u64>, show: bool) -> ProgressBar {
     };
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Valid lines, then an I/O error (a disk or network file system failing mid-read).
+    struct FailingAfter {
+        lines: io::Cursor<Vec<u8>>,
+    }
+
+    impl io::Read for FailingAfter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.lines.read(buf)? {
+                0 => Err(io::Error::other("device went away")),
+                n => Ok(n),
+            }
+        }
+    }
+
+    fn failing_input(lines: usize) -> Box<dyn BufRead + Send> {
+        let mut text = String::new();
+        for i in 0..lines {
+            text.push_str(&format!(
+                "{{\"id\":\"c{i}\",\"messages\":[{{\"role\":\"user\",\"content\":\"q\"}},{{\"role\":\"assistant\",\"content\":\"a\"}}]}}\n"
+            ));
+        }
+        Box::new(BufReader::new(FailingAfter {
+            lines: io::Cursor::new(text.into_bytes()),
+        }))
+    }
+
+    fn stored(conn: &Connection) -> i64 {
+        conn.query_row("SELECT COUNT(*) FROM conversations", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn read_error_keeps_whole_conversations_unless_strict() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        for (strict, expected) in [(true, 0), (false, 600)] {
+            let opts = ImportOptions {
+                strict,
+                progress: false,
+            };
+            let err = import_reader(
+                &mut conn,
+                Path::new("flaky.jsonl"),
+                failing_input(600),
+                None,
+                &opts,
+                &mut |r| panic!("{r}"),
+            )
+            .unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with("flaky.jsonl:601: read failed: device went away"),
+                "{err}"
+            );
+            assert_eq!(stored(&conn), expected, "strict: {strict}");
+        }
+        // The bulk settings are restored even when the import failed.
+        let cache: i64 = conn
+            .pragma_query_value(None, "cache_size", |r| r.get(0))
+            .unwrap();
+        assert_eq!(cache, -2000);
+    }
 }

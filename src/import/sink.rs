@@ -56,19 +56,24 @@ impl FileSink {
     }
 
     /// Stores one conversation whole, setting its ids. Statement-level atomicity keeps a
-    /// refused conversation row from leaving anything behind, so no savepoint is needed.
+    /// refused conversation row from leaving anything behind, and `insert_conversation`
+    /// writes that row first, so no savepoint is needed.
     pub(crate) fn store(
         &mut self,
         conn: &Connection,
         c: &mut PreparedConversation,
     ) -> Result<Stored, StoreError> {
-        let present = conn
-            .prepare_cached("SELECT 1 FROM conversations WHERE uid = ?1")?
-            .query_row([&c.record.uid], |_| Ok(()))
-            .optional()?
-            .is_some();
-        if present {
-            return Ok(Stored::AlreadyPresent);
+        // Until this file has a run, look before inserting, so that a file with nothing
+        // new leaves no empty run. After that the uid's unique index answers by itself.
+        if self.run_id.is_none() {
+            let present = conn
+                .prepare_cached("SELECT 1 FROM conversations WHERE uid = ?1")?
+                .query_row([&c.record.uid], |_| Ok(()))
+                .optional()?
+                .is_some();
+            if present {
+                return Ok(Stored::AlreadyPresent);
+            }
         }
         let run_id = self.run(conn)?;
         let target_id = self.target(conn, c)?;
@@ -89,7 +94,10 @@ impl FileSink {
                         turns: record.turns.len(),
                     });
                 }
-                Err(e) if is_slot_conflict(&e) => match c.repeat {
+                Err(e) if is_unique_violation(&e, "conversations.uid") => {
+                    return Ok(Stored::AlreadyPresent);
+                }
+                Err(e) if is_unique_violation(&e, "conversations.repeat") => match c.repeat {
                     Some(repeat) => return Ok(Stored::RepeatTaken { repeat }),
                     None => continue, // an explicit repeat took this number: try the next
                 },
@@ -164,13 +172,15 @@ impl FileSink {
     }
 }
 
-/// The unique index on (run, target, scenario, repeat) refused the row.
-fn is_slot_conflict(e: &StoreError) -> bool {
+/// A unique index covering `column` refused the row: `conversations.uid`, or
+/// `conversations.repeat` for the one on (run, target, scenario, repeat). Either way the
+/// conversation row was not written, and its turns are written only after it.
+fn is_unique_violation(e: &StoreError, column: &str) -> bool {
     matches!(
         e,
         StoreError::Sql(rusqlite::Error::SqliteFailure(f, Some(msg)))
             if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-                && msg.contains("conversations.repeat")
+                && msg.contains(column)
     )
 }
 

@@ -176,12 +176,26 @@ pub fn prepare(
         .as_deref()
         .map(parse_conversation_outcome)
         .transpose()?;
+    // Hashed before the messages are taken apart (moved, not copied, into turns).
+    let uid = match &line.id {
+        Some(id) => id.clone(),
+        None => content_hash(&line, scratch),
+    };
+    let ConversationLine {
+        provider,
+        model,
+        label,
+        scenario,
+        repeat,
+        messages,
+        ..
+    } = line;
 
     let mut turns: Vec<TurnRecord> = Vec::new();
     let mut pending: Vec<Message> = Vec::new();
     // The assistant message whose turn ended the conversation, and why.
     let mut ended: Option<(usize, TurnOutcome, &'static str)> = None;
-    for (i, m) in line.messages.iter().enumerate() {
+    for (i, m) in messages.into_iter().enumerate() {
         if m.role != Role::Assistant {
             if let Some(name) = m.assistant_field() {
                 return Err(LineProblem::new(
@@ -189,13 +203,13 @@ pub fn prepare(
                     format!("only assistant messages carry {name}"),
                 ));
             }
-            let Some(content) = &m.content else {
+            let Some(content) = m.content else {
                 return Err(LineProblem::new(
                     format!("messages[{i}].content"),
                     format!("missing; a {} message needs text", m.role.as_str()),
                 ));
             };
-            pending.push(Message::new(m.role.as_str(), content.clone()));
+            pending.push(Message::new(m.role.as_str(), content));
             continue;
         }
         if let Some((j, outcome, field)) = ended {
@@ -207,10 +221,11 @@ pub fn prepare(
                 ),
             ));
         }
+        let explicit_outcome = m.outcome.is_some();
         let turn = prepare_turn(i, m, std::mem::take(&mut pending))?;
         let outcome = turn.outcome();
         if !outcome.lets_conversation_continue(turn.has_visible_text()) {
-            let field = if m.outcome.is_some() {
+            let field = if explicit_outcome {
                 "outcome"
             } else if outcome == TurnOutcome::Truncated {
                 "finish_reason"
@@ -251,25 +266,21 @@ pub fn prepare(
         }
     };
 
-    let uid = match &line.id {
-        Some(id) => id.clone(),
-        None => content_hash(&line, scratch),
-    };
-    let provider = line.provider.unwrap_or_else(|| UNKNOWN.to_string());
-    let model = line.model.unwrap_or_else(|| UNKNOWN.to_string());
-    let label = line.label.unwrap_or_else(|| model.clone());
+    let provider = provider.unwrap_or_else(|| UNKNOWN.to_string());
+    let model = model.unwrap_or_else(|| UNKNOWN.to_string());
+    let label = label.unwrap_or_else(|| model.clone());
     Ok(PreparedConversation {
         provider,
         model,
         label,
-        repeat: line.repeat,
+        repeat,
         record: ConversationRecord {
             uid,
             run_id: 0,
             target_id: 0,
-            scenario: line.scenario,
+            scenario,
             scenario_ref: None,
-            repeat: line.repeat.unwrap_or(0),
+            repeat: repeat.unwrap_or(0),
             outcome,
             started_at: None,
             ended_at: None,
@@ -312,11 +323,7 @@ fn failure_names() -> String {
         .join(", ")
 }
 
-fn prepare_turn(
-    i: usize,
-    m: &MessageLine,
-    prompt: Vec<Message>,
-) -> Result<TurnRecord, LineProblem> {
+fn prepare_turn(i: usize, m: MessageLine, prompt: Vec<Message>) -> Result<TurnRecord, LineProblem> {
     let at = |field: &str| format!("messages[{i}].{field}");
     let outcome = match m.outcome.as_deref() {
         Some(s) => s.parse::<TurnOutcome>().map_err(|_| {
@@ -357,12 +364,12 @@ fn prepare_turn(
     check_usage(&usage, &at)?;
     Ok(TurnRecord {
         prompt,
-        answer: m.content.clone(),
-        reasoning: m.reasoning.clone(),
-        finish_reason: m.finish_reason.clone(),
+        answer: m.content,
+        reasoning: m.reasoning,
+        finish_reason: m.finish_reason,
         http_status: m.http_status,
         outcome: Some(outcome),
-        error: m.error.clone(),
+        error: m.error,
         attempts: 1,
         ttft_ms: timing.ttft_ms,
         ttfa_ms: timing.ttfa_ms,

@@ -26,7 +26,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::store::StoreError;
 use crate::store::write::finish_run;
-use reader::{Item, ReadFailure};
+use reader::{Batch, Item, ReadFailure};
 use sink::{FileSink, Stored};
 pub use validate::LineProblem;
 
@@ -53,6 +53,11 @@ pub enum ImportError {
         path = .0.path.display()
     )]
     Strict(Rejection),
+    #[error(
+        "{path}: the reader thread stopped before the end of the file (a bug: please report it)\n  whole conversations stored so far stay; importing the file again completes it",
+        path = .path.display()
+    )]
+    ReaderStopped { path: PathBuf },
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -102,10 +107,11 @@ impl fmt::Display for FileSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: {} imported ({} turns), {} already present, {} rejected",
+            "{}: {} imported ({} turn{}), {} already present, {} rejected",
             self.path.display(),
             self.imported,
             self.turns,
+            if self.turns == 1 { "" } else { "s" },
             self.already_present,
             self.rejected
         )?;
@@ -162,14 +168,14 @@ pub fn import_reader(
         path: path.to_path_buf(),
         ..Default::default()
     };
+    let tuned = BulkSettings::apply(conn)?;
     let progress = progress_bar(len, opts.progress);
     let (channels, reader) = reader::spawn(input, progress.clone());
-    let tuned = BulkSettings::apply(conn)?;
     let result = write_all(conn, &channels, &mut sink, &mut summary, opts, on_reject);
-    tuned.restore(conn)?;
     drop(channels); // lets the reader stop if we stopped early
     let _ = reader.join();
     progress.finish_and_clear();
+    let restored = tuned.restore(conn);
     result.map_err(|e| match e {
         WriteError::Read(ReadFailure { line, source }) => ImportError::Read {
             path: path.to_path_buf(),
@@ -181,8 +187,12 @@ pub fn import_reader(
             line,
             problem,
         }),
+        WriteError::ReaderStopped => ImportError::ReaderStopped {
+            path: path.to_path_buf(),
+        },
         WriteError::Store(e) => ImportError::Store(e),
     })?;
+    restored?;
     summary.run_id = sink.run_id();
     Ok(summary)
 }
@@ -221,6 +231,7 @@ impl BulkSettings {
 
 enum WriteError {
     Read(ReadFailure),
+    ReaderStopped,
     Strict { line: u64, problem: LineProblem },
     Store(StoreError),
 }
@@ -237,8 +248,27 @@ impl From<rusqlite::Error> for WriteError {
     }
 }
 
+/// What the writer takes from the reader next.
+enum Received {
+    Items(Vec<Item>),
+    End,
+    /// A read error, or the reader thread gone without saying it reached the end.
+    Failed(WriteError),
+}
+
+fn receive(channels: &reader::ReaderChannels) -> Received {
+    match channels.batches.recv() {
+        Ok(Batch::Items(items)) => Received::Items(items),
+        Ok(Batch::End) => Received::End,
+        Ok(Batch::Failed(failure)) => Received::Failed(WriteError::Read(failure)),
+        Err(_) => Received::Failed(WriteError::ReaderStopped),
+    }
+}
+
 /// The writer loop: one transaction per group of conversations (one for the whole file
-/// with `--strict`), begun only when there is something to write.
+/// with `--strict`), begun only when there is something to write. Only an explicit end
+/// of input finishes the run; a failure keeps the group's whole conversations unless
+/// `--strict`, where it rolls the file back.
 fn write_all(
     conn: &mut Connection,
     channels: &reader::ReaderChannels,
@@ -247,67 +277,76 @@ fn write_all(
     opts: &ImportOptions,
     on_reject: &mut dyn FnMut(&Rejection),
 ) -> Result<(), WriteError> {
-    let batches = &channels.batches;
-    let mut next = batches.recv().ok();
-    while next.is_some() {
+    let mut next = receive(channels);
+    while let Received::Items(mut items) = next {
         // IMMEDIATE: take the write lock now, so that a concurrent writer makes us wait
         // (busy timeout) instead of failing halfway.
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut in_tx = 0u64;
-        while let Some(batch) = next.take() {
-            let mut batch = match batch {
-                Ok(batch) => batch,
-                Err(failure) => {
-                    // Keep the whole conversations read so far, unless --strict.
-                    if !opts.strict {
-                        tx.commit()?;
-                    }
-                    return Err(WriteError::Read(failure));
-                }
-            };
-            for item in &mut batch {
-                match item {
-                    Item::Rejected { line, problem } => {
-                        let problem = std::mem::take(problem);
-                        reject(summary, opts, on_reject, *line, problem)?;
-                    }
-                    Item::Conversation { line, conversation } => {
-                        match sink.store(&tx, conversation)? {
-                            Stored::Imported { turns } => {
-                                summary.imported += 1;
-                                summary.turns += turns as u64;
-                                in_tx += 1;
-                            }
-                            Stored::AlreadyPresent => summary.already_present += 1,
-                            Stored::RepeatTaken { repeat } => {
-                                let problem = LineProblem {
-                                    field: "repeat".into(),
-                                    problem: format!(
-                                        "{repeat} is taken: an earlier conversation of this \
-                                         file has the same provider, model, label and scenario; \
-                                         give each its own repeat (or none)"
-                                    ),
-                                };
-                                reject(summary, opts, on_reject, *line, problem)?;
-                            }
-                        }
-                    }
-                }
-            }
-            let _ = channels.done.try_send(batch); // else freed here: the reader has ended
-            next = batches.recv().ok();
-            if !opts.strict && in_tx >= COMMIT_EVERY {
-                break;
+        loop {
+            in_tx += write_items(&tx, &mut items, sink, summary, opts, on_reject)?;
+            let _ = channels.done.try_send(items); // else freed here: the reader has ended
+            next = receive(channels);
+            match next {
+                Received::Items(more) if opts.strict || in_tx < COMMIT_EVERY => items = more,
+                _ => break,
             }
         }
-        if next.is_none()
-            && let Some(run_id) = sink.run_id()
-        {
-            finish_run(&tx, run_id)?;
+        match &next {
+            Received::Failed(_) if opts.strict => break, // dropping `tx` rolls back
+            Received::End => {
+                if let Some(run_id) = sink.run_id() {
+                    finish_run(&tx, run_id)?;
+                }
+                tx.commit()?;
+            }
+            Received::Items(_) | Received::Failed(_) => tx.commit()?,
         }
-        tx.commit()?;
     }
-    Ok(())
+    match next {
+        Received::Failed(e) => Err(e),
+        Received::End | Received::Items(_) => Ok(()),
+    }
+}
+
+/// Writes one batch; returns how many conversations it added.
+fn write_items(
+    tx: &Connection,
+    items: &mut [Item],
+    sink: &mut FileSink,
+    summary: &mut FileSummary,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+) -> Result<u64, WriteError> {
+    let mut added = 0;
+    for item in items {
+        match item {
+            Item::Rejected { line, problem } => {
+                let problem = std::mem::take(problem);
+                reject(summary, opts, on_reject, *line, problem)?;
+            }
+            Item::Conversation { line, conversation } => match sink.store(tx, conversation)? {
+                Stored::Imported { turns } => {
+                    summary.imported += 1;
+                    summary.turns += turns as u64;
+                    added += 1;
+                }
+                Stored::AlreadyPresent => summary.already_present += 1,
+                Stored::RepeatTaken { repeat } => {
+                    let problem = LineProblem {
+                        field: "repeat".into(),
+                        problem: format!(
+                            "{repeat} is taken: an earlier conversation of this file has the \
+                             same provider, model, label and scenario; give each its own \
+                             repeat (or none)"
+                        ),
+                    };
+                    reject(summary, opts, on_reject, *line, problem)?;
+                }
+            },
+        }
+    }
+    Ok(added)
 }
 
 fn reject(
@@ -365,16 +404,32 @@ mod tests {
         }
     }
 
-    fn failing_input(lines: usize) -> Box<dyn BufRead + Send> {
+    fn lines(n: usize) -> io::Cursor<Vec<u8>> {
         let mut text = String::new();
-        for i in 0..lines {
+        for i in 0..n {
             text.push_str(&format!(
                 "{{\"id\":\"c{i}\",\"messages\":[{{\"role\":\"user\",\"content\":\"q\"}},{{\"role\":\"assistant\",\"content\":\"a\"}}]}}\n"
             ));
         }
-        Box::new(BufReader::new(FailingAfter {
-            lines: io::Cursor::new(text.into_bytes()),
-        }))
+        io::Cursor::new(text.into_bytes())
+    }
+
+    fn failing_input(n: usize) -> Box<dyn BufRead + Send> {
+        Box::new(BufReader::new(FailingAfter { lines: lines(n) }))
+    }
+
+    /// Valid lines, then a panic inside the reader thread.
+    struct PanicsAfter {
+        lines: io::Cursor<Vec<u8>>,
+    }
+
+    impl io::Read for PanicsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.lines.read(buf)? {
+                0 => panic!("simulated bug in the reader"),
+                n => Ok(n),
+            }
+        }
     }
 
     fn stored(conn: &Connection) -> i64 {
@@ -412,5 +467,42 @@ mod tests {
             .pragma_query_value(None, "cache_size", |r| r.get(0))
             .unwrap();
         assert_eq!(cache, -2000);
+    }
+
+    #[test]
+    fn a_reader_that_dies_is_never_taken_for_the_end_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        // Non-strict keeps what the reader had handed over: one full batch of 256.
+        for (strict, expected) in [(true, 0), (false, 256)] {
+            let input = Box::new(BufReader::new(PanicsAfter { lines: lines(300) }));
+            let opts = ImportOptions {
+                strict,
+                progress: false,
+            };
+            let err = import_reader(
+                &mut conn,
+                Path::new("x.jsonl"),
+                input,
+                None,
+                &opts,
+                &mut |r| panic!("{r}"),
+            )
+            .unwrap_err();
+            assert!(matches!(err, ImportError::ReaderStopped { .. }), "{err}");
+            assert_eq!(stored(&conn), expected, "strict: {strict}");
+            let unfinished: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM runs WHERE ended_at IS NULL",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(
+                unfinished,
+                i64::from(!strict),
+                "an unfinished run is not ended"
+            );
+        }
     }
 }

@@ -39,7 +39,14 @@ pub(crate) struct ReadFailure {
     pub source: io::Error,
 }
 
-pub(crate) type Batch = Result<Vec<Item>, ReadFailure>;
+/// What the reader sends. `End` is explicit, so that a reader that died is never taken
+/// for the end of the file.
+#[derive(Debug)]
+pub(crate) enum Batch {
+    Items(Vec<Item>),
+    Failed(ReadFailure),
+    End,
+}
 
 /// The writer's ends of the reader thread's channels.
 pub(crate) struct ReaderChannels {
@@ -76,12 +83,12 @@ fn read_all(
         let next = match lines.next_line() {
             Ok(next) => next,
             Err(source) => {
-                let failed = Err(ReadFailure {
+                let failed = Batch::Failed(ReadFailure {
                     line: lines.number + 1,
                     source,
                 });
                 if !batch.is_empty() {
-                    let _ = tx.send(Ok(std::mem::take(&mut batch)));
+                    let _ = tx.send(Batch::Items(std::mem::take(&mut batch)));
                 }
                 let _ = tx.send(failed);
                 return;
@@ -99,15 +106,16 @@ fn read_all(
             progress.set_position(lines.bytes);
             let next = recycle(returned).unwrap_or_else(|| Vec::with_capacity(BATCH));
             let full = std::mem::replace(&mut batch, next);
-            if tx.send(Ok(full)).is_err() {
+            if tx.send(Batch::Items(full)).is_err() {
                 return; // the writer stopped (--strict, or a store error)
             }
         }
     }
     progress.set_position(lines.bytes);
-    if !batch.is_empty() {
-        let _ = tx.send(Ok(batch));
+    if !batch.is_empty() && tx.send(Batch::Items(batch)).is_err() {
+        return;
     }
+    let _ = tx.send(Batch::End);
 }
 
 /// Frees the batches the writer has handed back; returns one emptied vector to reuse.
@@ -215,7 +223,14 @@ mod tests {
             Box::new(io::Cursor::new(text.into_bytes())),
             ProgressBar::hidden(),
         );
-        let items: Vec<Item> = channels.batches.iter().flat_map(|b| b.unwrap()).collect();
+        let mut items: Vec<Item> = Vec::new();
+        for batch in channels.batches.iter() {
+            match batch {
+                Batch::Items(more) => items.extend(more),
+                Batch::End => break,
+                Batch::Failed(f) => panic!("{f:?}"),
+            }
+        }
         handle.join().unwrap();
         assert_eq!(items.len(), 600);
         assert!(matches!(items[7], Item::Rejected { line: 8, .. }));

@@ -22,9 +22,10 @@ use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::store::StoreError;
+use crate::store::bulk::ConversationInserter;
 use crate::store::write::finish_run;
 use reader::{Batch, Item, ReadFailure};
 use sink::{FileSink, Stored};
@@ -270,21 +271,33 @@ fn receive(channels: &reader::ReaderChannels) -> Received {
 /// of input finishes the run; a failure keeps the group's whole conversations unless
 /// `--strict`, where it rolls the file back.
 fn write_all(
-    conn: &mut Connection,
+    conn: &Connection,
     channels: &reader::ReaderChannels,
     sink: &mut FileSink,
     summary: &mut FileSummary,
     opts: &ImportOptions,
     on_reject: &mut dyn FnMut(&Rejection),
 ) -> Result<(), WriteError> {
+    // Statements prepared once for the file; they live across its transactions, which is
+    // why those are opened on a shared reference (`new_unchecked`: this function is the
+    // connection's only user meanwhile).
+    let mut inserter = ConversationInserter::new(conn)?;
     let mut next = receive(channels);
     while let Received::Items(mut items) = next {
         // IMMEDIATE: take the write lock now, so that a concurrent writer makes us wait
         // (busy timeout) instead of failing halfway.
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
         let mut in_tx = 0u64;
         loop {
-            in_tx += write_items(&tx, &mut items, sink, summary, opts, on_reject)?;
+            in_tx += write_items(
+                &tx,
+                &mut inserter,
+                &mut items,
+                sink,
+                summary,
+                opts,
+                on_reject,
+            )?;
             let _ = channels.done.try_send(items); // else freed here: the reader has ended
             next = receive(channels);
             match next {
@@ -312,6 +325,7 @@ fn write_all(
 /// Writes one batch; returns how many conversations it added.
 fn write_items(
     tx: &Connection,
+    inserter: &mut ConversationInserter,
     items: &mut [Item],
     sink: &mut FileSink,
     summary: &mut FileSummary,
@@ -325,25 +339,27 @@ fn write_items(
                 let problem = std::mem::take(problem);
                 reject(summary, opts, on_reject, *line, problem)?;
             }
-            Item::Conversation { line, conversation } => match sink.store(tx, conversation)? {
-                Stored::Imported { turns } => {
-                    summary.imported += 1;
-                    summary.turns += turns as u64;
-                    added += 1;
-                }
-                Stored::AlreadyPresent => summary.already_present += 1,
-                Stored::RepeatTaken { repeat } => {
-                    let problem = LineProblem {
-                        field: "repeat".into(),
-                        problem: format!(
-                            "{repeat} is taken: an earlier conversation of this file has the \
+            Item::Conversation { line, conversation } => {
+                match sink.store(tx, inserter, conversation)? {
+                    Stored::Imported { turns } => {
+                        summary.imported += 1;
+                        summary.turns += turns as u64;
+                        added += 1;
+                    }
+                    Stored::AlreadyPresent => summary.already_present += 1,
+                    Stored::RepeatTaken { repeat } => {
+                        let problem = LineProblem {
+                            field: "repeat".into(),
+                            problem: format!(
+                                "{repeat} is taken: an earlier conversation of this file has the \
                              same provider, model, label and scenario; give each its own \
                              repeat (or none)"
-                        ),
-                    };
-                    reject(summary, opts, on_reject, *line, problem)?;
+                            ),
+                        };
+                        reject(summary, opts, on_reject, *line, problem)?;
+                    }
                 }
-            },
+            }
         }
     }
     Ok(added)

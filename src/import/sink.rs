@@ -8,7 +8,8 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::validate::PreparedConversation;
 use crate::store::StoreError;
-use crate::store::write::{NewRun, NewTarget, insert_conversation, insert_run, upsert_target};
+use crate::store::bulk::ConversationInserter;
+use crate::store::write::{NewRun, NewTarget, insert_run, upsert_target};
 
 /// What became of one conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,11 +57,12 @@ impl FileSink {
     }
 
     /// Stores one conversation whole, setting its ids. Statement-level atomicity keeps a
-    /// refused conversation row from leaving anything behind, and `insert_conversation`
-    /// writes that row first, so no savepoint is needed.
+    /// refused conversation row from leaving anything behind, and the inserter writes that
+    /// row first, so no savepoint is needed.
     pub(crate) fn store(
         &mut self,
         conn: &Connection,
+        inserter: &mut ConversationInserter,
         c: &mut PreparedConversation,
     ) -> Result<Stored, StoreError> {
         // Until this file has a run, look before inserting, so that a file with nothing
@@ -88,7 +90,7 @@ impl FileSink {
                 record.repeat = *next;
                 *next += 1;
             }
-            match insert_conversation(conn, record) {
+            match inserter.insert(conn, record, &c.prompts_json) {
                 Ok(_) => {
                     return Ok(Stored::Imported {
                         turns: record.turns.len(),
@@ -200,22 +202,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::store::open(&dir.path().join("t.db")).unwrap();
         let mut sink = FileSink::new("f.jsonl", "{}".into());
+        let mut ins = ConversationInserter::new(&conn).unwrap();
         assert_eq!(
-            sink.store(&conn, &mut conv(A)).unwrap(),
+            sink.store(&conn, &mut ins, &mut conv(A)).unwrap(),
             Stored::Imported { turns: 1 }
         );
         assert_eq!(
-            sink.store(&conn, &mut conv(A)).unwrap(),
+            sink.store(&conn, &mut ins, &mut conv(A)).unwrap(),
             Stored::AlreadyPresent
         );
         // An explicit repeat 2, then two lines without: they get 1 and 3.
         sink.store(
             &conn,
+            &mut ins,
             &mut conv(&A.replace(r#""id":"a""#, r#""id":"b","repeat":2"#)),
         )
         .unwrap();
-        sink.store(&conn, &mut conv(&A.replace(r#""id":"a""#, r#""id":"c""#)))
-            .unwrap();
+        sink.store(
+            &conn,
+            &mut ins,
+            &mut conv(&A.replace(r#""id":"a""#, r#""id":"c""#)),
+        )
+        .unwrap();
         let repeats: Vec<(String, u32)> = conn
             .prepare("SELECT uid, repeat FROM conversations ORDER BY uid")
             .unwrap()
@@ -230,7 +238,7 @@ mod tests {
         // An explicit repeat already taken is refused, and leaves nothing.
         let mut taken = conv(&A.replace(r#""id":"a""#, r#""id":"d","repeat":3"#));
         assert_eq!(
-            sink.store(&conn, &mut taken).unwrap(),
+            sink.store(&conn, &mut ins, &mut taken).unwrap(),
             Stored::RepeatTaken { repeat: 3 }
         );
         let n: i64 = conn

@@ -45,6 +45,8 @@ pub struct PreparedConversation {
     pub label: String,
     /// As given; `None`: numbered by the importer.
     pub repeat: Option<u32>,
+    /// Each turn's prompt as stored (JSON), serialised here rather than on the writer.
+    pub prompts_json: Vec<String>,
     /// `uid` is the given `id`, else a hash of the content; `run_id` and `target_id` are 0
     /// until the writer sets them.
     pub record: ConversationRecord,
@@ -266,6 +268,10 @@ pub fn prepare(
         }
     };
 
+    let prompts_json = turns
+        .iter()
+        .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
+        .collect();
     let provider = provider.unwrap_or_else(|| UNKNOWN.to_string());
     let model = model.unwrap_or_else(|| UNKNOWN.to_string());
     let label = label.unwrap_or_else(|| model.clone());
@@ -274,6 +280,7 @@ pub fn prepare(
         model,
         label,
         repeat,
+        prompts_json,
         record: ConversationRecord {
             uid,
             run_id: 0,

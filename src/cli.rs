@@ -88,7 +88,7 @@ pub enum Command {
 pub enum ExportCommand {
     /// Conversations in the import format (JSON Lines), oldest first.
     Conversations {
-        /// Output file (default: standard output).
+        /// Output file (default, or `-`: standard output).
         #[arg(long, short)]
         out: Option<PathBuf>,
         /// Only this run: an id, or a name (every run of that name).
@@ -216,6 +216,7 @@ fn run_export(
         );
     }
     let conn = crate::store::open(db)?;
+    let out = out.filter(|p| *p != std::path::Path::new("-"));
     let summary = match out {
         Some(path) => crate::export::export_to_file(&conn, opts, path)?,
         None => {

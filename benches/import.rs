@@ -3,7 +3,8 @@
 //! process, and prints seconds, turns per second and peak RSS (VmHWM).
 //!
 //! Run: `cargo bench --bench import` (release build). Smaller or larger:
-//! `TURNBENCH_BENCH_CONVERSATIONS=50000 cargo bench --bench import`.
+//! `TURNBENCH_BENCH_CONVERSATIONS=50000 cargo bench --bench import`; keep the generated
+//! file with `TURNBENCH_BENCH_FILE=/tmp/synthetic.jsonl`.
 //! Goal (issue 3): ≥ 150,000 turns/s and peak memory < 200 MB.
 
 #[path = "../tests/support/synthetic.rs"]
@@ -23,7 +24,10 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(250_000);
     let dir = tempfile::tempdir().expect("temp dir");
-    let file = dir.path().join("synthetic.jsonl");
+    // TURNBENCH_BENCH_FILE keeps the generated file there (to time the CLI on it too).
+    let file = std::env::var_os("TURNBENCH_BENCH_FILE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| dir.path().join("synthetic.jsonl"));
     let t = Instant::now();
     let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(&file).unwrap());
     let turns = synthetic::write_transcripts(&mut out, conversations, TURNS).unwrap();

@@ -37,7 +37,7 @@ CREATE TABLE scenarios (
 
 CREATE TABLE conversations (
     id           INTEGER PRIMARY KEY,
-    uid          TEXT NOT NULL UNIQUE,    -- stable identity (import id or content hash; collect slot)
+    uid          TEXT NOT NULL UNIQUE,    -- stable identity (import: id or content hash; collect: one per attempt)
     run_id       INTEGER NOT NULL REFERENCES runs(id),
     target_id    INTEGER NOT NULL REFERENCES targets(id),
     scenario     TEXT,                    -- scenario id; links checks

@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand};
 
 use crate::collect::{self, CollectOptions};
 use crate::config::{BenchConfig, BenchTargetNames, JudgeSettings, Rubric, Scenario};
+use crate::export::{ExportFilter, ExportOptions};
+use crate::import::ImportOptions;
 use crate::judge::{self, JudgeOptions, Mode};
 use crate::mock::{MockConfig, MockServer};
 use crate::store::judgments::JudgmentStatus;
@@ -103,6 +105,43 @@ pub enum Command {
         #[arg(long)]
         log: Option<PathBuf>,
     },
+    /// Import transcripts (JSON Lines, one conversation per line; `-` reads stdin).
+    ///
+    /// Bad lines are reported and skipped (exit code 1); conversations already stored are
+    /// skipped, so importing a file again adds nothing. See docs/import-export.md.
+    Import {
+        #[arg(required = true, value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Stop at the first bad line, with nothing from that file stored.
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Write stored data out.
+    #[command(subcommand)]
+    Export(ExportCommand),
+}
+
+#[derive(Subcommand)]
+pub enum ExportCommand {
+    /// Conversations in the import format (JSON Lines), oldest first.
+    Conversations {
+        /// Output file (default, or `-`: standard output).
+        #[arg(long, short)]
+        out: Option<PathBuf>,
+        /// Only this run: an id, or a name (every run of that name).
+        #[arg(long)]
+        run: Option<String>,
+        #[arg(long)]
+        provider: Option<String>,
+        /// Only this model label.
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long)]
+        scenario: Option<String>,
+        /// Add each conversation's check results and judgments.
+        #[arg(long)]
+        with_scores: bool,
+    },
 }
 
 pub async fn run(cli: Cli) -> Result<i32> {
@@ -193,6 +232,26 @@ pub async fn run(cli: Cli) -> Result<i32> {
             server.stop();
             Ok(0)
         }
+        Command::Import { files, strict } => run_import(&cli.db, cli.quiet, &files, strict),
+        Command::Export(ExportCommand::Conversations {
+            out,
+            run,
+            provider,
+            model,
+            scenario,
+            with_scores,
+        }) => {
+            let opts = ExportOptions {
+                filter: ExportFilter {
+                    run,
+                    provider,
+                    model,
+                    scenario,
+                },
+                with_scores,
+            };
+            run_export(&cli.db, cli.quiet, out.as_deref(), &opts)
+        }
     }
 }
 
@@ -253,6 +312,72 @@ async fn run_judge(opts: JudgeOptions, print_prompts: bool) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// Imports each file in turn; a bad line or an unreadable file is reported and makes the
+/// exit code 1 without stopping the others, except under --strict.
+fn run_import(db: &std::path::Path, quiet: bool, files: &[PathBuf], strict: bool) -> Result<i32> {
+    let mut conn = crate::store::open(db)?;
+    let opts = ImportOptions {
+        strict,
+        progress: !quiet,
+    };
+    let mut failed = false;
+    for path in files {
+        let mut report = |r: &crate::import::Rejection| eprintln!("rejected {r}");
+        match crate::import::import_file(&mut conn, path, &opts, &mut report) {
+            Ok(summary) => {
+                failed |= summary.rejected > 0;
+                println!("{summary}");
+            }
+            Err(
+                e @ (crate::import::ImportError::Open { .. }
+                | crate::import::ImportError::Read { .. }),
+            ) if !strict => {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(i32::from(failed))
+}
+
+fn run_export(
+    db: &std::path::Path,
+    quiet: bool,
+    out: Option<&std::path::Path>,
+    opts: &ExportOptions,
+) -> Result<i32> {
+    if !db.exists() {
+        bail!(
+            "{}: no store here\n  fix: pass --db with the store to export from",
+            db.display()
+        );
+    }
+    let conn = crate::store::open(db)?;
+    let out = out.filter(|p| *p != std::path::Path::new("-"));
+    let summary = match out {
+        Some(path) => crate::export::export_to_file(&conn, opts, path)?,
+        None => {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            match crate::export::export_conversations(&conn, opts, &mut stdout) {
+                Ok(summary) => summary,
+                Err(e) if e.is_broken_pipe() => return Ok(0),
+                Err(e) => return Err(e.into()),
+            }
+        }
+    };
+    if !quiet {
+        eprintln!(
+            "exported {} conversations ({} turns){}",
+            summary.conversations,
+            summary.turns,
+            out.map(|p| format!(" to {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    Ok(0)
 }
 
 async fn run_collect(

@@ -8,6 +8,9 @@
 //! - [`cli`]: argument parsing and dispatch only.
 //! - [`collect`]: the collect stage: schedule, concurrency, pauses, resume, Ctrl-C.
 //! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate.
+//! - [`import`]: transcript files into the store (streaming, validated, idempotent).
+//! - [`export`]: stored conversations out in the exchange format.
+//! - [`exchange`]: the JSON Lines exchange format shared by import and export.
 //! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run.
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
 //! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
@@ -21,6 +24,9 @@ pub mod cli;
 pub mod client;
 pub mod collect;
 pub mod config;
+pub mod exchange;
+pub mod export;
+pub mod import;
 pub mod judge;
 pub mod mock;
 pub mod outcome;

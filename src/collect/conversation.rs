@@ -64,6 +64,7 @@ pub(super) async fn run_conversation(
                 let turn = TurnRecord {
                     outcome: Some(TurnOutcome::Interrupted),
                     error: Some("interrupted by the user while in flight".into()),
+                    attempts: 1,
                     ..Default::default()
                 };
                 (turn, Vec::new())

@@ -4,6 +4,7 @@
 //! WAL and foreign keys are set on every open, outside migrations. Nothing here deletes
 //! evaluation data.
 
+pub mod bulk;
 pub mod judgments;
 mod migrate;
 pub mod read;

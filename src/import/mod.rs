@@ -1,0 +1,524 @@
+//! `turnbench import`: transcript files (the exchange format, JSON Lines) into the store.
+//!
+//! A reader thread parses and validates lines ([`validate`]) while this thread writes them
+//! ([`sink`]); memory stays flat whatever the file size. Each conversation is stored whole
+//! or not at all, and its identity is its `id`, else a hash of its content, so importing a
+//! file again adds nothing.
+//!
+//! Transactions: by default many conversations share one transaction (committed every
+//! [`COMMIT_EVERY`]): each one is whole, a crash loses at most the last uncommitted group,
+//! and a re-run skips what is stored and completes the rest. With `--strict` the whole
+//! file is one transaction: the first bad line rolls it back, so nothing from that file is
+//! stored, and nothing is ever deleted; a crash leaves nothing of it either (SQLite
+//! discards uncommitted WAL frames). One big transaction is also the fastest way to write.
+
+mod reader;
+mod sink;
+pub mod validate;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+
+use crate::store::StoreError;
+use crate::store::bulk::ConversationInserter;
+use crate::store::write::finish_run;
+use reader::{Batch, Item, ReadFailure};
+use sink::{FileSink, Stored};
+pub use validate::LineProblem;
+
+/// Conversations per transaction without `--strict`: large enough that commits cost
+/// little, small enough that a crash loses little.
+pub const COMMIT_EVERY: u64 = 5_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("{path}: cannot read: {source}\n  fix: check the path", path = .path.display())]
+    Open { path: PathBuf, source: io::Error },
+    #[error(
+        "{path}:{line}: read failed: {source}\n  importing the file again completes it (what is stored already is skipped)",
+        path = .path.display()
+    )]
+    Read {
+        path: PathBuf,
+        line: u64,
+        source: io::Error,
+    },
+    /// `--strict`: the first bad line; nothing from the file was stored.
+    #[error(
+        "{0}\n  --strict: nothing from {path} was stored; fix the line (or drop --strict to skip bad lines) and import again",
+        path = .0.path.display()
+    )]
+    Strict(Rejection),
+    #[error(
+        "{path}: the reader thread stopped before the end of the file (a bug: please report it)\n  whole conversations stored so far stay; importing the file again completes it",
+        path = .path.display()
+    )]
+    ReaderStopped { path: PathBuf },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl From<rusqlite::Error> for ImportError {
+    fn from(e: rusqlite::Error) -> Self {
+        ImportError::Store(StoreError::Sql(e))
+    }
+}
+
+/// A line that was not imported, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub path: PathBuf,
+    pub line: u64,
+    pub problem: LineProblem,
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}: {}", self.path.display(), self.line, self.problem)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// Stop at the first bad line; nothing from that file is stored.
+    pub strict: bool,
+    /// Show a progress bar (on a terminal only).
+    pub progress: bool,
+}
+
+/// What importing one file did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileSummary {
+    pub path: PathBuf,
+    pub imported: u64,
+    pub already_present: u64,
+    pub rejected: u64,
+    /// Turns of the imported conversations.
+    pub turns: u64,
+    /// The run created for this file; `None` when nothing new was stored.
+    pub run_id: Option<i64>,
+}
+
+impl fmt::Display for FileSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} imported ({} turn{}), {} already present, {} rejected",
+            self.path.display(),
+            self.imported,
+            self.turns,
+            if self.turns == 1 { "" } else { "s" },
+            self.already_present,
+            self.rejected
+        )?;
+        match self.run_id {
+            Some(id) => write!(f, " → run {id}"),
+            None if self.rejected == 0 && self.already_present > 0 => f.write_str(" (nothing new)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Imports one file (`-` reads standard input). Bad lines go to `on_reject` and are
+/// skipped, unless `--strict`, where the first one is the error.
+pub fn import_file(
+    conn: &mut Connection,
+    path: &Path,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+) -> Result<FileSummary, ImportError> {
+    let open_err = |source| ImportError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let (input, len): (Box<dyn BufRead + Send>, Option<u64>) = if path == Path::new("-") {
+        (Box::new(BufReader::new(io::stdin())), None)
+    } else {
+        let file = File::open(path).map_err(open_err)?;
+        let len = file.metadata().map_err(open_err)?.len();
+        (Box::new(BufReader::with_capacity(1 << 20, file)), Some(len))
+    };
+    import_reader(conn, path, input, len, opts, on_reject)
+}
+
+/// Imports JSON Lines from any reader; `path` names it in messages and in the run.
+pub fn import_reader(
+    conn: &mut Connection,
+    path: &Path,
+    input: Box<dyn BufRead + Send>,
+    len: Option<u64>,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+) -> Result<FileSummary, ImportError> {
+    let run_name = match path.file_name() {
+        Some(name) if path != Path::new("-") => name.to_string_lossy().into_owned(),
+        _ => "stdin".to_string(),
+    };
+    let settings = serde_json::json!({
+        "path": path.display().to_string(),
+        "strict": opts.strict,
+    })
+    .to_string();
+    let mut sink = FileSink::new(&run_name, settings);
+    let mut summary = FileSummary {
+        path: path.to_path_buf(),
+        ..Default::default()
+    };
+    let tuned = BulkSettings::apply(conn)?;
+    let progress = progress_bar(len, opts.progress);
+    let (channels, reader) = reader::spawn(input, progress.clone());
+    let result = write_all(conn, &channels, &mut sink, &mut summary, opts, on_reject);
+    drop(channels); // lets the reader stop if we stopped early
+    let _ = reader.join();
+    progress.finish_and_clear();
+    let restored = tuned.restore(conn);
+    result.map_err(|e| match e {
+        WriteError::Read(ReadFailure { line, source }) => ImportError::Read {
+            path: path.to_path_buf(),
+            line,
+            source,
+        },
+        WriteError::Strict { line, problem } => ImportError::Strict(Rejection {
+            path: path.to_path_buf(),
+            line,
+            problem,
+        }),
+        WriteError::ReaderStopped => ImportError::ReaderStopped {
+            path: path.to_path_buf(),
+        },
+        WriteError::Store(e) => ImportError::Store(e),
+    })?;
+    restored?;
+    summary.run_id = sink.run_id();
+    Ok(summary)
+}
+
+/// Page cache and checkpoint settings for a bulk write, restored afterwards. A larger
+/// cache keeps the uid index in memory instead of spilling and re-reading pages; a
+/// larger auto-checkpoint copies hot pages (index interiors) from the WAL less often.
+/// Both only trade memory and WAL size for speed: durability is unchanged.
+struct BulkSettings {
+    cache_size: i64,
+    wal_autocheckpoint: i64,
+}
+
+impl BulkSettings {
+    /// 64 MiB of page cache (negative = KiB).
+    const CACHE_KIB: i64 = -65_536;
+    /// Pages (4 KiB) in the WAL before an automatic checkpoint: 256 MiB.
+    const CHECKPOINT_PAGES: i64 = 65_536;
+
+    fn apply(conn: &Connection) -> rusqlite::Result<Self> {
+        let get = |name| conn.pragma_query_value(None, name, |r| r.get::<_, i64>(0));
+        let saved = BulkSettings {
+            cache_size: get("cache_size")?,
+            wal_autocheckpoint: get("wal_autocheckpoint")?,
+        };
+        conn.pragma_update(None, "cache_size", Self::CACHE_KIB)?;
+        conn.pragma_update(None, "wal_autocheckpoint", Self::CHECKPOINT_PAGES)?;
+        Ok(saved)
+    }
+
+    fn restore(self, conn: &Connection) -> rusqlite::Result<()> {
+        conn.pragma_update(None, "cache_size", self.cache_size)?;
+        conn.pragma_update(None, "wal_autocheckpoint", self.wal_autocheckpoint)
+    }
+}
+
+enum WriteError {
+    Read(ReadFailure),
+    ReaderStopped,
+    Strict { line: u64, problem: LineProblem },
+    Store(StoreError),
+}
+
+impl From<StoreError> for WriteError {
+    fn from(e: StoreError) -> Self {
+        WriteError::Store(e)
+    }
+}
+
+impl From<rusqlite::Error> for WriteError {
+    fn from(e: rusqlite::Error) -> Self {
+        WriteError::Store(StoreError::Sql(e))
+    }
+}
+
+/// What the writer takes from the reader next.
+enum Received {
+    Items(Vec<Item>),
+    End,
+    /// A read error, or the reader thread gone without saying it reached the end.
+    Failed(WriteError),
+}
+
+fn receive(channels: &reader::ReaderChannels) -> Received {
+    match channels.batches.recv() {
+        Ok(Batch::Items(items)) => Received::Items(items),
+        Ok(Batch::End) => Received::End,
+        Ok(Batch::Failed(failure)) => Received::Failed(WriteError::Read(failure)),
+        Err(_) => Received::Failed(WriteError::ReaderStopped),
+    }
+}
+
+/// The writer loop: one transaction per group of conversations (one for the whole file
+/// with `--strict`), begun only when there is something to write. Only an explicit end
+/// of input finishes the run; a failure keeps the group's whole conversations unless
+/// `--strict`, where it rolls the file back.
+fn write_all(
+    conn: &Connection,
+    channels: &reader::ReaderChannels,
+    sink: &mut FileSink,
+    summary: &mut FileSummary,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+) -> Result<(), WriteError> {
+    // Statements prepared once for the file; they live across its transactions, which is
+    // why those are opened on a shared reference (`new_unchecked`: this function is the
+    // connection's only user meanwhile).
+    let mut inserter = ConversationInserter::new(conn)?;
+    let mut next = receive(channels);
+    while let Received::Items(mut items) = next {
+        // IMMEDIATE: take the write lock now, so that a concurrent writer makes us wait
+        // (busy timeout) instead of failing halfway.
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        let mut in_tx = 0u64;
+        loop {
+            in_tx += write_items(
+                &tx,
+                &mut inserter,
+                &mut items,
+                sink,
+                summary,
+                opts,
+                on_reject,
+            )?;
+            let _ = channels.done.try_send(items); // else freed here: the reader has ended
+            next = receive(channels);
+            match next {
+                Received::Items(more) if opts.strict || in_tx < COMMIT_EVERY => items = more,
+                _ => break,
+            }
+        }
+        match &next {
+            Received::Failed(_) if opts.strict => break, // dropping `tx` rolls back
+            Received::End => {
+                if let Some(run_id) = sink.run_id() {
+                    finish_run(&tx, run_id)?;
+                }
+                tx.commit()?;
+            }
+            Received::Items(_) | Received::Failed(_) => tx.commit()?,
+        }
+    }
+    match next {
+        Received::Failed(e) => Err(e),
+        Received::End | Received::Items(_) => Ok(()),
+    }
+}
+
+/// Writes one batch; returns how many conversations it added.
+fn write_items(
+    tx: &Connection,
+    inserter: &mut ConversationInserter,
+    items: &mut [Item],
+    sink: &mut FileSink,
+    summary: &mut FileSummary,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+) -> Result<u64, WriteError> {
+    let mut added = 0;
+    for item in items {
+        match item {
+            Item::Rejected { line, problem } => {
+                let problem = std::mem::take(problem);
+                reject(summary, opts, on_reject, *line, problem)?;
+            }
+            Item::Conversation { line, conversation } => {
+                match sink.store(tx, inserter, conversation)? {
+                    Stored::Imported { turns } => {
+                        summary.imported += 1;
+                        summary.turns += turns as u64;
+                        added += 1;
+                    }
+                    Stored::AlreadyPresent => summary.already_present += 1,
+                    Stored::RepeatTaken { repeat } => {
+                        let problem = LineProblem {
+                            field: "repeat".into(),
+                            problem: format!(
+                                "{repeat} is taken: an earlier conversation of this file has the \
+                             same provider, model, label and scenario; give each its own \
+                             repeat (or none)"
+                            ),
+                        };
+                        reject(summary, opts, on_reject, *line, problem)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(added)
+}
+
+fn reject(
+    summary: &mut FileSummary,
+    opts: &ImportOptions,
+    on_reject: &mut dyn FnMut(&Rejection),
+    line: u64,
+    problem: LineProblem,
+) -> Result<(), WriteError> {
+    if opts.strict {
+        return Err(WriteError::Strict { line, problem });
+    }
+    summary.rejected += 1;
+    on_reject(&Rejection {
+        path: summary.path.clone(),
+        line,
+        problem,
+    });
+    Ok(())
+}
+
+fn progress_bar(len: Option<u64>, show: bool) -> ProgressBar {
+    use std::io::IsTerminal;
+    if !show || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match len {
+        Some(len) => ProgressBar::new(len).with_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+            )
+            .expect("valid template"),
+        ),
+        None => ProgressBar::new_spinner(),
+    };
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Valid lines, then an I/O error (a disk or network file system failing mid-read).
+    struct FailingAfter {
+        lines: io::Cursor<Vec<u8>>,
+    }
+
+    impl io::Read for FailingAfter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.lines.read(buf)? {
+                0 => Err(io::Error::other("device went away")),
+                n => Ok(n),
+            }
+        }
+    }
+
+    fn lines(n: usize) -> io::Cursor<Vec<u8>> {
+        let mut text = String::new();
+        for i in 0..n {
+            text.push_str(&format!(
+                "{{\"id\":\"c{i}\",\"messages\":[{{\"role\":\"user\",\"content\":\"q\"}},{{\"role\":\"assistant\",\"content\":\"a\"}}]}}\n"
+            ));
+        }
+        io::Cursor::new(text.into_bytes())
+    }
+
+    fn failing_input(n: usize) -> Box<dyn BufRead + Send> {
+        Box::new(BufReader::new(FailingAfter { lines: lines(n) }))
+    }
+
+    /// Valid lines, then a panic inside the reader thread.
+    struct PanicsAfter {
+        lines: io::Cursor<Vec<u8>>,
+    }
+
+    impl io::Read for PanicsAfter {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            match self.lines.read(buf)? {
+                0 => panic!("simulated bug in the reader"),
+                n => Ok(n),
+            }
+        }
+    }
+
+    fn stored(conn: &Connection) -> i64 {
+        conn.query_row("SELECT COUNT(*) FROM conversations", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn read_error_keeps_whole_conversations_unless_strict() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        for (strict, expected) in [(true, 0), (false, 600)] {
+            let opts = ImportOptions {
+                strict,
+                progress: false,
+            };
+            let err = import_reader(
+                &mut conn,
+                Path::new("flaky.jsonl"),
+                failing_input(600),
+                None,
+                &opts,
+                &mut |r| panic!("{r}"),
+            )
+            .unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with("flaky.jsonl:601: read failed: device went away"),
+                "{err}"
+            );
+            assert_eq!(stored(&conn), expected, "strict: {strict}");
+        }
+        // The bulk settings are restored even when the import failed.
+        let cache: i64 = conn
+            .pragma_query_value(None, "cache_size", |r| r.get(0))
+            .unwrap();
+        assert_eq!(cache, -2000);
+    }
+
+    #[test]
+    fn a_reader_that_dies_is_never_taken_for_the_end_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        // Non-strict keeps what the reader had handed over: one full batch of 256.
+        for (strict, expected) in [(true, 0), (false, 256)] {
+            let input = Box::new(BufReader::new(PanicsAfter { lines: lines(300) }));
+            let opts = ImportOptions {
+                strict,
+                progress: false,
+            };
+            let err = import_reader(
+                &mut conn,
+                Path::new("x.jsonl"),
+                input,
+                None,
+                &opts,
+                &mut |r| panic!("{r}"),
+            )
+            .unwrap_err();
+            assert!(matches!(err, ImportError::ReaderStopped { .. }), "{err}");
+            assert_eq!(stored(&conn), expected, "strict: {strict}");
+            let unfinished: i64 = conn
+                .query_row(
+                    "SELECT COUNT(*) FROM runs WHERE ended_at IS NULL",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(
+                unfinished,
+                i64::from(!strict),
+                "an unfinished run is not ended"
+            );
+        }
+    }
+}

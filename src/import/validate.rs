@@ -1,0 +1,730 @@
+//! One line of a transcript file → a conversation ready to store, or the problem with it:
+//! the field as a JSON path (`messages[3].timing.e2e_ms`) and what is wrong.
+//!
+//! Pure: no store, no file. Typed serde structs on the fast path; only a line that fails
+//! to deserialize is parsed a second time, with path tracking, to name the field.
+
+use std::fmt;
+
+use crate::exchange::{ConversationLine, MessageLine, Object, Role, TimingLine, UsageLine};
+use crate::outcome::{TurnOutcome, conversation_outcome};
+use crate::store::records::{ConversationRecord, Message, TurnRecord, Usage};
+
+/// What is wrong with a line. `field` is a JSON path, empty for the line as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LineProblem {
+    pub field: String,
+    pub problem: String,
+}
+
+impl LineProblem {
+    fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        LineProblem {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+impl fmt::Display for LineProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() {
+            f.write_str(&self.problem)
+        } else {
+            write!(f, "{}: {}", self.field, self.problem)
+        }
+    }
+}
+
+/// A valid conversation, built whole on the reader thread; the writer only sets the ids
+/// the store gives it (run, target, scenario link) and the repeat when none was given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedConversation {
+    pub provider: String,
+    pub model: String,
+    pub label: String,
+    /// As given; `None`: numbered by the importer.
+    pub repeat: Option<u32>,
+    /// Each turn's prompt as stored (JSON), serialised here rather than on the writer.
+    pub prompts_json: Vec<String>,
+    /// `uid` is the given `id`, else a hash of the content; `run_id` and `target_id` are 0
+    /// until the writer sets them.
+    pub record: ConversationRecord,
+}
+
+/// Used when a line names no provider or model.
+pub const UNKNOWN: &str = "unknown";
+
+/// Parses and validates one line (without its newline). `scratch` is reused for hashing.
+pub fn prepare_line(
+    line: &[u8],
+    scratch: &mut Vec<u8>,
+) -> Result<PreparedConversation, LineProblem> {
+    let parsed = parse_line(line)?;
+    prepare(parsed, scratch)
+}
+
+/// Deserializes a line; a failure names the field and the problem.
+pub fn parse_line(line: &[u8]) -> Result<ConversationLine, LineProblem> {
+    match ConversationLine::from_json(line) {
+        Ok(c) => Ok(c),
+        Err(e) if e.is_syntax() || e.is_eof() => Err(LineProblem::new(
+            "",
+            format!("not JSON: {}", without_position(&e)),
+        )),
+        Err(_) => Err(explain_type_error(line)),
+    }
+}
+
+/// The slow path: parse again with path tracking to name the field that failed.
+fn explain_type_error(line: &[u8]) -> LineProblem {
+    let mut de = serde_json::Deserializer::from_slice(line);
+    let Err(e) = serde_path_to_error::deserialize::<_, Object<ConversationLine>>(&mut de) else {
+        return LineProblem::new(
+            "",
+            "could not be read (unexpected; please report this line)",
+        );
+    };
+    let path = e.path().to_string();
+    let path = if path == "." { String::new() } else { path };
+    // The path names the place, so serde's "at line 1 column N" is left out.
+    let message = message_only(e.inner());
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        let field = if path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{path}.{name}")
+        };
+        let problem = if field == "messages" {
+            "missing; every line needs a \"messages\" array"
+        } else {
+            "missing"
+        };
+        return LineProblem::new(field, problem);
+    }
+    if let Some(rest) = message.strip_prefix("invalid type: ") {
+        let found = match rest.split(", expected").next().unwrap_or(rest) {
+            "sequence" => "an array",
+            "map" => "an object",
+            other => other,
+        };
+        if path.is_empty() {
+            return LineProblem::new(
+                "",
+                format!("expected a JSON object (one conversation per line), found {found}"),
+            );
+        }
+        return LineProblem::new(path, format!("wrong type: {}", plain_expectation(rest)));
+    }
+    LineProblem::new(path, plain_expectation(&message))
+}
+
+/// Serde's Rust names in "expected ..." put in the format's words.
+fn plain_expectation(message: &str) -> String {
+    const WORDS: [(&str, &str); 6] = [
+        ("a sequence", "an array"),
+        ("sequence,", "array,"),
+        ("map,", "object,"),
+        ("expected u32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected u16", "expected an HTTP status"),
+    ];
+    let mut out = message.to_string();
+    for (rust, words) in WORDS {
+        out = out.replace(rust, words);
+    }
+    out.replace("expected f64", "expected a number (milliseconds)")
+}
+
+/// serde_json's message without " at line 1 column 17" (a line is one record), but keeping
+/// the column, which helps find a syntax error in a long line.
+fn without_position(e: &serde_json::Error) -> String {
+    format!("{} (column {})", message_only(e), e.column())
+}
+
+fn message_only(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Checks a parsed line and turns it into turns (one per assistant message).
+pub fn prepare(
+    line: ConversationLine,
+    scratch: &mut Vec<u8>,
+) -> Result<PreparedConversation, LineProblem> {
+    for (name, value) in [
+        ("id", &line.id),
+        ("provider", &line.provider),
+        ("model", &line.model),
+        ("label", &line.label),
+        ("scenario", &line.scenario),
+    ] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            return Err(LineProblem::new(name, "empty; leave the field out instead"));
+        }
+    }
+    if line.repeat == Some(0) {
+        return Err(LineProblem::new("repeat", "0; repeats count from 1"));
+    }
+    if line.messages.is_empty() {
+        return Err(LineProblem::new("messages", "no messages"));
+    }
+    let given_outcome = line
+        .outcome
+        .as_deref()
+        .map(parse_conversation_outcome)
+        .transpose()?;
+    // Hashed before the messages are taken apart (moved, not copied, into turns).
+    let uid = match &line.id {
+        Some(id) => id.clone(),
+        None => content_hash(&line, scratch),
+    };
+    let ConversationLine {
+        provider,
+        model,
+        label,
+        scenario,
+        repeat,
+        messages,
+        ..
+    } = line;
+
+    let mut turns: Vec<TurnRecord> = Vec::new();
+    let mut pending: Vec<Message> = Vec::new();
+    // The assistant message whose turn ended the conversation, and why.
+    let mut ended: Option<(usize, TurnOutcome, &'static str)> = None;
+    for (i, m) in messages.into_iter().enumerate() {
+        if m.role != Role::Assistant {
+            if let Some(name) = m.assistant_field() {
+                return Err(LineProblem::new(
+                    format!("messages[{i}].{name}"),
+                    format!("only assistant messages carry {name}"),
+                ));
+            }
+            let Some(content) = m.content else {
+                return Err(LineProblem::new(
+                    format!("messages[{i}].content"),
+                    format!("missing; a {} message needs text", m.role.as_str()),
+                ));
+            };
+            pending.push(Message::new(m.role.as_str(), content));
+            continue;
+        }
+        if let Some((j, outcome, field)) = ended {
+            return Err(LineProblem::new(
+                format!("messages[{j}].{field}"),
+                format!(
+                    "this turn failed ({outcome}), which ends a conversation, but messages[{i}] \
+                     is a later answer; a failed turn must be the last assistant message"
+                ),
+            ));
+        }
+        let explicit_outcome = m.outcome.is_some();
+        let turn = prepare_turn(i, m, std::mem::take(&mut pending))?;
+        let outcome = turn.outcome();
+        if !outcome.lets_conversation_continue(turn.has_visible_text()) {
+            let field = if explicit_outcome {
+                "outcome"
+            } else if outcome == TurnOutcome::Truncated {
+                "finish_reason"
+            } else {
+                "content"
+            };
+            ended = Some((i, outcome, field));
+        }
+        turns.push(turn);
+    }
+    if turns.is_empty() {
+        return Err(LineProblem::new(
+            "messages",
+            "no assistant message; a conversation needs at least one answer",
+        ));
+    }
+
+    let summary: Vec<_> = turns
+        .iter()
+        .map(|t| (t.outcome(), t.has_visible_text()))
+        .collect();
+    let derived = conversation_outcome(&summary);
+    let outcome = match given_outcome {
+        None => derived,
+        Some(given) => {
+            if let Some((j, failed, _)) = ended
+                && given != failed.as_str()
+            {
+                return Err(LineProblem::new(
+                    "outcome",
+                    format!(
+                        "{given:?}, but messages[{j}] ended the conversation with {failed}; \
+                         the conversation's outcome is the class of the turn that ended it"
+                    ),
+                ));
+            }
+            given
+        }
+    };
+
+    let prompts_json = turns
+        .iter()
+        .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
+        .collect();
+    let provider = provider.unwrap_or_else(|| UNKNOWN.to_string());
+    let model = model.unwrap_or_else(|| UNKNOWN.to_string());
+    let label = label.unwrap_or_else(|| model.clone());
+    Ok(PreparedConversation {
+        provider,
+        model,
+        label,
+        repeat,
+        prompts_json,
+        record: ConversationRecord {
+            uid,
+            run_id: 0,
+            target_id: 0,
+            scenario,
+            scenario_ref: None,
+            repeat: repeat.unwrap_or(0),
+            outcome,
+            started_at: None,
+            ended_at: None,
+            turns,
+            attempts: Vec::new(),
+            trailing: pending,
+        },
+    })
+}
+
+fn parse_conversation_outcome(s: &str) -> Result<String, LineProblem> {
+    match s {
+        "completed" => Ok(s.to_string()),
+        "ok" => Err(LineProblem::new(
+            "outcome",
+            "\"ok\" is a turn's outcome; a conversation that ended well is \"completed\"",
+        )),
+        _ => s
+            .parse::<TurnOutcome>()
+            .map(|o| o.as_str().to_string())
+            .map_err(|_| {
+                LineProblem::new(
+                    "outcome",
+                    format!(
+                        "unknown outcome {s:?}; expected completed, or the class of the turn that \
+                     ended it: {}",
+                        failure_names()
+                    ),
+                )
+            }),
+    }
+}
+
+fn failure_names() -> String {
+    TurnOutcome::ALL
+        .iter()
+        .filter(|o| **o != TurnOutcome::Ok)
+        .map(|o| o.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn prepare_turn(i: usize, m: MessageLine, prompt: Vec<Message>) -> Result<TurnRecord, LineProblem> {
+    let at = |field: &str| format!("messages[{i}].{field}");
+    let outcome = match m.outcome.as_deref() {
+        Some(s) => s.parse::<TurnOutcome>().map_err(|_| {
+            let names: Vec<_> = TurnOutcome::ALL.iter().map(|o| o.as_str()).collect();
+            LineProblem::new(
+                at("outcome"),
+                format!(
+                    "unknown outcome {s:?}; expected one of {}",
+                    names.join(", ")
+                ),
+            )
+        })?,
+        // As collect classifies a stream: `length` is truncated, no text is an empty answer.
+        None if m.finish_reason.as_deref() == Some("length") => TurnOutcome::Truncated,
+        None if m.content.as_deref().is_none_or(|c| c.trim().is_empty()) => {
+            TurnOutcome::EmptyAnswer
+        }
+        None => TurnOutcome::Ok,
+    };
+    if outcome == TurnOutcome::Ok && m.content.is_none() {
+        return Err(LineProblem::new(
+            at("content"),
+            "null, but the turn's outcome is ok; give the answer, or the outcome of the \
+             failed turn (for example \"empty_answer\" or \"timeout\")",
+        ));
+    }
+    if let Some(status) = m.http_status
+        && !(100..=599).contains(&status)
+    {
+        return Err(LineProblem::new(
+            at("http_status"),
+            format!("{status} is not an HTTP status (100–599)"),
+        ));
+    }
+    let timing = m.timing.unwrap_or_default();
+    check_timing(&timing, &at)?;
+    let usage = m.usage.unwrap_or_default();
+    check_usage(&usage, &at)?;
+    Ok(TurnRecord {
+        prompt,
+        answer: m.content,
+        reasoning: m.reasoning,
+        finish_reason: m.finish_reason,
+        http_status: m.http_status,
+        outcome: Some(outcome),
+        error: m.error,
+        attempts: 1,
+        ttft_ms: timing.ttft_ms,
+        ttfa_ms: timing.ttfa_ms,
+        e2e_ms: timing.e2e_ms,
+        usage: Usage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cached_tokens: usage.cached_tokens,
+            reasoning_tokens: usage.reasoning_tokens,
+        },
+        ..Default::default()
+    })
+}
+
+fn check_timing(t: &TimingLine, at: &dyn Fn(&str) -> String) -> Result<(), LineProblem> {
+    for (name, v) in [
+        ("ttft_ms", t.ttft_ms),
+        ("ttfa_ms", t.ttfa_ms),
+        ("e2e_ms", t.e2e_ms),
+    ] {
+        if let Some(v) = v
+            && (v < 0.0 || !v.is_finite())
+        {
+            return Err(LineProblem::new(
+                at(&format!("timing.{name}")),
+                format!("{v} is negative; timings are milliseconds from the request start"),
+            ));
+        }
+    }
+    let order = [
+        (
+            "ttft_ms",
+            t.ttft_ms,
+            "ttfa_ms",
+            t.ttfa_ms,
+            "the first answer text cannot come before the first token",
+        ),
+        (
+            "ttft_ms",
+            t.ttft_ms,
+            "e2e_ms",
+            t.e2e_ms,
+            "the first token cannot come after the end of the stream",
+        ),
+        (
+            "ttfa_ms",
+            t.ttfa_ms,
+            "e2e_ms",
+            t.e2e_ms,
+            "the first answer text cannot come after the end of the stream",
+        ),
+    ];
+    for (a, va, b, vb, why) in order {
+        if let (Some(va), Some(vb)) = (va, vb)
+            && va > vb
+        {
+            return Err(LineProblem::new(
+                at(&format!("timing.{a}")),
+                format!("{va} is later than {b} {vb}; {why}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_usage(u: &UsageLine, at: &dyn Fn(&str) -> String) -> Result<(), LineProblem> {
+    for (name, v) in [
+        ("prompt_tokens", u.prompt_tokens),
+        ("completion_tokens", u.completion_tokens),
+        ("cached_tokens", u.cached_tokens),
+        ("reasoning_tokens", u.reasoning_tokens),
+    ] {
+        if let Some(v) = v
+            && v < 0
+        {
+            return Err(LineProblem::new(
+                at(&format!("usage.{name}")),
+                format!("{v} is negative; leave unknown counts out (never 0 or -1)"),
+            ));
+        }
+    }
+    if let (Some(cached), Some(prompt)) = (u.cached_tokens, u.prompt_tokens)
+        && cached > prompt
+    {
+        return Err(LineProblem::new(
+            at("usage.cached_tokens"),
+            format!(
+                "{cached} is more than prompt_tokens {prompt}; cached tokens are part of the prompt"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Identity of a line without `id`: blake3 of its canonical JSON (field order and number
+/// format fixed by the typed struct), so whitespace or key order do not make a new one.
+fn content_hash(line: &ConversationLine, scratch: &mut Vec<u8>) -> String {
+    scratch.clear();
+    serde_json::to_writer(&mut *scratch, line).expect("a parsed line serialises");
+    blake3::hash(scratch).to_hex()[..32].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prep(line: &str) -> Result<PreparedConversation, LineProblem> {
+        prepare_line(line.as_bytes(), &mut Vec::new())
+    }
+
+    fn problem(line: &str) -> (String, String) {
+        let p = prep(line).unwrap_err();
+        (p.field, p.problem)
+    }
+
+    const GOOD: &str = r#"{"id":"c1","provider":"acme","model":"m1","scenario":"s","repeat":2,
+        "messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Q1"},
+        {"role":"assistant","content":"A1","reasoning":"r","finish_reason":"stop",
+         "timing":{"ttft_ms":10.5,"ttfa_ms":20,"e2e_ms":30},
+         "usage":{"prompt_tokens":12,"completion_tokens":3,"cached_tokens":0}},
+        {"role":"user","content":"Q2"},{"role":"assistant","content":"A2"},
+        {"role":"user","content":"thanks"}]}"#;
+
+    #[test]
+    fn turns_take_the_messages_before_their_answer() {
+        let c = prep(&GOOD.replace('\n', " ")).unwrap();
+        assert_eq!(c.record.uid, "c1");
+        assert_eq!((c.provider.as_str(), c.label.as_str()), ("acme", "m1"));
+        assert_eq!(c.repeat, Some(2));
+        assert_eq!(c.record.outcome, "completed");
+        assert_eq!(c.record.turns.len(), 2);
+        assert_eq!(
+            c.record.turns[0].prompt,
+            vec![
+                Message::new("system", "Be brief."),
+                Message::new("user", "Q1")
+            ]
+        );
+        assert_eq!(c.record.turns[0].ttft_ms, Some(10.5));
+        assert_eq!(c.record.turns[0].usage.cached_tokens, Some(0));
+        assert_eq!(c.record.turns[0].usage.reasoning_tokens, None);
+        assert_eq!(c.record.turns[1].prompt, vec![Message::new("user", "Q2")]);
+        assert_eq!(c.record.turns[1].e2e_ms, None);
+        assert_eq!(c.record.trailing, vec![Message::new("user", "thanks")]);
+    }
+
+    #[test]
+    fn plain_chat_gets_defaults_and_a_stable_hash() {
+        let line = r#"{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"}]}"#;
+        let c = prep(line).unwrap();
+        assert_eq!(
+            (c.provider.as_str(), c.model.as_str()),
+            ("unknown", "unknown")
+        );
+        assert_eq!(c.record.uid.len(), 32);
+        // Same content, other spacing and key order: same identity.
+        let spaced = r#"{ "messages": [ {"content": "Hi", "role": "user"},
+            {"role": "assistant", "content": "Hello"} ] }"#;
+        assert_eq!(prep(spaced).unwrap().record.uid, c.record.uid);
+        let other = line.replace("Hello", "Hello!");
+        assert_ne!(prep(&other).unwrap().record.uid, c.record.uid);
+    }
+
+    #[test]
+    fn failed_last_turn_sets_the_outcome() {
+        let line = r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"},
+            {"role":"user","content":"Q2"},
+            {"role":"assistant","content":null,"outcome":"rate_limited","http_status":429,"error":"slow down"}]}"#;
+        let c = prep(line).unwrap();
+        assert_eq!(c.record.outcome, "rate_limited");
+        assert_eq!(c.record.turns[1].answer, None);
+        assert_eq!(c.record.turns[1].http_status, Some(429));
+    }
+
+    #[test]
+    fn derived_turn_outcomes() {
+        let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"cut","finish_reason":"length"},{"role":"user","content":"go on"},{"role":"assistant","content":"more"}]}"#).unwrap();
+        assert_eq!(c.record.turns[0].outcome, Some(TurnOutcome::Truncated));
+        assert_eq!(c.record.outcome, "completed");
+        let c = prep(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":""}]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.record.outcome, "empty_answer");
+    }
+
+    #[test]
+    fn given_interrupted_is_kept() {
+        let c = prep(r#"{"outcome":"interrupted","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#).unwrap();
+        assert_eq!(c.record.outcome, "interrupted");
+    }
+
+    #[test]
+    fn not_json() {
+        let (field, p) = problem("{\"messages\": [");
+        assert_eq!(field, "");
+        assert!(p.starts_with("not JSON"), "{p}");
+        let (_, p) = problem("hello");
+        assert!(p.starts_with("not JSON: expected value (column 1)"), "{p}");
+    }
+
+    #[test]
+    fn wrong_types_name_their_path() {
+        let (field, p) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A","timing":{"e2e_ms":"fast"}}]}"#,
+        );
+        assert_eq!(field, "messages[1].timing.e2e_ms");
+        assert!(p.starts_with("wrong type: string \"fast\""), "{p}");
+        let (field, _) = problem(r#"{"repeat":"one","messages":[]}"#);
+        assert_eq!(field, "repeat");
+        let (field, p) = problem(r#"{"messages":{"role":"user"}}"#);
+        assert_eq!(field, "messages");
+        assert_eq!(p, "wrong type: object, expected an array");
+        let (field, p) = problem(r#"[1,2]"#);
+        assert_eq!(field, "");
+        assert_eq!(
+            p,
+            "expected a JSON object (one conversation per line), found an array"
+        );
+        let (field, p) = problem(r#"{"messages":["hi"]}"#);
+        assert_eq!(
+            (field.as_str(), p.as_str()),
+            (
+                "messages[0]",
+                "wrong type: string \"hi\", expected an object"
+            )
+        );
+        let (field, p) = problem(r#"{"messages":[{"content":"Q"}]}"#);
+        assert_eq!(
+            (field.as_str(), p.as_str()),
+            ("messages[0].role", "missing")
+        );
+        let (field, _) = problem(r#"{"messages":[{"role":"user","content":5}]}"#);
+        assert_eq!(field, "messages[0].content");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"assistant","content":"a","usage":{"prompt_tokens":1.5}}]}"#,
+        );
+        assert_eq!(field, "messages[0].usage.prompt_tokens");
+    }
+
+    #[test]
+    fn missing_or_empty_messages() {
+        assert_eq!(problem(r#"{"id":"x"}"#).0, "messages");
+        assert_eq!(
+            problem(r#"{"messages":[]}"#),
+            ("messages".into(), "no messages".into())
+        );
+        let (field, p) = problem(r#"{"messages":[{"role":"user","content":"Q"}]}"#);
+        assert_eq!(field, "messages");
+        assert!(p.contains("no assistant message"), "{p}");
+    }
+
+    #[test]
+    fn unknown_role() {
+        let (field, p) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"tool","content":"x"}]}"#,
+        );
+        assert_eq!(field, "messages[1].role");
+        assert!(p.contains("unknown role \"tool\""), "{p}");
+    }
+
+    #[test]
+    fn negative_and_inconsistent_timings() {
+        let (field, p) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A","timing":{"e2e_ms":-3}}]}"#,
+        );
+        assert_eq!(field, "messages[1].timing.e2e_ms");
+        assert!(p.contains("negative"), "{p}");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A","timing":{"ttft_ms":50,"e2e_ms":30}}]}"#,
+        );
+        assert_eq!(field, "messages[1].timing.ttft_ms");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A","usage":{"completion_tokens":-1}}]}"#,
+        );
+        assert_eq!(field, "messages[1].usage.completion_tokens");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A","usage":{"prompt_tokens":5,"cached_tokens":6}}]}"#,
+        );
+        assert_eq!(field, "messages[1].usage.cached_tokens");
+    }
+
+    #[test]
+    fn unknown_outcomes() {
+        let (field, p) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A","outcome":"fine"}]}"#,
+        );
+        assert_eq!(field, "messages[1].outcome");
+        assert!(p.contains("unknown outcome \"fine\""), "{p}");
+        let (field, _) = problem(
+            r#"{"outcome":"great","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "outcome");
+        let (field, _) = problem(
+            r#"{"outcome":"ok","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "outcome");
+    }
+
+    #[test]
+    fn failed_turn_in_the_middle() {
+        let (field, p) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"outcome":"timeout"},{"role":"user","content":"Q2"},{"role":"assistant","content":"A2"}]}"#,
+        );
+        assert_eq!(field, "messages[1].outcome");
+        assert!(p.contains("messages[3] is a later answer"), "{p}");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null},{"role":"assistant","content":"A2"}]}"#,
+        );
+        assert_eq!(field, "messages[1].content");
+    }
+
+    #[test]
+    fn conversation_outcome_must_match_the_failed_turn() {
+        let (field, p) = problem(
+            r#"{"outcome":"completed","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"outcome":"timeout"}]}"#,
+        );
+        assert_eq!(field, "outcome");
+        assert!(
+            p.contains("messages[1] ended the conversation with timeout"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn misplaced_and_empty_fields() {
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q","timing":{"e2e_ms":1}},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "messages[0].timing");
+        let (field, _) =
+            problem(r#"{"messages":[{"role":"user"},{"role":"assistant","content":"A"}]}"#);
+        assert_eq!(field, "messages[0].content");
+        let (field, _) = problem(
+            r#"{"provider":"","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "provider");
+        let (field, _) = problem(
+            r#"{"repeat":0,"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "repeat");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"outcome":"ok"}]}"#,
+        );
+        assert_eq!(field, "messages[1].content");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A","http_status":42}]}"#,
+        );
+        assert_eq!(field, "messages[1].http_status");
+    }
+}

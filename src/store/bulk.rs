@@ -1,0 +1,248 @@
+//! Many conversations in a row (import): the rows of [`insert_conversation`], written with
+//! statements prepared once and positional parameters, from prompts already serialised by
+//! the caller (import does that on its reader thread). The caller owns the transactions.
+//!
+//! [`insert_conversation`]: super::write::insert_conversation
+
+use rusqlite::{Connection, Statement, params};
+
+use super::StoreError;
+use super::records::{ConversationRecord, encode_offsets};
+
+pub struct ConversationInserter<'c> {
+    conversation: Statement<'c>,
+    turn: Statement<'c>,
+    attempt: Statement<'c>,
+}
+
+impl<'c> ConversationInserter<'c> {
+    pub fn new(conn: &'c Connection) -> Result<Self, StoreError> {
+        Ok(ConversationInserter {
+            conversation: conn.prepare(
+                "INSERT INTO conversations (uid, run_id, target_id, scenario, scenario_ref,
+                     repeat, outcome, started_at, ended_at, latency_ms, turn_count, trailing)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            )?,
+            turn: conn.prepare(
+                "INSERT INTO turns (conversation_id, idx, prompt, answer, reasoning,
+                     finish_reason, http_status, outcome, error, attempts, pause_ms, start_ms,
+                     ttft_ms, ttfa_ms, e2e_ms, prompt_tokens, completion_tokens,
+                     reasoning_tokens, cached_tokens, visible_tokens, request_id, chunk_offsets)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
+                         ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+            )?,
+            attempt: conn.prepare(
+                "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status,
+                     error, e2e_ms, waited_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?,
+        })
+    }
+
+    /// Writes a conversation, then its turns and attempts; `prompts` holds each turn's
+    /// prompt as JSON (`[{role, content}]`), in turn order, and `c.turns[i].prompt` is not
+    /// read. The conversation row goes first, so a constraint that refuses it (a known
+    /// uid, a taken slot) leaves nothing behind.
+    pub fn insert(
+        &mut self,
+        conn: &Connection,
+        c: &ConversationRecord,
+        prompts: &[String],
+    ) -> Result<i64, StoreError> {
+        assert_eq!(prompts.len(), c.turns.len(), "one prompt per turn");
+        let trailing = (!c.trailing.is_empty())
+            .then(|| serde_json::to_string(&c.trailing).expect("messages serialise"));
+        self.conversation.execute(params![
+            c.uid,
+            c.run_id,
+            c.target_id,
+            c.scenario,
+            c.scenario_ref,
+            c.repeat,
+            c.outcome,
+            c.started_at,
+            c.ended_at,
+            c.latency_ms(),
+            c.turns.len() as i64,
+            trailing,
+        ])?;
+        let id = conn.last_insert_rowid();
+        for (idx, (t, prompt)) in c.turns.iter().zip(prompts).enumerate() {
+            let offsets =
+                (!t.chunk_offsets_us.is_empty()).then(|| encode_offsets(&t.chunk_offsets_us));
+            self.turn.execute(params![
+                id,
+                idx as i64,
+                prompt,
+                t.answer,
+                t.reasoning,
+                t.finish_reason,
+                t.http_status,
+                t.outcome().as_str(),
+                t.error,
+                t.attempts,
+                t.pause_ms,
+                t.start_ms,
+                t.ttft_ms,
+                t.ttfa_ms,
+                t.e2e_ms,
+                t.usage.prompt_tokens,
+                t.usage.completion_tokens,
+                t.usage.reasoning_tokens,
+                t.usage.cached_tokens,
+                t.visible_tokens,
+                t.request_id,
+                offsets,
+            ])?;
+        }
+        for a in &c.attempts {
+            self.attempt.execute(params![
+                id,
+                a.turn_idx,
+                a.attempt,
+                a.outcome.as_str(),
+                a.http_status,
+                a.error,
+                a.e2e_ms,
+                a.waited_ms
+            ])?;
+        }
+        Ok(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::TurnOutcome;
+    use crate::store::records::{AttemptRecord, Message, TurnRecord, Usage};
+    use crate::store::write::{NewRun, NewTarget, insert_conversation, insert_run, upsert_target};
+
+    /// Every column of every table the two writers touch, ids aside.
+    fn dump(conn: &Connection) -> Vec<String> {
+        let mut out = Vec::new();
+        for sql in [
+            "SELECT json_array(uid, run_id, target_id, scenario, scenario_ref, repeat, outcome,
+                 started_at, ended_at, latency_ms, turn_count, trailing)
+             FROM conversations ORDER BY uid",
+            "SELECT json_array(c.uid, t.idx, t.prompt, t.answer, t.reasoning, t.finish_reason,
+                 t.http_status, t.outcome, t.error, t.attempts, t.pause_ms, t.start_ms, t.ttft_ms,
+                 t.ttfa_ms, t.e2e_ms, t.prompt_tokens, t.completion_tokens, t.reasoning_tokens,
+                 t.cached_tokens, t.visible_tokens, t.request_id, hex(t.chunk_offsets))
+             FROM turns t JOIN conversations c ON c.id = t.conversation_id ORDER BY c.uid, t.idx",
+            "SELECT json_array(c.uid, a.turn_idx, a.attempt, a.outcome, a.http_status, a.error,
+                 a.e2e_ms, a.waited_ms)
+             FROM attempts a JOIN conversations c ON c.id = a.conversation_id
+             ORDER BY c.uid, a.turn_idx, a.attempt",
+        ] {
+            let mut stmt = conn.prepare(sql).unwrap();
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0)).unwrap();
+            out.extend(rows.map(Result::unwrap));
+        }
+        out
+    }
+
+    fn record(run_id: i64, target_id: i64) -> ConversationRecord {
+        let turn = TurnRecord {
+            prompt: vec![Message::new("system", "S"), Message::new("user", "Q \"1\"")],
+            answer: Some("A".into()),
+            reasoning: Some("R".into()),
+            finish_reason: Some("stop".into()),
+            http_status: Some(200),
+            outcome: Some(TurnOutcome::Ok),
+            error: None,
+            attempts: 2,
+            pause_ms: Some(12.5),
+            start_ms: Some(1.0),
+            ttft_ms: Some(10.0),
+            ttfa_ms: Some(11.0),
+            e2e_ms: Some(20.0),
+            usage: Usage {
+                prompt_tokens: Some(5),
+                completion_tokens: Some(3),
+                cached_tokens: None,
+                reasoning_tokens: Some(1),
+            },
+            visible_tokens: Some(1),
+            request_id: Some("req-1".into()),
+            chunk_offsets_us: vec![1, 2, 3],
+        };
+        let failed = TurnRecord {
+            prompt: vec![Message::new("user", "Q2")],
+            outcome: Some(TurnOutcome::Timeout),
+            error: Some("no answer".into()),
+            attempts: 1,
+            ..Default::default()
+        };
+        ConversationRecord {
+            uid: "u1".into(),
+            run_id,
+            target_id,
+            scenario: Some("s".into()),
+            scenario_ref: None,
+            repeat: 3,
+            outcome: "timeout".into(),
+            started_at: Some("2025-12-01T00:00:00.000Z".into()),
+            ended_at: None,
+            turns: vec![turn, failed],
+            attempts: vec![AttemptRecord {
+                turn_idx: 1,
+                attempt: 1,
+                outcome: TurnOutcome::RateLimited,
+                http_status: Some(429),
+                error: Some("slow down".into()),
+                e2e_ms: Some(3.0),
+                waited_ms: 0.0,
+            }],
+            trailing: vec![Message::new("user", "bye")],
+        }
+    }
+
+    fn store() -> (tempfile::TempDir, Connection, i64, i64) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        let run = insert_run(
+            &conn,
+            &NewRun {
+                name: "r",
+                source: "import",
+                seed: None,
+                settings_json: "{}",
+            },
+        )
+        .unwrap();
+        let target = upsert_target(
+            &conn,
+            &NewTarget {
+                provider: "p",
+                model: "m",
+                label: "m",
+                host: None,
+                params_json: "{}",
+                prices_json: None,
+            },
+        )
+        .unwrap();
+        (dir, conn, run, target)
+    }
+
+    #[test]
+    fn writes_the_same_rows_as_insert_conversation() {
+        let (_a, one, run, target) = store();
+        insert_conversation(&one, &record(run, target)).unwrap();
+        let (_b, two, run, target) = store();
+        let c = record(run, target);
+        let prompts: Vec<String> = c
+            .turns
+            .iter()
+            .map(|t| serde_json::to_string(&t.prompt).unwrap())
+            .collect();
+        ConversationInserter::new(&two)
+            .unwrap()
+            .insert(&two, &c, &prompts)
+            .unwrap();
+        let rows = dump(&one);
+        assert_eq!(rows.len(), 4);
+        assert_eq!(dump(&two), rows);
+    }
+}

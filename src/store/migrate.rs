@@ -7,8 +7,10 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Every migration, in order; the store's version is how many have been applied.
-pub(crate) const MIGRATIONS: &[(&str, &str)] =
-    &[("001_init", include_str!("../../db/001_init.sql"))];
+pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
+    ("001_init", include_str!("../../db/001_init.sql")),
+    ("002_checks", include_str!("../../db/002_checks.sql")),
+];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let found: i64 = conn
@@ -50,6 +52,43 @@ mod tests {
         assert_eq!(v, MIGRATIONS.len() as i64);
         drop(conn);
         crate::store::open(&path).unwrap();
+    }
+
+    #[test]
+    fn version_1_store_is_upgraded_and_keeps_its_conversations() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v1.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(MIGRATIONS[0].1).unwrap();
+        conn.pragma_update(None, "user_version", 1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO runs (name, source, settings, settings_hash, tool_version, started_at)
+               VALUES ('old', 'import', '{}', 'h', '0.0.1', '2025-01-01T00:00:00.000Z');
+             INSERT INTO targets (provider, model, label, key) VALUES ('p', 'm', 'm', 'k');
+             INSERT INTO conversations (uid, run_id, target_id, scenario, repeat, outcome, turn_count)
+               VALUES ('c1', 1, 1, 'demo', 1, 'completed', 1);
+             INSERT INTO turns (conversation_id, idx, prompt, answer, outcome)
+               VALUES (1, 0, '[]', 'hello', 'ok');",
+        )
+        .unwrap();
+        drop(conn);
+        let conn = crate::store::open(&path).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, MIGRATIONS.len() as i64);
+        let answer: String = conn
+            .query_row(
+                "SELECT answer FROM turns WHERE conversation_id = 1",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(answer, "hello");
+        let results: i64 = conn
+            .query_row("SELECT COUNT(*) FROM check_results", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(results, 0);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! WAL and foreign keys are set on every open, outside migrations. Nothing here deletes
 //! evaluation data.
 
+pub mod checks;
 mod migrate;
 pub mod read;
 pub mod records;

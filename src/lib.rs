@@ -7,7 +7,9 @@
 //! ## Layout
 //! - [`cli`]: argument parsing and dispatch only.
 //! - [`collect`]: the collect stage: schedule, concurrency, pauses, resume, Ctrl-C.
-//! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate.
+//! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate;
+//!   the `check` stage storing one result per (conversation, check definition), `--explain`.
+//! - [`lint`]: `turnbench lint`, the list of linters over every definition file.
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
 //! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
 //! - [`config`]: definition files (bench, scenarios), parsed and validated.
@@ -19,6 +21,7 @@ pub mod cli;
 pub mod client;
 pub mod collect;
 pub mod config;
+pub mod lint;
 pub mod mock;
 pub mod outcome;
 pub mod store;

@@ -272,9 +272,15 @@ fn run_lint(dir: &Path, bench: &[PathBuf], quiet: bool) -> i32 {
         if !quiet {
             let covered: Vec<String> = findings
                 .iter()
-                .map(|(what, f)| format!("{} {what}", f.files))
+                .map(|(what, f)| {
+                    let s = if f.files == 1 { "" } else { "s" };
+                    format!("{} {what}{s}", f.files)
+                })
                 .collect();
-            println!("lint: no problems ({} files)", covered.join(", "));
+            println!(
+                "lint: no problems in {files} files ({})",
+                covered.join(", ")
+            );
         }
         0
     }

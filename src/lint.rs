@@ -25,10 +25,10 @@ pub struct LintFindings {
 
 pub type Linter = fn(&LintInput) -> LintFindings;
 
-/// Every linter, with what it covers; run in this order.
+/// Every linter, with the files it covers (singular); run in this order.
 pub const LINTERS: &[(&str, Linter)] = &[
-    ("scenarios and checks", scenarios_and_checks),
-    ("bench files", bench_files),
+    ("scenario and checks file", scenarios_and_checks),
+    ("bench file", bench_files),
 ];
 
 /// Runs every linter; returns (what, findings) per linter.

@@ -1,7 +1,7 @@
 //! Check throughput and memory: a generated store of N conversations of the real suite
 //! (answers taken from the scenarios' references, some with defects), then
-//! - evaluation alone: every check of every completed conversation, answers in memory,
-//!   one evaluator thread per core;
+//! - evaluation alone: every check of every completed conversation, answers in memory, on
+//!   one thread and on one thread per core;
 //! - end to end: `run_checks` on the store (stream conversations, evaluate, store results in
 //!   batched transactions), then again with nothing left to do.
 //!
@@ -144,16 +144,18 @@ fn child(n: u64) {
         n,
     );
 
-    reset_peak();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let t = Instant::now();
-    let evaluations = evaluate_in_memory(&suite, n, threads);
-    row(
-        n,
-        &format!("evaluation alone, {threads} thr"),
-        t.elapsed().as_secs_f64(),
-        evaluations,
-    );
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    for threads in [1, cores] {
+        reset_peak();
+        let t = Instant::now();
+        let evaluations = evaluate_in_memory(&suite, n, threads);
+        row(
+            n,
+            &format!("evaluation alone, {threads} thr"),
+            t.elapsed().as_secs_f64(),
+            evaluations,
+        );
+    }
 
     reset_peak();
     let opts = CheckOptions::new(

@@ -347,6 +347,11 @@ fn lint_names_file_and_line_and_check_refuses_unscorable_checks() {
     );
     project.write("bench.toml", &bench);
     let clean = run(&project, &["lint", ".", "--bench", "bench.toml"]);
+    // Valid files, but nothing collected yet: `check` says so rather than make a store.
+    let out = project.cmd(&["check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no store here"));
+    assert!(!project.db().exists());
     assert!(
         clean.starts_with(
             "lint: no problems in 7 files (6 scenario and checks files, 1 bench file)"

@@ -30,7 +30,7 @@ use super::lint::scope_errors;
 use crate::config::{ConfigError, Scenario};
 use crate::store::StoreError;
 use crate::store::checks::{
-    CheckDefinitionRecord, CheckResultRecord, ConversationHead, TargetName, answers_between,
+    CheckDefinitionRecord, CheckResultRecord, ConversationHead, answers_between,
     conversation_heads_after, conversations_by_scenario, finish_check_run, insert_check_results,
     insert_check_run, results_between, target_names, upsert_check_definition,
 };
@@ -158,7 +158,8 @@ pub struct CheckReport {
     pub older_results: u64,
     /// Every current result (stored before or now), by tag and by target.
     pub by_tag: BTreeMap<Tag, Tally>,
-    pub by_target: BTreeMap<TargetName, Tally>,
+    /// By (provider, label): one model served under different ids is one row.
+    pub by_target: BTreeMap<(String, String), Tally>,
     pub elapsed: Duration,
 }
 
@@ -211,6 +212,12 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
     }
     let sets = CheckSet::load_dir(&opts.checks_dir)?;
     validate_against_scenarios(&sets, opts.scenarios_dir.as_deref())?;
+    if !opts.db.exists() {
+        return Err(CheckError::Setup(format!(
+            "{}: no store here\n  fix: run `turnbench collect` (or import) first, or pass --db with the store to check",
+            opts.db.display()
+        )));
+    }
 
     let mut conn = crate::store::open(&opts.db)?;
     let check_run_id = insert_check_run(&conn, &opts.checks_dir.display().to_string())?;
@@ -291,14 +298,13 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
 
     tallies.merge(&totals.tallies);
     let names = target_names(&conn)?;
-    let mut by_target: BTreeMap<TargetName, Tally> = BTreeMap::new();
+    let mut by_target: BTreeMap<(String, String), Tally> = BTreeMap::new();
     for (id, tally) in &tallies.by_target {
-        let name = names.get(id).cloned().unwrap_or_else(|| TargetName {
-            provider: format!("target {id}"),
-            label: String::new(),
-            model: String::new(),
-        });
-        by_target.entry(name).or_default().merge(tally);
+        let key = names.get(id).map_or_else(
+            || (format!("target {id}"), String::new()),
+            |t| (t.provider.clone(), t.label.clone()),
+        );
+        by_target.entry(key).or_default().merge(tally);
     }
     Ok(CheckReport {
         check_run_id,

@@ -62,7 +62,7 @@ pub fn format_report(r: &CheckReport) -> String {
     let targets: Vec<(String, Tally)> = r
         .by_target
         .iter()
-        .map(|(name, t)| (format!("{} / {}", name.provider, name.label), *t))
+        .map(|((provider, label), t)| (format!("{provider} / {label}"), *t))
         .collect();
     for (title, rows) in [("pass rate by tag", tags), ("pass rate by target", targets)] {
         if rows.is_empty() {
@@ -111,7 +111,6 @@ pub fn rate_cell(tally: &Tally) -> String {
 mod tests {
     use super::*;
     use crate::checks::Tag;
-    use crate::store::checks::TargetName;
 
     fn tally(passed: u64, failed: u64, not_scored: u64) -> Tally {
         Tally {
@@ -162,14 +161,9 @@ mod tests {
             ..Default::default()
         };
         report.by_tag.insert(Tag::Format, tally(10, 2, 1));
-        report.by_target.insert(
-            TargetName {
-                provider: "sim-alpha".into(),
-                label: "mock-fast".into(),
-                model: "mock-fast".into(),
-            },
-            tally(200, 19, 11),
-        );
+        report
+            .by_target
+            .insert(("sim-alpha".into(), "mock-fast".into()), tally(200, 19, 11));
         let text = format_report(&report);
         assert!(
             text.starts_with(

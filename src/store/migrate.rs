@@ -61,8 +61,11 @@ mod tests {
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(MIGRATIONS[0].1).unwrap();
         conn.pragma_update(None, "user_version", 1).unwrap();
+        // Later builds also record applied migration names; this table is harmless here.
         conn.execute_batch(
-            "INSERT INTO runs (name, source, settings, settings_hash, tool_version, started_at)
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
+             INSERT INTO schema_migrations VALUES ('001_init', '2025-01-01T00:00:00.000Z');
+             INSERT INTO runs (name, source, settings, settings_hash, tool_version, started_at)
                VALUES ('old', 'import', '{}', 'h', '0.0.1', '2025-01-01T00:00:00.000Z');
              INSERT INTO targets (provider, model, label, key) VALUES ('p', 'm', 'm', 'k');
              INSERT INTO conversations (uid, run_id, target_id, scenario, repeat, outcome, turn_count)

@@ -1,16 +1,19 @@
 //! Command-line interface: argument parsing and dispatch only; the stages do the work.
 
+use std::io::IsTerminal;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
+use crate::checks::{self, CheckOptions};
 use crate::collect::{self, CollectOptions};
 use crate::config::{BenchConfig, BenchTargetNames, JudgeSettings, Rubric, Scenario};
 use crate::export::{ExportFilter, ExportOptions};
 use crate::import::ImportOptions;
 use crate::judge::{self, JudgeOptions, Mode};
+use crate::lint;
 use crate::mock::{MockConfig, MockServer};
 use crate::store::judgments::JudgmentStatus;
 
@@ -85,6 +88,36 @@ pub enum Command {
         /// Judge calls in flight at once (overrides the settings).
         #[arg(long)]
         concurrency: Option<usize>,
+    },
+    /// Run the rule-based checks (checks/*.toml) on every stored conversation; only
+    /// results that are missing are computed.
+    ///
+    /// Conversations that did not complete are stored as not scored, never passed or
+    /// failed. Failed checks are results: the exit code is 0 unless an error occurred.
+    Check {
+        /// Folder of checks files, one per scenario.
+        #[arg(long, default_value = "checks")]
+        checks: PathBuf,
+        /// Scenario folder the checks are validated against (skipped when absent).
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// Print each current check of one conversation (numeric id or uid), its verdict
+        /// and why, instead of running the checks.
+        #[arg(long, value_name = "CONVERSATION")]
+        explain: Option<String>,
+        /// Evaluator threads (default: one per core).
+        #[arg(long, default_value_t = 0, hide_default_value = true)]
+        threads: usize,
+    },
+    /// Validate every definition file of a project: scenarios, checks, and bench files
+    /// given with --bench. Each problem names its file, line and fix; exits 1 if any.
+    Lint {
+        /// The project folder (holding scenarios/ and checks/).
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+        /// A bench file to validate too (repeatable). Key variables need not be set.
+        #[arg(long = "bench", value_name = "FILE")]
+        bench: Vec<PathBuf>,
     },
     /// Serve a simulated OpenAI-compatible provider until Ctrl-C.
     Mock {
@@ -196,6 +229,19 @@ pub async fn run(cli: Cli) -> Result<i32> {
             };
             run_judge(opts, dry_run).await
         }
+        Command::Check {
+            checks,
+            scenarios,
+            explain,
+            threads,
+        } => match explain {
+            Some(key) => {
+                print!("{}", checks::explain(&cli.db, &checks, &key)?);
+                Ok(0)
+            }
+            None => run_check(&cli.db, cli.quiet, checks, scenarios, threads),
+        },
+        Command::Lint { dir, bench } => Ok(run_lint(&dir, &bench, cli.quiet)),
         Command::Mock {
             port,
             host,
@@ -452,6 +498,57 @@ async fn run_collect(
         );
     }
     Ok(if report.interrupted { 130 } else { 0 })
+}
+
+fn run_check(
+    db: &Path,
+    quiet: bool,
+    checks_dir: PathBuf,
+    scenarios_dir: PathBuf,
+    threads: usize,
+) -> Result<i32> {
+    let opts = CheckOptions {
+        scenarios_dir: Some(scenarios_dir),
+        threads,
+        progress: !quiet && std::io::stderr().is_terminal(),
+        ..CheckOptions::new(db.to_path_buf(), checks_dir)
+    };
+    let report = checks::run_checks(&opts)?;
+    print!("{}", checks::format_report(&report));
+    Ok(0)
+}
+
+fn run_lint(dir: &Path, bench: &[PathBuf], quiet: bool) -> i32 {
+    let findings = lint::lint_project(&lint::LintInput {
+        project: dir,
+        bench_files: bench,
+    });
+    let files: usize = findings.iter().map(|(_, f)| f.files).sum();
+    let problems: usize = findings.iter().map(|(_, f)| f.errors.len()).sum();
+    for (_, f) in &findings {
+        for e in &f.errors {
+            println!("{e}");
+        }
+    }
+    if problems > 0 {
+        println!("lint: {problems} problems in {files} definition files");
+        1
+    } else {
+        if !quiet {
+            let covered: Vec<String> = findings
+                .iter()
+                .map(|(what, f)| {
+                    let s = if f.files == 1 { "" } else { "s" };
+                    format!("{} {what}{s}", f.files)
+                })
+                .collect();
+            println!(
+                "lint: no problems in {files} files ({})",
+                covered.join(", ")
+            );
+        }
+        0
+    }
 }
 
 /// The offline default: three simulated providers served by the in-process mock.

@@ -7,7 +7,9 @@
 //! ## Layout
 //! - [`cli`]: argument parsing and dispatch only.
 //! - [`collect`]: the collect stage: schedule, concurrency, pauses, resume, Ctrl-C.
-//! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate.
+//! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate;
+//!   the `check` stage storing one result per (conversation, check definition), `--explain`.
+//! - [`lint`]: `turnbench lint`, the list of linters over every definition file.
 //! - [`import`]: transcript files into the store (streaming, validated, idempotent).
 //! - [`export`]: stored conversations out in the exchange format.
 //! - [`exchange`]: the JSON Lines exchange format shared by import and export.
@@ -28,6 +30,7 @@ pub mod exchange;
 pub mod export;
 pub mod import;
 pub mod judge;
+pub mod lint;
 pub mod mock;
 pub mod outcome;
 pub mod store;

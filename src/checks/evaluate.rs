@@ -14,36 +14,64 @@ pub struct CheckVerdict {
     pub detail: String,
 }
 
+/// One conversation's answers as the checks read them (index 0 is turn 1; `None` for a turn
+/// without an answer). Each answer's JSON is parsed at most once, however many checks read it.
+pub struct Answers<'a> {
+    slots: Vec<Option<Answer<'a>>>,
+}
+
+impl<'a> Answers<'a> {
+    pub fn new(answers: impl IntoIterator<Item = Option<&'a str>>) -> Self {
+        Answers {
+            slots: answers.into_iter().map(|a| a.map(Answer::new)).collect(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+}
+
 impl CheckSet {
     /// Runs every check, in file order, on the answers of one conversation (index 0 is
     /// turn 1; `None` for a turn without an answer). The final answer is the last slot, so
     /// pass one slot per scenario turn.
     pub fn evaluate(&self, answers: &[Option<&str>]) -> Vec<CheckVerdict> {
         // Built once here so that each answer's JSON is parsed once for all checks.
-        let answers: Vec<Option<Answer<'_>>> = answers.iter().map(|a| a.map(Answer::new)).collect();
-        self.checks.iter().map(|c| c.judge(&answers)).collect()
+        let answers = Answers::new(answers.iter().copied());
+        self.checks.iter().map(|c| c.verdict(&answers)).collect()
     }
 }
 
 impl Check {
     /// This check alone on one conversation's answers (see [`CheckSet::evaluate`]).
     pub fn evaluate(&self, answers: &[Option<&str>]) -> CheckVerdict {
-        let answers: Vec<Option<Answer<'_>>> = answers.iter().map(|a| a.map(Answer::new)).collect();
-        self.judge(&answers)
+        self.verdict(&Answers::new(answers.iter().copied()))
     }
 
-    fn judge(&self, answers: &[Option<Answer<'_>>]) -> CheckVerdict {
-        let (passed, detail) = match self.scope {
-            Scope::Final if answers.is_empty() => (None, "no answers".to_string()),
-            Scope::Final => self.judge_turn(answers, answers.len()),
-            Scope::Turn(turn) => self.judge_turn(answers, turn),
-            Scope::FromTurn(from) => self.judge_from(answers, from),
-        };
+    fn verdict(&self, answers: &Answers<'_>) -> CheckVerdict {
+        let (passed, detail) = self.judge(answers);
         CheckVerdict {
             id: self.id.clone(),
             tag: self.tag,
             passed,
             detail,
+        }
+    }
+
+    /// This check on answers shared with other checks: passed (`None`: not scored) and why
+    /// not (empty when it passed, so a pass allocates nothing).
+    pub fn judge(&self, answers: &Answers<'_>) -> (Option<bool>, String) {
+        let answers = answers.slots.as_slice();
+        match self.scope {
+            Scope::Final if answers.is_empty() => (None, "no answers".to_string()),
+            Scope::Final => self.judge_turn(answers, answers.len()),
+            Scope::Turn(turn) => self.judge_turn(answers, turn),
+            Scope::FromTurn(from) => self.judge_from(answers, from),
         }
     }
 

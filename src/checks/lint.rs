@@ -71,18 +71,18 @@ fn stem(path: &Path) -> String {
         .to_string()
 }
 
-/// Problems of a checks file that only show next to its scenario.
-pub fn lint_against(set: &CheckSet, scenario: &crate::config::Scenario) -> Vec<ConfigError> {
+/// Checks whose `turn`/`from_turn` lies past the scenario's last turn: they could never be
+/// scored. `check` refuses to run with these; `lint` reports them with the rest.
+pub fn scope_errors(set: &CheckSet, scenario: &crate::config::Scenario) -> Vec<ConfigError> {
     let turns = scenario.turns.len();
     let mut errors = Vec::new();
-    let past_end = |turn: usize| turn > turns;
     for check in &set.checks {
         let (key, turn) = match check.scope {
             Scope::Turn(t) => ("turn", t),
             Scope::FromTurn(t) => ("from_turn", t),
             Scope::Final => continue,
         };
-        if past_end(turn) {
+        if turn > turns {
             errors.push(ConfigError::invalid(
                 &set.path,
                 check.scope_line,
@@ -94,6 +94,14 @@ pub fn lint_against(set: &CheckSet, scenario: &crate::config::Scenario) -> Vec<C
             ));
         }
     }
+    errors
+}
+
+/// Problems of a checks file that only show next to its scenario.
+pub fn lint_against(set: &CheckSet, scenario: &crate::config::Scenario) -> Vec<ConfigError> {
+    let turns = scenario.turns.len();
+    let mut errors = scope_errors(set, scenario);
+    let past_end = |turn: usize| turn > turns;
     for defect in &set.defects {
         if defect.turn.is_some_and(past_end) {
             errors.push(ConfigError::invalid(

@@ -1,5 +1,6 @@
 //! Rule-based checks: `checks/<scenario-id>.toml` files, compiled once, evaluated against a
-//! conversation's answers.
+//! conversation's answers; and the `check` stage that stores a result per (conversation,
+//! check definition) ([`run_checks`], [`explain`]).
 //!
 //! ```toml
 //! scenario = "dev-cursor-pagination"   # must equal the file stem
@@ -33,12 +34,18 @@ mod answer;
 mod defect;
 mod definition;
 mod evaluate;
+mod explain;
 mod kinds;
 mod lint;
+mod run;
+mod summary;
 
 pub use answer::read_json;
 pub use defect::{Defect, DefectChange};
 pub use definition::{Check, CheckSet, Scope, Tag};
-pub use evaluate::CheckVerdict;
+pub use evaluate::{Answers, CheckVerdict};
+pub use explain::explain;
 pub use kinds::kind_names;
-pub use lint::{lint, lint_against};
+pub use lint::{lint, lint_against, scope_errors};
+pub use run::{CheckError, CheckOptions, CheckReport, Tally, not_completed, run_checks};
+pub use summary::{format_report, rate_cell, rate_table};

@@ -1,30 +1,31 @@
 //! Check and judge results for `export --with-scores`, one small reader each.
 //!
-//! Judgments come from `db/002_judgments.sql`. Check results arrive with a later
-//! migration: until their table exists the array is empty (the query assumes the columns
-//! named below).
+//! Check results come from `db/003_checks.sql`, judgments from `db/002_judgments.sql`.
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use crate::exchange::{CheckLine, JudgmentLine};
 
-/// Assumed: `check_results(conversation_id, check_id, tag, passed NULL|0|1, detail)`.
+/// Each check's newest stored result for the conversation: when a check was edited, the
+/// result of its latest definition (older ones stay in the store as history).
 pub(super) fn checks_for(
     conn: &Connection,
     conversation_id: i64,
 ) -> rusqlite::Result<Vec<CheckLine>> {
-    if !table_exists(conn, "check_results")? {
-        return Ok(Vec::new());
-    }
     let mut stmt = conn.prepare_cached(
-        "SELECT check_id, tag, passed, detail FROM check_results
-         WHERE conversation_id = ?1 ORDER BY check_id",
+        "SELECT d.check_id, d.tag, r.passed, r.detail
+         FROM check_results r JOIN check_definitions d ON d.id = r.definition_id
+         WHERE r.conversation_id = ?1
+           AND d.id = (SELECT MAX(d2.id) FROM check_results r2
+                       JOIN check_definitions d2 ON d2.id = r2.definition_id
+                       WHERE r2.conversation_id = r.conversation_id AND d2.check_id = d.check_id)
+         ORDER BY d.check_id",
     )?;
     stmt.query_map([conversation_id], |r| {
         Ok(CheckLine {
             id: r.get(0)?,
             tag: r.get(1)?,
-            passed: r.get(2)?,
+            passed: r.get::<_, Option<bool>>(2)?,
             detail: r.get(3)?,
         })
     })?
@@ -68,38 +69,12 @@ pub(super) fn judgments_for(
     .collect()
 }
 
-fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1")?
-        .query_row([name], |_| Ok(()))
-        .optional()?
-        .is_some())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn reads_checks_once_their_table_exists() {
-        let conn = Connection::open_in_memory().unwrap();
-        assert!(checks_for(&conn, 1).unwrap().is_empty());
-        conn.execute_batch(
-            "CREATE TABLE check_results (conversation_id INTEGER, check_id TEXT, tag TEXT,
-                                         passed INTEGER, detail TEXT);
-             INSERT INTO check_results VALUES (1, 'json-valid', 'format', 1, NULL),
-                                              (1, 'mentions-cursor', 'content', NULL, 'not scored');",
-        )
-        .unwrap();
-        let checks = checks_for(&conn, 1).unwrap();
-        assert_eq!(checks.len(), 2);
-        assert_eq!(checks[0].passed, Some(true));
-        assert_eq!(checks[1].passed, None);
-        assert!(checks_for(&conn, 2).unwrap().is_empty());
-    }
-
-    #[test]
-    fn reads_the_current_judgment_per_key() {
+    /// A store with one conversation (id 1).
+    fn store() -> (tempfile::TempDir, Connection) {
         let dir = tempfile::tempdir().unwrap();
         let conn = crate::store::open(&dir.path().join("t.db")).unwrap();
         conn.execute_batch(
@@ -107,8 +82,45 @@ mod tests {
                VALUES (1, 'r', 'import', '{}', 'h', '0', 't');
              INSERT INTO targets (id, provider, model, label, key) VALUES (1, 'p', 'm', 'm', 'k');
              INSERT INTO conversations (id, uid, run_id, target_id, repeat, outcome, turn_count)
-               VALUES (1, 'u', 1, 1, 1, 'completed', 1);
-             INSERT INTO rubrics (id, rubric_id, version, hash, title, content)
+               VALUES (1, 'u', 1, 1, 1, 'completed', 1);",
+        )
+        .unwrap();
+        (dir, conn)
+    }
+
+    #[test]
+    fn reads_the_newest_definition_of_each_check() {
+        let (_dir, conn) = store();
+        assert!(checks_for(&conn, 1).unwrap().is_empty());
+        conn.execute_batch(
+            "INSERT INTO check_runs (id, checks_dir, tool_version, started_at) VALUES (1, 'c', '0', 't');
+             INSERT INTO check_definitions (id, scenario, check_id, hash, kind, tag, definition, first_seen)
+               VALUES (1, 's', 'json-valid', 'h1', 'json_valid', 'json_validity', '{}', 't'),
+                      (2, 's', 'no-old-date', 'h2', 'not_contains', 'superseded_instruction', '{}', 't'),
+                      (3, 's', 'json-valid', 'h3', 'json_valid', 'json_validity', '{}', 't');
+             INSERT INTO check_results (conversation_id, definition_id, passed, detail, check_run_id)
+               VALUES (1, 1, 0, 'old definition failed', 1),
+                      (1, 2, NULL, 'not scored', 1),
+                      (1, 3, 1, NULL, 1);",
+        )
+        .unwrap();
+        let checks = checks_for(&conn, 1).unwrap();
+        assert_eq!(checks.len(), 2, "one entry per check id");
+        assert_eq!(checks[0].id, "json-valid");
+        assert_eq!(
+            checks[0].passed,
+            Some(true),
+            "the edited definition's result"
+        );
+        assert_eq!(checks[1].passed, None);
+        assert!(checks_for(&conn, 2).unwrap().is_empty());
+    }
+
+    #[test]
+    fn reads_the_current_judgment_per_key() {
+        let (_dir, conn) = store();
+        conn.execute_batch(
+            "INSERT INTO rubrics (id, rubric_id, version, hash, title, content)
                VALUES (1, 'quality', 2, 'h', 'Q', '{}');
              INSERT INTO judges (id, judge_id, model, host, simulated, settings, template, hash)
                VALUES (1, 'j1', 'jm', 'h', 0, '{}', 't', 'jh');

@@ -10,6 +10,7 @@ use super::StoreError;
 pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
     ("001_init", include_str!("../../db/001_init.sql")),
     ("002_judgments", include_str!("../../db/002_judgments.sql")),
+    ("003_checks", include_str!("../../db/003_checks.sql")),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
@@ -79,22 +80,23 @@ mod tests {
     }
 
     #[test]
-    fn an_older_store_is_upgraded_and_keeps_its_data() {
+    fn version_1_store_is_upgraded_and_keeps_its_conversations() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("old.db");
-        // A store as the first release left it: only the first migration applied.
+        let path = dir.path().join("v1.db");
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(MIGRATIONS[0].1).unwrap();
-        conn.execute_batch(
-            "CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
-             INSERT INTO schema_migrations VALUES ('001_init', '2026-01-01T00:00:00Z');",
-        )
-        .unwrap();
         conn.pragma_update(None, "user_version", 1).unwrap();
-        conn.execute(
-            "INSERT INTO runs (name, source, settings, settings_hash, tool_version, started_at)
-             VALUES ('old', 'collect', '{}', 'h', '0.0.1', '2026-01-01T00:00:00Z')",
-            [],
+        // Later builds also record applied migration names; this table is harmless here.
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL);
+             INSERT INTO schema_migrations VALUES ('001_init', '2025-01-01T00:00:00.000Z');
+             INSERT INTO runs (name, source, settings, settings_hash, tool_version, started_at)
+               VALUES ('old', 'import', '{}', 'h', '0.0.1', '2025-01-01T00:00:00.000Z');
+             INSERT INTO targets (provider, model, label, key) VALUES ('p', 'm', 'm', 'k');
+             INSERT INTO conversations (uid, run_id, target_id, scenario, repeat, outcome, turn_count)
+               VALUES ('c1', 1, 1, 'demo', 1, 'completed', 1);
+             INSERT INTO turns (conversation_id, idx, prompt, answer, outcome)
+               VALUES (1, 0, '[]', 'hello', 'ok');",
         )
         .unwrap();
         drop(conn);
@@ -103,10 +105,18 @@ mod tests {
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
         assert_eq!(v, MIGRATIONS.len() as i64);
-        let name: String = conn
-            .query_row("SELECT name FROM runs", [], |r| r.get(0))
+        let answer: String = conn
+            .query_row(
+                "SELECT answer FROM turns WHERE conversation_id = 1",
+                [],
+                |r| r.get(0),
+            )
             .unwrap();
-        assert_eq!(name, "old");
+        assert_eq!(answer, "hello");
+        let results: i64 = conn
+            .query_row("SELECT COUNT(*) FROM check_results", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(results, 0);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! evaluation data.
 
 pub mod bulk;
+pub mod checks;
 pub mod judgments;
 mod migrate;
 pub mod read;

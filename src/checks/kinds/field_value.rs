@@ -8,7 +8,7 @@ use serde_json::Value;
 use toml::Spanned;
 
 use super::{KindFields, Rule};
-use crate::checks::answer::{Answer, brief, json_equal};
+use crate::checks::answer::{Answer, JsonPointer, brief, json_equal};
 use crate::checks::definition::toml_to_json;
 use crate::config::ConfigError;
 
@@ -50,7 +50,7 @@ enum Expect {
 
 #[derive(Debug)]
 struct FieldValue {
-    pointer: String,
+    pointer: JsonPointer,
     expect: Expect,
     allow_fence: bool,
 }
@@ -93,7 +93,7 @@ impl Rule for FieldValue {
     fn evaluate(&self, answer: &Answer<'_>) -> Result<(), String> {
         let root = answer.json(self.allow_fence)?;
         let pointer = &self.pointer;
-        let Some(value) = root.pointer(pointer) else {
+        let Some(value) = pointer.resolve(root) else {
             return Err(format!("{pointer} is missing"));
         };
         match &self.expect {

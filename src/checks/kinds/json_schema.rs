@@ -68,6 +68,10 @@ pub fn build(fields: &mut KindFields<'_>) -> Result<Box<dyn Rule>, ConfigError> 
 impl Rule for JsonSchema {
     fn evaluate(&self, answer: &Answer<'_>) -> Result<(), String> {
         let value = answer.json(self.allow_fence)?;
+        // The fast path: validity alone, without collecting errors.
+        if self.validator.is_valid(value) {
+            return Ok(());
+        }
         let mut listed = Vec::new();
         let mut count = 0;
         for error in self.validator.iter_errors(value) {

@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use toml::Spanned;
 use toml::de::DeTable;
 
-use super::answer::{Answer, pointer_problem};
+use super::answer::{Answer, JsonPointer};
 use super::definition::parse_error;
 use crate::config::{ConfigError, SourceText};
 
@@ -150,11 +150,11 @@ impl<'a> KindFields<'a> {
             })
     }
 
-    /// A validated JSON pointer.
-    pub fn pointer(&self, pointer: &Spanned<String>) -> Result<String, ConfigError> {
-        match pointer_problem(pointer.get_ref()) {
-            None => Ok(pointer.get_ref().clone()),
-            Some(problem) => Err(self.invalid(
+    /// A validated JSON pointer, parsed once.
+    pub fn pointer(&self, pointer: &Spanned<String>) -> Result<JsonPointer, ConfigError> {
+        match JsonPointer::parse(pointer.get_ref()) {
+            Ok(parsed) => Ok(parsed),
+            Err(problem) => Err(self.invalid(
                 pointer.span(),
                 format!("bad JSON pointer {:?}: {problem}", pointer.get_ref()),
                 "write a pointer such as \"/items/0/name\" (\"\" is the whole answer)",

@@ -6,7 +6,7 @@ use serde_json::Value;
 use toml::Spanned;
 
 use super::{KindFields, Rule};
-use crate::checks::answer::Answer;
+use crate::checks::answer::{Answer, JsonPointer};
 use crate::config::ConfigError;
 
 #[derive(Deserialize)]
@@ -21,7 +21,7 @@ struct Params {
 
 #[derive(Debug)]
 struct RequiredFields {
-    pointers: Vec<String>,
+    pointers: Vec<JsonPointer>,
     non_empty: bool,
     allow_fence: bool,
 }
@@ -64,7 +64,7 @@ impl Rule for RequiredFields {
         let mut missing = Vec::new();
         let mut empty = Vec::new();
         for pointer in &self.pointers {
-            match value.pointer(pointer) {
+            match pointer.resolve(value) {
                 None => missing.push(pointer.as_str()),
                 Some(v) if self.non_empty && is_empty(v) => empty.push(pointer.as_str()),
                 Some(_) => {}

@@ -36,7 +36,7 @@ struct WholeAnswer {
     mode: Mode,
     /// As written, for details.
     texts: Vec<String>,
-    /// What is compared: lower-cased at load time when the rule ignores case.
+    /// What is compared: lower-cased at load time (see `fold`) when the rule ignores case.
     folded: Vec<String>,
     case_sensitive: bool,
 }
@@ -88,7 +88,7 @@ fn rule(mode: Mode, texts: Vec<String>, case_sensitive: bool) -> Box<dyn Rule> {
             if case_sensitive {
                 t.clone()
             } else {
-                t.to_lowercase()
+                fold(t).collect()
             }
         })
         .collect();
@@ -103,17 +103,21 @@ fn rule(mode: Mode, texts: Vec<String>, case_sensitive: bool) -> Box<dyn Rule> {
 impl Rule for WholeAnswer {
     fn evaluate(&self, answer: &Answer<'_>) -> Result<(), String> {
         let trimmed = answer.text().trim();
-        let folded;
-        let text = if self.case_sensitive {
-            trimmed
-        } else {
-            folded = trimmed.to_lowercase();
-            folded.as_str()
-        };
-        let ok = match self.mode {
-            Mode::OneOf => self.folded.iter().any(|t| t == text),
-            Mode::StartsWith => text.starts_with(self.folded[0].as_str()),
-            Mode::EndsWith => text.ends_with(self.folded[0].as_str()),
+        let expected = self.folded.iter().map(String::as_str);
+        // Case folded char by char, so that judging an answer allocates nothing.
+        let ok = match (self.mode, self.case_sensitive) {
+            (Mode::OneOf, true) => expected.into_iter().any(|t| t == trimmed),
+            (Mode::StartsWith, true) => trimmed.starts_with(&self.folded[0]),
+            (Mode::EndsWith, true) => trimmed.ends_with(&self.folded[0]),
+            (Mode::OneOf, false) => expected.into_iter().any(|t| fold(trimmed).eq(t.chars())),
+            (Mode::StartsWith, false) => {
+                let mut text = fold(trimmed);
+                self.folded[0].chars().all(|c| text.next() == Some(c))
+            }
+            (Mode::EndsWith, false) => {
+                let mut text = fold(trimmed).rev();
+                self.folded[0].chars().rev().all(|c| text.next() == Some(c))
+            }
         };
         if ok {
             return Ok(());
@@ -133,6 +137,11 @@ impl Rule for WholeAnswer {
             Mode::EndsWith => format!("answer does not end with {:?}", self.texts[0]),
         })
     }
+}
+
+/// Lower case, char by char (as the expected texts are folded at load time).
+fn fold(text: &str) -> impl DoubleEndedIterator<Item = char> + '_ {
+    text.chars().flat_map(char::to_lowercase)
 }
 
 #[cfg(test)]
@@ -177,6 +186,23 @@ mod tests {
             Ok(())
         );
         assert!(judge("kind = \"ends_with\"\ntext = \"-- Ops\"", "-- Ops\nPS").is_err());
+        // Case folding is Unicode, on both ends.
+        assert_eq!(
+            judge(
+                "kind = \"ends_with\"\ntext = \"Grüße\"",
+                "Viele GRÜSSE grüße"
+            ),
+            Ok(())
+        );
+        assert_eq!(
+            judge("kind = \"starts_with\"\ntext = \"Ärger\"", "ÄRGER im Büro"),
+            Ok(())
+        );
+        assert_eq!(
+            judge("kind = \"one_of\"\nvalues = [\"Ωμέγα\"]", " ΩΜΈΓΑ "),
+            Ok(())
+        );
+        assert!(judge("kind = \"ends_with\"\ntext = \"grüße\"", "grüß").is_err());
     }
 
     #[test]

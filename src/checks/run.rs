@@ -1,0 +1,612 @@
+//! `turnbench check`: every check of every stored conversation whose scenario has a checks
+//! file, computed once per (conversation, check definition) and stored.
+//!
+//! Three kinds of thread, joined by bounded channels so memory stays flat however many
+//! conversations the store holds:
+//! - one reader with its own connection pages through conversations in id order (a keyset
+//!   scan), reads which current results each already has, and the answers of those that
+//!   still miss some;
+//! - evaluators (one per core by default) judge the missing checks; each answer's JSON is
+//!   parsed once for all checks of its conversation;
+//! - the calling thread owns the writing connection and stores each batch of results in
+//!   one transaction, so a crash or Ctrl-C loses at most the batch in flight and a re-run
+//!   computes only what is missing.
+//!
+//! A conversation that did not complete is never passed or failed: each of its checks is
+//! stored as not scored (passed NULL) with the reason.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use rusqlite::Connection;
+
+use super::definition::{CheckSet, Tag};
+use super::evaluate::Answers;
+use super::lint::scope_errors;
+use crate::config::{ConfigError, Scenario};
+use crate::store::StoreError;
+use crate::store::checks::{
+    CheckDefinitionRecord, CheckResultRecord, ConversationHead, answers_between,
+    conversation_heads_after, conversations_by_scenario, finish_check_run, insert_check_results,
+    insert_check_run, results_between, target_names, upsert_check_definition,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Problems found in the checks files before anything was evaluated.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Invalid(Vec<ConfigError>),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Setup(String),
+    #[error("a check thread stopped: {0}")]
+    Thread(String),
+}
+
+pub struct CheckOptions {
+    pub db: PathBuf,
+    pub checks_dir: PathBuf,
+    /// When it is a folder, every checks file is validated against its scenario there
+    /// first (a `turn` past the scenario's end could never be scored).
+    pub scenarios_dir: Option<PathBuf>,
+    /// Evaluator threads; 0 = one per available core.
+    pub threads: usize,
+    /// Conversations per page read and per batch written.
+    pub page_size: usize,
+    pub progress: bool,
+}
+
+impl CheckOptions {
+    pub fn new(db: PathBuf, checks_dir: PathBuf) -> Self {
+        CheckOptions {
+            db,
+            checks_dir,
+            scenarios_dir: None,
+            threads: 0,
+            page_size: 256,
+            progress: false,
+        }
+    }
+}
+
+/// Results counted by verdict.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub passed: u64,
+    pub failed: u64,
+    pub not_scored: u64,
+}
+
+impl Tally {
+    pub fn add(&mut self, passed: Option<bool>) {
+        match passed {
+            Some(true) => self.passed += 1,
+            Some(false) => self.failed += 1,
+            None => self.not_scored += 1,
+        }
+    }
+
+    pub fn merge(&mut self, other: &Tally) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.not_scored += other.not_scored;
+    }
+
+    /// Passed or failed: the denominator of the pass rate.
+    pub fn scored(&self) -> u64 {
+        self.passed + self.failed
+    }
+
+    pub fn total(&self) -> u64 {
+        self.scored() + self.not_scored
+    }
+
+    /// Passed / scored; `None` when nothing was scored.
+    pub fn pass_rate(&self) -> Option<f64> {
+        (self.scored() > 0).then(|| self.passed as f64 / self.scored() as f64)
+    }
+}
+
+/// Current results by tag and by target id.
+#[derive(Debug, Default, Clone)]
+struct Tallies {
+    by_tag: BTreeMap<Tag, Tally>,
+    by_target: HashMap<i64, Tally>,
+}
+
+impl Tallies {
+    fn add(&mut self, tag: Tag, target_id: i64, passed: Option<bool>) {
+        self.by_tag.entry(tag).or_default().add(passed);
+        self.by_target.entry(target_id).or_default().add(passed);
+    }
+
+    fn merge(&mut self, other: &Tallies) {
+        for (tag, t) in &other.by_tag {
+            self.by_tag.entry(*tag).or_default().merge(t);
+        }
+        for (target, t) in &other.by_target {
+            self.by_target.entry(*target).or_default().merge(t);
+        }
+    }
+}
+
+/// What a check run did, and the pass rates of every current result in the store.
+#[derive(Debug, Clone, Default)]
+pub struct CheckReport {
+    pub check_run_id: i64,
+    /// Checks files loaded, and their checks (the current definitions).
+    pub check_files: usize,
+    pub definitions: usize,
+    /// Stored conversations whose scenario has a checks file.
+    pub conversations: u64,
+    /// Of those, how many did not complete (their checks are not scored).
+    pub incomplete: u64,
+    /// Stored conversations whose scenario has no checks file (or no scenario).
+    pub without_checks: u64,
+    /// Results computed and stored by this run.
+    pub evaluated: Tally,
+    /// Current results found already stored.
+    pub already_current: u64,
+    /// Stored results of definitions that are no longer current (kept, not counted).
+    pub older_results: u64,
+    /// Every current result (stored before or now), by tag and by target.
+    pub by_tag: BTreeMap<Tag, Tally>,
+    /// By (provider, label): one model served under different ids is one row.
+    pub by_target: BTreeMap<(String, String), Tally>,
+    pub elapsed: Duration,
+}
+
+/// A conversation that misses some current results.
+struct Pending {
+    id: i64,
+    target_id: i64,
+    set: usize,
+    outcome: String,
+    turn_count: u32,
+    /// Indexes into the set's checks.
+    missing: Vec<usize>,
+    /// Filled only for completed conversations.
+    answers: Vec<Option<String>>,
+}
+
+struct Batch {
+    rows: Vec<CheckResultRecord>,
+    tallies: Tallies,
+    conversations: u64,
+}
+
+/// What the reader learned about results already stored.
+#[derive(Default)]
+struct ReaderTotals {
+    conversations: u64,
+    incomplete: u64,
+    already_current: u64,
+    older_results: u64,
+    tallies: Tallies,
+}
+
+/// The current definition of each check: its row id, by (checks file, check index).
+struct Definitions {
+    ids: Vec<Vec<i64>>,
+    /// Row id → (checks file, check index), for current definitions only.
+    current: HashMap<i64, (usize, usize)>,
+    set_of_scenario: HashMap<String, usize>,
+}
+
+/// Loads the checks files, checks every stored conversation that misses results, and
+/// reports. Failed checks are results, not errors.
+pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
+    let started = Instant::now();
+    if !opts.checks_dir.is_dir() {
+        return Err(CheckError::Setup(format!(
+            "{}: no checks folder\n  fix: run from the turnbench checkout, or pass --checks DIR",
+            opts.checks_dir.display()
+        )));
+    }
+    let sets = CheckSet::load_dir(&opts.checks_dir)?;
+    validate_against_scenarios(&sets, opts.scenarios_dir.as_deref())?;
+    if !opts.db.exists() {
+        return Err(CheckError::Setup(format!(
+            "{}: no store here\n  fix: run `turnbench collect` (or import) first, or pass --db with the store to check",
+            opts.db.display()
+        )));
+    }
+
+    let mut conn = crate::store::open(&opts.db)?;
+    let check_run_id = insert_check_run(&conn, &opts.checks_dir.display().to_string())?;
+    let defs = store_definitions(&mut conn, &sets)?;
+
+    let mut to_check = 0;
+    let mut without_checks = 0;
+    for (scenario, n) in conversations_by_scenario(&conn)? {
+        match scenario {
+            Some(s) if defs.set_of_scenario.contains_key(&s) => to_check += n,
+            _ => without_checks += n,
+        }
+    }
+    let bar = if opts.progress {
+        let bar = ProgressBar::new(to_check);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "check {bar:30} {pos}/{len} conversations  {per_sec}  eta {eta}",
+            )
+            .expect("valid template"),
+        );
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        opts.threads
+    };
+    let page_size = opts.page_size.max(1);
+    let (page_tx, page_rx) = sync_channel::<Vec<Pending>>(threads * 2);
+    let page_rx = Arc::new(Mutex::new(page_rx));
+    let (batch_tx, batch_rx) = sync_channel::<Batch>(threads * 2);
+
+    let mut evaluated = Tally::default();
+    let mut tallies = Tallies::default();
+    let (reader, write) = std::thread::scope(|scope| {
+        let sets = &sets;
+        let defs = &defs;
+        let reader_bar = bar.clone();
+        let reader = std::thread::Builder::new()
+            .name("turnbench-check-read".into())
+            .spawn_scoped(scope, move || {
+                read_pages(&opts.db, sets, defs, page_size, page_tx, reader_bar)
+            })
+            .expect("spawn reader");
+        for _ in 0..threads {
+            let page_rx = Arc::clone(&page_rx);
+            let batch_tx = batch_tx.clone();
+            std::thread::Builder::new()
+                .name("turnbench-check-eval".into())
+                .spawn_scoped(scope, move || evaluate_pages(sets, defs, page_rx, batch_tx))
+                .expect("spawn evaluator");
+        }
+        // Only the evaluators hold these now: when they stop, the channels close.
+        drop(page_rx);
+        drop(batch_tx);
+        let write = write_batches(
+            &mut conn,
+            check_run_id,
+            batch_rx,
+            &bar,
+            &mut evaluated,
+            &mut tallies,
+        );
+        let reader = reader
+            .join()
+            .map_err(|_| CheckError::Thread("the store reader panicked".into()));
+        (reader, write)
+    });
+    // The write error first: a reader stopped by a closed channel is its consequence.
+    write?;
+    let totals = reader??;
+    bar.finish_and_clear();
+    finish_check_run(&conn, check_run_id)?;
+
+    tallies.merge(&totals.tallies);
+    let names = target_names(&conn)?;
+    let mut by_target: BTreeMap<(String, String), Tally> = BTreeMap::new();
+    for (id, tally) in &tallies.by_target {
+        let key = names.get(id).map_or_else(
+            || (format!("target {id}"), String::new()),
+            |t| (t.provider.clone(), t.label.clone()),
+        );
+        by_target.entry(key).or_default().merge(tally);
+    }
+    Ok(CheckReport {
+        check_run_id,
+        check_files: sets.len(),
+        definitions: defs.current.len(),
+        conversations: totals.conversations,
+        incomplete: totals.incomplete,
+        without_checks,
+        evaluated,
+        already_current: totals.already_current,
+        older_results: totals.older_results,
+        by_tag: tallies.by_tag,
+        by_target,
+        elapsed: started.elapsed(),
+    })
+}
+
+fn validate_against_scenarios(
+    sets: &[CheckSet],
+    scenarios_dir: Option<&std::path::Path>,
+) -> Result<(), CheckError> {
+    let Some(dir) = scenarios_dir.filter(|d| d.is_dir()) else {
+        return Ok(());
+    };
+    let scenarios = Scenario::load_dir(dir)?;
+    let errors: Vec<ConfigError> = sets
+        .iter()
+        .filter_map(|set| {
+            let scenario = scenarios.iter().find(|s| s.id == set.scenario)?;
+            Some(scope_errors(set, scenario))
+        })
+        .flatten()
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(CheckError::Invalid(errors))
+    }
+}
+
+/// Stores every current definition (new ones get a row; known ones keep theirs).
+fn store_definitions(conn: &mut Connection, sets: &[CheckSet]) -> Result<Definitions, StoreError> {
+    let tx = conn.transaction()?;
+    let mut ids = Vec::with_capacity(sets.len());
+    let mut current = HashMap::new();
+    let mut set_of_scenario = HashMap::new();
+    for (s, set) in sets.iter().enumerate() {
+        set_of_scenario.insert(set.scenario.clone(), s);
+        let mut set_ids = Vec::with_capacity(set.checks.len());
+        for (c, check) in set.checks.iter().enumerate() {
+            let json = check.definition.to_string();
+            let id = upsert_check_definition(
+                &tx,
+                &CheckDefinitionRecord {
+                    scenario: &set.scenario,
+                    check_id: &check.id,
+                    hash: &check.definition_hash,
+                    kind: &check.kind,
+                    tag: check.tag.as_str(),
+                    definition_json: &json,
+                },
+            )?;
+            set_ids.push(id);
+            current.insert(id, (s, c));
+        }
+        ids.push(set_ids);
+    }
+    tx.commit()?;
+    Ok(Definitions {
+        ids,
+        current,
+        set_of_scenario,
+    })
+}
+
+/// The reader: pages of conversations → what each misses → evaluators.
+fn read_pages(
+    db: &std::path::Path,
+    sets: &[CheckSet],
+    defs: &Definitions,
+    page_size: usize,
+    out: SyncSender<Vec<Pending>>,
+    bar: ProgressBar,
+) -> Result<ReaderTotals, CheckError> {
+    let conn = crate::store::open(db)?;
+    let mut totals = ReaderTotals::default();
+    let mut heads: Vec<ConversationHead> = Vec::with_capacity(page_size);
+    // Per conversation of the page: which current checks it already has.
+    let mut present: Vec<Vec<bool>> = Vec::with_capacity(page_size);
+    let mut after = 0;
+    loop {
+        heads.clear();
+        conversation_heads_after(&conn, after, page_size, &mut heads)?;
+        let (Some(first), Some(last)) = (heads.first(), heads.last()) else {
+            break;
+        };
+        let (first, last) = (first.id, last.id);
+        after = last;
+        let sets_of: Vec<Option<usize>> = heads
+            .iter()
+            .map(|h| {
+                h.scenario
+                    .as_deref()
+                    .and_then(|s| defs.set_of_scenario.get(s).copied())
+            })
+            .collect();
+        present.clear();
+        present.extend(
+            sets_of
+                .iter()
+                .map(|s| vec![false; s.map_or(0, |s| sets[s].checks.len())]),
+        );
+        results_between(&conn, first, last, |conversation, definition, passed| {
+            let Ok(i) = heads.binary_search_by_key(&conversation, |h| h.id) else {
+                return;
+            };
+            match defs.current.get(&definition) {
+                Some(&(s, c)) if sets_of[i] == Some(s) => {
+                    present[i][c] = true;
+                    totals.already_current += 1;
+                    totals
+                        .tallies
+                        .add(sets[s].checks[c].tag, heads[i].target_id, passed);
+                }
+                _ => totals.older_results += 1,
+            }
+        })?;
+
+        let mut pending: Vec<Pending> = Vec::new();
+        for (i, head) in heads.iter().enumerate() {
+            let Some(s) = sets_of[i] else { continue };
+            totals.conversations += 1;
+            let complete = head.outcome == "completed";
+            if !complete {
+                totals.incomplete += 1;
+            }
+            let missing: Vec<usize> = (0..sets[s].checks.len())
+                .filter(|&c| !present[i][c])
+                .collect();
+            if missing.is_empty() {
+                bar.inc(1);
+                continue;
+            }
+            pending.push(Pending {
+                id: head.id,
+                target_id: head.target_id,
+                set: s,
+                outcome: head.outcome.clone(),
+                turn_count: head.turn_count,
+                missing,
+                answers: Vec::new(),
+            });
+        }
+        // Conversations with nothing missing cost no answer reads.
+        let needs_answers = |p: &Pending| p.outcome == "completed";
+        if let (Some(lo), Some(hi)) = (
+            pending.iter().find(|p| needs_answers(p)).map(|p| p.id),
+            pending
+                .iter()
+                .rev()
+                .find(|p| needs_answers(p))
+                .map(|p| p.id),
+        ) {
+            answers_between(&conn, lo, hi, |conversation, idx, answer| {
+                let Ok(i) = pending.binary_search_by_key(&conversation, |p| p.id) else {
+                    return;
+                };
+                let p = &mut pending[i];
+                if !needs_answers(p) {
+                    return;
+                }
+                if p.answers.len() <= idx {
+                    p.answers.resize(idx + 1, None);
+                }
+                p.answers[idx] = answer.map(str::to_string);
+            })?;
+        }
+        if !pending.is_empty() && out.send(pending).is_err() {
+            // The evaluators or the writer stopped; the writer reports why.
+            break;
+        }
+    }
+    Ok(totals)
+}
+
+/// An evaluator: pages in, batches of results out.
+fn evaluate_pages(
+    sets: &[CheckSet],
+    defs: &Definitions,
+    pages: Arc<Mutex<Receiver<Vec<Pending>>>>,
+    out: SyncSender<Batch>,
+) {
+    loop {
+        let page = {
+            let Ok(rx) = pages.lock() else { return };
+            match rx.recv() {
+                Ok(page) => page,
+                Err(_) => return,
+            }
+        };
+        let batch = evaluate_page(sets, defs, page);
+        if out.send(batch).is_err() {
+            return;
+        }
+    }
+}
+
+fn evaluate_page(sets: &[CheckSet], defs: &Definitions, page: Vec<Pending>) -> Batch {
+    let rows_needed = page.iter().map(|p| p.missing.len()).sum();
+    let mut batch = Batch {
+        rows: Vec::with_capacity(rows_needed),
+        tallies: Tallies::default(),
+        conversations: page.len() as u64,
+    };
+    for p in &page {
+        let set = &sets[p.set];
+        let ids = &defs.ids[p.set];
+        if p.outcome != "completed" {
+            let reason = not_completed(&p.outcome, p.turn_count);
+            for &c in &p.missing {
+                batch.rows.push(CheckResultRecord {
+                    conversation_id: p.id,
+                    definition_id: ids[c],
+                    passed: None,
+                    detail: Some(reason.clone()),
+                });
+                batch.tallies.add(set.checks[c].tag, p.target_id, None);
+            }
+            continue;
+        }
+        let answers = Answers::new(p.answers.iter().map(Option::as_deref));
+        for &c in &p.missing {
+            let check = &set.checks[c];
+            let (passed, detail) = check.judge(&answers);
+            batch.rows.push(CheckResultRecord {
+                conversation_id: p.id,
+                definition_id: ids[c],
+                passed,
+                detail: (!detail.is_empty()).then_some(detail),
+            });
+            batch.tallies.add(check.tag, p.target_id, passed);
+        }
+    }
+    batch
+}
+
+/// Why the checks of a conversation that did not complete are not scored.
+pub fn not_completed(outcome: &str, turns: u32) -> String {
+    format!("not scored: the conversation did not complete ({outcome}; {turns} turns stored)")
+}
+
+/// The writer: one transaction per batch.
+fn write_batches(
+    conn: &mut Connection,
+    check_run_id: i64,
+    batches: Receiver<Batch>,
+    bar: &ProgressBar,
+    evaluated: &mut Tally,
+    tallies: &mut Tallies,
+) -> Result<(), CheckError> {
+    for batch in batches {
+        let tx = conn.transaction().map_err(StoreError::from)?;
+        insert_check_results(&tx, check_run_id, &batch.rows)?;
+        tx.commit().map_err(StoreError::from)?;
+        for row in &batch.rows {
+            evaluated.add(row.passed);
+        }
+        tallies.merge(&batch.tallies);
+        bar.inc(batch.conversations);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tally_rates_count_only_scored_results() {
+        let mut t = Tally::default();
+        assert_eq!(t.pass_rate(), None);
+        for p in [Some(true), Some(true), Some(false), None] {
+            t.add(p);
+        }
+        assert_eq!((t.scored(), t.total()), (3, 4));
+        assert_eq!(t.pass_rate(), Some(2.0 / 3.0));
+        let mut u = Tally::default();
+        u.merge(&t);
+        u.merge(&t);
+        assert_eq!(
+            u,
+            Tally {
+                passed: 4,
+                failed: 2,
+                not_scored: 2
+            }
+        );
+    }
+
+    #[test]
+    fn not_completed_names_the_outcome() {
+        let reason = not_completed("http_5xx", 3);
+        assert!(reason.contains("did not complete (http_5xx; 3 turns stored)"));
+    }
+}

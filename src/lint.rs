@@ -1,6 +1,6 @@
 //! `turnbench lint`: every definition file of a project, validated by a list of linters.
 //! Each linter returns the files it read and every problem as a [`ConfigError`] naming file,
-//! line and fix. Adding one (rubrics, judges) is its function plus one line in [`LINTERS`].
+//! line and fix. Adding one is its function plus one line in [`LINTERS`].
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,7 @@ use crate::config::{BenchConfig, ConfigError, Scenario, SourceText};
 
 /// What the linters look at.
 pub struct LintInput<'a> {
-    /// The project folder: `scenarios/`, `checks/` (and later `rubrics/`, `judges/`).
+    /// The project folder: `scenarios/`, `checks/`, `rubrics/`, `judges/`.
     pub project: &'a Path,
     /// Bench files named on the command line.
     pub bench_files: &'a [PathBuf],
@@ -29,6 +29,8 @@ pub type Linter = fn(&LintInput) -> LintFindings;
 pub const LINTERS: &[(&str, Linter)] = &[
     ("scenario and checks file", scenarios_and_checks),
     ("bench file", bench_files),
+    ("rubric file", rubrics),
+    ("judge settings file", judges),
 ];
 
 /// Runs every linter; returns (what, findings) per linter.
@@ -51,6 +53,39 @@ fn scenarios_and_checks(input: &LintInput) -> LintFindings {
         files,
         errors: crate::checks::lint(input.project),
     }
+}
+
+/// `rubrics/*.toml`: scale, criteria and anchors (see `config::rubric`).
+fn rubrics(input: &LintInput) -> LintFindings {
+    each_file(&input.project.join("rubrics"), |p| {
+        crate::config::Rubric::load(p).map(drop)
+    })
+}
+
+/// `judges/*.toml`: endpoint, parameters and the prompt template they name. Keys are not
+/// needed to lint.
+fn judges(input: &LintInput) -> LintFindings {
+    each_file(&input.project.join("judges"), |p| {
+        crate::config::JudgeSettings::load(p).map(drop)
+    })
+}
+
+/// Runs `load` on every `*.toml` in `dir` (none when the folder is absent).
+fn each_file(dir: &Path, load: impl Fn(&Path) -> Result<(), ConfigError>) -> LintFindings {
+    let mut findings = LintFindings::default();
+    if !dir.is_dir() {
+        return findings;
+    }
+    match toml_files(dir) {
+        Ok(files) => {
+            for path in files {
+                findings.files += 1;
+                findings.errors.extend(load(&path).err());
+            }
+        }
+        Err(e) => findings.errors.push(e),
+    }
+    findings
 }
 
 /// Each `--bench FILE`: parsed and validated as `collect` would (key variables need not be
@@ -152,6 +187,34 @@ api_key_env = "TURNBENCH_LINT_TEST_SURELY_UNSET"
         .flat_map(|(_, f)| f.errors)
         .map(|e| e.to_string())
         .collect()
+    }
+
+    #[test]
+    fn shipped_rubrics_and_judges_lint_clean_and_a_broken_copy_names_its_line() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let dir = project();
+        for sub in ["rubrics", "judges"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+            for entry in std::fs::read_dir(root.join(sub)).unwrap() {
+                let path = entry.unwrap().path();
+                std::fs::copy(&path, dir.path().join(sub).join(path.file_name().unwrap())).unwrap();
+            }
+        }
+        assert_eq!(run(dir.path(), &[]), Vec::<String>::new());
+        let rubric = dir.path().join("rubrics/multiturn-quality.toml");
+        let text = std::fs::read_to_string(&rubric).unwrap();
+        std::fs::write(
+            &rubric,
+            format!(
+                "{text}
+surprise = 1\n"
+            ),
+        )
+        .unwrap();
+        let errors = run(dir.path(), &[]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("multiturn-quality.toml:"), "{errors:?}");
+        assert!(errors[0].contains("surprise"), "{errors:?}");
     }
 
     #[test]

@@ -1,0 +1,50 @@
+//! `turnbench check`: run the rule-based checks and print the report, or `--explain` one
+//! conversation's verdicts.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::Global;
+use crate::checks::{self, CheckOptions};
+
+/// Run the rule-based checks (checks/*.toml) on every stored conversation; only
+/// results that are missing are computed.
+///
+/// Conversations that did not complete are stored as not scored, never passed or
+/// failed. Failed checks are results: the exit code is 0 unless an error occurred.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Folder of checks files, one per scenario.
+    #[arg(long, default_value = "checks")]
+    checks: PathBuf,
+    /// Scenario folder the checks are validated against (skipped when absent).
+    #[arg(long, default_value = "scenarios")]
+    scenarios: PathBuf,
+    /// Print each current check of one conversation (numeric id or uid), its verdict
+    /// and why, instead of running the checks.
+    #[arg(long, value_name = "CONVERSATION")]
+    explain: Option<String>,
+    /// Evaluator threads (default: one per core).
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
+    threads: usize,
+}
+
+impl CheckArgs {
+    pub fn run(self, global: &Global) -> Result<i32> {
+        if let Some(key) = &self.explain {
+            print!("{}", checks::explain(&global.db, &self.checks, key)?);
+            return Ok(0);
+        }
+        let opts = CheckOptions {
+            scenarios_dir: Some(self.scenarios),
+            threads: self.threads,
+            progress: !global.quiet && std::io::stderr().is_terminal(),
+            ..CheckOptions::new(global.db.clone(), self.checks)
+        };
+        let report = checks::run_checks(&opts)?;
+        print!("{}", checks::format_report(&report));
+        Ok(0)
+    }
+}

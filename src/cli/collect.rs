@@ -1,0 +1,146 @@
+//! `turnbench collect`: the bench (a bench.toml, or the built-in mock run), Ctrl-C, the summary.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use super::Global;
+use crate::collect::{self, CollectOptions};
+use crate::config::{BenchConfig, Scenario};
+use crate::mock::{MockConfig, MockServer};
+
+/// Run every target × scenario × repeat and store each conversation once.
+///
+/// Without --config: the built-in mock provider with three simulated models, no keys,
+/// no network.
+#[derive(clap::Args)]
+pub struct CollectArgs {
+    /// A bench.toml (see examples/bench.toml).
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Keep what the newest run of this name completed; run only what is missing.
+    #[arg(long)]
+    resume: bool,
+    /// Scenario folder for the built-in run.
+    #[arg(long, default_value = "scenarios")]
+    scenarios: PathBuf,
+    /// Repeats for the built-in run.
+    #[arg(long, default_value_t = 2)]
+    repeats: u32,
+}
+
+impl CollectArgs {
+    pub async fn run(self, global: &Global) -> Result<i32> {
+        let Self {
+            config,
+            resume,
+            scenarios: scenarios_dir,
+            repeats,
+        } = self;
+        let (db, quiet) = (global.db.as_path(), global.quiet);
+        // The built-in run keeps its mock alive for as long as the collection lasts.
+        let mut _mock = None;
+        let cfg = match config {
+            Some(path) => BenchConfig::load(&path)?,
+            None => {
+                if !scenarios_dir.is_dir() {
+                    bail!(
+                        "{}: no scenario folder\n  fix: run from the turnbench checkout, or pass --scenarios DIR",
+                        scenarios_dir.display()
+                    );
+                }
+                let scenarios = Scenario::load_dir(&scenarios_dir)?;
+                let server = MockServer::start(
+                    MockConfig::builtin(),
+                    &scenarios,
+                    "127.0.0.1:0".parse()?,
+                    None,
+                )
+                .await?;
+                let cfg = builtin_bench(&server.base_url(), &scenarios_dir, repeats);
+                _mock = Some(server);
+                cfg
+            }
+        };
+        let scenarios = collect::load_scenarios(&cfg)?;
+        if !quiet {
+            eprintln!(
+                "collect {:?}: {} targets × {} scenarios × {} repeats → {}",
+                cfg.name,
+                cfg.targets.len(),
+                scenarios.len(),
+                cfg.repeats,
+                db.display()
+            );
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                if tx.send(()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let opts = CollectOptions {
+            db: db.to_path_buf(),
+            resume,
+            quiet,
+        };
+        let report = collect::collect(&cfg, scenarios, &opts, rx).await?;
+        print!("{}", collect::format_summary(&report.summary));
+        if !quiet {
+            eprintln!(
+                "run {}: {} conversations run, {} already stored{}",
+                report.run_id,
+                report.launched,
+                report.skipped,
+                if report.interrupted {
+                    " — interrupted; `collect --resume` finishes it"
+                } else {
+                    ""
+                }
+            );
+        }
+        Ok(if report.interrupted { 130 } else { 0 })
+    }
+}
+
+/// The offline default: three simulated providers served by the in-process mock.
+fn builtin_bench(base_url: &str, scenarios: &Path, repeats: u32) -> BenchConfig {
+    let text = format!(
+        r#"
+name = "builtin-mock"
+seed = 42
+repeats = {repeats}
+scenarios = {scenarios:?}
+turn_timeout_s = 30
+concurrency = 12
+per_target_concurrency = 4
+pause_scale = 0.02
+
+[[target]]
+provider = "sim-alpha"
+model = "mock-fast"
+base_url = "{base_url}"
+price = {{ input = 0.20, cached = 0.05, output = 0.80 }}
+
+[[target]]
+provider = "sim-beta"
+model = "mock-reasoner"
+base_url = "{base_url}"
+price = {{ input = 0.60, cached = 0.15, output = 2.40 }}
+
+[[target]]
+provider = "sim-gamma"
+model = "mock-flaky"
+base_url = "{base_url}"
+price = {{ input = 0.10, output = 0.40 }}
+"#,
+        scenarios = scenarios.display().to_string()
+    );
+    let src = crate::config::SourceText {
+        path: "<built-in bench>".into(),
+        text,
+    };
+    BenchConfig::from_source(&src).expect("the built-in bench is valid")
+}

@@ -1,0 +1,148 @@
+//! `turnbench judge`: settings overridden by flags, the Ctrl-C channel, the report and its
+//! exit code (0 judged, 2 failures stored, 3 leak, 130 interrupted).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::Global;
+use crate::config::{BenchTargetNames, JudgeSettings, Rubric};
+use crate::judge::{self, JudgeOptions, Mode};
+use crate::store::judgments::JudgmentStatus;
+
+/// Score stored conversations with a blind LLM judge; only what is not judged yet
+/// is sent.
+///
+/// Exit status: 0 all judged, 2 some judgments unparseable or judge errors (stored),
+/// 3 the audit found a name in a prompt (nothing sent), 130 interrupted, 1 any other
+/// error. See docs/judge.md.
+#[derive(clap::Args)]
+pub struct JudgeArgs {
+    /// Judge settings (see judges/default.toml, judges/mock.toml).
+    #[arg(long)]
+    judge: PathBuf,
+    /// The rubric (see rubrics/).
+    #[arg(long)]
+    rubric: PathBuf,
+    /// A bench.toml whose target names, aliases and hosts are redacted too.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Print the exact blinded prompts that would be sent; send nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Scan every prompt for every redaction term; exit 3 on a leak; send nothing.
+    #[arg(long)]
+    audit: bool,
+    /// Judgments per conversation (overrides the settings).
+    #[arg(long)]
+    replicates: Option<u32>,
+    /// Which conversations: the first completed repeat per cell × scenario, or all.
+    #[arg(long, value_parser = ["first", "all"])]
+    sample: Option<String>,
+    /// Seed of the call order (overrides the settings).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Judge calls in flight at once (overrides the settings).
+    #[arg(long)]
+    concurrency: Option<usize>,
+}
+
+impl JudgeArgs {
+    pub async fn run(self, global: &Global) -> Result<i32> {
+        // --dry-run prints the prompts even under --audit (which then decides the mode).
+        let print_prompts = self.dry_run;
+        let opts = self.into_options(global)?;
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                if tx.send(()).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let (report, plan) = judge::judge(&opts, rx).await?;
+        if print_prompts {
+            print!("{}", judge::format_dry_run(&plan, &opts.settings));
+        }
+        for l in &report.leaks {
+            eprintln!(
+                "leak: conversation {} replicate {}: {:?} in \"…{}…\"",
+                l.conversation_id, l.replicate, l.leak.term, l.leak.context
+            );
+        }
+        if !report.leaks.is_empty() {
+            eprintln!(
+                "audit: {} leaks in {} prompts; nothing was sent\n  fix: remove the names from the rubric or template, or check the redaction terms",
+                report.leaks.len(),
+                report.planned
+            );
+            return Ok(3);
+        }
+        if opts.mode != Mode::Judge {
+            if !opts.quiet {
+                eprintln!(
+                    "{}: {} prompts checked against {} redaction terms, no leak; {} would be sent ({} already judged); nothing was sent",
+                    if opts.mode == Mode::Audit {
+                        "audit"
+                    } else {
+                        "dry run"
+                    },
+                    report.planned,
+                    plan.terms.len(),
+                    report.planned - report.cached,
+                    report.cached
+                );
+            }
+            return Ok(0);
+        }
+        print!(
+            "{}",
+            judge::format_summary(&report, &opts.settings, &opts.rubric)
+        );
+        let failed =
+            report.count(JudgmentStatus::Unparseable) + report.count(JudgmentStatus::JudgeError);
+        Ok(if report.interrupted {
+            130
+        } else if failed > 0 {
+            2
+        } else {
+            0
+        })
+    }
+
+    /// The second stage of argument resolution: settings, rubric and redaction names
+    /// loaded, flags applied over the settings file.
+    fn into_options(self, global: &Global) -> Result<JudgeOptions> {
+        let mut settings = JudgeSettings::load(&self.judge)?;
+        if let Some(n) = self.replicates {
+            anyhow::ensure!(n >= 1, "--replicates must be at least 1");
+            settings.replicates = n;
+        }
+        if let Some(s) = self.sample {
+            settings.sample = s.parse().map_err(anyhow::Error::msg)?;
+        }
+        if let Some(s) = self.seed {
+            settings.seed = s;
+        }
+        if let Some(n) = self.concurrency {
+            anyhow::ensure!(n >= 1, "--concurrency must be at least 1");
+            settings.concurrency = n;
+        }
+        let mode = match (self.audit, self.dry_run) {
+            (true, _) => Mode::Audit,
+            (false, true) => Mode::DryRun,
+            (false, false) => Mode::Judge,
+        };
+        Ok(JudgeOptions {
+            db: global.db.clone(),
+            settings,
+            rubric: Rubric::load(&self.rubric)?,
+            bench_targets: match &self.config {
+                Some(path) => BenchTargetNames::load(path)?,
+                None => Vec::new(),
+            },
+            mode,
+            quiet: global.quiet,
+        })
+    }
+}

@@ -1,0 +1,55 @@
+//! `turnbench lint`: print every problem in the project's definition files, then a one-line
+//! verdict; exit 1 if any.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::Global;
+use crate::lint::{LintInput, lint_project};
+
+/// Validate every definition file of a project: scenarios, checks, and bench files
+/// given with --bench. Each problem names its file, line and fix; exits 1 if any.
+#[derive(clap::Args)]
+pub struct LintArgs {
+    /// The project folder (holding scenarios/ and checks/).
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// A bench file to validate too (repeatable). Key variables need not be set.
+    #[arg(long = "bench", value_name = "FILE")]
+    bench: Vec<PathBuf>,
+}
+
+impl LintArgs {
+    pub fn run(self, global: &Global) -> Result<i32> {
+        let findings = lint_project(&LintInput {
+            project: &self.dir,
+            bench_files: &self.bench,
+        });
+        let files: usize = findings.iter().map(|(_, f)| f.files).sum();
+        let problems: usize = findings.iter().map(|(_, f)| f.errors.len()).sum();
+        for (_, f) in &findings {
+            for e in &f.errors {
+                println!("{e}");
+            }
+        }
+        if problems > 0 {
+            println!("lint: {problems} problems in {files} definition files");
+            return Ok(1);
+        }
+        if !global.quiet {
+            let covered: Vec<String> = findings
+                .iter()
+                .map(|(what, f)| {
+                    let s = if f.files == 1 { "" } else { "s" };
+                    format!("{} {what}{s}", f.files)
+                })
+                .collect();
+            println!(
+                "lint: no problems in {files} files ({})",
+                covered.join(", ")
+            );
+        }
+        Ok(0)
+    }
+}

@@ -1,0 +1,74 @@
+//! Command-line interface: argument parsing and dispatch only; the stages do the work.
+//!
+//! One file per command: its flags (a `clap::Args` struct) and its `run`, which turns the
+//! raw values into the stage's options, calls the stage and prints the outcome. Adding a
+//! command is one new file plus one variant in [`Command`] and one line in [`run`].
+
+pub mod check;
+pub mod collect;
+pub mod export;
+pub mod import;
+pub mod judge;
+pub mod lint;
+pub mod mock;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "turnbench",
+    version,
+    about = "Measure LLM providers the way a sequential, multi-turn agent feels them"
+)]
+pub struct Cli {
+    /// The SQLite store every stage reads and writes.
+    #[arg(long, global = true, default_value = "turnbench.db")]
+    pub db: PathBuf,
+    /// No progress bars or chatter (errors and results still print).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The global flags, handed to every command's `run`.
+pub struct Global {
+    /// The SQLite store (`--db`).
+    pub db: PathBuf,
+    /// `--quiet`: no progress bars or chatter.
+    pub quiet: bool,
+}
+
+/// One variant per command; each command's help text is the doc comment of its args struct.
+#[derive(Subcommand)]
+pub enum Command {
+    Collect(collect::CollectArgs),
+    Judge(judge::JudgeArgs),
+    Check(check::CheckArgs),
+    Lint(lint::LintArgs),
+    Mock(mock::MockArgs),
+    Import(import::ImportArgs),
+    /// Write stored data out.
+    #[command(subcommand)]
+    Export(export::ExportCommand),
+}
+
+/// Runs the chosen command; the `Ok` value is the process exit code.
+pub async fn run(cli: Cli) -> Result<i32> {
+    let global = Global {
+        db: cli.db,
+        quiet: cli.quiet,
+    };
+    match cli.command {
+        Command::Collect(args) => args.run(&global).await,
+        Command::Judge(args) => args.run(&global).await,
+        Command::Check(args) => args.run(&global),
+        Command::Lint(args) => args.run(&global),
+        Command::Mock(args) => args.run(&global).await,
+        Command::Import(args) => args.run(&global),
+        Command::Export(cmd) => cmd.run(&global),
+    }
+}

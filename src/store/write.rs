@@ -3,7 +3,8 @@
 use rusqlite::{Connection, OptionalExtension, named_params};
 
 use super::StoreError;
-use super::records::{ConversationRecord, encode_offsets};
+use super::bulk::ConversationInserter;
+use super::records::ConversationRecord;
 
 /// What identifies a run's settings.
 pub struct NewRun<'a> {
@@ -120,84 +121,10 @@ pub fn upsert_scenario(
 
 /// Writes a conversation with its turns and attempts; the caller owns the transaction.
 pub fn insert_conversation(conn: &Connection, c: &ConversationRecord) -> Result<i64, StoreError> {
-    let trailing = if c.trailing.is_empty() {
-        None
-    } else {
-        Some(serde_json::to_string(&c.trailing).expect("messages serialise"))
-    };
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO conversations (uid, run_id, target_id, scenario, scenario_ref, repeat, outcome,
-                                    started_at, ended_at, latency_ms, turn_count, trailing)
-         VALUES (:uid, :run, :target, :scenario, :scenario_ref, :repeat, :outcome,
-                 :started, :ended, :latency, :turns, :trailing)",
-    )?;
-    stmt.execute(named_params! {
-        ":uid": c.uid,
-        ":run": c.run_id,
-        ":target": c.target_id,
-        ":scenario": c.scenario,
-        ":scenario_ref": c.scenario_ref,
-        ":repeat": c.repeat,
-        ":outcome": c.outcome,
-        ":started": c.started_at,
-        ":ended": c.ended_at,
-        ":latency": c.latency_ms(),
-        ":turns": c.turns.len() as i64,
-        ":trailing": trailing,
-    })?;
-    let id = conn.last_insert_rowid();
-    let mut turn = conn.prepare_cached(
-        "INSERT INTO turns (conversation_id, idx, prompt, answer, reasoning, finish_reason,
-            http_status, outcome, error, attempts, pause_ms, start_ms, ttft_ms, ttfa_ms, e2e_ms,
-            prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, visible_tokens,
-            request_id, chunk_offsets)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20, ?21, ?22)",
-    )?;
-    for (idx, t) in c.turns.iter().enumerate() {
-        let prompt = serde_json::to_string(&t.prompt).expect("messages serialise");
-        let offsets = (!t.chunk_offsets_us.is_empty()).then(|| encode_offsets(&t.chunk_offsets_us));
-        turn.execute(rusqlite::params![
-            id,
-            idx as i64,
-            prompt,
-            t.answer,
-            t.reasoning,
-            t.finish_reason,
-            t.http_status,
-            t.outcome().as_str(),
-            t.error,
-            t.attempts,
-            t.pause_ms,
-            t.start_ms,
-            t.ttft_ms,
-            t.ttfa_ms,
-            t.e2e_ms,
-            t.usage.prompt_tokens,
-            t.usage.completion_tokens,
-            t.usage.reasoning_tokens,
-            t.usage.cached_tokens,
-            t.visible_tokens,
-            t.request_id,
-            offsets,
-        ])?;
-    }
-    let mut attempt = conn.prepare_cached(
-        "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status, error,
-                               e2e_ms, waited_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
-    for a in &c.attempts {
-        attempt.execute(rusqlite::params![
-            id,
-            a.turn_idx,
-            a.attempt,
-            a.outcome.as_str(),
-            a.http_status,
-            a.error,
-            a.e2e_ms,
-            a.waited_ms
-        ])?;
-    }
-    Ok(id)
+    let prompts: Vec<String> = c
+        .turns
+        .iter()
+        .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
+        .collect();
+    ConversationInserter::new(conn)?.insert(conn, c, &prompts)
 }

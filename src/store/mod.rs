@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 pub use records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
-pub use writer::StoreWriter;
+pub use writer::{Storable, StoreWriter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

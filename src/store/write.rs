@@ -1,10 +1,11 @@
 //! Inserts: runs, targets, scenarios and whole conversations (one transaction each).
 
-use rusqlite::{Connection, OptionalExtension, named_params};
+use rusqlite::{Connection, OptionalExtension, Transaction, named_params};
 
 use super::StoreError;
 use super::bulk::ConversationInserter;
 use super::records::ConversationRecord;
+use super::writer::Storable;
 
 /// What identifies a run's settings.
 pub struct NewRun<'a> {
@@ -127,4 +128,13 @@ pub fn insert_conversation(conn: &Connection, c: &ConversationRecord) -> Result<
         .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
         .collect();
     ConversationInserter::new(conn)?.insert(conn, c, &prompts)
+}
+
+/// Collect's records: each conversation adds its rows (a refused one fails the writer).
+impl Storable for ConversationRecord {
+    const THREAD: &'static str = "turnbench-store";
+
+    fn insert(&self, tx: &Transaction) -> Result<bool, StoreError> {
+        insert_conversation(tx, self).map(|_| true)
+    }
 }

@@ -174,19 +174,14 @@ pub struct NewJudge<'a> {
 }
 
 pub fn upsert_judge(conn: &Connection, j: &NewJudge) -> Result<i64, StoreError> {
-    let mut h = blake3::Hasher::new();
-    for part in [
+    let hash = super::content_key(&[
         j.judge_id,
         j.model,
         j.host,
         if j.simulated { "1" } else { "0" },
         j.settings_json,
         j.template,
-    ] {
-        h.update(&(part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    let hash = h.finalize().to_hex()[..24].to_string();
+    ]);
     if let Some(id) = conn
         .query_row("SELECT id FROM judges WHERE hash = ?1", [&hash], |r| {
             r.get(0)

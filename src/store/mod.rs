@@ -93,6 +93,17 @@ pub fn integrity_check(conn: &Connection) -> Result<String, StoreError> {
     Ok(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
 }
 
+/// A row's identity from its parts: blake3 over each part's length and bytes (so no two
+/// lists of parts collide by concatenation), 24 hex digits.
+fn content_key(parts: &[&str]) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in parts {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().to_hex()[..24].to_string()
+}
+
 /// Current UTC time as RFC 3339 with milliseconds.
 pub fn now_rfc3339() -> String {
     let d = std::time::SystemTime::now()

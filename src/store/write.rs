@@ -53,19 +53,14 @@ pub struct NewTarget<'a> {
 
 /// Returns the id of the identical target, inserting it when new.
 pub fn upsert_target(conn: &Connection, t: &NewTarget) -> Result<i64, StoreError> {
-    let mut h = blake3::Hasher::new();
-    for part in [
+    let key = super::content_key(&[
         t.provider,
         t.model,
         t.label,
         t.host.unwrap_or("\0"),
         t.params_json,
         t.prices_json.unwrap_or("\0"),
-    ] {
-        h.update(&(part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    let key = h.finalize().to_hex()[..24].to_string();
+    ]);
     if let Some(id) = conn
         .query_row("SELECT id FROM targets WHERE key = ?1", [&key], |r| {
             r.get(0)

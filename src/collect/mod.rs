@@ -22,7 +22,7 @@ use crate::store::read::{TargetSummary, finished_slots, latest_run, run_summary}
 use crate::store::write::{
     NewRun, NewTarget, finish_run, insert_run, upsert_scenario, upsert_target,
 };
-use crate::store::{StoreError, StoreWriter};
+use crate::store::{ConversationRecord, StoreError, StoreWriter};
 use schedule::{Job, queues};
 
 #[derive(Debug, thiserror::Error)]
@@ -213,7 +213,7 @@ pub async fn collect(
         target_ids,
     });
 
-    let writer = StoreWriter::spawn(conn);
+    let writer = StoreWriter::<ConversationRecord>::spawn(conn);
     let sink = writer.sender();
     let progress = progress_bar(to_run as u64, opts.quiet);
     let (stop_tx, stop_rx) = watch::channel(Stop::Run);

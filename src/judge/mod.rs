@@ -28,13 +28,13 @@ use tokio::sync::Semaphore;
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
 use crate::outcome::TurnOutcome;
-use crate::store::StoreError;
 use crate::store::judgments::{
-    CompletedConversation, JudgmentRecord, JudgmentStatus, JudgmentWriter, NewJudge, RubricRow,
+    CompletedConversation, JudgmentRecord, JudgmentStatus, NewJudge, RubricRow,
     completed_conversations, final_keys, target_names, upsert_judge, upsert_rubric,
     visible_messages,
 };
 use crate::store::records::Message;
+use crate::store::{StoreError, StoreWriter};
 use blind::{Identity, Leak, Redactor, blind, redaction_terms};
 use parse::parse_verdict;
 
@@ -393,7 +393,7 @@ async fn run_calls(
         redactor: Redactor::new(plan.terms.clone()),
     });
 
-    let writer = JudgmentWriter::spawn(conn);
+    let writer = StoreWriter::<JudgmentRecord>::spawn(conn);
     let sink = writer.sender();
     let pending: Vec<PlannedJudgment> = plan.pending().cloned().collect();
     let progress = progress_bar(pending.len() as u64, opts.quiet);

@@ -1,29 +1,32 @@
-//! Many conversations in a row (import): the rows of [`insert_conversation`], written with
-//! statements prepared once and positional parameters, from prompts already serialised by
-//! the caller (import does that on its reader thread). The caller owns the transactions.
+//! The one writer of a conversation's rows (conversation, turns, attempts). Import keeps an
+//! inserter for a whole file, so its statements are prepared once, and hands it prompts
+//! already serialised (it does that on its reader thread); [`insert_conversation`] makes
+//! one per conversation for collect's writer. The caller owns the transactions.
 //!
 //! [`insert_conversation`]: super::write::insert_conversation
 
-use rusqlite::{Connection, Statement, params};
+use rusqlite::{CachedStatement, Connection, params};
 
 use super::StoreError;
 use super::records::{ConversationRecord, encode_offsets};
 
 pub struct ConversationInserter<'c> {
-    conversation: Statement<'c>,
-    turn: Statement<'c>,
-    attempt: Statement<'c>,
+    conversation: CachedStatement<'c>,
+    turn: CachedStatement<'c>,
+    attempt: CachedStatement<'c>,
 }
 
 impl<'c> ConversationInserter<'c> {
+    /// Takes the statements from the connection's cache (preparing them the first time), so
+    /// a short-lived inserter per conversation costs three cache lookups, not three prepares.
     pub fn new(conn: &'c Connection) -> Result<Self, StoreError> {
         Ok(ConversationInserter {
-            conversation: conn.prepare(
+            conversation: conn.prepare_cached(
                 "INSERT INTO conversations (uid, run_id, target_id, scenario, scenario_ref,
                      repeat, outcome, started_at, ended_at, latency_ms, turn_count, trailing)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?,
-            turn: conn.prepare(
+            turn: conn.prepare_cached(
                 "INSERT INTO turns (conversation_id, idx, prompt, answer, reasoning,
                      finish_reason, http_status, outcome, error, attempts, pause_ms, start_ms,
                      ttft_ms, ttfa_ms, e2e_ms, prompt_tokens, completion_tokens,
@@ -31,7 +34,7 @@ impl<'c> ConversationInserter<'c> {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
                          ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
             )?,
-            attempt: conn.prepare(
+            attempt: conn.prepare_cached(
                 "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status,
                      error, e2e_ms, waited_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -1,14 +1,17 @@
 //! What the judge stage reads (targets, completed conversations, visible messages) and
 //! writes (rubrics, judge settings, judgments; `db/002_judgments.sql`). Plain functions
-//! over `&Connection`, plus one writer thread that owns the connection while a run lasts.
+//! over `&Connection`; while a run lasts, judgments go through the [`StoreWriter`] thread
+//! that owns the connection.
+//!
+//! [`StoreWriter`]: super::StoreWriter
 
 use std::collections::{BTreeMap, HashSet};
 
-use rusqlite::{Connection, OptionalExtension, named_params};
-use tokio::sync::mpsc;
+use rusqlite::{Connection, OptionalExtension, Transaction, named_params};
 
 use super::StoreError;
 use super::records::Message;
+use super::writer::Storable;
 
 /// A target's names, for blinding.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,19 +174,14 @@ pub struct NewJudge<'a> {
 }
 
 pub fn upsert_judge(conn: &Connection, j: &NewJudge) -> Result<i64, StoreError> {
-    let mut h = blake3::Hasher::new();
-    for part in [
+    let hash = super::content_key(&[
         j.judge_id,
         j.model,
         j.host,
         if j.simulated { "1" } else { "0" },
         j.settings_json,
         j.template,
-    ] {
-        h.update(&(part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    let hash = h.finalize().to_hex()[..24].to_string();
+    ]);
     if let Some(id) = conn
         .query_row("SELECT id FROM judges WHERE hash = ?1", [&hash], |r| {
             r.get(0)
@@ -311,6 +309,15 @@ pub fn insert_judgment(conn: &Connection, j: &JudgmentRecord) -> Result<bool, St
     Ok(n == 1)
 }
 
+/// The judge's records: a judgment that loses to a final one already stored adds no row.
+impl Storable for JudgmentRecord {
+    const THREAD: &'static str = "turnbench-judgments";
+
+    fn insert(&self, tx: &Transaction) -> Result<bool, StoreError> {
+        insert_judgment(tx, self)
+    }
+}
+
 /// A stored judgment, for reports and exports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JudgmentRow {
@@ -352,58 +359,6 @@ pub fn read_judgments(conn: &Connection) -> Result<Vec<JudgmentRow>, StoreError>
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)
-}
-
-/// Records queued at most before senders wait.
-const QUEUE: usize = 256;
-
-/// The one thread that owns the connection while judgments arrive; each is committed as
-/// soon as it (and whatever else is queued) is received, so a crash loses only calls in
-/// flight. A dedicated OS thread because rusqlite calls block.
-pub struct JudgmentWriter {
-    tx: mpsc::Sender<JudgmentRecord>,
-    thread: std::thread::JoinHandle<Result<(Connection, u64), StoreError>>,
-}
-
-impl JudgmentWriter {
-    pub fn spawn(conn: Connection) -> Self {
-        let (tx, mut rx) = mpsc::channel::<JudgmentRecord>(QUEUE);
-        let thread = std::thread::Builder::new()
-            .name("turnbench-judgments".into())
-            .spawn(move || {
-                let mut conn = conn;
-                let mut written = 0;
-                while let Some(first) = rx.blocking_recv() {
-                    let mut batch = vec![first];
-                    while batch.len() < QUEUE {
-                        match rx.try_recv() {
-                            Ok(rec) => batch.push(rec),
-                            Err(_) => break,
-                        }
-                    }
-                    let tx = conn.transaction()?;
-                    for rec in &batch {
-                        written += u64::from(insert_judgment(&tx, rec)?);
-                    }
-                    tx.commit()?;
-                }
-                Ok((conn, written))
-            })
-            .expect("spawn judgment writer thread");
-        JudgmentWriter { tx, thread }
-    }
-
-    pub fn sender(&self) -> mpsc::Sender<JudgmentRecord> {
-        self.tx.clone()
-    }
-
-    /// Waits until everything sent is written; returns the connection and rows written.
-    pub fn finish(self) -> Result<(Connection, u64), StoreError> {
-        drop(self.tx);
-        self.thread
-            .join()
-            .map_err(|_| StoreError::WriterGone("judgment writer thread panicked".into()))?
-    }
 }
 
 #[cfg(test)]

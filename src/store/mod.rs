@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 pub use records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
-pub use writer::StoreWriter;
+pub use writer::{Storable, StoreWriter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -91,6 +91,17 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
 /// `PRAGMA integrity_check` result (`"ok"` when sound).
 pub fn integrity_check(conn: &Connection) -> Result<String, StoreError> {
     Ok(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+}
+
+/// A row's identity from its parts: blake3 over each part's length and bytes (so no two
+/// lists of parts collide by concatenation), 24 hex digits.
+fn content_key(parts: &[&str]) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in parts {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    h.finalize().to_hex()[..24].to_string()
 }
 
 /// Current UTC time as RFC 3339 with milliseconds.

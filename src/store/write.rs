@@ -1,9 +1,11 @@
 //! Inserts: runs, targets, scenarios and whole conversations (one transaction each).
 
-use rusqlite::{Connection, OptionalExtension, named_params};
+use rusqlite::{Connection, OptionalExtension, Transaction, named_params};
 
 use super::StoreError;
-use super::records::{ConversationRecord, encode_offsets};
+use super::bulk::ConversationInserter;
+use super::records::ConversationRecord;
+use super::writer::Storable;
 
 /// What identifies a run's settings.
 pub struct NewRun<'a> {
@@ -51,19 +53,14 @@ pub struct NewTarget<'a> {
 
 /// Returns the id of the identical target, inserting it when new.
 pub fn upsert_target(conn: &Connection, t: &NewTarget) -> Result<i64, StoreError> {
-    let mut h = blake3::Hasher::new();
-    for part in [
+    let key = super::content_key(&[
         t.provider,
         t.model,
         t.label,
         t.host.unwrap_or("\0"),
         t.params_json,
         t.prices_json.unwrap_or("\0"),
-    ] {
-        h.update(&(part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
-    }
-    let key = h.finalize().to_hex()[..24].to_string();
+    ]);
     if let Some(id) = conn
         .query_row("SELECT id FROM targets WHERE key = ?1", [&key], |r| {
             r.get(0)
@@ -120,84 +117,19 @@ pub fn upsert_scenario(
 
 /// Writes a conversation with its turns and attempts; the caller owns the transaction.
 pub fn insert_conversation(conn: &Connection, c: &ConversationRecord) -> Result<i64, StoreError> {
-    let trailing = if c.trailing.is_empty() {
-        None
-    } else {
-        Some(serde_json::to_string(&c.trailing).expect("messages serialise"))
-    };
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO conversations (uid, run_id, target_id, scenario, scenario_ref, repeat, outcome,
-                                    started_at, ended_at, latency_ms, turn_count, trailing)
-         VALUES (:uid, :run, :target, :scenario, :scenario_ref, :repeat, :outcome,
-                 :started, :ended, :latency, :turns, :trailing)",
-    )?;
-    stmt.execute(named_params! {
-        ":uid": c.uid,
-        ":run": c.run_id,
-        ":target": c.target_id,
-        ":scenario": c.scenario,
-        ":scenario_ref": c.scenario_ref,
-        ":repeat": c.repeat,
-        ":outcome": c.outcome,
-        ":started": c.started_at,
-        ":ended": c.ended_at,
-        ":latency": c.latency_ms(),
-        ":turns": c.turns.len() as i64,
-        ":trailing": trailing,
-    })?;
-    let id = conn.last_insert_rowid();
-    let mut turn = conn.prepare_cached(
-        "INSERT INTO turns (conversation_id, idx, prompt, answer, reasoning, finish_reason,
-            http_status, outcome, error, attempts, pause_ms, start_ms, ttft_ms, ttfa_ms, e2e_ms,
-            prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, visible_tokens,
-            request_id, chunk_offsets)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20, ?21, ?22)",
-    )?;
-    for (idx, t) in c.turns.iter().enumerate() {
-        let prompt = serde_json::to_string(&t.prompt).expect("messages serialise");
-        let offsets = (!t.chunk_offsets_us.is_empty()).then(|| encode_offsets(&t.chunk_offsets_us));
-        turn.execute(rusqlite::params![
-            id,
-            idx as i64,
-            prompt,
-            t.answer,
-            t.reasoning,
-            t.finish_reason,
-            t.http_status,
-            t.outcome().as_str(),
-            t.error,
-            t.attempts,
-            t.pause_ms,
-            t.start_ms,
-            t.ttft_ms,
-            t.ttfa_ms,
-            t.e2e_ms,
-            t.usage.prompt_tokens,
-            t.usage.completion_tokens,
-            t.usage.reasoning_tokens,
-            t.usage.cached_tokens,
-            t.visible_tokens,
-            t.request_id,
-            offsets,
-        ])?;
+    let prompts: Vec<String> = c
+        .turns
+        .iter()
+        .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
+        .collect();
+    ConversationInserter::new(conn)?.insert(conn, c, &prompts)
+}
+
+/// Collect's records: each conversation adds its rows (a refused one fails the writer).
+impl Storable for ConversationRecord {
+    const THREAD: &'static str = "turnbench-store";
+
+    fn insert(&self, tx: &Transaction) -> Result<bool, StoreError> {
+        insert_conversation(tx, self).map(|_| true)
     }
-    let mut attempt = conn.prepare_cached(
-        "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status, error,
-                               e2e_ms, waited_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?;
-    for a in &c.attempts {
-        attempt.execute(rusqlite::params![
-            id,
-            a.turn_idx,
-            a.attempt,
-            a.outcome.as_str(),
-            a.http_status,
-            a.error,
-            a.e2e_ms,
-            a.waited_ms
-        ])?;
-    }
-    Ok(id)
 }

@@ -354,7 +354,7 @@ fn lint_names_file_and_line_and_check_refuses_unscorable_checks() {
     assert!(!project.db().exists());
     assert!(
         clean.starts_with(
-            "lint: no problems in 7 files (6 scenario and checks files, 1 bench file)"
+            "lint: no problems in 7 files (6 scenario and checks files, 1 bench file, 0 rubric files, 0 judge settings files)"
         ),
         "{clean}"
     );

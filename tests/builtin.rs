@@ -143,3 +143,35 @@ fn mock_command_serves_reference_answers_on_its_port() {
     assert_eq!(turn.outcome(), TurnOutcome::Ok, "{:?}", turn.error);
     assert_eq!(turn.answer, scenario.turns[0].reference);
 }
+
+#[test]
+fn the_builtin_run_resumes_although_its_mock_port_changes() {
+    let project = Project::new(&[("biz-policy-faq", &real_scenario("biz-policy-faq"))]);
+    project
+        .cmd(&["collect", "-q", "--repeats", "1"])
+        .assert()
+        .success();
+    let out = project
+        .cmd(&["collect", "--repeats", "1", "--resume"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("0 conversations run, 3 already stored"),
+        "{err}"
+    );
+    let conn = project.conn();
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM targets"), 3);
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM targets WHERE host = 'builtin-mock'"
+        ),
+        3
+    );
+}

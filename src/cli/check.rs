@@ -34,7 +34,7 @@ pub struct CheckArgs {
 impl CheckArgs {
     pub fn run(self, global: &Global) -> Result<i32> {
         if let Some(key) = &self.explain {
-            print!("{}", checks::explain(&global.db, &self.checks, key)?);
+            println!("{}", checks::explain(&global.db, &self.checks, key)?.trim_end());
             return Ok(0);
         }
         let opts = CheckOptions {

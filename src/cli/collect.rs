@@ -142,5 +142,9 @@ price = {{ input = 0.10, output = 0.40 }}
         path: "<built-in bench>".into(),
         text,
     };
-    BenchConfig::from_source(&src).expect("the built-in bench is valid")
+    let mut cfg = BenchConfig::from_source(&src).expect("the built-in bench is valid");
+    for t in &mut cfg.targets {
+        t.stable_url = Some("http://builtin-mock/v1".to_string());
+    }
+    cfg
 }

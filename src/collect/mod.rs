@@ -117,7 +117,7 @@ pub async fn collect(
 ) -> Result<CollectReport, CollectError> {
     let conn = crate::store::open(&opts.db)?;
     let settings = serde_json::json!({
-        "bench": cfg,
+        "bench": stable_settings(cfg),
         "scenarios": scenarios.iter().map(|s| (&s.id, &s.hash)).collect::<Vec<_>>(),
     })
     .to_string();
@@ -306,6 +306,18 @@ pub async fn collect(
         interrupted,
         summary: run_summary(&conn, run_id)?,
     })
+}
+
+/// The config as stored with the run: each target's `stable_url`, when it has one, in
+/// place of its address.
+fn stable_settings(cfg: &BenchConfig) -> BenchConfig {
+    let mut cfg = cfg.clone();
+    for t in &mut cfg.targets {
+        if let Some(url) = &t.stable_url {
+            t.base_url = url.clone();
+        }
+    }
+    cfg
 }
 
 async fn stopped(mut rx: watch::Receiver<Stop>) {

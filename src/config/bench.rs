@@ -214,12 +214,17 @@ pub struct TargetConfig {
     pub headers: BTreeMap<String, String>,
     pub request: RequestParams,
     pub price: Option<Prices>,
+    /// Stands in for `base_url` in the stored settings and target identity, for an
+    /// endpoint whose address changes every run (the built-in mock's random port), so that
+    /// `--resume` recognises the run.
+    #[serde(skip)]
+    pub stable_url: Option<String>,
 }
 
 impl TargetConfig {
-    /// The host part of `base_url` (for blinding and display).
+    /// The host part of `base_url` (for blinding and display), or of `stable_url`.
     pub fn host(&self) -> String {
-        host_of(&self.base_url)
+        host_of(self.stable_url.as_deref().unwrap_or(&self.base_url))
     }
 
     /// The key from the environment, if the target names a variable.
@@ -334,6 +339,7 @@ impl BenchConfig {
                 headers: t.headers,
                 request: doc.request.merged(&t.request),
                 price: t.price,
+                stable_url: None,
             });
         }
         let only_at = doc

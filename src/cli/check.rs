@@ -34,7 +34,10 @@ pub struct CheckArgs {
 impl CheckArgs {
     pub fn run(self, global: &Global) -> Result<i32> {
         if let Some(key) = &self.explain {
-            println!("{}", checks::explain(&global.db, &self.checks, key)?.trim_end());
+            println!(
+                "{}",
+                checks::explain(&global.db, &self.checks, key)?.trim_end()
+            );
             return Ok(0);
         }
         let opts = CheckOptions {

@@ -20,6 +20,7 @@
 //!   validated.
 //! - [`mock`]: the simulated OpenAI-compatible provider, and the mock judge (`mock::judge`).
 //! - [`outcome`]: the turn and conversation outcome vocabulary.
+//! - [`progress`]: progress bars (terminal only, never with `--quiet`).
 //! - [`tokens`]: visible-token counting (o200k_base).
 pub mod checks;
 pub mod cli;
@@ -33,5 +34,6 @@ pub mod judge;
 pub mod lint;
 pub mod mock;
 pub mod outcome;
+pub mod progress;
 pub mod store;
 pub mod tokens;

@@ -112,7 +112,7 @@ fn lint_bench(path: &Path) -> Vec<ConfigError> {
     if !dir.is_dir() {
         return vec![ConfigError::invalid(
             path,
-            key_line(&src, "scenarios"),
+            src.key_line("scenarios"),
             format!("scenario folder {} does not exist", dir.display()),
             "set `scenarios` to a folder of scenario files, relative to this bench file",
         )];
@@ -131,7 +131,7 @@ fn lint_bench(path: &Path) -> Vec<ConfigError> {
         .map(|id| {
             ConfigError::invalid(
                 path,
-                key_line(&src, "only"),
+                src.key_line("only"),
                 format!(
                     "`only` names scenario {id:?}, which is not in {}",
                     dir.display()
@@ -140,18 +140,6 @@ fn lint_bench(path: &Path) -> Vec<ConfigError> {
             )
         })
         .collect()
-}
-
-/// Line of `key =` at the start of a line (1 when absent).
-fn key_line(src: &SourceText, key: &str) -> usize {
-    src.text
-        .lines()
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
-        })
-        .map_or(1, |i| i + 1)
 }
 
 #[cfg(test)]

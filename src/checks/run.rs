@@ -21,7 +21,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use rusqlite::Connection;
 
 use super::definition::{CheckSet, Tag};
@@ -231,18 +231,7 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             _ => without_checks += n,
         }
     }
-    let bar = if opts.progress {
-        let bar = ProgressBar::new(to_check);
-        bar.set_style(
-            ProgressStyle::with_template(
-                "check {bar:30} {pos}/{len} conversations  {per_sec}  eta {eta}",
-            )
-            .expect("valid template"),
-        );
-        bar
-    } else {
-        ProgressBar::hidden()
-    };
+    let bar = crate::progress::bar(to_check, opts.progress, "conversations");
 
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())

@@ -8,12 +8,10 @@
 mod conversation;
 pub mod schedule;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::{Notify, Semaphore, watch};
 
 use crate::client::{Client, Endpoint};
@@ -215,17 +213,22 @@ pub async fn collect(
 
     let writer = StoreWriter::<ConversationRecord>::spawn(conn);
     let sink = writer.sender();
-    let progress = progress_bar(to_run as u64, opts.quiet);
+    let progress = crate::progress::bar(to_run as u64, !opts.quiet, "conversations");
     let (stop_tx, stop_rx) = watch::channel(Stop::Run);
     let stop_tx = Arc::new(stop_tx);
     let signal_task = {
         let stop_tx = stop_tx.clone();
         let progress = progress.clone();
+        let quiet = opts.quiet;
         tokio::spawn(async move {
             if interrupts.recv().await.is_some() {
-                progress.println(
-                    "interrupt: finishing turns in flight (Ctrl-C again to stop them now)",
-                );
+                let note = "interrupt: finishing turns in flight (Ctrl-C again to stop them now)";
+                // A hidden bar prints nothing: say it plainly unless asked to be quiet.
+                if !progress.is_hidden() {
+                    progress.println(note);
+                } else if !quiet {
+                    eprintln!("{note}");
+                }
                 let _ = stop_tx.send(Stop::Drain);
             }
             if interrupts.recv().await.is_some() {
@@ -322,21 +325,6 @@ fn stable_settings(cfg: &BenchConfig) -> BenchConfig {
 
 async fn stopped(mut rx: watch::Receiver<Stop>) {
     let _ = rx.wait_for(|s| *s != Stop::Run).await;
-}
-
-fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} conversations  {msg}",
-        )
-        .expect("valid template"),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 /// The closing summary: attempted, completed and failures by class, per target.

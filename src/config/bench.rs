@@ -272,7 +272,7 @@ impl BenchConfig {
             } else {
                 Err(ConfigError::invalid(
                     &src.path,
-                    find_key_line(src, what),
+                    src.key_line(what),
                     format!("{what} must be a positive number"),
                     format!("set {what} to a value above 0"),
                 ))
@@ -286,7 +286,7 @@ impl BenchConfig {
         if !(doc.pause_scale.is_finite() && doc.pause_scale >= 0.0) {
             return Err(ConfigError::invalid(
                 &src.path,
-                find_key_line(src, "pause_scale"),
+                src.key_line("pause_scale"),
                 "pause_scale must be 0 or more",
                 "set pause_scale = 1.0 for the scenarios' own pauses, 0 for none",
             ));
@@ -361,18 +361,6 @@ impl BenchConfig {
             targets,
         })
     }
-}
-
-/// Line of `key =` for errors about scalar settings (which carry no span).
-fn find_key_line(src: &SourceText, key: &str) -> usize {
-    src.text
-        .lines()
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
-        })
-        .map_or(1, |i| i + 1)
 }
 
 #[cfg(test)]

@@ -86,6 +86,19 @@ impl SourceText {
             + 1
     }
 
+    /// Line of `key =` at the start of a line (1 when absent), for errors about scalar
+    /// settings, which carry no span.
+    pub fn key_line(&self, key: &str) -> usize {
+        self.text
+            .lines()
+            .position(|l| {
+                l.trim_start()
+                    .strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+            .map_or(1, |i| i + 1)
+    }
+
     pub fn invalid(
         &self,
         span: std::ops::Range<usize>,

@@ -21,7 +21,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::store::StoreError;
@@ -385,21 +385,14 @@ fn reject(
 }
 
 fn progress_bar(len: Option<u64>, show: bool) -> ProgressBar {
-    use std::io::IsTerminal;
-    if !show || !io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = match len {
-        Some(len) => ProgressBar::new(len).with_style(
-            ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
-            )
-            .expect("valid template"),
+    match len {
+        Some(len) => crate::progress::styled(
+            ProgressBar::new(len),
+            show,
+            "{spinner} [{elapsed_precise}] {bar:30} {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
         ),
-        None => ProgressBar::new_spinner(),
-    };
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
-    bar
+        None => crate::progress::styled(ProgressBar::new_spinner(), show, "{spinner} {msg}"),
+    }
 }
 
 #[cfg(test)]

@@ -17,12 +17,10 @@ pub mod parse;
 pub mod prompt;
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressStyle};
 use tokio::sync::Semaphore;
 
 use crate::client::{Client, Endpoint};
@@ -396,7 +394,7 @@ async fn run_calls(
     let writer = StoreWriter::<JudgmentRecord>::spawn(conn);
     let sink = writer.sender();
     let pending: Vec<PlannedJudgment> = plan.pending().cloned().collect();
-    let progress = progress_bar(pending.len() as u64, opts.quiet);
+    let progress = crate::progress::bar(pending.len() as u64, !opts.quiet, "judgments");
     let permits = Arc::new(Semaphore::new(settings.concurrency));
     let mut tasks = tokio::task::JoinSet::new();
     let mut interrupted = false;
@@ -531,21 +529,6 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
     record.prompt_tokens = prompt_tokens;
     record.completion_tokens = completion_tokens;
     record
-}
-
-fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} judgments  {msg}",
-        )
-        .expect("valid template"),
-    );
-    bar.enable_steady_tick(Duration::from_millis(200));
-    bar
 }
 
 /// The closing summary of a run.

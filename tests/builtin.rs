@@ -175,3 +175,67 @@ fn the_builtin_run_resumes_although_its_mock_port_changes() {
         3
     );
 }
+
+/// Copies a folder of the repository into the project.
+fn copy_dir(project: &Project, name: &str, only: Option<&str>) {
+    let from = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
+    std::fs::create_dir_all(project.path(name)).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_str().unwrap().to_string();
+        if only.is_none_or(|o| file.starts_with(o)) {
+            std::fs::copy(&path, project.path(&format!("{name}/{file}"))).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_whole_pipeline_offline_collect_check_judge_export() {
+    let id = "biz-policy-faq";
+    let project = Project::new(&[(id, &real_scenario(id))]);
+    copy_dir(&project, "checks", Some(id));
+    copy_dir(&project, "rubrics", None);
+    copy_dir(&project, "judges", None);
+    project
+        .cmd(&["collect", "-q", "--repeats", "1"])
+        .assert()
+        .success();
+    project.cmd(&["check", "-q"]).assert().success();
+    project
+        .cmd(&[
+            "judge",
+            "-q",
+            "--judge",
+            "judges/mock.toml",
+            "--rubric",
+            "rubrics/multiturn-quality.toml",
+        ])
+        .assert()
+        .success();
+    let out = project
+        .cmd(&["export", "conversations", "--with-scores"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "one conversation per simulated target");
+    let checks_file =
+        turnbench::checks::CheckSet::load(&project.path(&format!("checks/{id}.toml"))).unwrap();
+    for line in &lines {
+        let checks = line["checks"].as_array().unwrap();
+        assert_eq!(checks.len(), checks_file.checks.len(), "every check, once");
+        if line["outcome"] == "completed" {
+            assert!(checks.iter().all(|c| c["passed"].is_boolean()));
+            let judgments = line["judgments"].as_array().unwrap();
+            assert_eq!(judgments.len(), 1);
+            assert_eq!(judgments[0]["rubric"], "multiturn-quality@1");
+            assert_eq!(judgments[0]["status"], "ok");
+            assert_eq!(judgments[0]["scores"].as_object().unwrap().len(), 5);
+        } else {
+            assert!(checks.iter().all(|c| c["passed"].is_null()), "not scored");
+        }
+    }
+}

@@ -191,3 +191,56 @@ fn bad_definition_files_fail_with_file_and_line_before_any_request() {
         !project.db().exists() || count(&project.conn(), "SELECT COUNT(*) FROM conversations") == 0
     );
 }
+
+#[test]
+fn launch_order_rotates_across_targets() {
+    let mock = Mock::start(
+        profiles(vec![
+            Profile::quick("m1", 1.0, 0.2),
+            Profile::quick("m2", 1.0, 0.2),
+            Profile::quick("m3", 1.0, 0.2),
+        ]),
+        None,
+    );
+    let project = Project::new(&[
+        ("alpha", &two_turn_scenario("alpha", 0)),
+        ("beta", &two_turn_scenario("beta", 0)),
+    ]);
+    let bench = format!(
+        "name = \"order\"\nrepeats = 2\nconcurrency = 1\n{}{}{}",
+        target("p1", "m1", &mock.url(), ""),
+        target("p2", "m2", &mock.url(), ""),
+        target("p3", "m3", &mock.url(), "")
+    );
+    let bench_path = project.write("bench.toml", &bench);
+    project
+        .cmd(&["collect", "-q", "--config", bench_path.to_str().unwrap()])
+        .assert()
+        .success();
+    let conn = project.conn();
+    let mut stmt = conn
+        .prepare(
+            "SELECT t.provider, c.scenario, c.repeat FROM conversations c
+             JOIN targets t ON t.id = c.target_id ORDER BY c.started_at, c.id",
+        )
+        .unwrap();
+    let order: Vec<(String, String, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(order.len(), 12);
+    // One conversation at a time: targets take turns, each working through (repeat, scenario).
+    for (i, (provider, _, _)) in order.iter().enumerate() {
+        assert_eq!(provider, &format!("p{}", i % 3 + 1), "{order:?}");
+    }
+    let p1: Vec<_> = order
+        .iter()
+        .filter(|o| o.0 == "p1")
+        .map(|o| (o.1.as_str(), o.2))
+        .collect();
+    assert_eq!(
+        p1,
+        vec![("alpha", 1), ("beta", 1), ("alpha", 2), ("beta", 2)]
+    );
+}

@@ -4,6 +4,7 @@
 //! Every fault is returned as data (a classified [`TurnOutcome`]), never as an error.
 
 pub mod answer;
+mod retry_after;
 pub mod sse;
 
 use std::sync::Once;
@@ -195,9 +196,7 @@ impl Client {
             let retry_after = response
                 .headers()
                 .get("retry-after")
-                .and_then(|v| v.to_str().ok()?.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(Duration::from_secs_f64);
+                .and_then(|v| retry_after::parse(v.to_str().ok()?, std::time::SystemTime::now()));
             let text = timeout_at(deadline, response.text())
                 .await
                 .ok()

@@ -244,3 +244,58 @@ fn launch_order_rotates_across_targets() {
         vec![("alpha", 1), ("beta", 1), ("alpha", 2), ("beta", 2)]
     );
 }
+
+#[test]
+fn dry_run_shows_each_request_and_sends_nothing() {
+    let mock = Mock::start(profiles(vec![Profile::quick("m", 1.0, 0.2)]), None);
+    let project = Project::new(&[("alpha", &two_turn_scenario("alpha", 0))]);
+    let bench = format!(
+        "name = \"dry\"\nrepeats = 3\n[request]\nmax_tokens = 300\n{}",
+        target(
+            "acme",
+            "m",
+            &mock.url(),
+            "api_key_env = \"TURNBENCH_DRY_RUN_UNSET_KEY\"\nrequest = { max_completion_tokens = 77, extra = { top_k = 5 } }"
+        )
+    );
+    let bench_path = project.write("bench.toml", &bench);
+    let out = project
+        .cmd(&[
+            "collect",
+            "--dry-run",
+            "--config",
+            bench_path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("1 targets × 1 scenarios × 3 repeats = 3 conversations, 6 requests"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("POST {}/chat/completions", mock.url())),
+        "{text}"
+    );
+    assert!(text.contains("\"max_completion_tokens\": 77"), "{text}");
+    assert!(
+        !text.contains("\"max_tokens\""),
+        "the target's limit replaces the default: {text}"
+    );
+    assert!(
+        text.contains("\"top_k\": 5") && text.contains("\"include_usage\": true"),
+        "{text}"
+    );
+    assert!(text.contains("First task for alpha"), "{text}");
+    assert!(
+        text.contains("TURNBENCH_DRY_RUN_UNSET_KEY (NOT SET"),
+        "{text}"
+    );
+    assert!(mock.server.served().is_empty(), "nothing was sent");
+    assert!(!project.db().exists(), "no store was made");
+}

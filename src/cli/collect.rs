@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 use super::Global;
 use crate::collect::{self, CollectOptions};
-use crate::config::{BenchConfig, Scenario};
+use crate::config::{BenchConfig, Scenario, SourceText};
 use crate::mock::{MockConfig, MockServer};
 
 /// Run every target × scenario × repeat and store each conversation once.
@@ -27,6 +27,10 @@ pub struct CollectArgs {
     /// Repeats for the built-in run.
     #[arg(long, default_value_t = 2)]
     repeats: u32,
+    /// Print what the run would send (URL and first request body per target, run size);
+    /// send nothing, touch no store. Key variables need not be set.
+    #[arg(long)]
+    dry_run: bool,
 }
 
 impl CollectArgs {
@@ -36,11 +40,15 @@ impl CollectArgs {
             resume,
             scenarios: scenarios_dir,
             repeats,
+            dry_run,
         } = self;
         let (db, quiet) = (global.db.as_path(), global.quiet);
         // The built-in run keeps its mock alive for as long as the collection lasts.
         let mut _mock = None;
         let cfg = match config {
+            Some(path) if dry_run => {
+                BenchConfig::from_source_without_keys(&SourceText::read(&path)?)?
+            }
             Some(path) => BenchConfig::load(&path)?,
             None => {
                 if !scenarios_dir.is_dir() {
@@ -63,6 +71,10 @@ impl CollectArgs {
             }
         };
         let scenarios = collect::load_scenarios(&cfg)?;
+        if dry_run {
+            print!("{}", collect::format_plan(&cfg, &scenarios));
+            return Ok(0);
+        }
         if !quiet {
             eprintln!(
                 "collect {:?}: {} targets × {} scenarios × {} repeats → {}",

@@ -6,6 +6,7 @@
 //! everything finished is flushed; `--resume` reruns only what is missing.
 
 mod conversation;
+mod dry_run;
 pub mod schedule;
 
 use std::path::PathBuf;
@@ -21,6 +22,7 @@ use crate::store::write::{
     NewRun, NewTarget, finish_run, insert_run, upsert_scenario, upsert_target,
 };
 use crate::store::{ConversationRecord, StoreError, StoreWriter};
+pub use dry_run::format_plan;
 use schedule::{Job, queues};
 
 #[derive(Debug, thiserror::Error)]

@@ -47,8 +47,16 @@ impl RequestParams {
         RequestParams {
             temperature: over.temperature.or(self.temperature),
             top_p: over.top_p.or(self.top_p),
-            max_tokens: over.max_tokens.or(self.max_tokens),
-            max_completion_tokens: over.max_completion_tokens.or(self.max_completion_tokens),
+            // The two limits are alternatives (providers take one or the other): a target
+            // that names one does not also inherit the other.
+            max_tokens: match over.max_completion_tokens {
+                Some(_) => over.max_tokens,
+                None => over.max_tokens.or(self.max_tokens),
+            },
+            max_completion_tokens: match over.max_tokens {
+                Some(_) => over.max_completion_tokens,
+                None => over.max_completion_tokens.or(self.max_completion_tokens),
+            },
             reasoning_effort: over
                 .reasoning_effort
                 .clone()
@@ -402,6 +410,19 @@ price = { input = 0.5, cached = 0.1, output = 2.0 }
         assert_eq!(t.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(t.host(), "127.0.0.1:9");
         assert_eq!(t.label, "glm-5.3-flash");
+    }
+
+    #[test]
+    fn a_target_limit_replaces_the_other_kind_of_default_limit() {
+        let text = OK.replace(
+            "request = { temperature = 0.0, extra = { top_k = 20 } }",
+            "request = { max_completion_tokens = 64 }",
+        );
+        let cfg = BenchConfig::from_source(&src(&text)).unwrap();
+        assert_eq!(cfg.targets[0].request.max_completion_tokens, Some(64));
+        assert_eq!(cfg.targets[0].request.max_tokens, None);
+        let cfg = BenchConfig::from_source(&src(OK)).unwrap();
+        assert_eq!(cfg.targets[0].request.max_tokens, Some(512));
     }
 
     #[test]

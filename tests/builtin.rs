@@ -23,16 +23,7 @@ fn collect_without_config_runs_three_simulated_targets_offline() {
     let ids = ["biz-policy-faq", "struct-invoice-extraction"];
     let texts: Vec<String> = ids.iter().map(|id| real_scenario(id)).collect();
     let project = Project::new(&[(ids[0], &texts[0]), (ids[1], &texts[1])]);
-    let out = project
-        .cmd(&["collect", "--repeats", "1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, _) = project.run_ok(&["collect", "--repeats", "1"]);
     for name in [
         "sim-alpha / mock-fast",
         "sim-beta / mock-reasoner",
@@ -151,16 +142,7 @@ fn the_builtin_run_resumes_although_its_mock_port_changes() {
         .cmd(&["collect", "-q", "--repeats", "1"])
         .assert()
         .success();
-    let out = project
-        .cmd(&["collect", "--repeats", "1", "--resume"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (_, err) = project.run_ok(&["collect", "--repeats", "1", "--resume"]);
     assert!(
         err.contains("0 conversations run, 3 already stored"),
         "{err}"
@@ -212,12 +194,8 @@ fn the_whole_pipeline_offline_collect_check_judge_export() {
         ])
         .assert()
         .success();
-    let out = project
-        .cmd(&["export", "conversations", "--with-scores"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+    let (exported, _) = project.run_ok(&["export", "conversations", "--with-scores"]);
+    let lines: Vec<serde_json::Value> = exported
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();

@@ -84,16 +84,7 @@ fn each_fault_class_is_recorded_and_the_run_continues() {
     }
     let bench_path = project.write("bench.toml", &bench);
 
-    let out = project
-        .cmd(&["collect", "-q", "--config", bench_path.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, _) = project.run_ok(&["collect", "-q", "--config", bench_path.to_str().unwrap()]);
     assert!(
         stdout.contains("acme / stall"),
         "summary lists every target: {stdout}"
@@ -107,16 +98,13 @@ fn each_fault_class_is_recorded_and_the_run_continues() {
         "every target × scenario × repeat is stored once"
     );
     let outcome_of = |label: &str| -> Vec<String> {
-        let mut stmt = conn
-            .prepare(
-                "SELECT DISTINCT c.outcome FROM conversations c JOIN targets t ON t.id = c.target_id
-                 WHERE t.label = ?1",
-            )
-            .unwrap();
-        stmt.query_map([label], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap()
+        rows(
+            &conn,
+            "SELECT DISTINCT c.outcome FROM conversations c JOIN targets t ON t.id = c.target_id
+             WHERE t.label = ?1",
+            [label],
+            |r| r.get(0),
+        )
     };
     for (model, _, expected) in &cases {
         assert_eq!(

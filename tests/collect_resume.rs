@@ -72,14 +72,12 @@ fn wait_for_conversations(project: &Project, child: &mut Child, n: i64) -> i64 {
 }
 
 fn uids(project: &Project) -> Vec<String> {
-    let conn = project.conn();
-    let mut stmt = conn
-        .prepare("SELECT uid FROM conversations WHERE outcome <> 'interrupted' ORDER BY uid")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    rows(
+        &project.conn(),
+        "SELECT uid FROM conversations WHERE outcome <> 'interrupted' ORDER BY uid",
+        [],
+        |r| r.get(0),
+    )
 }
 
 fn assert_complete_and_sound(project: &Project, before: &[String]) {

@@ -217,18 +217,13 @@ fn launch_order_rotates_across_targets() {
         .cmd(&["collect", "-q", "--config", bench_path.to_str().unwrap()])
         .assert()
         .success();
-    let conn = project.conn();
-    let mut stmt = conn
-        .prepare(
-            "SELECT t.provider, c.scenario, c.repeat FROM conversations c
-             JOIN targets t ON t.id = c.target_id ORDER BY c.started_at, c.id",
-        )
-        .unwrap();
-    let order: Vec<(String, String, i64)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let order: Vec<(String, String, i64)> = rows(
+        &project.conn(),
+        "SELECT t.provider, c.scenario, c.repeat FROM conversations c
+         JOIN targets t ON t.id = c.target_id ORDER BY c.started_at, c.id",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    );
     assert_eq!(order.len(), 12);
     // One conversation at a time: targets take turns, each working through (repeat, scenario).
     for (i, (provider, _, _)) in order.iter().enumerate() {
@@ -259,21 +254,12 @@ fn dry_run_shows_each_request_and_sends_nothing() {
         )
     );
     let bench_path = project.write("bench.toml", &bench);
-    let out = project
-        .cmd(&[
-            "collect",
-            "--dry-run",
-            "--config",
-            bench_path.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (text, _) = project.run_ok(&[
+        "collect",
+        "--dry-run",
+        "--config",
+        bench_path.to_str().unwrap(),
+    ]);
     assert!(
         text.contains("1 targets × 1 scenarios × 3 repeats = 3 conversations, 6 requests"),
         "{text}"

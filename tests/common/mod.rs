@@ -83,6 +83,15 @@ impl Project {
         c
     }
 
+    /// Runs `turnbench ARGS`, asserts it succeeded (showing its stderr if not), and
+    /// returns (stdout, stderr).
+    pub fn run_ok(&self, args: &[&str]) -> (String, String) {
+        let out = self.cmd(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "turnbench {args:?} failed: {stderr}");
+        (String::from_utf8_lossy(&out.stdout).to_string(), stderr)
+    }
+
     pub fn conn(&self) -> Connection {
         Connection::open(self.db()).unwrap()
     }
@@ -112,6 +121,20 @@ pub fn target(provider: &str, model: &str, url: &str, extra: &str) -> String {
     format!(
         "\n[[target]]\nprovider = \"{provider}\"\nmodel = \"{model}\"\nbase_url = \"{url}\"\n{extra}\n"
     )
+}
+
+/// Every row of a query, mapped by `f`.
+pub fn rows<T>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+    f: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+) -> Vec<T> {
+    let mut stmt = conn.prepare(sql).unwrap();
+    stmt.query_map(params, f)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
 }
 
 pub fn count(conn: &Connection, sql: &str) -> i64 {

@@ -221,7 +221,8 @@ impl AnswerAccumulator {
         }
     }
 
-    pub fn has_content_or_finish(&self) -> bool {
+    /// Whether the response said it was done: a finish reason, or `[DONE]`.
+    pub fn saw_finish(&self) -> bool {
         self.finish_reason.is_some() || self.done_ms.is_some()
     }
 }

@@ -280,7 +280,7 @@ impl Client {
         if let Some((outcome, detail)) = &acc.fault {
             turn.outcome = Some(*outcome);
             turn.error = Some(detail.clone());
-        } else if !acc.has_content_or_finish() {
+        } else if !acc.saw_finish() {
             turn.outcome = Some(TurnOutcome::StreamCut);
             turn.error = Some(match transport_error {
                 Some(e) => format!("stream closed before a finish: {e}"),

@@ -184,6 +184,15 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         judge::answer_as_judge(&mut plan, &profile, key, &req.messages);
     }
     let id = format!("mock-{}", st.next_id.fetch_add(1, Ordering::Relaxed));
+    let served = Served {
+        id: id.clone(),
+        fault: plan.fault,
+        nominal_ttft_ms: plan.nominal_ttft_ms,
+        nominal_e2e_ms: plan.end_ms,
+        sent_ttft_ms: None,
+        sent_e2e_ms: None,
+        auth,
+    };
 
     let status_fault = match plan.fault {
         Some(Fault::RateLimited) => Some((StatusCode::TOO_MANY_REQUESTS, "rate limit reached")),
@@ -192,15 +201,7 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         _ => None,
     };
     if let Some((status, msg)) = status_fault {
-        st.record(Served {
-            id,
-            fault: plan.fault,
-            nominal_ttft_ms: None,
-            nominal_e2e_ms: 0.0,
-            sent_ttft_ms: None,
-            sent_e2e_ms: None,
-            auth,
-        });
+        st.record(served);
         let mut resp = error_response(status, msg);
         if status != StatusCode::INTERNAL_SERVER_ERROR {
             resp.headers_mut()
@@ -211,15 +212,6 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
 
     let include_usage = req.stream_options.is_some_and(|o| o.include_usage);
     if req.stream {
-        let served = Served {
-            id: id.clone(),
-            fault: plan.fault,
-            nominal_ttft_ms: plan.nominal_ttft_ms,
-            nominal_e2e_ms: plan.end_ms,
-            sent_ttft_ms: None,
-            sent_e2e_ms: None,
-            auth,
-        };
         let sse = stream::SseStream {
             id: &id,
             model: &req.model,
@@ -228,7 +220,7 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         };
         sse.respond(plan, arrived, st.clone(), served)
     } else {
-        whole_response(&st, plan, &profile, id, &req.model, arrived, auth).await
+        whole_response(&st, plan, &profile, served, &req.model, arrived).await
     }
 }
 
@@ -280,20 +272,13 @@ async fn whole_response(
     st: &MockState,
     plan: Plan,
     profile: &Profile,
-    id: String,
+    mut served: Served,
     model: &str,
     arrived: Instant,
-    auth: Option<String>,
 ) -> Response {
-    let mut served = Served {
-        id: id.clone(),
-        fault: plan.fault,
-        nominal_ttft_ms: None,
-        nominal_e2e_ms: plan.end_ms,
-        sent_ttft_ms: None,
-        sent_e2e_ms: None,
-        auth,
-    };
+    // A whole body has no first token to time.
+    served.nominal_ttft_ms = None;
+    let id = served.id.clone();
     if plan.fault == Some(Fault::Stall) {
         tokio::time::sleep(Duration::from_secs_f64(profile.stall_ms / 1000.0)).await;
     }

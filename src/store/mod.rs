@@ -88,11 +88,6 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// `PRAGMA integrity_check` result (`"ok"` when sound).
-pub fn integrity_check(conn: &Connection) -> Result<String, StoreError> {
-    Ok(conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
-}
-
 /// A row's identity from its parts: blake3 over each part's length and bytes (so no two
 /// lists of parts collide by concatenation), 24 hex digits.
 fn content_key(parts: &[&str]) -> String {

@@ -253,7 +253,9 @@ fn generate(suite: &Suite, db: &Path, n: u64) {
                 scenario: Some(suite.scenarios[s].id.clone()),
                 scenario_ref: Some(scenario_refs[s]),
                 repeat: (i / 45) as u32 + 1,
-                outcome: if completed { "completed" } else { "http_5xx" }.into(),
+                outcome: if completed { "completed" } else { "http_5xx" }
+                    .parse()
+                    .expect("known outcome"),
                 started_at: None,
                 ended_at: None,
                 turns,

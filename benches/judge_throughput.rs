@@ -74,7 +74,7 @@ fn fill_store(path: &std::path::Path, conversations: usize) {
                 scenario: Some(format!("scenario-{}", n / targets.len())),
                 scenario_ref: None,
                 repeat: 1,
-                outcome: "completed".into(),
+                outcome: turnbench::outcome::ConversationOutcome::Completed,
                 started_at: None,
                 ended_at: None,
                 turns: (0..3).map(turn).collect(),

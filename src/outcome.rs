@@ -98,17 +98,121 @@ impl FromStr for TurnOutcome {
     }
 }
 
-/// How a conversation ended: `completed`, or the class of the turn that ended it.
-pub fn conversation_outcome(turns: &[(TurnOutcome, bool)]) -> String {
-    for &(outcome, has_text) in turns {
-        if !outcome.lets_conversation_continue(has_text) {
-            return outcome.as_str().to_string();
+/// How a conversation ended. Stored as text: `completed`, `interrupted`, or the class of
+/// the turn that ended it (`timeout`, `truncated`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ConversationOutcome {
+    /// Every turn answered (`ok`, or `truncated` with visible text).
+    Completed,
+    /// A turn failed; the conversation stopped there. Never `Ok` or `Interrupted`.
+    Failed(TurnOutcome),
+    /// Stopped by Ctrl-C before it ended; `collect --resume` runs the slot again.
+    Interrupted,
+}
+
+impl ConversationOutcome {
+    /// How a conversation whose turns ended like this ended: the first turn that does not
+    /// let it continue decides; no turn at all means it was interrupted before its first.
+    pub fn from_turns(turns: &[(TurnOutcome, bool)]) -> ConversationOutcome {
+        for &(outcome, has_text) in turns {
+            if !outcome.lets_conversation_continue(has_text) {
+                return ConversationOutcome::from_turn(outcome);
+            }
+        }
+        if turns.is_empty() {
+            ConversationOutcome::Interrupted
+        } else {
+            ConversationOutcome::Completed
         }
     }
-    if turns.is_empty() {
-        TurnOutcome::Interrupted.as_str().to_string()
-    } else {
-        "completed".to_string()
+
+    /// The outcome of a conversation that a turn with this outcome ended.
+    pub fn from_turn(outcome: TurnOutcome) -> ConversationOutcome {
+        match outcome {
+            TurnOutcome::Ok => ConversationOutcome::Completed,
+            TurnOutcome::Interrupted => ConversationOutcome::Interrupted,
+            failed => ConversationOutcome::Failed(failed),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConversationOutcome::Completed => "completed",
+            ConversationOutcome::Interrupted => "interrupted",
+            ConversationOutcome::Failed(t) => t.as_str(),
+        }
+    }
+
+    pub fn is_completed(self) -> bool {
+        self == ConversationOutcome::Completed
+    }
+
+    /// The turn class that ended it, for a failed conversation.
+    pub fn failure(self) -> Option<TurnOutcome> {
+        match self {
+            ConversationOutcome::Failed(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ConversationOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for ConversationOutcome {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "completed" => Ok(ConversationOutcome::Completed),
+            "ok" => Err(
+                "\"ok\" is a turn's outcome; a conversation that ended well is \"completed\""
+                    .to_string(),
+            ),
+            _ => s
+                .parse::<TurnOutcome>()
+                .map(ConversationOutcome::from_turn)
+                .map_err(|_| {
+                    let names: Vec<_> = TurnOutcome::ALL[1..].iter().map(|o| o.as_str()).collect();
+                    format!(
+                        "unknown outcome {s:?}; expected completed, or the class of the turn that \
+                     ended it: {}",
+                        names.join(", ")
+                    )
+                }),
+        }
+    }
+}
+
+impl rusqlite::types::ToSql for ConversationOutcome {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for ConversationOutcome {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        value
+            .as_str()?
+            .parse()
+            .map_err(|e: String| rusqlite::types::FromSqlError::Other(e.into()))
+    }
+}
+
+impl rusqlite::types::ToSql for TurnOutcome {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for TurnOutcome {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        value
+            .as_str()?
+            .parse()
+            .map_err(|e: String| rusqlite::types::FromSqlError::Other(e.into()))
     }
 }
 
@@ -126,20 +230,27 @@ mod tests {
 
     #[test]
     fn truncated_with_text_completes() {
+        use ConversationOutcome as C;
         use TurnOutcome::*;
-        assert_eq!(
-            conversation_outcome(&[(Ok, true), (Truncated, true)]),
-            "completed"
-        );
-        assert_eq!(
-            conversation_outcome(&[(Ok, true), (Truncated, false)]),
-            "truncated"
-        );
-        assert_eq!(
-            conversation_outcome(&[(Ok, true), (Timeout, false)]),
-            "timeout"
-        );
-        assert_eq!(conversation_outcome(&[]), "interrupted");
+        let of = C::from_turns;
+        assert_eq!(of(&[(Ok, true), (Truncated, true)]), C::Completed);
+        assert_eq!(of(&[(Ok, true), (Truncated, false)]), C::Failed(Truncated));
+        assert_eq!(of(&[(Ok, true), (Timeout, false)]), C::Failed(Timeout));
+        assert_eq!(of(&[(Ok, true), (Interrupted, false)]), C::Interrupted);
+        assert_eq!(of(&[]), C::Interrupted);
+    }
+
+    #[test]
+    fn conversation_names_round_trip() {
+        for o in TurnOutcome::ALL {
+            let c = ConversationOutcome::from_turn(o);
+            assert_eq!(c.as_str().parse::<ConversationOutcome>().unwrap(), c);
+        }
+        assert_eq!(ConversationOutcome::Completed.as_str(), "completed");
+        let err = "ok".parse::<ConversationOutcome>().unwrap_err();
+        assert!(err.contains("completed"), "{err}");
+        let err = "fine".parse::<ConversationOutcome>().unwrap_err();
+        assert!(err.contains("stream_cut"), "{err}");
     }
 
     #[test]

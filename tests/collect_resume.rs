@@ -201,6 +201,34 @@ fn ctrl_c_drains_flushes_and_resume_finishes() {
         ),
         interrupted
     );
+    // ... each superseded by the conversation that redid its slot: one counts per slot.
+    let conn = project.conn();
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM conversations o JOIN conversations n ON n.id = o.superseded_by
+             WHERE o.outcome = 'interrupted' AND n.outcome <> 'interrupted'
+               AND (n.run_id, n.target_id, n.scenario, n.repeat)
+                 = (o.run_id, o.target_id, o.scenario, o.repeat)"
+        ),
+        interrupted
+    );
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM conversation_facts WHERE counts AND outcome = 'interrupted'"
+        ),
+        0
+    );
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM (SELECT 1 FROM conversation_facts WHERE counts
+             GROUP BY run_id, target_id, scenario, repeat HAVING COUNT(*) > 1)"
+        ),
+        0,
+        "every slot counts once"
+    );
 }
 
 #[test]

@@ -495,7 +495,7 @@ async fn each_judge_failure_ends_as_specified_without_a_score() {
     // The judge's failures never touch the conversations.
     assert_eq!(snapshot(&fx), before);
 
-    // Judge errors are retried by the next run (the old rows stay); unparseable is final.
+    // Failed judgments are not results: the next run asks again (the old rows stay).
     let sent_before = fx.judge_requests().len() as i64;
     let again = fx
         .judge(
@@ -518,8 +518,12 @@ async fn each_judge_failure_ends_as_specified_without_a_score() {
             &[],
         )
         .await;
-    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
-    assert_eq!(fx.judge_requests().len() as i64, sent_before);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert_eq!(fx.judge_requests().len() as i64 - sent_before, sampled * 3);
+    assert_eq!(
+        fx.count("SELECT COUNT(*) FROM judgments WHERE judge_id = 'mock-judge-badjson'"),
+        sampled * 2
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

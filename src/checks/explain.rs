@@ -46,7 +46,7 @@ pub fn explain(db: &Path, checks_dir: &Path, key: &str) -> Result<String, CheckE
         |t| format!("{} / {} (model {})", t.provider, t.label, t.model),
     );
 
-    let completed = head.outcome == "completed";
+    let completed = head.outcome.is_completed();
     let answers = if completed {
         conversation_answers(&conn, head.id)?
     } else {
@@ -83,7 +83,7 @@ pub fn explain(db: &Path, checks_dir: &Path, key: &str) -> Result<String, CheckE
                 let (passed, detail) = if completed {
                     check.judge(&live)
                 } else {
-                    (None, not_completed(&head.outcome, head.turn_count))
+                    (None, not_completed(head.outcome, head.turn_count))
                 };
                 (passed, detail, "  (not stored yet)")
             }

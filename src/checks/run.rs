@@ -28,11 +28,13 @@ use super::definition::{CheckSet, Tag};
 use super::evaluate::Answers;
 use super::lint::scope_errors;
 use crate::config::{ConfigError, Scenario};
+use crate::outcome::ConversationOutcome;
 use crate::store::StoreError;
 use crate::store::checks::{
     CheckDefinitionRecord, CheckResultRecord, ConversationHead, answers_between,
     conversation_heads_after, conversations_by_scenario, finish_check_run, insert_check_results,
-    insert_check_run, results_between, target_names, upsert_check_definition,
+    insert_check_run, link_check_definition, results_between, target_names,
+    upsert_check_definition,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -168,7 +170,7 @@ struct Pending {
     id: i64,
     target_id: i64,
     set: usize,
-    outcome: String,
+    outcome: ConversationOutcome,
     turn_count: u32,
     /// Indexes into the set's checks.
     missing: Vec<usize>,
@@ -221,7 +223,7 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
 
     let mut conn = crate::store::open(&opts.db)?;
     let check_run_id = insert_check_run(&conn, &opts.checks_dir.display().to_string())?;
-    let defs = store_definitions(&mut conn, &sets)?;
+    let defs = store_definitions(&mut conn, check_run_id, &sets)?;
 
     let mut to_check = 0;
     let mut without_checks = 0;
@@ -334,8 +336,13 @@ fn validate_against_scenarios(
     }
 }
 
-/// Stores every current definition (new ones get a row; known ones keep theirs).
-fn store_definitions(conn: &mut Connection, sets: &[CheckSet]) -> Result<Definitions, StoreError> {
+/// Stores every current definition (new ones get a row; known ones keep theirs) and links
+/// each to this check run, which makes them the current definitions of their scenarios.
+fn store_definitions(
+    conn: &mut Connection,
+    check_run_id: i64,
+    sets: &[CheckSet],
+) -> Result<Definitions, StoreError> {
     let tx = conn.transaction()?;
     let mut ids = Vec::with_capacity(sets.len());
     let mut current = HashMap::new();
@@ -356,6 +363,7 @@ fn store_definitions(conn: &mut Connection, sets: &[CheckSet]) -> Result<Definit
                     definition_json: &json,
                 },
             )?;
+            link_check_definition(&tx, check_run_id, id)?;
             set_ids.push(id);
             current.insert(id, (s, c));
         }
@@ -426,7 +434,7 @@ fn read_pages(
         for (i, head) in heads.iter().enumerate() {
             let Some(s) = sets_of[i] else { continue };
             totals.conversations += 1;
-            let complete = head.outcome == "completed";
+            let complete = head.outcome.is_completed();
             if !complete {
                 totals.incomplete += 1;
             }
@@ -441,14 +449,14 @@ fn read_pages(
                 id: head.id,
                 target_id: head.target_id,
                 set: s,
-                outcome: head.outcome.clone(),
+                outcome: head.outcome,
                 turn_count: head.turn_count,
                 missing,
                 answers: Vec::new(),
             });
         }
         // Conversations with nothing missing cost no answer reads.
-        let needs_answers = |p: &Pending| p.outcome == "completed";
+        let needs_answers = |p: &Pending| p.outcome.is_completed();
         if let (Some(lo), Some(hi)) = (
             pending.iter().find(|p| needs_answers(p)).map(|p| p.id),
             pending
@@ -511,8 +519,8 @@ fn evaluate_page(sets: &[CheckSet], defs: &Definitions, page: Vec<Pending>) -> B
     for p in &page {
         let set = &sets[p.set];
         let ids = &defs.ids[p.set];
-        if p.outcome != "completed" {
-            let reason = not_completed(&p.outcome, p.turn_count);
+        if !p.outcome.is_completed() {
+            let reason = not_completed(p.outcome, p.turn_count);
             for &c in &p.missing {
                 batch.rows.push(CheckResultRecord {
                     conversation_id: p.id,
@@ -541,7 +549,7 @@ fn evaluate_page(sets: &[CheckSet], defs: &Definitions, page: Vec<Pending>) -> B
 }
 
 /// Why the checks of a conversation that did not complete are not scored.
-pub fn not_completed(outcome: &str, turns: u32) -> String {
+pub fn not_completed(outcome: ConversationOutcome, turns: u32) -> String {
     format!("not scored: the conversation did not complete ({outcome}; {turns} turns stored)")
 }
 
@@ -595,7 +603,7 @@ mod tests {
 
     #[test]
     fn not_completed_names_the_outcome() {
-        let reason = not_completed("http_5xx", 3);
+        let reason = not_completed("http_5xx".parse().unwrap(), 3);
         assert!(reason.contains("did not complete (http_5xx; 3 turns stored)"));
     }
 }

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use super::schedule::{Job, pause_ms};
 use super::{RunContext, Stop};
 use crate::client::Endpoint;
-use crate::outcome::{TurnOutcome, conversation_outcome};
+use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::now_rfc3339;
 use crate::store::records::{ConversationRecord, Message, TurnRecord};
 
@@ -90,9 +90,9 @@ pub(super) async fn run_conversation(
         .iter()
         .map(|t| (t.outcome(), t.has_visible_text()))
         .collect();
-    let mut outcome = conversation_outcome(&summary);
-    if interrupted && outcome == "completed" {
-        outcome = TurnOutcome::Interrupted.as_str().to_string();
+    let mut outcome = ConversationOutcome::from_turns(&summary);
+    if interrupted && outcome.is_completed() {
+        outcome = ConversationOutcome::Interrupted;
     }
     let target_id = ctx.target_ids[job.target];
     ConversationRecord {

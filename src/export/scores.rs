@@ -6,20 +6,16 @@ use rusqlite::Connection;
 
 use crate::exchange::{CheckLine, JudgmentLine};
 
-/// Each check's newest stored result for the conversation: when a check was edited, the
-/// result of its latest definition (older ones stay in the store as history).
+/// The conversation's current check results (`current_check_results`): when a check was
+/// edited, the result of the definition the newest check run loaded (older ones stay in
+/// the store as history).
 pub(super) fn checks_for(
     conn: &Connection,
     conversation_id: i64,
 ) -> rusqlite::Result<Vec<CheckLine>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT d.check_id, d.tag, r.passed, r.detail
-         FROM check_results r JOIN check_definitions d ON d.id = r.definition_id
-         WHERE r.conversation_id = ?1
-           AND d.id = (SELECT MAX(d2.id) FROM check_results r2
-                       JOIN check_definitions d2 ON d2.id = r2.definition_id
-                       WHERE r2.conversation_id = r.conversation_id AND d2.check_id = d.check_id)
-         ORDER BY d.check_id",
+        "SELECT check_id, tag, passed, detail FROM current_check_results
+         WHERE conversation_id = ?1 ORDER BY check_id",
     )?;
     stmt.query_map([conversation_id], |r| {
         Ok(CheckLine {
@@ -32,9 +28,9 @@ pub(super) fn checks_for(
     .collect()
 }
 
-/// The current judgment per (conversation, judgment key): the newest row, so a
-/// `judge_error` that a later run retried successfully is not exported. `rubric` is
-/// `id@version`, since an edited rubric is a new version with its own judgments.
+/// The conversation's current judgments (`current_judgments`), so a `judge_error` that a
+/// later run retried successfully is not exported. `rubric` is `id@version`, since an
+/// edited rubric is a new version with its own judgments.
 pub(super) fn judgments_for(
     conn: &Connection,
     conversation_id: i64,
@@ -42,11 +38,8 @@ pub(super) fn judgments_for(
     let mut stmt = conn.prepare_cached(
         "SELECT rubric_id || '@' || rubric_version, judge_id, replicate, status, scores,
                 completed, rationale
-         FROM judgments j
-         WHERE conversation_id = ?1
-           AND id = (SELECT MAX(id) FROM judgments k
-                     WHERE k.conversation_id = j.conversation_id AND k.key = j.key)
-         ORDER BY rubric_id, rubric_version, judge_id, replicate",
+         FROM current_judgments WHERE conversation_id = ?1
+         ORDER BY rubric_id, rubric_version, judge_id, simulated, replicate",
     )?;
     stmt.query_map([conversation_id], |r| {
         let scores: Option<String> = r.get(4)?;
@@ -98,6 +91,7 @@ mod tests {
                VALUES (1, 's', 'json-valid', 'h1', 'json_valid', 'json_validity', '{}', 't'),
                       (2, 's', 'no-old-date', 'h2', 'not_contains', 'superseded_instruction', '{}', 't'),
                       (3, 's', 'json-valid', 'h3', 'json_valid', 'json_validity', '{}', 't');
+             INSERT INTO check_run_definitions (check_run_id, definition_id) VALUES (1, 2), (1, 3);
              INSERT INTO check_results (conversation_id, definition_id, passed, detail, check_run_id)
                VALUES (1, 1, 0, 'old definition failed', 1),
                       (1, 2, NULL, 'not scored', 1),

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use crate::exchange::{ConversationLine, MessageLine, Object, Role, TimingLine, UsageLine};
-use crate::outcome::{TurnOutcome, conversation_outcome};
+use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::records::{ConversationRecord, Message, TurnRecord, Usage};
 
 /// What is wrong with a line. `field` is a JSON path, empty for the line as a whole.
@@ -249,17 +249,17 @@ pub fn prepare(
         .iter()
         .map(|t| (t.outcome(), t.has_visible_text()))
         .collect();
-    let derived = conversation_outcome(&summary);
+    let derived = ConversationOutcome::from_turns(&summary);
     let outcome = match given_outcome {
         None => derived,
         Some(given) => {
             if let Some((j, failed, _)) = ended
-                && given != failed.as_str()
+                && given != ConversationOutcome::from_turn(failed)
             {
                 return Err(LineProblem::new(
                     "outcome",
                     format!(
-                        "{given:?}, but messages[{j}] ended the conversation with {failed}; \
+                        "\"{given}\", but messages[{j}] ended the conversation with {failed}; \
                          the conversation's outcome is the class of the turn that ended it"
                     ),
                 ));
@@ -298,36 +298,9 @@ pub fn prepare(
     })
 }
 
-fn parse_conversation_outcome(s: &str) -> Result<String, LineProblem> {
-    match s {
-        "completed" => Ok(s.to_string()),
-        "ok" => Err(LineProblem::new(
-            "outcome",
-            "\"ok\" is a turn's outcome; a conversation that ended well is \"completed\"",
-        )),
-        _ => s
-            .parse::<TurnOutcome>()
-            .map(|o| o.as_str().to_string())
-            .map_err(|_| {
-                LineProblem::new(
-                    "outcome",
-                    format!(
-                        "unknown outcome {s:?}; expected completed, or the class of the turn that \
-                     ended it: {}",
-                        failure_names()
-                    ),
-                )
-            }),
-    }
-}
-
-fn failure_names() -> String {
-    TurnOutcome::ALL
-        .iter()
-        .filter(|o| **o != TurnOutcome::Ok)
-        .map(|o| o.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+fn parse_conversation_outcome(s: &str) -> Result<ConversationOutcome, LineProblem> {
+    s.parse()
+        .map_err(|e: String| LineProblem::new("outcome", e))
 }
 
 fn prepare_turn(i: usize, m: MessageLine, prompt: Vec<Message>) -> Result<TurnRecord, LineProblem> {
@@ -506,7 +479,7 @@ mod tests {
         assert_eq!(c.record.uid, "c1");
         assert_eq!((c.provider.as_str(), c.label.as_str()), ("acme", "m1"));
         assert_eq!(c.repeat, Some(2));
-        assert_eq!(c.record.outcome, "completed");
+        assert_eq!(c.record.outcome.as_str(), "completed");
         assert_eq!(c.record.turns.len(), 2);
         assert_eq!(
             c.record.turns[0].prompt,
@@ -546,7 +519,7 @@ mod tests {
             {"role":"user","content":"Q2"},
             {"role":"assistant","content":null,"outcome":"rate_limited","http_status":429,"error":"slow down"}]}"#;
         let c = prep(line).unwrap();
-        assert_eq!(c.record.outcome, "rate_limited");
+        assert_eq!(c.record.outcome.as_str(), "rate_limited");
         assert_eq!(c.record.turns[1].answer, None);
         assert_eq!(c.record.turns[1].http_status, Some(429));
     }
@@ -555,18 +528,18 @@ mod tests {
     fn derived_turn_outcomes() {
         let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"cut","finish_reason":"length"},{"role":"user","content":"go on"},{"role":"assistant","content":"more"}]}"#).unwrap();
         assert_eq!(c.record.turns[0].outcome, Some(TurnOutcome::Truncated));
-        assert_eq!(c.record.outcome, "completed");
+        assert_eq!(c.record.outcome.as_str(), "completed");
         let c = prep(
             r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":""}]}"#,
         )
         .unwrap();
-        assert_eq!(c.record.outcome, "empty_answer");
+        assert_eq!(c.record.outcome.as_str(), "empty_answer");
     }
 
     #[test]
     fn given_interrupted_is_kept() {
         let c = prep(r#"{"outcome":"interrupted","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#).unwrap();
-        assert_eq!(c.record.outcome, "interrupted");
+        assert_eq!(c.record.outcome.as_str(), "interrupted");
     }
 
     #[test]

@@ -5,15 +5,18 @@
 //!
 //! [`insert_conversation`]: super::write::insert_conversation
 
-use rusqlite::{CachedStatement, Connection, params};
+use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 
 use super::StoreError;
 use super::records::{ConversationRecord, encode_offsets};
+use crate::outcome::ConversationOutcome;
 
 pub struct ConversationInserter<'c> {
     conversation: CachedStatement<'c>,
     turn: CachedStatement<'c>,
     attempt: CachedStatement<'c>,
+    supersede_interrupted: CachedStatement<'c>,
+    slot_result: CachedStatement<'c>,
 }
 
 impl<'c> ConversationInserter<'c> {
@@ -38,6 +41,18 @@ impl<'c> ConversationInserter<'c> {
                 "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status,
                      error, e2e_ms, waited_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?,
+            // Both probe small partial indexes (interrupted rows; non-interrupted rows), so
+            // a slot without history costs one index probe, not a scan.
+            supersede_interrupted: conn.prepare_cached(
+                "UPDATE conversations SET superseded_by = ?1
+                 WHERE outcome = 'interrupted' AND run_id = ?2 AND target_id = ?3
+                   AND scenario = ?4 AND repeat = ?5 AND id <> ?1",
+            )?,
+            slot_result: conn.prepare_cached(
+                "SELECT id FROM conversations
+                 WHERE outcome <> 'interrupted' AND run_id = ?1 AND target_id = ?2
+                   AND scenario = ?3 AND repeat = ?4",
             )?,
         })
     }
@@ -110,7 +125,34 @@ impl<'c> ConversationInserter<'c> {
                 a.waited_ms
             ])?;
         }
+        self.supersede(id, c)?;
         Ok(id)
+    }
+
+    /// One conversation counts per slot (run, target, scenario, repeat): the slot's
+    /// non-interrupted result when it has one, else its newest interrupted attempt. Every
+    /// other row of the slot is interrupted history and points at the one that counts.
+    fn supersede(&mut self, id: i64, c: &ConversationRecord) -> Result<(), StoreError> {
+        let Some(scenario) = &c.scenario else {
+            return Ok(()); // a conversation without a scenario is a slot of its own
+        };
+        let slot = params![c.run_id, c.target_id, scenario, c.repeat];
+        let counted = if c.outcome == ConversationOutcome::Interrupted {
+            self.slot_result
+                .query_row(slot, |r| r.get::<_, i64>(0))
+                .optional()?
+                .unwrap_or(id)
+        } else {
+            id
+        };
+        self.supersede_interrupted.execute(params![
+            counted,
+            c.run_id,
+            c.target_id,
+            scenario,
+            c.repeat
+        ])?;
+        Ok(())
     }
 }
 
@@ -184,7 +226,7 @@ mod tests {
             scenario: Some("s".into()),
             scenario_ref: None,
             repeat: 3,
-            outcome: "timeout".into(),
+            outcome: crate::outcome::ConversationOutcome::Failed(TurnOutcome::Timeout),
             started_at: Some("2025-12-01T00:00:00.000Z".into()),
             ended_at: None,
             turns: vec![turn, failed],
@@ -247,5 +289,51 @@ mod tests {
         let rows = dump(&one);
         assert_eq!(rows.len(), 4);
         assert_eq!(dump(&two), rows);
+    }
+
+    #[test]
+    fn one_conversation_counts_per_slot() {
+        use crate::outcome::ConversationOutcome as C;
+        let (_dir, conn, run, target) = store();
+        let insert = |uid: &str, repeat: u32, outcome: C| {
+            let mut c = record(run, target);
+            c.uid = uid.into();
+            c.repeat = repeat;
+            c.outcome = outcome;
+            insert_conversation(&conn, &c).unwrap()
+        };
+        let superseded_by = |id: i64| -> Option<i64> {
+            conn.query_row(
+                "SELECT superseded_by FROM conversations WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        // Interrupted twice, then redone: both interrupted rows point at the result.
+        let a = insert("a", 1, C::Interrupted);
+        let b = insert("b", 1, C::Interrupted);
+        assert_eq!(
+            superseded_by(a),
+            Some(b),
+            "the newer attempt counts meanwhile"
+        );
+        let c = insert("c", 1, C::Completed);
+        assert_eq!((superseded_by(a), superseded_by(b)), (Some(c), Some(c)));
+        assert_eq!(superseded_by(c), None);
+        // An interrupted row stored after its slot's result never displaces it.
+        let d = insert("d", 1, C::Interrupted);
+        assert_eq!((superseded_by(d), superseded_by(c)), (Some(c), None));
+        // Other slots are untouched.
+        let e = insert("e", 2, C::Interrupted);
+        assert_eq!(superseded_by(e), None);
+        let counted: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM conversation_facts WHERE counts",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(counted, 2);
     }
 }

@@ -53,6 +53,21 @@ pub fn upsert_check_definition(
     Ok(conn.last_insert_rowid())
 }
 
+/// Records that a check run loaded this definition: the definitions the newest run that
+/// loaded a scenario's checks file loaded are that scenario's current ones
+/// (`current_check_definitions` in `db/004_read_model.sql`).
+pub fn link_check_definition(
+    conn: &Connection,
+    check_run_id: i64,
+    definition_id: i64,
+) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO check_run_definitions (check_run_id, definition_id) VALUES (?1, ?2)",
+    )?
+    .execute([check_run_id, definition_id])?;
+    Ok(())
+}
+
 /// Starts a `check` run; its id stamps every result it writes (the results' "when").
 pub fn insert_check_run(conn: &Connection, checks_dir: &str) -> Result<i64, StoreError> {
     conn.execute(
@@ -115,8 +130,7 @@ pub struct ConversationHead {
     pub scenario: Option<String>,
     pub target_id: i64,
     pub repeat: u32,
-    /// `completed`, `interrupted`, or the class of the turn that ended it.
-    pub outcome: String,
+    pub outcome: crate::outcome::ConversationOutcome,
     pub turn_count: u32,
 }
 
@@ -347,7 +361,7 @@ mod tests {
                 scenario: Some("demo".into()),
                 scenario_ref: None,
                 repeat: 1,
-                outcome: outcome.into(),
+                outcome: outcome.parse().unwrap(),
                 started_at: None,
                 ended_at: None,
                 turns: answers
@@ -446,7 +460,7 @@ mod tests {
         let mut page = Vec::new();
         conversation_heads_after(&conn, 0, 2, &mut page).unwrap();
         assert_eq!(page.iter().map(|h| h.id).collect::<Vec<_>>(), [a, b]);
-        assert_eq!(page[1].outcome, "timeout");
+        assert_eq!(page[1].outcome.as_str(), "timeout");
         page.clear();
         conversation_heads_after(&conn, b, 2, &mut page).unwrap();
         assert_eq!(page.iter().map(|h| h.id).collect::<Vec<_>>(), [c]);

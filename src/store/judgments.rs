@@ -209,7 +209,7 @@ pub fn upsert_judge(conn: &Connection, j: &NewJudge) -> Result<i64, StoreError> 
 /// (conversation id, key) of every judgment that is final (`ok` or `unparseable`).
 pub fn final_keys(conn: &Connection) -> Result<HashSet<(i64, String)>, StoreError> {
     let mut stmt =
-        conn.prepare("SELECT conversation_id, key FROM judgments WHERE status <> 'judge_error'")?;
+        conn.prepare("SELECT conversation_id, key FROM judgments WHERE status = 'ok'")?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
@@ -263,17 +263,21 @@ pub struct JudgmentRecord {
     pub seq: u32,
 }
 
-/// Writes a judgment; a final one already stored for the same key wins (returns false).
+/// Writes a judgment; a scored (`ok`) one already stored for the same key wins (returns
+/// false). Unparseable and failed judgments are not results: they are kept as history and
+/// the key is asked again by the next run.
 pub fn insert_judgment(conn: &Connection, j: &JudgmentRecord) -> Result<bool, StoreError> {
     let mut stmt = conn.prepare_cached(
-        "INSERT OR IGNORE INTO judgments (key, conversation_id, rubric_ref, judge_ref, rubric_id,
+        "INSERT INTO judgments (key, conversation_id, rubric_ref, judge_ref, rubric_id,
             rubric_version, judge_id, replicate, label, status, scores, completed, rationale,
             raw_output, error, asks, attempts, http_status, latency_ms, prompt_tokens,
             completion_tokens, simulated, invocation, seq, created_at)
-         VALUES (:key, :conv, :rubric_ref, :judge_ref, :rubric_id, :rubric_version, :judge_id,
+         SELECT :key, :conv, :rubric_ref, :judge_ref, :rubric_id, :rubric_version, :judge_id,
             :replicate, :label, :status, :scores, :completed, :rationale, :raw, :error, :asks,
             :attempts, :http_status, :latency, :prompt_tokens, :completion_tokens, :simulated,
-            :invocation, :seq, :now)",
+            :invocation, :seq, :now
+         WHERE NOT EXISTS (SELECT 1 FROM judgments
+                           WHERE conversation_id = :conv AND key = :key AND status = 'ok')",
     )?;
     let scores = j
         .scores
@@ -333,15 +337,12 @@ pub struct JudgmentRow {
     pub simulated: bool,
 }
 
-/// Every judgment's latest row per (conversation, key), in storage order.
+/// Every current judgment (`current_judgments`), in storage order.
 pub fn read_judgments(conn: &Connection) -> Result<Vec<JudgmentRow>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT conversation_id, rubric_id, rubric_version, judge_id, replicate, status, scores,
                 completed, rationale, simulated
-         FROM judgments j
-         WHERE id = (SELECT MAX(id) FROM judgments k
-                     WHERE k.conversation_id = j.conversation_id AND k.key = j.key)
-         ORDER BY id",
+         FROM current_judgments ORDER BY judgment_id",
     )?;
     let rows = stmt.query_map([], |r| {
         let scores: Option<String> = r.get(6)?;
@@ -431,21 +432,23 @@ mod tests {
     }
 
     #[test]
-    fn errors_are_retried_but_final_judgments_are_kept_once() {
+    fn failures_are_retried_but_scored_judgments_are_kept_once() {
         let (_dir, conn) = store_with_conversation();
         assert!(insert_judgment(&conn, &record(1, "k", JudgmentStatus::JudgeError)).unwrap());
+        assert!(insert_judgment(&conn, &record(1, "k", JudgmentStatus::Unparseable)).unwrap());
         assert!(final_keys(&conn).unwrap().is_empty());
         assert!(insert_judgment(&conn, &record(1, "k", JudgmentStatus::Ok)).unwrap());
         assert!(!insert_judgment(&conn, &record(1, "k", JudgmentStatus::Unparseable)).unwrap());
+        assert!(!insert_judgment(&conn, &record(1, "k", JudgmentStatus::Ok)).unwrap());
         assert_eq!(
             final_keys(&conn).unwrap(),
             HashSet::from([(1, "k".to_string())])
         );
-        // Both rows stay; the latest is what reports read.
+        // Every row stays; the scored one is what reports read.
         let n: i64 = conn
             .query_row("SELECT COUNT(*) FROM judgments", [], |r| r.get(0))
             .unwrap();
-        assert_eq!(n, 2);
+        assert_eq!(n, 3);
         let rows = read_judgments(&conn).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].status, "ok");

@@ -11,6 +11,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
     ("001_init", include_str!("../../db/001_init.sql")),
     ("002_judgments", include_str!("../../db/002_judgments.sql")),
     ("003_checks", include_str!("../../db/003_checks.sql")),
+    (
+        "004_read_model",
+        include_str!("../../db/004_read_model.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::outcome::TurnOutcome;
+use crate::outcome::{ConversationOutcome, TurnOutcome};
 
 /// A visible chat message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,8 +84,7 @@ pub struct ConversationRecord {
     pub scenario: Option<String>,
     pub scenario_ref: Option<i64>,
     pub repeat: u32,
-    /// `completed`, `interrupted`, or the class of the turn that ended it.
-    pub outcome: String,
+    pub outcome: ConversationOutcome,
     pub started_at: Option<String>,
     pub ended_at: Option<String>,
     pub turns: Vec<TurnRecord>,
@@ -97,7 +96,7 @@ pub struct ConversationRecord {
 impl ConversationRecord {
     /// Sum of the turns' E2E; only for completed conversations with every E2E known.
     pub fn latency_ms(&self) -> Option<f64> {
-        if self.outcome != "completed" {
+        if !self.outcome.is_completed() {
             return None;
         }
         self.turns.iter().map(|t| t.e2e_ms).sum()
@@ -138,7 +137,7 @@ mod tests {
             scenario: None,
             scenario_ref: None,
             repeat: 1,
-            outcome: "completed".into(),
+            outcome: ConversationOutcome::Completed,
             started_at: None,
             ended_at: None,
             turns: vec![turn(Some(10.0)), turn(Some(5.5))],
@@ -149,7 +148,7 @@ mod tests {
         c.turns.push(turn(None));
         assert_eq!(c.latency_ms(), None);
         c.turns.pop();
-        c.outcome = "timeout".into();
+        c.outcome = ConversationOutcome::Failed(TurnOutcome::Timeout);
         assert_eq!(c.latency_ms(), None);
     }
 }

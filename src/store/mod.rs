@@ -6,6 +6,7 @@
 
 pub mod bulk;
 pub mod checks;
+pub mod facts;
 pub mod judgments;
 mod migrate;
 pub mod read;
@@ -62,6 +63,14 @@ pub enum StoreError {
     Sql(#[from] rusqlite::Error),
     #[error("store writer stopped: {0}")]
     WriterGone(String),
+    #[error("conversation {uid}: stored {column} is unreadable ({problem}); the store is damaged")]
+    Corrupt {
+        uid: String,
+        column: &'static str,
+        problem: String,
+    },
+    #[error("--run {run}: no run with this id or name in the store\n  fix: use one of: {known}")]
+    NoSuchRun { run: String, known: String },
 }
 
 /// Opens (creating if needed) and upgrades a store.
@@ -75,6 +84,21 @@ pub fn open(path: &Path) -> Result<Connection, StoreError> {
         source,
     })?;
     migrate::apply(&mut conn, path)?;
+    Ok(conn)
+}
+
+/// Opens an existing store to read only, for a reader thread beside a connection that
+/// [`open`] already brought up to date.
+pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|source| StoreError::Open {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
     Ok(conn)
 }
 

@@ -129,11 +129,14 @@ JOIN check_definitions d ON d.id = l.definition_id AND d.scenario = n.scenario;
 -- current_check_results: the stored results of current definitions. `passed` NULL: not
 -- scored (the conversation did not complete); a conversation with no row for a current
 -- definition has not been checked against it yet.
+-- (`IN (SELECT …)` is evaluated once, as a small list: joining the view directly would let
+-- SQLite re-run its grouping for every one of millions of results.)
 CREATE VIEW current_check_results AS
-SELECT r.conversation_id, d.definition_id, d.scenario, d.check_id, d.kind, d.tag,
+SELECT r.conversation_id, d.id AS definition_id, d.scenario, d.check_id, d.kind, d.tag,
        r.passed, r.detail, r.check_run_id
 FROM check_results r
-JOIN current_check_definitions d ON d.definition_id = r.definition_id;
+JOIN check_definitions d ON d.id = r.definition_id
+WHERE r.definition_id IN (SELECT definition_id FROM current_check_definitions);
 
 -- current_judgments: per (conversation, rubric, judge, replicate) the judgment that counts.
 -- Current rubric: its highest version. Current judge: for each judge id, real and

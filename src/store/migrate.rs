@@ -20,9 +20,9 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let found: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(|source| StoreError::NotAStore {
+        .map_err(|error| StoreError::NotAStore {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
     let supported = MIGRATIONS.len() as i64;
     if found > supported {
@@ -60,7 +60,7 @@ pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
                 )
             })
             .and_then(|_| tx.pragma_update(None, "user_version", i as i64 + 1))
-            .map_err(|source| StoreError::Migration { name, source })?;
+            .map_err(|error| StoreError::Migration { name, error })?;
         tx.commit()?;
     }
     Ok(())

@@ -380,7 +380,7 @@ fn a_failed_reask_keeps_the_earlier_raw_answer() {
     let calls = Arc::new(AtomicUsize::new(0));
     let seen = calls.clone();
     let server = Scripted::start(move |_| {
-        if seen.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+        if seen.fetch_add(1, Ordering::SeqCst).is_multiple_of(2) {
             let body = serde_json::json!({
                 "choices": [{"message": {"role": "assistant", "content": "I think it was fine overall."},
                              "finish_reason": "stop"}]

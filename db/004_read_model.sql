@@ -47,6 +47,8 @@ GROUP BY d.scenario, d.check_id;
 
 -- conversation_facts: every stored conversation with its target and run. `counts` is 1 for
 -- the one conversation that counts for its slot (not superseded), 0 for history.
+-- `simulated` is 1 for targets served by the built-in mock provider (host `builtin-mock`):
+-- their figures are simulated and are labelled so wherever they appear.
 CREATE VIEW conversation_facts AS
 SELECT c.id            AS conversation_id,
        c.uid,
@@ -58,6 +60,7 @@ SELECT c.id            AS conversation_id,
        t.model,
        t.label,
        t.host,
+       IFNULL(t.host, '') = 'builtin-mock' AS simulated,
        t.prices,
        c.scenario,
        c.repeat,

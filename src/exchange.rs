@@ -37,6 +37,10 @@ pub struct ConversationLine {
     /// `completed`, `interrupted`, or the class of the turn that ended it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// Written by export for an interrupted attempt that a later conversation of its slot
+    /// redid: the id of the one that counts. Never read (import works it out again).
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<String>,
     #[serde(deserialize_with = "objects")]
     pub messages: Vec<MessageLine>,
     /// Written by `export --with-scores`; never read (checks and judgments are recomputed).
@@ -205,11 +209,18 @@ pub struct CheckLine {
 pub struct JudgmentLine {
     pub rubric: String,
     pub judge: String,
+    /// A simulated judge (the built-in mock) gave it: never a real score.
+    pub simulated: bool,
     pub replicate: i64,
+    /// `ok`, `unparseable` or `judge_error`; only `ok` carries scores.
     pub status: String,
     pub scores: std::collections::BTreeMap<String, i64>,
     pub completed: Option<bool>,
     pub rationale: Option<String>,
+    /// The judge's last answer as received: why an unparseable judgment is unscored.
+    pub raw_output: Option<String>,
+    /// Why each ask failed, for unparseable and failed judgments.
+    pub error: Option<String>,
 }
 
 impl ConversationLine {

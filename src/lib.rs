@@ -21,6 +21,9 @@
 //! - [`mock`]: the simulated OpenAI-compatible provider, and the mock judge (`mock::judge`).
 //! - [`outcome`]: the turn and conversation outcome vocabulary.
 //! - [`progress`]: progress bars (terminal only, never with `--quiet`).
+//! - [`report`]: `turnbench report`: cells of provider × model with latency, reliability
+//!   and quality, headlines and their intervals (formatted by [`export`]).
+//! - [`stats`]: percentiles, intervals, bootstrap, agreement: pure functions.
 //! - [`tokens`]: visible-token counting (o200k_base).
 pub mod checks;
 pub mod cli;
@@ -35,5 +38,7 @@ pub mod lint;
 pub mod mock;
 pub mod outcome;
 pub mod progress;
+pub mod report;
+pub mod stats;
 pub mod store;
 pub mod tokens;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::Global;
-use crate::export::{ExportFilter, ExportOptions, export_conversations, export_to_file};
+use crate::export::{self, CONVERSATION_FORMATS, ConversationSource, FormatOptions};
+use crate::store::facts::{FactFilter, Selection};
 
 /// What `export` writes; one variant per kind of data.
 #[derive(clap::Subcommand)]
@@ -22,7 +23,8 @@ impl ExportCommand {
     }
 }
 
-/// Conversations in the import format (JSON Lines), oldest first.
+/// Conversations in the import format (JSON Lines), oldest first. Interrupted attempts
+/// that a later conversation redid are included, marked `superseded_by`.
 #[derive(clap::Args)]
 pub struct ConversationsArgs {
     /// Output file (default, or `-`: standard output).
@@ -38,22 +40,18 @@ pub struct ConversationsArgs {
     model: Option<String>,
     #[arg(long)]
     scenario: Option<String>,
-    /// Add each conversation's check results and judgments.
+    /// Add each conversation's current check results and judgments (with the judge,
+    /// whether it was simulated, its status and its raw answer).
     #[arg(long)]
     with_scores: bool,
+    /// jsonl (the exchange format).
+    #[arg(long, default_value = "jsonl")]
+    format: String,
 }
 
 impl ConversationsArgs {
     pub fn run(self, global: &Global) -> Result<i32> {
-        let opts = ExportOptions {
-            filter: ExportFilter {
-                run: self.run,
-                provider: self.provider,
-                model: self.model,
-                scenario: self.scenario,
-            },
-            with_scores: self.with_scores,
-        };
+        let exporter = export::find(CONVERSATION_FORMATS, &self.format)?;
         let db = global.db.as_path();
         if !db.exists() {
             bail!(
@@ -62,19 +60,25 @@ impl ConversationsArgs {
             );
         }
         let conn = crate::store::open(db)?;
-        let out = self.out.as_deref().filter(|p| *p != Path::new("-"));
-        let summary = match out {
-            Some(path) => export_to_file(&conn, &opts, path)?,
-            None => {
-                let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-                match export_conversations(&conn, &opts, &mut stdout) {
-                    Ok(summary) => summary,
-                    Err(e) if e.is_broken_pipe() => return Ok(0),
-                    Err(e) => return Err(e.into()),
-                }
-            }
+        let filter = FactFilter {
+            run: self.run,
+            provider: self.provider,
+            label: self.model,
+            scenario: self.scenario,
         };
+        let source = ConversationSource {
+            selection: Selection::resolve(&conn, &filter)?,
+            conn,
+            with_scores: self.with_scores,
+        };
+        let format = FormatOptions::default();
+        let out = self.out.as_deref().filter(|p| *p != Path::new("-"));
+        match out {
+            Some(path) => export::write_file(exporter, &source, &format, path)?,
+            None => export::write_stdout(exporter, &source, &format)?,
+        }
         if !global.quiet {
+            let summary = source.count()?;
             eprintln!(
                 "exported {} conversations ({} turns){}",
                 summary.conversations,

@@ -11,6 +11,7 @@ pub mod import;
 pub mod judge;
 pub mod lint;
 pub mod mock;
+pub mod report;
 
 use std::path::PathBuf;
 
@@ -51,6 +52,7 @@ pub enum Command {
     Lint(lint::LintArgs),
     Mock(mock::MockArgs),
     Import(import::ImportArgs),
+    Report(report::ReportArgs),
     /// Write stored data out.
     #[command(subcommand)]
     Export(export::ExportCommand),
@@ -69,6 +71,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Lint(args) => args.run(&global),
         Command::Mock(args) => args.run(&global).await,
         Command::Import(args) => args.run(&global),
+        Command::Report(args) => args.run(&global),
         Command::Export(cmd) => cmd.run(&global),
     }
 }

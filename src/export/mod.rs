@@ -1,63 +1,91 @@
-//! `turnbench export conversations`: stored conversations in the exchange format, one line
-//! each, streamed from one query in (conversation, turn) order, so memory holds one
-//! conversation at a time. What import reads, export writes: a round trip keeps them.
+//! Output formats: each one only formats data it is handed, behind one small trait.
 //!
-//! Each turn becomes its prompt messages followed by its assistant message; messages after
-//! the last answer (`trailing`) close the line. Not in the format, so not exported:
-//! attempts, pauses, start offsets, request ids, chunk offsets, visible-token counts.
+//! - Report formats ([`REPORT_FORMATS`]): `terminal`, `md`, `csv`, `json`, `html` — what
+//!   `turnbench report --format` writes from a computed [`Report`].
+//! - Conversation formats ([`CONVERSATION_FORMATS`]): `jsonl`, the exchange format that
+//!   `turnbench export conversations` streams and `turnbench import` reads.
+//!
+//! Adding a format is one file with one `Exporter` impl plus one line in a registry. The
+//! maths lives in `crate::report` and `crate::stats`; the reading in `crate::store::facts`.
+//! Text from users' files (provider, model, scenario names, answers) is rendered inert by
+//! every format: escaped in HTML and Markdown, neutralised against formula injection in
+//! CSV, control characters made visible on a terminal.
 
-mod scores;
+pub mod conversations;
+mod csv;
+mod html;
+mod json;
+mod markdown;
+mod svg;
+pub mod table;
+mod terminal;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use rusqlite::{Connection, Row, named_params};
-
-use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine, UsageLine};
+use crate::report::model::Report;
 use crate::store::StoreError;
-use crate::store::records::Message;
+pub use conversations::ConversationSource;
 
-/// Which conversations to export; every filter given must match.
-#[derive(Debug, Clone, Default)]
-pub struct ExportFilter {
-    /// A run id (a number) or a run name (every run of that name).
-    pub run: Option<String>,
-    pub provider: Option<String>,
-    /// The model label (what cells group by).
-    pub model: Option<String>,
-    pub scenario: Option<String>,
+/// One output format for one kind of data `D`.
+pub trait Exporter<D: ?Sized>: Sync {
+    /// The name `--format` takes.
+    fn name(&self) -> &'static str;
+    /// What a user reads in `--help`.
+    fn description(&self) -> &'static str;
+    fn write(&self, data: &D, opts: &FormatOptions, out: &mut dyn Write)
+    -> Result<(), ExportError>;
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct ExportOptions {
-    pub filter: ExportFilter,
-    /// Add `checks` and `judgments` to every line.
-    pub with_scores: bool,
+/// Choices that belong to the reader, not to the data.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FormatOptions {
+    /// Only the tables (`--quiet`): no run card, headlines or notes.
+    pub tables_only: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExportSummary {
-    pub conversations: u64,
-    pub turns: u64,
+pub static REPORT_FORMATS: &[&dyn Exporter<Report>] = &[
+    &terminal::Terminal,
+    &markdown::Markdown,
+    &csv::Csv,
+    &json::Json,
+    &html::Html,
+];
+
+pub static CONVERSATION_FORMATS: &[&dyn Exporter<ConversationSource>] = &[&conversations::Jsonl];
+
+/// The exporter of `D` named `name`, or an error listing the names there are.
+pub fn find<'a, D: ?Sized>(
+    registry: &[&'a dyn Exporter<D>],
+    name: &str,
+) -> Result<&'a dyn Exporter<D>, ExportError> {
+    registry
+        .iter()
+        .find(|e| e.name() == name)
+        .copied()
+        .ok_or_else(|| ExportError::UnknownFormat {
+            name: name.to_string(),
+            known: registry
+                .iter()
+                .map(|e| e.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
-    #[error("--run {run}: no run with this id or name in the store\n  fix: use one of: {known}")]
-    NoSuchRun { run: String, known: String },
+    #[error("--format {name}: no such format\n  fix: use one of: {known}")]
+    UnknownFormat { name: String, known: String },
     #[error("{path}: cannot write: {source}", path = .path.display())]
     Create { path: PathBuf, source: io::Error },
-    #[error("writing the export: {0}")]
-    Write(#[source] io::Error),
-    #[error(
-        "conversation {uid}: stored {column} is not valid JSON ({source}); the store is damaged"
-    )]
-    Corrupt {
-        uid: String,
-        column: &'static str,
-        source: serde_json::Error,
-    },
+    #[error("writing the output: {0}")]
+    Write(#[from] io::Error),
+    #[error("writing JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("writing CSV: {0}")]
+    Csv(#[from] ::csv::Error),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -65,80 +93,24 @@ pub enum ExportError {
 impl ExportError {
     /// The reader went away (`| head`): not an error for a command-line tool.
     pub fn is_broken_pipe(&self) -> bool {
-        matches!(self, ExportError::Write(e) if e.kind() == io::ErrorKind::BrokenPipe)
-    }
-}
-
-impl From<rusqlite::Error> for ExportError {
-    fn from(e: rusqlite::Error) -> Self {
-        ExportError::Store(StoreError::Sql(e))
-    }
-}
-
-/// Writes every matching conversation to `out`, one JSON line each, oldest first.
-/// Conversations without any turn (interrupted before their first answer) have nothing
-/// to show and are left out.
-pub fn export_conversations(
-    conn: &Connection,
-    opts: &ExportOptions,
-    out: &mut dyn Write,
-) -> Result<ExportSummary, ExportError> {
-    let f = &opts.filter;
-    let (run_id, run_name) = match &f.run {
-        None => (None, None),
-        Some(run) => resolve_run(conn, run)?,
-    };
-    let mut stmt = conn.prepare(
-        "SELECT c.id, c.uid, t.provider, t.model, t.label, c.scenario, c.repeat, c.outcome,
-                c.trailing,
-                u.prompt, u.answer, u.reasoning, u.finish_reason, u.outcome, u.error,
-                u.http_status, u.ttft_ms, u.ttfa_ms, u.e2e_ms, u.prompt_tokens,
-                u.completion_tokens, u.cached_tokens, u.reasoning_tokens
-         FROM conversations c
-         JOIN targets t ON t.id = c.target_id
-         JOIN turns u ON u.conversation_id = c.id
-         WHERE (:run_id IS NULL OR c.run_id = :run_id)
-           AND (:run_name IS NULL OR c.run_id IN (SELECT id FROM runs WHERE name = :run_name))
-           AND (:provider IS NULL OR t.provider = :provider)
-           AND (:label IS NULL OR t.label = :label)
-           AND (:scenario IS NULL OR c.scenario = :scenario)
-         ORDER BY c.id, u.idx",
-    )?;
-    let mut rows = stmt.query(named_params! {
-        ":run_id": run_id,
-        ":run_name": run_name,
-        ":provider": f.provider,
-        ":label": f.model,
-        ":scenario": f.scenario,
-    })?;
-    let mut summary = ExportSummary::default();
-    let mut current: Option<Pending> = None;
-    while let Some(row) = rows.next()? {
-        let id: i64 = row.get(0)?;
-        if current.as_ref().is_none_or(|p| p.id != id) {
-            if let Some(done) = current.take() {
-                write_line(conn, done, opts.with_scores, out, &mut summary)?;
-            }
-            current = Some(start_line(id, row)?);
+        let pipe = io::ErrorKind::BrokenPipe;
+        match self {
+            ExportError::Write(e) => e.kind() == pipe,
+            ExportError::Json(e) => e.io_error_kind() == Some(pipe),
+            ExportError::Csv(e) => matches!(e.kind(), ::csv::ErrorKind::Io(e) if e.kind() == pipe),
+            _ => false,
         }
-        let pending = current.as_mut().expect("set above");
-        push_turn(pending, row)?;
-        summary.turns += 1;
     }
-    if let Some(done) = current.take() {
-        write_line(conn, done, opts.with_scores, out, &mut summary)?;
-    }
-    out.flush().map_err(ExportError::Write)?;
-    Ok(summary)
 }
 
-/// Exports to a file, written beside it first and renamed at the end, so a failed export
-/// never leaves half a file under the name asked for.
-pub fn export_to_file(
-    conn: &Connection,
-    opts: &ExportOptions,
+/// Writes with `exporter` to `path`, beside it first and renamed at the end, so a failed
+/// export never leaves half a file under the name asked for.
+pub fn write_file<D: ?Sized>(
+    exporter: &dyn Exporter<D>,
+    data: &D,
+    opts: &FormatOptions,
     path: &Path,
-) -> Result<ExportSummary, ExportError> {
+) -> Result<(), ExportError> {
     let mut partial = path.as_os_str().to_owned();
     partial.push(".partial");
     let partial = PathBuf::from(partial);
@@ -148,13 +120,11 @@ pub fn export_to_file(
     };
     let file = File::create(&partial).map_err(create)?;
     let mut out = BufWriter::with_capacity(1 << 16, file);
-    let result = export_conversations(conn, opts, &mut out).and_then(|summary| {
+    let result = exporter.write(data, opts, &mut out).and_then(|()| {
         out.into_inner()
             .map_err(|e| ExportError::Write(e.into_error()))?
-            .sync_all()
-            .map_err(ExportError::Write)?;
-        std::fs::rename(&partial, path).map_err(create)?;
-        Ok(summary)
+            .sync_all()?;
+        std::fs::rename(&partial, path).map_err(create)
     });
     if result.is_err() {
         let _ = std::fs::remove_file(&partial);
@@ -162,252 +132,61 @@ pub fn export_to_file(
     result
 }
 
-/// A run id when `run` is a number, else a run name; an unknown one is an error.
-fn resolve_run(conn: &Connection, run: &str) -> Result<(Option<i64>, Option<String>), ExportError> {
-    let exists: bool = match run.parse::<i64>() {
-        Ok(id) => conn.query_row(
-            "SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?1)",
-            [id],
-            |r| r.get(0),
-        )?,
-        Err(_) => conn.query_row(
-            "SELECT EXISTS(SELECT 1 FROM runs WHERE name = ?1)",
-            [run],
-            |r| r.get(0),
-        )?,
-    };
-    if !exists {
-        let mut stmt =
-            conn.prepare("SELECT id, name, source FROM runs ORDER BY id DESC LIMIT 10")?;
-        let known: Vec<String> = stmt
-            .query_map([], |r| {
-                Ok(format!(
-                    "{} ({}, {})",
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?
-                ))
-            })?
-            .collect::<Result<_, _>>()?;
-        return Err(ExportError::NoSuchRun {
-            run: run.to_string(),
-            known: if known.is_empty() {
-                "(the store has no runs yet)".into()
+/// Writes with `exporter` to standard output; a closed pipe ends it quietly.
+pub fn write_stdout<D: ?Sized>(
+    exporter: &dyn Exporter<D>,
+    data: &D,
+    opts: &FormatOptions,
+) -> Result<(), ExportError> {
+    let mut out = BufWriter::new(io::stdout().lock());
+    match exporter
+        .write(data, opts, &mut out)
+        .and_then(|()| out.flush().map_err(ExportError::from))
+    {
+        Err(e) if e.is_broken_pipe() => Ok(()),
+        other => other,
+    }
+}
+
+/// Text from a user's file, safe on a terminal: control characters (ANSI escapes, carriage
+/// returns, newlines) are shown as `\u{…}` escapes instead of acting.
+pub fn terminal_inert(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return s.into();
+    }
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
             } else {
-                known.join(", ")
-            },
-        });
-    }
-    Ok(match run.parse::<i64>() {
-        Ok(id) => (Some(id), None),
-        Err(_) => (None, Some(run.to_string())),
-    })
-}
-
-/// A conversation being assembled from its rows.
-struct Pending {
-    id: i64,
-    line: ConversationLine,
-    trailing: Option<String>,
-}
-
-fn start_line(id: i64, row: &Row) -> Result<Pending, ExportError> {
-    let model: String = row.get(3)?;
-    let label: String = row.get(4)?;
-    Ok(Pending {
-        id,
-        line: ConversationLine {
-            id: Some(row.get(1)?),
-            provider: Some(row.get(2)?),
-            label: (label != model).then_some(label),
-            model: Some(model),
-            scenario: row.get(5)?,
-            repeat: Some(row.get(6)?),
-            outcome: Some(row.get(7)?),
-            ..Default::default()
-        },
-        trailing: row.get(8)?,
-    })
-}
-
-fn push_turn(p: &mut Pending, row: &Row) -> Result<(), ExportError> {
-    let prompt: String = row.get(9)?;
-    append_messages(&mut p.line, &prompt, "turns.prompt")?;
-    let timing = TimingLine {
-        ttft_ms: row.get(16)?,
-        ttfa_ms: row.get(17)?,
-        e2e_ms: row.get(18)?,
-    };
-    let usage = UsageLine {
-        prompt_tokens: row.get(19)?,
-        completion_tokens: row.get(20)?,
-        cached_tokens: row.get(21)?,
-        reasoning_tokens: row.get(22)?,
-    };
-    p.line.messages.push(MessageLine {
-        role: Role::Assistant,
-        content: row.get(10)?,
-        reasoning: row.get(11)?,
-        finish_reason: row.get(12)?,
-        outcome: Some(row.get(13)?),
-        error: row.get(14)?,
-        http_status: row.get(15)?,
-        timing: (!timing.is_empty()).then_some(timing),
-        usage: (!usage.is_empty()).then_some(usage),
-    });
-    Ok(())
-}
-
-/// Appends stored `[{role, content}]` JSON as messages.
-fn append_messages(
-    line: &mut ConversationLine,
-    json: &str,
-    column: &'static str,
-) -> Result<(), ExportError> {
-    let corrupt = |source| ExportError::Corrupt {
-        uid: line.id.clone().unwrap_or_default(),
-        column,
-        source,
-    };
-    let messages: Vec<Message> = serde_json::from_str(json).map_err(corrupt)?;
-    for m in messages {
-        let role = match m.role.as_str() {
-            "system" => Role::System,
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            other => {
-                return Err(corrupt(serde::de::Error::custom(format!(
-                    "unknown role {other:?}"
-                ))));
+                c.to_string()
             }
-        };
-        line.messages.push(MessageLine::text(role, m.content));
-    }
-    Ok(())
-}
-
-fn write_line(
-    conn: &Connection,
-    mut p: Pending,
-    with_scores: bool,
-    out: &mut dyn Write,
-    summary: &mut ExportSummary,
-) -> Result<(), ExportError> {
-    if let Some(trailing) = p.trailing.take() {
-        append_messages(&mut p.line, &trailing, "conversations.trailing")?;
-    }
-    if with_scores {
-        p.line.checks = Some(scores::checks_for(conn, p.id)?);
-        p.line.judgments = Some(scores::judgments_for(conn, p.id)?);
-    }
-    serde_json::to_writer(&mut *out, &p.line).map_err(|e| ExportError::Write(e.into()))?;
-    out.write_all(b"\n").map_err(ExportError::Write)?;
-    summary.conversations += 1;
-    Ok(())
+        })
+        .collect::<String>()
+        .into()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::{ImportOptions, import_reader};
-
-    const LINES: &str = r#"{"id":"a","provider":"acme","model":"m1","label":"M one","scenario":"s1","repeat":1,"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Q"},{"role":"assistant","content":"A","timing":{"ttft_ms":1.5,"e2e_ms":9}},{"role":"user","content":"bye"}]}
-{"id":"b","provider":"nimbus","model":"m2","scenario":"s2","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"outcome":"timeout","error":"no answer in 30 s"}]}
-"#;
-
-    fn store_with_lines() -> (tempfile::TempDir, Connection) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut conn = crate::store::open(&dir.path().join("t.db")).unwrap();
-        import_reader(
-            &mut conn,
-            Path::new("lines.jsonl"),
-            Box::new(io::Cursor::new(LINES.as_bytes().to_vec())),
-            None,
-            &ImportOptions::default(),
-            &mut |r| panic!("{r}"),
-        )
-        .unwrap();
-        (dir, conn)
-    }
-
-    fn export(conn: &Connection, opts: &ExportOptions) -> String {
-        let mut out = Vec::new();
-        export_conversations(conn, opts, &mut out).unwrap();
-        String::from_utf8(out).unwrap()
-    }
 
     #[test]
-    fn writes_what_was_imported() {
-        let (_dir, conn) = store_with_lines();
-        let text = export(&conn, &ExportOptions::default());
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(
-            lines[0],
-            r#"{"id":"a","provider":"acme","model":"m1","label":"M one","scenario":"s1","repeat":1,"outcome":"completed","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Q"},{"role":"assistant","content":"A","outcome":"ok","timing":{"ttft_ms":1.5,"e2e_ms":9.0}},{"role":"user","content":"bye"}]}"#
-        );
-        assert_eq!(
-            lines[1],
-            r#"{"id":"b","provider":"nimbus","model":"m2","scenario":"s2","repeat":1,"outcome":"timeout","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"outcome":"timeout","error":"no answer in 30 s"}]}"#
-        );
-    }
-
-    #[test]
-    fn filters_select_conversations() {
-        let (_dir, conn) = store_with_lines();
-        let only = |filter: ExportFilter| {
-            let text = export(
-                &conn,
-                &ExportOptions {
-                    filter,
-                    with_scores: false,
-                },
-            );
-            text.lines()
-                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].clone())
-                .collect::<Vec<_>>()
-        };
-        let f =
-            |provider: Option<&str>, model: Option<&str>, scenario: Option<&str>| ExportFilter {
-                run: None,
-                provider: provider.map(Into::into),
-                model: model.map(Into::into),
-                scenario: scenario.map(Into::into),
-            };
-        assert_eq!(only(f(Some("nimbus"), None, None)), ["b"]);
-        assert_eq!(only(f(None, Some("M one"), None)), ["a"]);
-        assert_eq!(only(f(None, Some("m1"), None)).len(), 0); // label, not model id
-        assert_eq!(only(f(None, None, Some("s2"))), ["b"]);
-        let by_run = |run: &str| ExportFilter {
-            run: Some(run.into()),
-            ..Default::default()
-        };
-        assert_eq!(only(by_run("1")).len(), 2);
-        assert_eq!(only(by_run("lines.jsonl")).len(), 2);
-        let err = export_conversations(
-            &conn,
-            &ExportOptions {
-                filter: by_run("7"),
-                with_scores: false,
-            },
-            &mut Vec::new(),
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("1 (lines.jsonl, import)"), "{err}");
-    }
-
-    #[test]
-    fn scores_are_empty_when_nothing_was_scored() {
-        let (_dir, conn) = store_with_lines();
-        let opts = ExportOptions {
-            with_scores: true,
-            ..Default::default()
-        };
-        let text = export(&conn, &opts);
+    fn every_format_has_a_distinct_name() {
+        let mut names: Vec<_> = REPORT_FORMATS.iter().map(|e| e.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names, ["csv", "html", "json", "md", "terminal"]);
+        let err = find(REPORT_FORMATS, "xlsx").err().unwrap().to_string();
         assert!(
-            text.lines()
-                .all(|l| l.ends_with(r#""checks":[],"judgments":[]}"#)),
-            "{text}"
+            err.contains("csv, html") || err.contains("terminal, md"),
+            "{err}"
         );
+    }
+
+    #[test]
+    fn control_characters_are_made_visible() {
+        assert_eq!(terminal_inert("plain"), "plain");
+        assert_eq!(terminal_inert("a\u{1b}[31mred"), "a\\u{1b}[31mred");
+        assert_eq!(terminal_inert("x\ry"), "x\\u{d}y");
     }
 }

@@ -376,7 +376,7 @@ pub async fn judge(
     let conn = if opts.mode == Mode::Judge {
         crate::store::open(&opts.db)?
     } else {
-        crate::store::open_read_only(&opts.db)?
+        crate::store::open_unchanged(&opts.db)?
     };
     let plan = plan(
         &conn,

@@ -6,6 +6,7 @@
 
 pub mod bulk;
 pub mod checks;
+pub mod facts;
 pub mod judgments;
 mod migrate;
 pub mod read;
@@ -68,6 +69,14 @@ pub enum StoreError {
     Missing { path: PathBuf },
     #[error("store writer stopped: {0}")]
     WriterGone(String),
+    #[error("conversation {uid}: stored {column} is unreadable ({problem}); the store is damaged")]
+    Corrupt {
+        uid: String,
+        column: &'static str,
+        problem: String,
+    },
+    #[error("--run {run}: no run with this id or name in the store\n  fix: use one of: {known}")]
+    NoSuchRun { run: String, known: String },
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -90,11 +99,26 @@ pub fn open(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
+/// Opens an existing store to read only, for a reader thread beside a connection that
+/// [`open`] already brought up to date.
+pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|error| StoreError::Open {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    Ok(conn)
+}
+
 /// Opens an existing store to read it as it is: never creates the file, never upgrades or
 /// writes it (`query_only`). A store made by an older turnbench is upgraded in a copy in
 /// memory, for this reading only. For `judge --dry-run` and `--audit`, which promise to
 /// leave the store alone.
-pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+pub fn open_unchanged(path: &Path) -> Result<Connection, StoreError> {
     use rusqlite::OpenFlags;
     if !path.exists() {
         return Err(StoreError::Missing {

@@ -2,14 +2,13 @@
 SciPy, statsmodels and the krippendorff package.
 
     python3 -m venv /tmp/statsenv
-    /tmp/statsenv/bin/pip install numpy scipy statsmodels krippendorff==0.9.0
-    /tmp/statsenv/bin/python tests/support/stats_reference.py
+    /tmp/statsenv/bin/pip install numpy==2.4.6 scipy==1.17.1 statsmodels==0.15.0 krippendorff==0.9.0
+    /tmp/statsenv/bin/python tests/support/stats_reference.py   # about 10 s
 
-Checked with numpy 2.4.6, scipy 1.17.1, statsmodels 0.15.0, krippendorff 0.9.0. Every value
-printed here is pasted into a test beside the expression that produced it. The bootstrap
-sections also print the Monte-Carlo spread that the tests' tolerances are derived from:
-scipy and src/stats.rs draw with different generators, so their bootstrap intervals agree
-only up to Monte-Carlo error, never bit for bit.
+Every value printed here is pasted into a test beside the expression that produced it. The
+bootstrap sections also print the tolerance each comparison uses: scipy and src/stats.rs draw
+with different generators, so their bootstrap intervals agree only up to Monte-Carlo error,
+never bit for bit.
 """
 
 import numpy as np
@@ -60,9 +59,11 @@ section("percentiles: numpy.percentile(x, q), method='linear' (the default)")
 x_classic = np.array([15.0, 20.0, 35.0, 40.0, 50.0])
 for q in [0, 5, 30, 33.3, 40, 50, 95, 100]:
     show(f"np.percentile([15, 20, 35, 40, 50], {q})", float(np.percentile(x_classic, q)))
+show("np.percentile([0.1, 0.7], 70)", float(np.percentile([0.1, 0.7], 70)))
+show("np.percentile([0.3, 1e6], 95)", float(np.percentile([0.3, 1e6], 95)))
 x_ties = np.array([3.5, 1.0, 2.0, 2.0, 9.75, -4.0, 2.0, 0.5])
 for q in [10, 25, 50, 75, 90, 99]:
-    show(f"np.percentile([3.5, 1.0, 2.0, 2.0, 9.75, -4.0, 2.0, 0.5], {q})", float(np.percentile(x_ties, q)))
+    show(f"np.percentile({x_ties.tolist()}, {q})", float(np.percentile(x_ties, q)))
 lat45 = latencies(45)
 for q in [50, 95, 99]:
     show(f"np.percentile(latencies(45), {q})", float(np.percentile(lat45, q)))
@@ -169,3 +170,18 @@ for name, x in [("a_consistent", a_con), ("a_inconsistent", a_inc), ("b", b)]:
                          method="percentile", n_resamples=100_000, batch=10_000,
                          rng=np.random.default_rng(20261203)).confidence_interval
     show(f"marginal p50 interval of {name}", (float(ci.low), float(ci.high)))
+
+section("ratio of sums: scipy.stats.bootstrap((num, den), sum(num)/sum(den), paired=True)")
+
+
+def ratio_units(n):
+    """Per conversation: checks scored (3 to 14) and passed (a share that drifts with i)."""
+    den = np.array([3.0 + float(int(frac(i * R2) * 12.0)) for i in range(n)])
+    num = np.array([float(int(d * (0.55 + 0.4 * frac(i * PHI)))) for i, d in enumerate(den)])
+    return num, den
+
+
+num120, den120 = ratio_units(120)
+show("sum(num)/sum(den) of ratio_units(120)", float(num120.sum() / den120.sum()))
+mc_tolerance("paired ratio ratio_units(120)", (num120, den120),
+             lambda x, y, axis: np.sum(x, axis=axis) / np.sum(y, axis=axis), True, 20_000)

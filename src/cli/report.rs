@@ -1,0 +1,97 @@
+//! `turnbench report`: the joined table of quality, latency and reliability per provider ×
+//! model, in the format asked for, to standard output or a file.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::Global;
+use crate::export::{self, FormatOptions, REPORT_FORMATS};
+use crate::report::{self, ReportOptions};
+use crate::stats::Bootstrap;
+use crate::store::facts::{FactFilter, JudgmentFilter};
+
+/// Report quality joined with latency and reliability per provider × model label.
+///
+/// Headlines first (which differences the data establish), then the cells, then quality by
+/// tag and by criterion. Every figure carries its n; intervals are 95 %. Definitions:
+/// docs/metrics.md. Formats: terminal (default), md, csv, json, html.
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// terminal, md, csv, json or html.
+    #[arg(long, short, default_value = "terminal")]
+    format: String,
+    /// Output file (default, or `-`: standard output).
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Only this run: an id, or a name (every run of that name).
+    #[arg(long)]
+    run: Option<String>,
+    #[arg(long)]
+    provider: Option<String>,
+    /// Only this model label.
+    #[arg(long)]
+    model: Option<String>,
+    #[arg(long)]
+    scenario: Option<String>,
+    /// Only judgments of this rubric id.
+    #[arg(long)]
+    rubric: Option<String>,
+    /// Only judgments by this judge id.
+    #[arg(long)]
+    judge: Option<String>,
+    /// A turn slower than this many milliseconds (E2E) is not usable.
+    #[arg(long, value_name = "MS")]
+    sla_ms: Option<f64>,
+    /// Bootstrap resamples for every interval (at least 1,000 is advised).
+    #[arg(long, default_value_t = 1000)]
+    resamples: usize,
+    /// Bootstrap seed: the same seed and store print the same intervals.
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+impl ReportArgs {
+    pub fn run(self, global: &Global) -> Result<i32> {
+        let exporter = export::find(REPORT_FORMATS, &self.format)?;
+        let defaults = Bootstrap::default();
+        let opts = ReportOptions {
+            filter: FactFilter {
+                run: self.run,
+                provider: self.provider,
+                label: self.model,
+                scenario: self.scenario,
+            },
+            judgments: JudgmentFilter {
+                rubric: self.rubric,
+                judge: self.judge,
+            },
+            sla_ms: self.sla_ms,
+            bootstrap: Bootstrap {
+                resamples: self.resamples.max(1),
+                seed: self.seed.unwrap_or(defaults.seed),
+                level: defaults.level,
+            },
+            with_conversations: exporter.name() == "json",
+        };
+        let report = report::build(&global.db, &opts)?;
+        let format = FormatOptions {
+            tables_only: global.quiet,
+        };
+        match self.out.filter(|p| p.as_os_str() != "-") {
+            Some(path) => {
+                export::write_file(exporter, &report, &format, &path)?;
+                if !global.quiet {
+                    eprintln!(
+                        "wrote {} report of {} cells to {}",
+                        exporter.name(),
+                        report.cells.len(),
+                        path.display()
+                    );
+                }
+            }
+            None => export::write_stdout(exporter, &report, &format)?,
+        }
+        Ok(0)
+    }
+}

@@ -1,0 +1,258 @@
+//! The CSV format: one row per cell under a stable header (`docs/report.md` lists every
+//! column). Milliseconds and fractions, plain numbers; empty means unknown, never 0. A cell
+//! that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'` so
+//! a spreadsheet never runs it as a formula.
+
+use std::io::Write;
+
+use super::table::primary_judge;
+use super::{ExportError, Exporter, FormatOptions};
+use crate::report::model::{Estimate, Interval, Percentiles, Rate, Report};
+
+pub struct Csv;
+
+/// Tags with their own columns, in this order (a store's other tags are in JSON).
+const TAGS: [&str; 6] = [
+    "json_validity",
+    "required_fields",
+    "retained_constraint",
+    "superseded_instruction",
+    "format",
+    "custom",
+];
+
+/// The header, fixed: new columns are only ever appended.
+pub fn header() -> Vec<String> {
+    let mut h: Vec<String> = [
+        "provider",
+        "model",
+        "model_ids",
+        "simulated",
+        "attempted",
+        "completed",
+        "interrupted",
+        "success_rate",
+        "success_lo",
+        "success_hi",
+        "failures",
+        "turns_sent",
+        "turns_answered",
+    ]
+    .map(String::from)
+    .to_vec();
+    for q in ["conversation", "conversation_wall"] {
+        h.push(format!("{q}_n"));
+        for p in ["p50", "p95", "p99"] {
+            for part in ["ms", "lo_ms", "hi_ms"] {
+                h.push(format!("{q}_{p}_{part}"));
+            }
+        }
+    }
+    for q in ["ttft", "ttfa", "e2e"] {
+        h.push(format!("{q}_n"));
+        for p in ["p50", "p95", "p99"] {
+            h.push(format!("{q}_{p}_ms"));
+        }
+    }
+    h.extend(
+        [
+            "decode_tps_n",
+            "decode_tps_median",
+            "visible_tokens_n",
+            "visible_tokens_median",
+            "visible_tokens_missing",
+            "usable_turns",
+            "usable_of",
+            "usable_rate",
+            "usable_lo",
+            "usable_hi",
+            "checks_passed",
+            "checks_scored",
+            "checks_pass_rate",
+            "checks_lo",
+            "checks_hi",
+            "checks_not_scored",
+        ]
+        .map(String::from),
+    );
+    for t in TAGS {
+        h.push(format!("{t}_passed"));
+        h.push(format!("{t}_scored"));
+        h.push(format!("{t}_not_scored"));
+    }
+    h.extend(
+        [
+            "judge",
+            "judge_simulated",
+            "judge_n",
+            "judge_mean",
+            "judge_lo",
+            "judge_hi",
+            "judge_unparseable",
+            "judge_errors",
+            "cache_turns_reported",
+            "cache_hit_rate",
+            "cache_cold_turns",
+            "cost_per_success_usd",
+            "cost_per_1000_turns_usd",
+            "cost_turns_priced",
+            "truncated_turns",
+            "reasoning_used_budget",
+            "content_filtered_turns",
+            "retried_turns",
+        ]
+        .map(String::from),
+    );
+    h
+}
+
+fn num(x: Option<f64>) -> String {
+    x.map_or(String::new(), |v| format!("{v}"))
+}
+
+fn interval(i: Option<Interval>) -> [String; 2] {
+    [num(i.map(|i| i.lo)), num(i.map(|i| i.hi))]
+}
+
+fn rate(r: &Rate) -> [String; 3] {
+    let [lo, hi] = interval(r.interval);
+    [num(r.value), lo, hi]
+}
+
+fn estimate(e: Option<Estimate>) -> [String; 3] {
+    let [lo, hi] = interval(e.and_then(|e| e.interval));
+    [num(e.map(|e| e.value)), lo, hi]
+}
+
+fn percentiles(p: &Percentiles, with_intervals: bool, row: &mut Vec<String>) {
+    row.push(p.n.to_string());
+    for e in [p.p50, p.p95, p.p99] {
+        let [v, lo, hi] = estimate(e);
+        row.push(v);
+        if with_intervals {
+            row.push(lo);
+            row.push(hi);
+        }
+    }
+}
+
+/// Neutralises a cell a spreadsheet would run as a formula.
+pub fn inert(cell: String) -> String {
+    match cell.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{cell}"),
+        _ => cell,
+    }
+}
+
+impl Exporter<Report> for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn description(&self) -> &'static str {
+        "one row per cell, stable header (docs/report.md)"
+    }
+
+    fn write(
+        &self,
+        r: &Report,
+        _opts: &FormatOptions,
+        out: &mut dyn Write,
+    ) -> Result<(), ExportError> {
+        let mut w = ::csv::Writer::from_writer(out);
+        w.write_record(header())?;
+        let judge = primary_judge(r);
+        for (i, c) in r.cells.iter().enumerate() {
+            let rel = &c.reliability;
+            let mut row = vec![
+                c.provider.clone(),
+                c.model.clone(),
+                c.model_ids.join(" "),
+                c.simulated.to_string(),
+                rel.attempted.to_string(),
+                rel.completed.to_string(),
+                rel.interrupted.to_string(),
+            ];
+            row.extend(rate(&rel.success));
+            row.push(
+                rel.failures
+                    .iter()
+                    .map(|(k, n)| format!("{k}:{n}"))
+                    .collect::<Vec<_>>()
+                    .join(";"),
+            );
+            row.push(rel.turns_sent.to_string());
+            row.push(rel.turns_answered.to_string());
+            percentiles(&c.conversation_latency, true, &mut row);
+            percentiles(&c.conversation_wall.unwrap_or_default(), true, &mut row);
+            for p in [&c.turns.ttft, &c.turns.ttfa, &c.turns.e2e] {
+                percentiles(p, false, &mut row);
+            }
+            row.push(c.turns.decode_tps.n.to_string());
+            row.push(num(c.turns.decode_tps.value));
+            row.push(c.turns.visible_tokens.n.to_string());
+            row.push(num(c.turns.visible_tokens.value));
+            row.push(c.turns.visible_tokens_missing.to_string());
+            row.push(c.usable.k.to_string());
+            row.push(c.usable.n.to_string());
+            row.extend(rate(&c.usable));
+            row.push(c.checks.pass.k.to_string());
+            row.push(c.checks.pass.n.to_string());
+            row.extend(rate(&c.checks.pass));
+            row.push(c.checks.not_scored.to_string());
+            for t in TAGS {
+                let tally = c.checks.by_tag.get(t).copied().unwrap_or_default();
+                row.push(tally.passed.to_string());
+                row.push(tally.scored().to_string());
+                row.push(tally.not_scored.to_string());
+            }
+            match judge.and_then(|(_, s)| s.cells.get(i).map(|j| (s, j))) {
+                Some((s, j)) => {
+                    row.push(format!("{} by {}", s.rubric, s.judge));
+                    row.push(s.simulated.to_string());
+                    row.push(j.n.to_string());
+                    row.extend(estimate(j.overall));
+                    row.push(j.unparseable.to_string());
+                    row.push(j.judge_errors.to_string());
+                }
+                None => row.extend(std::iter::repeat_n(String::new(), 8)),
+            }
+            row.push(c.cache.turns_reported.to_string());
+            row.push(num(c.cache.hit_rate));
+            row.push(c.cache.cold_turns.to_string());
+            row.push(num(c.cost.per_success_usd));
+            row.push(num(c.cost.per_1000_turns_usd));
+            row.push(c.cost.turns_priced.to_string());
+            row.push(c.flags.truncated_turns.to_string());
+            row.push(c.flags.reasoning_used_budget.to_string());
+            row.push(c.flags.content_filtered_turns.to_string());
+            row.push(c.flags.retried_turns.to_string());
+            w.write_record(row.into_iter().map(inert))?;
+        }
+        w.flush()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formulas_are_neutralised() {
+        for bad in ["=HYPERLINK(\"x\")", "+1", "-1+2", "@SUM(A1)", "\tx", "\rx"] {
+            assert!(inert(bad.into()).starts_with('\''), "{bad}");
+        }
+        assert_eq!(inert("acme".into()), "acme");
+        assert_eq!(inert("0.5".into()), "0.5");
+    }
+
+    #[test]
+    fn the_header_has_no_duplicates() {
+        let h = header();
+        let mut sorted = h.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), h.len());
+    }
+}

@@ -1,0 +1,430 @@
+//! The HTML format: one self-contained file that opens offline and reads without scripts:
+//! the run card, headlines as sentences, three inline SVG charts, the same tables as the
+//! terminal, and notes. All text is escaped; simulated results are marked in the title, the
+//! card and every table that holds them.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use super::svg::{self, OutcomeBar, PALETTE, QualityPoint, Series};
+use super::table::{Align, headline_groups, primary_judge, tables};
+use super::{ExportError, Exporter, FormatOptions};
+use crate::report::model::{HeadlineKind, Report};
+
+pub struct Html;
+
+/// Text safe inside HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => {
+                let _ = write!(out, "&#x{:x};", 0xFFFD);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = r#"
+:root{--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--soft:#f6f8fa;--ok:#116329;--warn:#9a6700}
+*{box-sizing:border-box}
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);margin:0 auto;max-width:1180px;padding:24px 20px 60px}
+h1{font-size:26px;margin:0 0 6px}h2{font-size:19px;margin:34px 0 10px;border-bottom:1px solid var(--line);padding-bottom:4px}
+.sim{display:inline-block;background:#fff3cd;color:#7a4d00;border:1px solid #e0b84a;border-radius:4px;font-size:13px;font-weight:600;padding:1px 8px;vertical-align:middle;margin-left:8px}
+dl.card{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:10px 0 0;font-size:14px;color:var(--muted)}
+dl.card dt{font-weight:600;color:var(--ink)}dl.card dd{margin:0}
+ul.heads{list-style:none;padding:0;margin:0}
+ul.heads li{padding:7px 10px 7px 12px;margin:6px 0;border-left:4px solid var(--line);background:var(--soft);border-radius:0 4px 4px 0}
+ul.heads li.yes{border-left-color:var(--ok)}ul.heads li.no{border-left-color:#8c959f}ul.heads li.flag{border-left-color:var(--warn)}
+ul.heads b{display:inline-block;min-width:96px;margin-right:6px}
+.verdict{font-size:12px;font-weight:600;padding:0 6px;border-radius:3px;margin-left:6px;white-space:nowrap}
+.verdict.yes{background:#dafbe1;color:var(--ok)}.verdict.no{background:#eaeef2;color:var(--muted)}
+.charts{display:grid;grid-template-columns:1fr;gap:18px}
+figure{margin:0;border:1px solid var(--line);border-radius:6px;padding:8px;background:#fff}
+figure svg{width:100%;height:auto;display:block}
+figcaption{font-size:13px;color:var(--muted);padding:4px 6px 0}
+svg .ct{font:600 15px system-ui,sans-serif;fill:#1b1f24}svg .tk{font:12px system-ui,sans-serif;fill:#57606a}
+svg .al{font:13px system-ui,sans-serif;fill:#1b1f24}svg .lt{font:12.5px system-ui,sans-serif;fill:#1b1f24}
+svg .pl{font:12.5px system-ui,sans-serif;fill:#1b1f24;paint-order:stroke;stroke:#fff;stroke-width:3px}
+svg .bl{font:600 12px system-ui,sans-serif}
+svg .grid{stroke:#eaeef2;stroke-width:1}svg .axis{stroke:#57606a;stroke-width:1.2}
+svg .lg{fill:#fff;fill-opacity:.92;stroke:#d0d7de}
+.tw{overflow-x:auto;margin:8px 0 4px}
+table{border-collapse:collapse;font-size:13.5px;font-variant-numeric:tabular-nums;min-width:60%}
+caption{text-align:left;font-weight:600;padding:6px 0;font-size:14px}
+th,td{padding:5px 10px;border-bottom:1px solid var(--line);white-space:nowrap}
+th{background:var(--soft);font-weight:600;text-align:left}
+td.r,th.r{text-align:right}
+tbody tr:hover{background:#f3f6fa}
+.sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:6px;vertical-align:baseline}
+p.fn{font-size:12.5px;color:var(--muted);margin:2px 0 0}
+ul.notes li{margin:4px 0}
+@media (max-width:640px){body{font-size:14px;padding:14px 10px}ul.heads b{display:block}}
+@media print{body{max-width:none}figure,table{break-inside:avoid}}
+"#;
+
+impl Exporter<Report> for Html {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+
+    fn description(&self) -> &'static str {
+        "one self-contained page: headlines, SVG charts, tables (opens offline)"
+    }
+
+    fn write(
+        &self,
+        r: &Report,
+        _opts: &FormatOptions,
+        out: &mut dyn Write,
+    ) -> Result<(), ExportError> {
+        let mut h = String::with_capacity(64 * 1024);
+        let simulated = r.any_simulated();
+        let sim_badge = if simulated {
+            "<span class=\"sim\">SIMULATED</span>"
+        } else {
+            ""
+        };
+        let _ = write!(
+            h,
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+             <title>turnbench report{}</title><style>{STYLE}</style></head><body>\n",
+            if simulated { " (simulated)" } else { "" }
+        );
+        let _ = write!(h, "<header><h1>turnbench report{sim_badge}</h1>");
+        card(&mut h, r);
+        h.push_str("</header>\n");
+        headlines(&mut h, r);
+        charts(&mut h, r);
+        let colours = provider_colours(r);
+        for t in tables(r) {
+            let marked = t
+                .rows
+                .iter()
+                .any(|row| row.first().is_some_and(|c| c.contains("(simulated)")))
+                || t.title.contains("SIMULATED");
+            let _ = write!(
+                h,
+                "<section><h2>{}{}</h2><div class=\"tw\"><table><thead><tr>",
+                esc(&t.title),
+                if marked {
+                    "<span class=\"sim\">simulated</span>"
+                } else {
+                    ""
+                }
+            );
+            for (i, head) in t.header.iter().enumerate() {
+                let class = if t.align.get(i) == Some(&Align::Right) {
+                    " class=\"r\""
+                } else {
+                    ""
+                };
+                let _ = write!(h, "<th{class} scope=\"col\">{}</th>", esc(head));
+            }
+            h.push_str("</tr></thead><tbody>");
+            for row in &t.rows {
+                h.push_str("<tr>");
+                for (i, c) in row.iter().enumerate() {
+                    let right = t.align.get(i) == Some(&Align::Right);
+                    let swatch = if i == 0 {
+                        colours
+                            .iter()
+                            .find(|(p, _)| c.starts_with(p.as_str()))
+                            .map(|(_, col)| {
+                                format!("<span class=\"sw\" style=\"background:{col}\"></span>")
+                            })
+                            .unwrap_or_default()
+                    } else {
+                        String::new()
+                    };
+                    let _ = write!(
+                        h,
+                        "<td{}>{swatch}{}</td>",
+                        if right { " class=\"r\"" } else { "" },
+                        esc(c)
+                    );
+                }
+                h.push_str("</tr>");
+            }
+            h.push_str("</tbody></table></div>");
+            for f in &t.footnotes {
+                let _ = write!(h, "<p class=\"fn\">{}</p>", esc(f));
+            }
+            h.push_str("</section>\n");
+        }
+        if !r.notes.is_empty() {
+            h.push_str("<section><h2>Notes</h2><ul class=\"notes\">");
+            for n in &r.notes {
+                let _ = write!(h, "<li>{}</li>", esc(n));
+            }
+            h.push_str("</ul></section>\n");
+        }
+        h.push_str("</body></html>\n");
+        out.write_all(h.as_bytes())?;
+        Ok(())
+    }
+}
+
+fn card(h: &mut String, r: &Report) {
+    let m = &r.meta;
+    h.push_str("<dl class=\"card\">");
+    let mut row = |k: &str, v: String| {
+        let _ = write!(h, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(&v));
+    };
+    row("store", m.store.clone());
+    row(
+        "generated",
+        format!("{} · turnbench {}", m.generated_at, m.tool_version),
+    );
+    for run in &m.runs {
+        row(
+            &format!("run {}", run.id),
+            format!(
+                "\"{}\" ({}) · started {} · settings {} · seed {} · tokenizer {} · turnbench {}",
+                run.name,
+                run.source,
+                run.started_at,
+                run.settings_hash,
+                run.seed.map_or("-".into(), |s| s.to_string()),
+                run.tokenizer.as_deref().unwrap_or("not recorded"),
+                run.tool_version
+            ),
+        );
+    }
+    row(
+        "scope",
+        format!(
+            "{} providers × {} models · {} scenarios · {} current check definitions",
+            m.providers, m.models, m.scenarios, m.check_definitions
+        ),
+    );
+    let judges: Vec<String> = r
+        .judges
+        .iter()
+        .map(|s| {
+            format!(
+                "{} by {} ({}{})",
+                s.rubric,
+                s.judge,
+                s.judge_model,
+                if s.simulated { ", simulated" } else { "" }
+            )
+        })
+        .collect();
+    row(
+        "judges",
+        if judges.is_empty() {
+            "none".into()
+        } else {
+            judges.join("; ")
+        },
+    );
+    row(
+        "statistics",
+        format!(
+            "percentiles: {}; intervals: {:.0} % bootstrap, {} resamples, seed {}; rates: Wilson",
+            m.percentiles,
+            m.bootstrap.level * 100.0,
+            m.bootstrap.resamples,
+            m.bootstrap.seed
+        ),
+    );
+    if let Some(sla) = m.sla_ms {
+        row(
+            "SLA",
+            format!("turns count as usable only within {sla:.0} ms E2E"),
+        );
+    }
+    if m.simulated_providers {
+        row(
+            "simulated",
+            "cells marked (simulated) come from the built-in mock provider".into(),
+        );
+    }
+    h.push_str("</dl>");
+}
+
+fn headlines(h: &mut String, r: &Report) {
+    if r.headlines.is_empty() {
+        return;
+    }
+    h.push_str("<section><h2>Headlines</h2><ul class=\"heads\">");
+    let groups = headline_groups(r);
+    let mut i = 0;
+    for (group, lines) in &groups {
+        for line in lines {
+            let head = &r.headlines[i];
+            i += 1;
+            let (class, verdict) = match (head.kind, head.established) {
+                (HeadlineKind::Flag, _) => ("flag", ""),
+                (_, Some(true)) => ("yes", "<span class=\"verdict yes\">established</span>"),
+                (_, Some(false)) => ("no", "<span class=\"verdict no\">not established</span>"),
+                (_, None) => ("", ""),
+            };
+            let _ = write!(
+                h,
+                "<li class=\"{class}\"><b>{}</b>{}{verdict}</li>",
+                esc(group),
+                esc(line)
+            );
+        }
+    }
+    h.push_str("</ul></section>\n");
+}
+
+/// One colour per provider, in the order providers first appear.
+fn provider_colours(r: &Report) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = Vec::new();
+    for c in &r.cells {
+        if !out.iter().any(|(p, _)| *p == c.provider) {
+            let colour = PALETTE[out.len() % PALETTE.len()];
+            out.push((c.provider.clone(), colour));
+        }
+    }
+    // Longest names first, so a provider whose name starts another's matches itself.
+    out.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+    out
+}
+
+fn charts(h: &mut String, r: &Report) {
+    let colours = provider_colours(r);
+    let mut labels: Vec<&str> = r.cells.iter().map(|c| c.model.as_str()).collect();
+    labels.dedup();
+    let names: Vec<String> = r
+        .cells
+        .iter()
+        .map(|c| {
+            format!(
+                "{} / {}{}",
+                c.provider,
+                c.model,
+                if c.simulated { " (sim.)" } else { "" }
+            )
+        })
+        .collect();
+    let series = |i: usize| {
+        let c = &r.cells[i];
+        Series {
+            name: &names[i],
+            colour: colours
+                .iter()
+                .find(|(p, _)| *p == c.provider)
+                .map_or("#000", |(_, col)| *col),
+            dash: labels.iter().position(|l| *l == c.model).unwrap_or(0),
+        }
+    };
+    let mut figures = Vec::new();
+    let curves: Vec<_> = (0..r.cells.len())
+        .map(|i| {
+            (
+                series(i),
+                r.cells[i].latency_curve.as_slice(),
+                r.cells[i].conversation_latency.n,
+            )
+        })
+        .collect();
+    if let Some(svg) = svg::ecdf(&curves) {
+        figures.push((svg, "Each curve is one cell; n is its completed conversations. Failed conversations are not in latency: see the outcome chart.".to_string()));
+    }
+    // Quality: the primary judge's mean when there is one, else the check pass rate.
+    let judge = primary_judge(r);
+    let (label, scale, caption) = match judge {
+        Some((_, s)) => (
+            format!(
+                "judge mean ({} by {}{})",
+                s.rubric,
+                s.judge,
+                if s.simulated { ", simulated" } else { "" }
+            ),
+            (1.0, 5.0),
+            "Quality is the judge's mean score over conversations.",
+        ),
+        None => (
+            "check pass rate (%)".to_string(),
+            (0.0, 100.0),
+            "Quality is the share of rule-based checks passed.",
+        ),
+    };
+    let points: Vec<QualityPoint> = (0..r.cells.len())
+        .filter_map(|i| {
+            let c = &r.cells[i];
+            let p50 = c.conversation_latency.p50?;
+            let (q, qi) = match judge {
+                Some((_, s)) => {
+                    let e = s.cells.get(i)?.overall?;
+                    (e.value, e.interval.map(|i| (i.lo, i.hi)))
+                }
+                None => (
+                    c.checks.pass.value? * 100.0,
+                    c.checks.pass.interval.map(|i| (i.lo * 100.0, i.hi * 100.0)),
+                ),
+            };
+            Some(QualityPoint {
+                series: series(i),
+                p50_ms: p50.value,
+                p50_interval: p50.interval.map(|i| (i.lo, i.hi)),
+                quality: q,
+                quality_interval: qi,
+            })
+        })
+        .collect();
+    if let Some(svg) = svg::quality_vs_latency(&points, &label, scale) {
+        figures.push((
+            svg,
+            format!("{caption} Whiskers: 95 % intervals (latency: bootstrap of the p50)."),
+        ));
+    }
+    let bars: Vec<OutcomeBar> = r
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut parts = vec![("completed".to_string(), c.reliability.completed)];
+            let mut failures: Vec<_> = c.reliability.failures.iter().collect();
+            failures.sort_by(|a, b| b.1.cmp(a.1));
+            parts.extend(failures.into_iter().map(|(k, n)| (k.clone(), *n)));
+            OutcomeBar {
+                name: &names[i],
+                parts,
+            }
+        })
+        .collect();
+    if let Some(svg) = svg::outcomes(&bars) {
+        figures.push((svg, "Bars are shares of attempted conversations; the numbers are counts. Interrupted conversations are in no denominator.".to_string()));
+    }
+    if figures.is_empty() {
+        return;
+    }
+    h.push_str("<section><h2>Charts</h2><div class=\"charts\">");
+    for (svg, caption) in figures {
+        let _ = write!(
+            h,
+            "<figure>{svg}<figcaption>{}</figcaption></figure>",
+            esc(&caption)
+        );
+    }
+    h.push_str("</div></section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            esc("\"><img src=x onerror=alert(1)>"),
+            "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"
+        );
+        assert_eq!(esc("a'b&c"), "a&#39;b&amp;c");
+        assert_eq!(esc("bell\u{7}"), "bell&#xfffd;");
+    }
+}

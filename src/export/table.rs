@@ -1,0 +1,474 @@
+//! The report's sections as plain tables of text, shared by the terminal, Markdown and
+//! HTML formats: each of those only says how a title, a header, a row and a footnote look.
+//! Figures are formatted here once (seconds or milliseconds as the header says, rates in
+//! %, intervals in brackets), so every format prints the same digits.
+
+use crate::report::headlines::{duration, percent, rate_text};
+use crate::report::model::{Cell, Estimate, JudgeSection, Percentiles, Report, TagTally};
+
+/// A column's alignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+#[derive(Debug, Clone)]
+pub struct Table {
+    /// What the table shows, with its units.
+    pub title: String,
+    pub header: Vec<String>,
+    pub align: Vec<Align>,
+    pub rows: Vec<Vec<String>>,
+    pub footnotes: Vec<String>,
+}
+
+impl Table {
+    fn new(title: impl Into<String>, columns: &[(&str, Align)]) -> Table {
+        Table {
+            title: title.into(),
+            header: columns.iter().map(|(h, _)| h.to_string()).collect(),
+            align: columns.iter().map(|(_, a)| *a).collect(),
+            rows: Vec::new(),
+            footnotes: Vec::new(),
+        }
+    }
+}
+
+use Align::{Left as L, Right as R};
+
+/// "(simulated)" after a name whose figures are simulated.
+fn sim(simulated: bool) -> &'static str {
+    if simulated { " (simulated)" } else { "" }
+}
+
+fn cell_name(c: &Cell) -> String {
+    format!("{} / {}{}", c.provider, c.model, sim(c.simulated))
+}
+
+/// Seconds with two decimals, and its interval: `8.26 [7.90, 8.70]`.
+fn seconds(e: Option<Estimate>, n: usize, q: f64) -> String {
+    let Some(e) = e else { return "-".into() };
+    let v = format!("{:.2}", e.value / 1000.0);
+    match e.interval {
+        Some(i) => format!("{v} [{:.2}, {:.2}]", i.lo / 1000.0, i.hi / 1000.0),
+        None if !crate::report::cells::interval_possible(n, q) => format!("{v} (n {n})"),
+        None => v,
+    }
+}
+
+fn ms(e: Option<Estimate>) -> String {
+    e.map_or("-".into(), |e| format!("{:.0}", e.value))
+}
+
+fn estimate_2(e: Option<&Estimate>) -> String {
+    match e {
+        None => "-".into(),
+        Some(e) => match e.interval {
+            Some(i) => format!("{:.2} [{:.2}, {:.2}]", e.value, i.lo, i.hi),
+            None => format!("{:.2}", e.value),
+        },
+    }
+}
+
+fn usd(x: Option<f64>) -> String {
+    match x {
+        None => "-".into(),
+        Some(v) if v < 0.01 => format!("${v:.5}"),
+        Some(v) => format!("${v:.3}"),
+    }
+}
+
+fn tag_text(t: &TagTally) -> String {
+    let base = match t.rate() {
+        Some(r) => format!("{} ({})", percent(r), t.scored()),
+        None => "- (0)".into(),
+    };
+    if t.not_scored > 0 {
+        format!("{base} +{} ns", t.not_scored)
+    } else {
+        base
+    }
+}
+
+/// The judge section whose means the cell tables show: the first real one, else the first.
+pub fn primary_judge(r: &Report) -> Option<(usize, &JudgeSection)> {
+    r.judges
+        .iter()
+        .enumerate()
+        .find(|(_, s)| !s.simulated)
+        .or_else(|| r.judges.iter().enumerate().next())
+}
+
+/// Every table of the report, in reading order.
+pub fn tables(r: &Report) -> Vec<Table> {
+    let mut out = Vec::new();
+    cells_by_model(r, &mut out);
+    out.push(per_turn(r));
+    out.push(reliability(r));
+    out.push(cache_and_cost(r));
+    if !r.checks.tags.is_empty() {
+        out.push(by_tag(r));
+    }
+    for s in &r.judges {
+        out.push(judge(r, s));
+    }
+    out.retain(|t| !t.rows.is_empty());
+    out
+}
+
+fn cells_by_model(r: &Report, out: &mut Vec<Table>) {
+    let judge = primary_judge(r);
+    let judge_head = match judge {
+        Some((_, s)) => format!("judge{}", if s.simulated { " (sim)" } else { "" }),
+        None => "judge".into(),
+    };
+    let mut labels: Vec<&str> = r.cells.iter().map(|c| c.model.as_str()).collect();
+    labels.dedup();
+    for label in labels {
+        let mut t = Table::new(
+            format!(
+                "CELLS · {label} · conversation latency of completed conversations (s), success and usable turns (%, 95 % interval)"
+            ),
+            &[
+                ("provider", L),
+                ("n", R),
+                ("done", R),
+                ("success %", R),
+                ("p50 s", R),
+                ("p95 s", R),
+                ("p99 s", R),
+                ("usable %", R),
+                ("checks %", R),
+                (&judge_head, R),
+            ],
+        );
+        for (i, c) in r.cells.iter().enumerate().filter(|(_, c)| c.model == label) {
+            let p = &c.conversation_latency;
+            let judge_mean = judge
+                .and_then(|(_, s)| s.cells.get(i))
+                .and_then(|j| j.overall.as_ref());
+            t.rows.push(vec![
+                format!("{}{}", c.provider, sim(c.simulated)),
+                c.reliability.attempted.to_string(),
+                c.reliability.completed.to_string(),
+                rate_text(&c.reliability.success).replace(" %", ""),
+                seconds(p.p50, p.n, 50.0),
+                seconds(p.p95, p.n, 95.0),
+                seconds(p.p99, p.n, 99.0),
+                rate_text(&c.usable).replace(" %", ""),
+                rate_text(&c.checks.pass).replace(" %", ""),
+                estimate_2(judge_mean),
+            ]);
+        }
+        t.footnotes.push(
+            "n: conversations attempted (failures included, interrupted ones aside); done: completed. \
+             Latency from completed conversations only; a percentile without enough values beyond it \
+             (p95 under 20, p99 under 100) shows its n instead of an interval."
+                .into(),
+        );
+        if let Some((_, s)) = judge {
+            t.footnotes.push(format!(
+                "judge: mean score of {} by {}{} over conversations (each judgment's criteria averaged).",
+                s.rubric,
+                s.judge,
+                sim(s.simulated),
+            ));
+        }
+        if r.meta.sla_ms.is_some() {
+            t.footnotes.push(format!(
+                "usable: turns with E2E within --sla-ms {:.0}, among the other conditions (docs/metrics.md).",
+                r.meta.sla_ms.unwrap_or_default()
+            ));
+        }
+        out.push(t);
+    }
+}
+
+fn pcts(p: &Percentiles) -> [String; 3] {
+    [ms(p.p50), ms(p.p95), ms(p.p99)]
+}
+
+fn per_turn(r: &Report) -> Table {
+    let mut t = Table::new(
+        "PER TURN · turns of completed conversations (ms; decode in output tokens/s)",
+        &[
+            ("cell", L),
+            ("turns", R),
+            ("TTFT p50", R),
+            ("p95", R),
+            ("p99", R),
+            ("TTFA p50", R),
+            ("p95", R),
+            ("E2E p50", R),
+            ("p95", R),
+            ("p99", R),
+            ("tok/s", R),
+            ("vis tok", R),
+        ],
+    );
+    for c in &r.cells {
+        let s = &c.turns;
+        if s.e2e.n == 0 && s.visible_tokens.n == 0 {
+            continue;
+        }
+        let [a, b, d] = pcts(&s.ttft);
+        let [e, f, _] = pcts(&s.ttfa);
+        let [g, h, i] = pcts(&s.e2e);
+        t.rows.push(vec![
+            cell_name(c),
+            s.e2e.n.max(s.visible_tokens.n).to_string(),
+            a,
+            b,
+            d,
+            e,
+            f,
+            g,
+            h,
+            i,
+            s.decode_tps.value.map_or("-".into(), |v| format!("{v:.0}")),
+            s.visible_tokens
+                .value
+                .map_or("-".into(), |v| format!("{v:.0}")),
+        ]);
+    }
+    t.footnotes.push(
+        "TTFT: first reasoning or answer text; TTFA: first visible answer text; E2E: end of stream. \
+         tok/s: median of output tokens ÷ (E2E − TTFT); vis tok: median visible answer tokens (o200k_base)."
+            .into(),
+    );
+    t
+}
+
+fn reliability(r: &Report) -> Table {
+    let mut t = Table::new(
+        "RELIABILITY · conversations and turns",
+        &[
+            ("cell", L),
+            ("attempted", R),
+            ("completed", R),
+            ("interrupted", R),
+            ("turns answered", R),
+            ("failures by class", L),
+        ],
+    );
+    for c in &r.cells {
+        let rel = &c.reliability;
+        t.rows.push(vec![
+            cell_name(c),
+            rel.attempted.to_string(),
+            rel.completed.to_string(),
+            rel.interrupted.to_string(),
+            format!("{}/{}", rel.turns_answered, rel.turns_sent),
+            if rel.failures.is_empty() {
+                "-".into()
+            } else {
+                crate::report::cells::failure_text(&rel.failures)
+            },
+        ]);
+    }
+    t.footnotes.push(
+        "A failed turn ends its conversation; failed conversations stay in every denominator and never in latency."
+            .into(),
+    );
+    t
+}
+
+fn cache_and_cost(r: &Report) -> Table {
+    let mut t = Table::new(
+        "CACHE AND COST · turns after the first; USD from the run's prices",
+        &[
+            ("cell", L),
+            ("cache hit", R),
+            ("cold turns", R),
+            ("per success", R),
+            ("per 1k turns", R),
+            ("turns priced", R),
+        ],
+    );
+    for c in &r.cells {
+        let k = &c.cache;
+        let (hit, cold) = match k.hit_rate {
+            Some(h) => (
+                format!("{} ({})", percent(h), k.turns_reported),
+                k.cold_turns.to_string(),
+            ),
+            None => ("not reported".into(), "-".into()),
+        };
+        let (per_success, per_k, priced) = if c.cost.priced {
+            (
+                usd(c.cost.per_success_usd),
+                usd(c.cost.per_1000_turns_usd),
+                format!("{}/{}", c.cost.turns_priced, c.reliability.turns_sent),
+            )
+        } else {
+            ("no price".into(), "no price".into(), "-".into())
+        };
+        t.rows
+            .push(vec![cell_name(c), hit, cold, per_success, per_k, priced]);
+    }
+    t.footnotes.push(
+        "cache hit: cached ÷ prompt tokens (n turns reporting); cold: < 10 % cached. \
+         per success: all priced turns' cost ÷ completed conversations."
+            .into(),
+    );
+    t
+}
+
+fn by_tag(r: &Report) -> Table {
+    let mut columns: Vec<(String, Align)> = vec![("cell".into(), L)];
+    columns.extend(r.checks.tags.iter().map(|t| (t.clone(), R)));
+    let mut t = Table {
+        title: "QUALITY BY TAG · pass rate (n scored; ns: not scored)".into(),
+        header: columns.iter().map(|(h, _)| h.clone()).collect(),
+        align: columns.iter().map(|(_, a)| *a).collect(),
+        rows: Vec::new(),
+        footnotes: vec![
+            "Current check definitions only; checks of conversations that did not complete are not scored."
+                .into(),
+        ],
+    };
+    for (c, checks) in r.cells.iter().zip(&r.checks.cells) {
+        if checks.by_tag.is_empty() {
+            continue;
+        }
+        let mut row = vec![cell_name(c)];
+        row.extend(
+            r.checks
+                .tags
+                .iter()
+                .map(|tag| checks.by_tag.get(tag).map_or("-".into(), tag_text)),
+        );
+        t.rows.push(row);
+    }
+    t
+}
+
+fn judge(r: &Report, s: &JudgeSection) -> Table {
+    let mut t = Table::new(
+        format!(
+            "JUDGE · {} by {} ({}){} · mean score [95 % interval] over conversations",
+            s.rubric,
+            s.judge,
+            s.judge_model,
+            if s.simulated { " · SIMULATED" } else { "" }
+        ),
+        &[
+            ("cell", L),
+            ("criterion", L),
+            ("mean", R),
+            ("n", R),
+            ("unscored", R),
+            ("replicate spread", R),
+        ],
+    );
+    for (c, j) in r.cells.iter().zip(&s.cells) {
+        if j.n == 0 && j.unparseable + j.judge_errors == 0 {
+            continue;
+        }
+        let unscored = format!("{} unparseable, {} errors", j.unparseable, j.judge_errors);
+        let spread = j.replicate_spread.map_or("-".into(), |s| {
+            format!("{s:.2} ({} conv.)", j.replicate_conversations)
+        });
+        t.rows.push(vec![
+            cell_name(c),
+            "overall".into(),
+            estimate_2(j.overall.as_ref()),
+            j.n.to_string(),
+            unscored,
+            spread,
+        ]);
+        for (name, e) in &j.criteria {
+            t.rows.push(vec![
+                String::new(),
+                name.clone(),
+                estimate_2(Some(e)),
+                j.n.to_string(),
+                String::new(),
+                String::new(),
+            ]);
+        }
+    }
+    t.footnotes.push(
+        "Replicates of a conversation are averaged first; spread: mean |difference| between replicates of one conversation."
+            .into(),
+    );
+    t
+}
+
+/// The one-line run card: store, runs, when, how many providers and models.
+pub fn run_line(r: &Report) -> String {
+    let m = &r.meta;
+    let runs = match m.runs.as_slice() {
+        [] => "no runs".to_string(),
+        [one] => format!("run {} \"{}\" ({})", one.id, one.name, one.source),
+        many => format!(
+            "runs {}",
+            many.iter()
+                .map(|r| format!("{} \"{}\"", r.id, r.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let date = m.generated_at.get(..10).unwrap_or(&m.generated_at);
+    format!(
+        "turnbench report · store {} · {runs} · {date} · {} providers × {} models{}",
+        m.store,
+        m.providers,
+        m.models,
+        if r.any_simulated() {
+            " · SIMULATED"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The second card line: scenarios, checks, judges, statistics.
+pub fn scope_line(r: &Report) -> String {
+    let m = &r.meta;
+    let judges = if r.judges.is_empty() {
+        "no judge".to_string()
+    } else {
+        r.judges
+            .iter()
+            .map(|s| {
+                format!(
+                    "judge {} by \"{}\" ({})",
+                    s.rubric,
+                    s.judge,
+                    if s.simulated { "simulated" } else { "real" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    format!(
+        "{} scenarios · {judges} · checks {} definitions · bootstrap {} resamples, seed {}",
+        m.scenarios, m.check_definitions, m.bootstrap.resamples, m.bootstrap.seed
+    )
+}
+
+/// Headlines grouped under a short name: the model label for latency, else the kind.
+pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
+    use crate::report::model::HeadlineKind as K;
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for h in &r.headlines {
+        let group = match h.kind {
+            K::LatencyP50 | K::LatencyP95 => h.model.clone().unwrap_or_default(),
+            K::Reliability => "reliability".into(),
+            K::QualityChecks | K::QualityJudge => "quality".into(),
+            K::Flag => "flags".into(),
+        };
+        match out.last_mut() {
+            Some((g, lines)) if *g == group => lines.push(h.text.clone()),
+            _ => out.push((group, vec![h.text.clone()])),
+        }
+    }
+    out
+}
+
+/// Milliseconds as a person reads them (re-exported for the formats).
+pub fn human_duration(ms: f64) -> String {
+    duration(ms)
+}

@@ -1,0 +1,178 @@
+//! The terminal format: the run card, headlines as sentences, then aligned tables that fit
+//! 100 columns (long names are shortened with `…`; the other formats keep them whole), then
+//! notes. `--quiet` keeps only the tables.
+
+use std::io::Write;
+
+use super::table::{Align, Table, headline_groups, run_line, scope_line, tables};
+use super::{ExportError, Exporter, FormatOptions, terminal_inert};
+use crate::report::model::Report;
+
+/// The width everything is laid out for.
+const WIDTH: usize = 100;
+/// The widest a name column may be before it is shortened.
+const NAME_WIDTH: usize = 28;
+
+pub struct Terminal;
+
+impl Exporter<Report> for Terminal {
+    fn name(&self) -> &'static str {
+        "terminal"
+    }
+
+    fn description(&self) -> &'static str {
+        "aligned text tables for a terminal (the default)"
+    }
+
+    fn write(
+        &self,
+        r: &Report,
+        opts: &FormatOptions,
+        out: &mut dyn Write,
+    ) -> Result<(), ExportError> {
+        if !opts.tables_only {
+            writeln!(out, "{}", wrap(&terminal_inert(&run_line(r)), 0))?;
+            writeln!(out, "{}", wrap(&terminal_inert(&scope_line(r)), 0))?;
+            writeln!(out)?;
+            if !r.headlines.is_empty() {
+                writeln!(out, "HEADLINES")?;
+                let groups = headline_groups(r);
+                let gw = groups
+                    .iter()
+                    .map(|(g, _)| g.chars().count().min(NAME_WIDTH))
+                    .max()
+                    .unwrap_or(0)
+                    .max(11);
+                for (group, lines) in &groups {
+                    for (i, line) in lines.iter().enumerate() {
+                        let head = if i == 0 {
+                            shorten(&terminal_inert(group), gw)
+                        } else {
+                            String::new()
+                        };
+                        let text = wrap(&terminal_inert(line), gw + 4);
+                        writeln!(out, "  {head:<gw$}  {text}")?;
+                    }
+                }
+                writeln!(out)?;
+            }
+        }
+        for t in tables(r) {
+            write_table(out, &t)?;
+            writeln!(out)?;
+        }
+        if !opts.tables_only && !r.notes.is_empty() {
+            writeln!(out, "NOTES")?;
+            for n in &r.notes {
+                writeln!(out, "  - {}", wrap(&terminal_inert(n), 4))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn shorten(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// Wraps `text` at word boundaries to the page width, continuing lines `indent` in.
+fn wrap(text: &str, indent: usize) -> String {
+    let room = WIDTH.saturating_sub(indent).max(40);
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split(' ') {
+        let len = word.chars().count();
+        if line > 0 && line + 1 + len > room {
+            out.push('\n');
+            out.push_str(&" ".repeat(indent));
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += len;
+    }
+    out
+}
+
+fn write_table(out: &mut dyn Write, t: &Table) -> Result<(), ExportError> {
+    let cells: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let c = terminal_inert(c);
+                    if i == 0 {
+                        shorten(&c, NAME_WIDTH)
+                    } else {
+                        c.into_owned()
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = (0..t.header.len())
+        .map(|i| {
+            cells
+                .iter()
+                .filter_map(|r| r.get(i))
+                .chain(t.header.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    writeln!(out, "{}", wrap(&t.title, 2))?;
+    let line = |row: &[String]| {
+        let mut s = String::new();
+        for (i, (c, w)) in row.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            let pad = w.saturating_sub(c.chars().count());
+            match t.align.get(i) {
+                Some(Align::Right) => {
+                    s.push_str(&" ".repeat(pad));
+                    s.push_str(c);
+                }
+                _ => {
+                    s.push_str(c);
+                    s.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        s.trim_end().to_string()
+    };
+    writeln!(out, "{}", line(&t.header))?;
+    for row in &cells {
+        writeln!(out, "{}", line(row))?;
+    }
+    for f in &t.footnotes {
+        writeln!(out, "  {}", wrap(f, 2))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wraps_to_the_page() {
+        let text = "word ".repeat(60);
+        for line in wrap(text.trim(), 4).lines() {
+            assert!(line.chars().count() <= WIDTH, "{line:?}");
+        }
+        assert_eq!(shorten("abcdef", 4), "abc…");
+        assert_eq!(shorten("abc", 4), "abc");
+    }
+}

@@ -1,0 +1,463 @@
+//! Per provider × model cell: reliability, latency, per-turn figures, usable turns, checks,
+//! cache, cost and flags, from the loaded facts. Definitions: `docs/metrics.md`; the
+//! statistics themselves are `crate::stats`.
+
+use std::collections::BTreeMap;
+
+use super::load::{Conv, Facts, Finish, NO_COUNT, Turn};
+use super::model::{
+    Cache, Cell, CellChecks, Cost, Estimate, Flags, Interval, Median, Percentiles, Rate,
+    Reliability, TagTally, TurnStats,
+};
+use crate::outcome::TurnOutcome;
+use crate::stats::{self, Bootstrap};
+
+/// Share of the prompt below which a cached turn is cold (DESIGN.md).
+const COLD_SHARE: f64 = 0.10;
+
+/// What the cell computations need beyond the facts.
+pub(super) struct CellOptions {
+    pub sla_ms: Option<f64>,
+    pub bootstrap: Bootstrap,
+}
+
+/// The conversations of each cell, by index into `facts.convs`.
+pub(super) fn conversations_by_cell(facts: &Facts) -> Vec<Vec<usize>> {
+    let mut by_cell = vec![Vec::new(); facts.cells.len()];
+    for (i, c) in facts.convs.iter().enumerate() {
+        by_cell[c.cell].push(i);
+    }
+    by_cell
+}
+
+pub(super) fn cells(facts: &Facts, by_cell: &[Vec<usize>], opts: &CellOptions) -> Vec<Cell> {
+    facts
+        .cells
+        .iter()
+        .zip(by_cell)
+        .map(|(key, convs)| {
+            let convs: Vec<&Conv> = convs.iter().map(|&i| &facts.convs[i]).collect();
+            let turns_of = |c: &Conv| &facts.turns[c.first_turn..c.first_turn + c.n_turns];
+            let retried = convs
+                .iter()
+                .flat_map(|c| turns_of(c))
+                .any(|t| t.attempts > 1);
+            let latencies = completed_values(&convs, |c| c.latency_ms);
+            Cell {
+                latency_curve: curve(&latencies),
+                provider: key.provider.clone(),
+                model: key.label.clone(),
+                model_ids: key.model_ids.iter().cloned().collect(),
+                simulated: key.simulated,
+                reliability: reliability(&convs, &turns_of),
+                conversation_latency: latency(&latencies, &opts.bootstrap),
+                conversation_wall: retried.then(|| {
+                    let wall = |c: &Conv| {
+                        turns_of(c)
+                            .iter()
+                            .map(|t| if t.wall.is_nan() { t.e2e } else { t.wall })
+                            .sum::<f64>()
+                    };
+                    latency(&completed_values(&convs, wall), &opts.bootstrap)
+                }),
+                turns: turn_stats(&convs, &turns_of),
+                usable: usable(&convs, &turns_of, opts),
+                checks: cell_checks(facts, &convs, &opts.bootstrap),
+                cache: cache(&convs, &turns_of),
+                cost: cost(&convs, &turns_of),
+                flags: flags(&convs, &turns_of),
+            }
+        })
+        .collect()
+}
+
+fn reliability<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> Reliability {
+    let mut r = Reliability::default();
+    for c in convs {
+        if c.outcome == crate::outcome::ConversationOutcome::Interrupted {
+            r.interrupted += 1;
+            continue;
+        }
+        r.attempted += 1;
+        match c.outcome.failure() {
+            None => r.completed += 1,
+            Some(class) => *r.failures.entry(class.as_str().to_string()).or_default() += 1,
+        }
+        for t in turns_of(c) {
+            r.turns_sent += 1;
+            if t.outcome.lets_conversation_continue(t.has_answer) {
+                r.turns_answered += 1;
+            }
+        }
+    }
+    r.success = wilson_rate(r.completed, r.attempted);
+    r
+}
+
+pub(super) fn wilson_rate(k: u64, n: u64) -> Rate {
+    Rate {
+        k,
+        n,
+        value: (n > 0).then(|| k as f64 / n as f64),
+        interval: stats::wilson(k, n).map(Interval::from),
+    }
+}
+
+/// `value(c)` of every completed conversation where it is known.
+fn completed_values(convs: &[&Conv], value: impl Fn(&Conv) -> f64) -> Vec<f64> {
+    convs
+        .iter()
+        .filter(|c| c.outcome.is_completed())
+        .map(|c| value(c))
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+/// The percentiles a report shows.
+const QS: [f64; 3] = [50.0, 95.0, 99.0];
+
+/// Whether n values can bound the q-th percentile: at least one value must lie above it
+/// (n × (1 − q/100) ≥ 1: p95 from 20 values, p99 from 100). Below that the bootstrap
+/// only reshuffles the maximum, and the figure is printed with its n and no interval.
+pub fn interval_possible(n: usize, q: f64) -> bool {
+    n as f64 * (1.0 - q / 100.0) >= 1.0 - 1e-9
+}
+
+/// p50 / p95 / p99 with bootstrap intervals where n allows them.
+pub(super) fn latency(values: &[f64], boot: &Bootstrap) -> Percentiles {
+    let Some(sorted) = stats::sort_sample(values) else {
+        return Percentiles::default();
+    };
+    let n = sorted.len();
+    let intervals = stats::bootstrap_percentiles(&sorted, &QS, boot);
+    let estimate = |k: usize| {
+        let q = QS[k];
+        stats::percentile_sorted(&sorted, q).map(|value| Estimate {
+            value,
+            interval: intervals
+                .as_ref()
+                .and_then(|i| i.get(k))
+                .filter(|_| interval_possible(n, q))
+                .map(|&i| i.into()),
+        })
+    };
+    Percentiles {
+        n,
+        p50: estimate(0),
+        p95: estimate(1),
+        p99: estimate(2),
+    }
+}
+
+/// The values at every whole percentile, 0 to 100.
+fn curve(values: &[f64]) -> Vec<f64> {
+    let Some(sorted) = stats::sort_sample(values) else {
+        return Vec::new();
+    };
+    (0..=100)
+        .filter_map(|q| stats::percentile_sorted(&sorted, f64::from(q)))
+        .collect()
+}
+
+/// Percentiles without intervals (per-turn figures).
+fn plain_percentiles(values: &[f64]) -> Percentiles {
+    let Some(sorted) = stats::sort_sample(values) else {
+        return Percentiles::default();
+    };
+    let estimate = |q: f64| {
+        stats::percentile_sorted(&sorted, q).map(|value| Estimate {
+            value,
+            interval: None,
+        })
+    };
+    Percentiles {
+        n: sorted.len(),
+        p50: estimate(50.0),
+        p95: estimate(95.0),
+        p99: estimate(99.0),
+    }
+}
+
+fn median(values: &[f64]) -> Median {
+    Median {
+        n: values.len(),
+        value: stats::median(values),
+    }
+}
+
+fn turn_stats<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> TurnStats {
+    let (mut ttft, mut ttfa, mut e2e, mut tps, mut visible) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut missing = 0;
+    for c in convs.iter().filter(|c| c.outcome.is_completed()) {
+        for t in turns_of(c) {
+            for (v, out) in [(t.ttft, &mut ttft), (t.ttfa, &mut ttfa), (t.e2e, &mut e2e)] {
+                if v.is_finite() {
+                    out.push(v);
+                }
+            }
+            if let Some(speed) = decode_tps(t) {
+                tps.push(speed);
+            }
+            if t.has_answer {
+                if t.visible_tokens == NO_COUNT {
+                    missing += 1;
+                } else {
+                    visible.push(f64::from(t.visible_tokens));
+                }
+            }
+        }
+    }
+    TurnStats {
+        ttft: plain_percentiles(&ttft),
+        ttfa: plain_percentiles(&ttfa),
+        e2e: plain_percentiles(&e2e),
+        decode_tps: median(&tps),
+        visible_tokens: median(&visible),
+        visible_tokens_missing: missing,
+    }
+}
+
+/// Output tokens per second of decoding: tokens / (E2E − TTFT), tokens from
+/// `usage.completion_tokens`, else the visible tokens counted.
+fn decode_tps(t: &Turn) -> Option<f64> {
+    let span_ms = t.e2e - t.ttft;
+    let tokens = if t.completion_tokens != NO_COUNT {
+        t.completion_tokens
+    } else {
+        t.visible_tokens
+    };
+    (span_ms.is_finite() && span_ms > 0.0 && tokens != NO_COUNT && tokens > 0)
+        .then(|| f64::from(tokens) * 1000.0 / span_ms)
+}
+
+/// A turn a product could use: HTTP success, a complete stream and a non-empty answer
+/// (outcome `ok`), an accepted finish reason, the structure its checks demand, and E2E
+/// within the SLA when one is set.
+pub(super) fn is_usable(t: &Turn, sla_ms: Option<f64>) -> bool {
+    t.outcome == TurnOutcome::Ok
+        && t.has_answer
+        && matches!(t.finish, Finish::Stop | Finish::ToolCalls | Finish::Missing)
+        && !t.structure_failed
+        && sla_ms.is_none_or(|sla| t.e2e <= sla)
+}
+
+fn usable<'f>(
+    convs: &[&Conv],
+    turns_of: &impl Fn(&Conv) -> &'f [Turn],
+    opts: &CellOptions,
+) -> Rate {
+    let (mut num, mut den) = (Vec::new(), Vec::new());
+    for c in convs
+        .iter()
+        .filter(|c| c.outcome.failure().is_some() || c.outcome.is_completed())
+    {
+        let turns = turns_of(c);
+        num.push(turns.iter().filter(|t| is_usable(t, opts.sla_ms)).count() as f64);
+        den.push(turns.len() as f64);
+    }
+    ratio_rate(&num, &den, &opts.bootstrap)
+}
+
+/// Σnum / Σden with an interval that resamples the units (conversations) whose parts are
+/// counted: parts of one conversation are not independent.
+pub(super) fn ratio_rate(num: &[f64], den: &[f64], boot: &Bootstrap) -> Rate {
+    let k: f64 = num.iter().sum();
+    let n: f64 = den.iter().sum();
+    Rate {
+        k: k as u64,
+        n: n as u64,
+        value: (n > 0.0).then(|| k / n),
+        interval: (n > 0.0)
+            .then(|| stats::bootstrap_ratio(num, den, boot))
+            .flatten()
+            .map(Interval::from),
+    }
+}
+
+fn cell_checks(facts: &Facts, convs: &[&Conv], boot: &Bootstrap) -> CellChecks {
+    let mut out = CellChecks::default();
+    let (mut num, mut den) = (Vec::new(), Vec::new());
+    for c in convs {
+        let has_checks = c
+            .scenario
+            .and_then(|s| facts.scenarios.get(s))
+            .is_some_and(|s| facts.checks.scenarios.contains(s));
+        let stored = conv_index(facts, c).and_then(|i| facts.checks.per_conv[i].as_ref());
+        let Some(checks) = stored else {
+            if has_checks && c.outcome != crate::outcome::ConversationOutcome::Interrupted {
+                out.unchecked_conversations += 1;
+            }
+            continue;
+        };
+        num.push(f64::from(checks.passed));
+        den.push(f64::from(checks.passed + checks.failed));
+        out.not_scored += u64::from(checks.not_scored);
+        for (tag, counts) in facts.checks.tags.iter().zip(&checks.by_tag) {
+            let t = out.by_tag.entry(tag.clone()).or_insert(TagTally::default());
+            t.passed += u64::from(counts[0]);
+            t.failed += u64::from(counts[1]);
+            t.not_scored += u64::from(counts[2]);
+        }
+    }
+    out.by_tag
+        .retain(|_, t| t.passed + t.failed + t.not_scored > 0);
+    out.pass = ratio_rate(&num, &den, boot);
+    out
+}
+
+/// A conversation's index in `facts.convs` (they are stored by ascending id).
+pub(super) fn conv_index(facts: &Facts, c: &Conv) -> Option<usize> {
+    facts.convs.binary_search_by_key(&c.id, |x| x.id).ok()
+}
+
+fn cache<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> Cache {
+    let mut out = Cache::default();
+    for c in convs {
+        for t in turns_of(c).iter().skip(1) {
+            if t.cached_tokens == NO_COUNT || t.prompt_tokens == NO_COUNT || t.prompt_tokens == 0 {
+                continue;
+            }
+            out.turns_reported += 1;
+            out.prompt_tokens += u64::from(t.prompt_tokens);
+            out.cached_tokens += u64::from(t.cached_tokens);
+            if f64::from(t.cached_tokens) < COLD_SHARE * f64::from(t.prompt_tokens) {
+                out.cold_turns += 1;
+            }
+        }
+    }
+    out.hit_rate =
+        (out.prompt_tokens > 0).then(|| out.cached_tokens as f64 / out.prompt_tokens as f64);
+    out
+}
+
+/// USD per million tokens: (prompt − cached) × input + cached × cached price (the input
+/// price when none is set) + completion × output. A turn is priced when its prompt and
+/// completion tokens are reported; cached tokens not reported are priced as uncached.
+fn cost<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> Cost {
+    let mut out = Cost::default();
+    let mut total = 0.0;
+    let mut completed = 0u64;
+    for c in convs {
+        let Some(p) = c.prices else { continue };
+        out.priced = true;
+        completed += u64::from(c.outcome.is_completed());
+        for t in turns_of(c) {
+            if t.prompt_tokens == NO_COUNT || t.completion_tokens == NO_COUNT {
+                continue;
+            }
+            let cached = if t.cached_tokens == NO_COUNT {
+                0.0
+            } else {
+                f64::from(t.cached_tokens.min(t.prompt_tokens))
+            };
+            let uncached = f64::from(t.prompt_tokens) - cached;
+            total += (uncached * p.input
+                + cached * p.cached.unwrap_or(p.input)
+                + f64::from(t.completion_tokens) * p.output)
+                / 1e6;
+            out.turns_priced += 1;
+        }
+    }
+    if out.turns_priced > 0 {
+        out.total_usd = Some(total);
+        out.per_1000_turns_usd = Some(total / out.turns_priced as f64 * 1000.0);
+        out.per_success_usd = (completed > 0).then(|| total / completed as f64);
+    }
+    out
+}
+
+fn flags<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> Flags {
+    let mut f = Flags::default();
+    for t in convs.iter().flat_map(|c| turns_of(c)) {
+        if t.finish == Finish::Length {
+            f.truncated_turns += 1;
+            if t.has_reasoning && !t.has_answer {
+                f.reasoning_used_budget += 1;
+            }
+        }
+        if t.finish == Finish::ContentFilter {
+            f.content_filtered_turns += 1;
+        }
+        if t.attempts > 1 {
+            f.retried_turns += 1;
+        }
+    }
+    f
+}
+
+/// Failures by class summed over cells, for sentences.
+pub fn failure_text(failures: &BTreeMap<String, u64>) -> String {
+    let mut v: Vec<(&String, &u64)> = failures.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(class, n)| format!("{n} {class}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_need_a_value_beyond_the_percentile() {
+        assert!(interval_possible(2, 50.0));
+        assert!(!interval_possible(19, 95.0));
+        assert!(interval_possible(20, 95.0));
+        assert!(!interval_possible(99, 99.0));
+        assert!(interval_possible(100, 99.0));
+    }
+
+    fn turn(ttft: f64, e2e: f64, completion: u32) -> Turn {
+        Turn {
+            outcome: TurnOutcome::Ok,
+            finish: Finish::Stop,
+            has_answer: true,
+            has_reasoning: false,
+            attempts: 1,
+            ttft,
+            ttfa: ttft,
+            e2e,
+            wall: e2e,
+            prompt_tokens: 100,
+            cached_tokens: NO_COUNT,
+            completion_tokens: completion,
+            visible_tokens: 7,
+            structure_failed: false,
+        }
+    }
+
+    #[test]
+    fn decode_speed_is_tokens_over_the_decoding_span() {
+        assert_eq!(decode_tps(&turn(200.0, 1200.0, 50)), Some(50.0));
+        // Without reported usage, the visible tokens counted.
+        assert_eq!(decode_tps(&turn(200.0, 900.0, NO_COUNT)), Some(10.0));
+        // No span, no speed (never infinite).
+        assert_eq!(decode_tps(&turn(200.0, 200.0, 50)), None);
+        assert_eq!(decode_tps(&turn(f64::NAN, 200.0, 50)), None);
+    }
+
+    #[test]
+    fn usable_turns_need_every_condition() {
+        let ok = turn(100.0, 900.0, 10);
+        assert!(is_usable(&ok, None));
+        assert!(is_usable(&ok, Some(900.0)));
+        assert!(!is_usable(&ok, Some(899.0)), "slower than the SLA");
+        let mut t = ok.clone();
+        t.finish = Finish::Length;
+        assert!(!is_usable(&t, None), "cut by the token limit");
+        let mut t = ok.clone();
+        t.structure_failed = true;
+        assert!(
+            !is_usable(&t, None),
+            "missing the structure its checks demand"
+        );
+        let mut t = ok.clone();
+        t.has_answer = false;
+        assert!(!is_usable(&t, None));
+        let mut t = ok;
+        t.outcome = TurnOutcome::StreamCut;
+        assert!(!is_usable(&t, None));
+    }
+}

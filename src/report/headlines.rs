@@ -1,0 +1,432 @@
+//! The decision first: sentences that compare cells, each with its interval and whether
+//! the data establish it.
+//!
+//! - Latency, per model label: the provider with the lowest conversation p50 (and p95)
+//!   against the next, with a paired bootstrap of the difference over the (scenario, repeat)
+//!   pairs both completed. Established when the interval lies below 0.
+//! - Reliability per provider across models.
+//! - Quality: the top cell against the next; when their intervals overlap (or the judge's
+//!   own replicate spread covers the gap) the difference is said to be not established.
+//! - Flags: truncation (and reasoning that used the budget), content filters, retries.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::cells::failure_text;
+use super::load::Facts;
+use super::model::{
+    Cell, Comparison, Headline, HeadlineKind, Interval, JudgeSection, PairedComparison, Rate,
+};
+use crate::stats::{self, Bootstrap, PairedStat};
+
+/// Fewer pairs than this and a paired bootstrap says nothing worth printing.
+pub const MIN_PAIRS: usize = 5;
+
+pub(super) fn headlines(
+    facts: &Facts,
+    by_cell: &[Vec<usize>],
+    cells: &[Cell],
+    judges: &[JudgeSection],
+    boot: &Bootstrap,
+) -> Vec<Headline> {
+    let mut out = Vec::new();
+    latency(facts, by_cell, cells, boot, &mut out);
+    reliability(cells, &mut out);
+    checks(cells, &mut out);
+    for section in judges {
+        judge(cells, section, &mut out);
+    }
+    flags(cells, &mut out);
+    out
+}
+
+/// Milliseconds as a person reads them: seconds from 1 s up.
+pub fn duration(ms: f64) -> String {
+    if ms.abs() >= 1000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else {
+        format!("{ms:.0} ms")
+    }
+}
+
+/// A signed difference in the unit of its size.
+fn delta(ms: f64, scale_ms: f64) -> String {
+    if scale_ms >= 1000.0 {
+        format!("{:+.2}", ms / 1000.0).replace('-', "−")
+    } else {
+        format!("{ms:+.0}").replace('-', "−")
+    }
+}
+
+fn interval_text(i: &Interval, scale_ms: f64) -> String {
+    format!("[{}, {}]", delta(i.lo, scale_ms), delta(i.hi, scale_ms)).replace('+', "")
+}
+
+pub fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    if (p - p.round()).abs() < 0.05 && (p == 100.0 || p == 0.0) {
+        format!("{p:.0} %")
+    } else {
+        format!("{p:.1} %")
+    }
+}
+
+pub fn rate_text(r: &Rate) -> String {
+    match (r.value, r.interval) {
+        (Some(v), Some(i)) => format!("{} [{:.1}, {:.1}]", percent(v), i.lo * 100.0, i.hi * 100.0),
+        (Some(v), None) => percent(v),
+        _ => "-".into(),
+    }
+}
+
+/// Completed conversations' latency by pair key: (scenario, repeat, k-th such
+/// conversation of the cell in run order), so repeated runs pair run by run.
+fn pair_keys(facts: &Facts, convs: &[usize]) -> HashMap<(usize, u32, u32), f64> {
+    let mut seen: HashMap<(usize, u32), u32> = HashMap::new();
+    let mut ordered: Vec<usize> = convs.to_vec();
+    ordered.sort_by_key(|&i| (facts.convs[i].run_id, facts.convs[i].id));
+    let mut out = HashMap::new();
+    for i in ordered {
+        let c = &facts.convs[i];
+        let Some(s) = c.scenario else { continue };
+        let k = seen.entry((s, c.repeat)).or_default();
+        let key = (s, c.repeat, *k);
+        *k += 1;
+        if c.outcome.is_completed() && c.latency_ms.is_finite() {
+            out.insert(key, c.latency_ms);
+        }
+    }
+    out
+}
+
+fn latency(
+    facts: &Facts,
+    by_cell: &[Vec<usize>],
+    cells: &[Cell],
+    boot: &Bootstrap,
+    out: &mut Vec<Headline>,
+) {
+    let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, c) in cells.iter().enumerate() {
+        if c.conversation_latency.n > 0 {
+            by_label.entry(c.model.as_str()).or_default().push(i);
+        }
+    }
+    for (label, group) in by_label {
+        if group.len() < 2 {
+            continue;
+        }
+        for (kind, q) in [
+            (HeadlineKind::LatencyP50, 50.0),
+            (HeadlineKind::LatencyP95, 95.0),
+        ] {
+            let value = |i: usize| {
+                let p = &cells[i].conversation_latency;
+                if q == 50.0 { p.p50 } else { p.p95 }.map_or(f64::INFINITY, |e| e.value)
+            };
+            let mut ranked = group.clone();
+            ranked.sort_by(|&a, &b| value(a).total_cmp(&value(b)));
+            let (best, next) = (ranked[0], ranked[1]);
+            let (bv, nv) = (value(best), value(next));
+            let pa = pair_keys(facts, &by_cell[best]);
+            let pb = pair_keys(facts, &by_cell[next]);
+            let mut keys: Vec<_> = pa.keys().filter(|k| pb.contains_key(k)).copied().collect();
+            keys.sort_unstable();
+            let a: Vec<f64> = keys.iter().map(|k| pa[k]).collect();
+            let b: Vec<f64> = keys.iter().map(|k| pb[k]).collect();
+            let paired = (keys.len() >= MIN_PAIRS)
+                .then(|| stats::paired_difference(&a, &b, PairedStat::Percentile(q), boot))
+                .flatten()
+                .map(|d| PairedComparison {
+                    pairs: d.n,
+                    difference_ms: d.estimate,
+                    interval: d.interval.into(),
+                    established: d.interval.hi < 0.0,
+                });
+            let lower_by = if nv > 0.0 { (nv - bv) / nv } else { 0.0 };
+            let (bp, np) = (&cells[best].provider, &cells[next].provider);
+            let what = if q == 50.0 {
+                "fastest conversation p50"
+            } else {
+                "fastest conversation p95"
+            };
+            let head = format!(
+                "{what}: {bp} {} vs {np} {} — {:.0} % lower",
+                duration(bv),
+                duration(nv),
+                lower_by * 100.0
+            );
+            let (text, established) = match &paired {
+                Some(p) if p.established => (
+                    format!(
+                        "{head}, paired over {} (scenario, repeat) pairs: {} s {} → established",
+                        p.pairs,
+                        delta(p.difference_ms, 1000.0),
+                        interval_text(&p.interval, 1000.0)
+                    ),
+                    true,
+                ),
+                Some(p) => (
+                    format!(
+                        "{head} — not established (paired Δ over {} pairs {} s {})",
+                        p.pairs,
+                        delta(p.difference_ms, 1000.0),
+                        interval_text(&p.interval, 1000.0)
+                    ),
+                    false,
+                ),
+                None => (
+                    format!(
+                        "{head} — not established: {} (scenario, repeat) pairs both completed, \
+                         a paired comparison needs {MIN_PAIRS}",
+                        keys.len()
+                    ),
+                    false,
+                ),
+            };
+            out.push(Headline {
+                kind,
+                model: Some(label.to_string()),
+                text,
+                established: Some(established),
+                simulated: cells[best].simulated || cells[next].simulated,
+                comparison: Some(Comparison {
+                    best: bp.clone(),
+                    best_ms: bv,
+                    next: np.clone(),
+                    next_ms: nv,
+                    lower_by,
+                    paired,
+                }),
+            });
+        }
+    }
+}
+
+/// One provider's conversations across its model labels.
+#[derive(Default)]
+struct ProviderTally {
+    attempted: u64,
+    completed: u64,
+    failures: BTreeMap<String, u64>,
+    simulated: bool,
+}
+
+fn reliability(cells: &[Cell], out: &mut Vec<Headline>) {
+    let mut by_provider: BTreeMap<&str, ProviderTally> = BTreeMap::new();
+    for c in cells {
+        let e = by_provider.entry(c.provider.as_str()).or_default();
+        e.attempted += c.reliability.attempted;
+        e.completed += c.reliability.completed;
+        for (class, n) in &c.reliability.failures {
+            *e.failures.entry(class.clone()).or_default() += n;
+        }
+        e.simulated |= c.simulated;
+    }
+    let mut rows: Vec<_> = by_provider
+        .into_iter()
+        .filter(|(_, t)| t.attempted > 0)
+        .collect();
+    let rate = |t: &ProviderTally| t.completed as f64 / t.attempted as f64;
+    rows.sort_by(|a, b| rate(&a.1).total_cmp(&rate(&b.1)).then(a.0.cmp(b.0)));
+    for (provider, t) in rows {
+        let ProviderTally {
+            attempted,
+            completed,
+            failures,
+            simulated,
+        } = t;
+        let rate = super::cells::wilson_rate(completed, attempted);
+        let failures = if failures.is_empty() {
+            "no failures".to_string()
+        } else {
+            format!("failures: {}", failure_text(&failures))
+        };
+        out.push(Headline {
+            kind: HeadlineKind::Reliability,
+            model: None,
+            text: format!(
+                "{provider}: {completed}/{attempted} conversations completed ({}); {failures}",
+                rate_text(&rate)
+            ),
+            established: None,
+            simulated,
+            comparison: None,
+        });
+    }
+}
+
+fn cell_name(c: &Cell) -> String {
+    format!("{} / {}", c.provider, c.model)
+}
+
+fn checks(cells: &[Cell], out: &mut Vec<Headline>) {
+    let mut ranked: Vec<&Cell> = cells
+        .iter()
+        .filter(|c| c.checks.pass.value.is_some())
+        .collect();
+    if ranked.len() < 2 {
+        return;
+    }
+    ranked.sort_by(|a, b| {
+        b.checks
+            .pass
+            .value
+            .unwrap_or(0.0)
+            .total_cmp(&a.checks.pass.value.unwrap_or(0.0))
+    });
+    let (top, next) = (ranked[0], ranked[1]);
+    let lowest = ranked[ranked.len() - 1];
+    let overlap = match (top.checks.pass.interval, next.checks.pass.interval) {
+        (Some(a), Some(b)) => a.overlaps(&b),
+        _ => true,
+    };
+    let text = if overlap {
+        format!(
+            "check pass rates {}–{} (top two: {} {}, {} {}) overlap within their intervals: \
+             quality difference not established",
+            percent(lowest.checks.pass.value.unwrap_or(0.0)),
+            percent(top.checks.pass.value.unwrap_or(0.0)),
+            cell_name(top),
+            rate_text(&top.checks.pass),
+            cell_name(next),
+            rate_text(&next.checks.pass),
+        )
+    } else {
+        format!(
+            "{} passes the most checks: {} vs {} {} — established (intervals do not overlap)",
+            cell_name(top),
+            rate_text(&top.checks.pass),
+            cell_name(next),
+            rate_text(&next.checks.pass),
+        )
+    };
+    out.push(Headline {
+        kind: HeadlineKind::QualityChecks,
+        model: None,
+        text,
+        established: Some(!overlap),
+        simulated: top.simulated || next.simulated,
+        comparison: None,
+    });
+}
+
+fn judge(cells: &[Cell], section: &JudgeSection, out: &mut Vec<Headline>) {
+    let mut ranked: Vec<(usize, f64, Option<Interval>)> = section
+        .cells
+        .iter()
+        .enumerate()
+        .filter_map(|(i, j)| j.overall.map(|e| (i, e.value, e.interval)))
+        .collect();
+    if ranked.len() < 2 {
+        return;
+    }
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let (top, next) = (ranked[0], ranked[1]);
+    let low = ranked[ranked.len() - 1].1;
+    let spread = section
+        .cells
+        .iter()
+        .filter_map(|j| j.replicate_spread)
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+    let overlap = match (top.2, next.2) {
+        (Some(a), Some(b)) => a.overlaps(&b),
+        _ => true,
+    };
+    let within_spread = spread.is_some_and(|s| top.1 - next.1 <= s);
+    let simulated = if section.simulated {
+        " (simulated judge)"
+    } else {
+        ""
+    };
+    let judge = format!("{} by {}{simulated}", section.rubric, section.judge);
+    let est = |(i, v, iv): (usize, f64, Option<Interval>)| {
+        format!(
+            "{} {v:.2}{}",
+            cell_name(&cells[i]),
+            iv.map(|i| format!(" [{:.2}, {:.2}]", i.lo, i.hi))
+                .unwrap_or_default()
+        )
+    };
+    let text = if overlap || within_spread {
+        let why = if overlap {
+            "overlap within their intervals".to_string()
+        } else {
+            format!(
+                "differ by less than the judge's own replicate spread ({:.2})",
+                spread.unwrap_or(0.0)
+            )
+        };
+        format!(
+            "judge means {low:.2}–{:.2} ({judge}) {why}: quality difference not established",
+            top.1
+        )
+    } else {
+        format!(
+            "judge ({judge}) rates {} highest, vs {} — established (intervals do not overlap)",
+            est(top),
+            est(next)
+        )
+    };
+    out.push(Headline {
+        kind: HeadlineKind::QualityJudge,
+        model: None,
+        text,
+        established: Some(!(overlap || within_spread)),
+        simulated: section.simulated || cells[top.0].simulated || cells[next.0].simulated,
+        comparison: None,
+    });
+}
+
+fn flags(cells: &[Cell], out: &mut Vec<Headline>) {
+    for c in cells {
+        let f = &c.flags;
+        let mut parts = Vec::new();
+        if f.truncated_turns > 0 {
+            let mut s = format!("{} turns finish_reason=length", f.truncated_turns);
+            if f.reasoning_used_budget > 0 {
+                s.push_str(&format!(
+                    ", {} with reasoning and no answer (reasoning used the budget)",
+                    f.reasoning_used_budget
+                ));
+            }
+            parts.push(s);
+        }
+        if f.content_filtered_turns > 0 {
+            parts.push(format!(
+                "{} turns stopped by the provider's content filter",
+                f.content_filtered_turns
+            ));
+        }
+        if f.retried_turns > 0 {
+            parts.push(format!(
+                "{} turns needed retries (wall time with retries is shown apart)",
+                f.retried_turns
+            ));
+        }
+        if !parts.is_empty() {
+            out.push(Headline {
+                kind: HeadlineKind::Flag,
+                model: Some(c.model.clone()),
+                text: format!("{}: {}", cell_name(c), parts.join("; ")),
+                established: None,
+                simulated: c.simulated,
+                comparison: None,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_say_them() {
+        assert_eq!(duration(8260.0), "8.26 s");
+        assert_eq!(duration(812.4), "812 ms");
+        assert_eq!(delta(-2740.0, 8000.0), "−2.74");
+        assert_eq!(delta(900.0, 8000.0), "+0.90");
+        assert_eq!(percent(1.0), "100 %");
+        assert_eq!(percent(0.9777), "97.8 %");
+    }
+}

@@ -1,0 +1,153 @@
+//! Judge scores per rubric × judge × cell: means over conversations (replicates averaged
+//! first) with bootstrap intervals, failed judgments counted apart, replicate spread.
+
+use std::collections::BTreeMap;
+
+use super::cells::wilson_rate;
+use super::load::{Facts, Judgment, JudgmentStatus};
+use super::model::{Estimate, JudgeCell, JudgeSection};
+use crate::stats::{self, Bootstrap};
+
+pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<JudgeSection> {
+    let j = &facts.judges;
+    // (section, cell, conversation) → its judgments.
+    let mut grouped: BTreeMap<(usize, usize, usize), Vec<&Judgment>> = BTreeMap::new();
+    for judgment in &j.judgments {
+        let cell = facts.convs[judgment.conv].cell;
+        grouped
+            .entry((judgment.section, cell, judgment.conv))
+            .or_default()
+            .push(judgment);
+    }
+    let mut order: Vec<usize> = (0..j.sections.len()).collect();
+    order.sort_by(|&a, &b| j.sections[a].cmp(&j.sections[b]));
+    order
+        .into_iter()
+        .map(|s| {
+            let key = &j.sections[s];
+            let mut criteria: Vec<usize> = grouped
+                .range((s, 0, 0)..(s + 1, 0, 0))
+                .flat_map(|(_, v)| v.iter().flat_map(|j| j.scores.iter().map(|(c, _)| *c)))
+                .collect();
+            criteria.sort_by(|&a, &b| j.criteria[a].cmp(&j.criteria[b]));
+            criteria.dedup();
+            let cells = (0..facts.cells.len())
+                .map(|cell| {
+                    let convs: Vec<&Vec<&Judgment>> = grouped
+                        .range((s, cell, 0)..(s, cell + 1, 0))
+                        .map(|(_, v)| v)
+                        .collect();
+                    judge_cell(&convs, &criteria, &j.criteria, boot)
+                })
+                .collect();
+            JudgeSection {
+                rubric: key.rubric.clone(),
+                judge: key.judge.clone(),
+                judge_model: key.judge_model.clone(),
+                simulated: key.simulated,
+                criteria: criteria.iter().map(|&c| j.criteria[c].clone()).collect(),
+                cells,
+            }
+        })
+        .collect()
+}
+
+fn mean_of(scores: &[(usize, i64)]) -> Option<f64> {
+    (!scores.is_empty())
+        .then(|| scores.iter().map(|(_, s)| *s as f64).sum::<f64>() / scores.len() as f64)
+}
+
+fn judge_cell(
+    convs: &[&Vec<&Judgment>],
+    criteria: &[usize],
+    names: &[String],
+    boot: &Bootstrap,
+) -> JudgeCell {
+    let mut out = JudgeCell::default();
+    let mut overall = Vec::new();
+    let mut per_criterion: Vec<Vec<f64>> = vec![Vec::new(); criteria.len()];
+    let mut spreads = Vec::new();
+    let (mut completed_yes, mut completed_n) = (0, 0);
+    for judgments in convs {
+        let ok: Vec<&&Judgment> = judgments
+            .iter()
+            .filter(|j| j.status == JudgmentStatus::Ok)
+            .collect();
+        out.unparseable += judgments
+            .iter()
+            .filter(|j| j.status == JudgmentStatus::Unparseable)
+            .count() as u64;
+        out.judge_errors += judgments
+            .iter()
+            .filter(|j| j.status == JudgmentStatus::JudgeError)
+            .count() as u64;
+        out.judgments += ok.len() as u64;
+        for j in &ok {
+            if let Some(c) = j.completed {
+                completed_n += 1;
+                completed_yes += u64::from(c);
+            }
+        }
+        let overalls: Vec<f64> = ok.iter().filter_map(|j| mean_of(&j.scores)).collect();
+        let Some(conv_overall) = stats::mean(&overalls) else {
+            continue;
+        };
+        overall.push(conv_overall);
+        for (k, &c) in criteria.iter().enumerate() {
+            let values: Vec<f64> = ok
+                .iter()
+                .filter_map(|j| j.scores.iter().find(|(x, _)| *x == c))
+                .map(|(_, s)| *s as f64)
+                .collect();
+            if let Some(m) = stats::mean(&values) {
+                per_criterion[k].push(m);
+            }
+        }
+        if overalls.len() >= 2 {
+            spreads.push(mean_pairwise_gap(&overalls));
+        }
+    }
+    out.n = overall.len();
+    let estimate = |values: &[f64]| {
+        stats::mean(values).map(|value| Estimate {
+            value,
+            interval: stats::bootstrap_mean(values, boot).map(Into::into),
+        })
+    };
+    out.overall = estimate(&overall);
+    out.criteria = criteria
+        .iter()
+        .zip(&per_criterion)
+        .filter_map(|(&c, v)| estimate(v).map(|e| (names[c].clone(), e)))
+        .collect();
+    out.replicate_conversations = spreads.len();
+    out.replicate_spread = stats::mean(&spreads);
+    out.judged_completed = wilson_rate(completed_yes, completed_n);
+    out
+}
+
+/// Mean |a − b| over the pairs of replicate scores of one conversation.
+fn mean_pairwise_gap(values: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    let mut pairs = 0;
+    for (i, a) in values.iter().enumerate() {
+        for b in &values[i + 1..] {
+            sum += (a - b).abs();
+            pairs += 1;
+        }
+    }
+    if pairs == 0 { 0.0 } else { sum / pairs as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicate_gap_is_the_mean_over_pairs() {
+        assert_eq!(mean_pairwise_gap(&[3.0, 3.0]), 0.0);
+        assert_eq!(mean_pairwise_gap(&[2.0, 4.0]), 2.0);
+        // |1−2| + |1−4| + |2−4| = 6 over 3 pairs.
+        assert_eq!(mean_pairwise_gap(&[1.0, 2.0, 4.0]), 2.0);
+    }
+}

@@ -1,0 +1,521 @@
+//! Reads the read model into compact, in-memory facts: conversations first (they decide
+//! what is selected), then turns on one thread while check results and judgments are read
+//! on another, each with its own read-only connection (WAL lets readers run side by side).
+//!
+//! Strings repeated on every row (scenarios, tags, criteria) are interned; a turn is a few
+//! numbers, with NaN or `u32::MAX` for "not known" (never 0), so a million turns fit in
+//! tens of megabytes.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use crate::config::Prices;
+use crate::outcome::{ConversationOutcome, TurnOutcome};
+use crate::store::StoreError;
+use crate::store::facts::{
+    self, CheckDefinitionFact, ConversationFact, JudgmentFact, JudgmentFilter, RunFact, Selection,
+    TurnFact,
+};
+
+/// "Not reported" for a token count.
+pub(super) const NO_COUNT: u32 = u32::MAX;
+
+/// One provider × model label.
+#[derive(Debug, Clone)]
+pub(super) struct CellKey {
+    pub provider: String,
+    pub label: String,
+    pub model_ids: BTreeSet<String>,
+    pub simulated: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Conv {
+    pub id: i64,
+    pub uid: String,
+    pub cell: usize,
+    pub run_id: i64,
+    /// Index into [`Facts::scenarios`]; `None` for a conversation without a scenario.
+    pub scenario: Option<usize>,
+    pub repeat: u32,
+    pub outcome: ConversationOutcome,
+    /// NaN unless completed with every E2E known.
+    pub latency_ms: f64,
+    pub prices: Option<Prices>,
+    /// Its turns are `turns[first_turn .. first_turn + n_turns]`.
+    pub first_turn: usize,
+    pub n_turns: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Finish {
+    Stop,
+    Length,
+    ContentFilter,
+    ToolCalls,
+    Other,
+    Missing,
+}
+
+impl Finish {
+    fn of(reason: Option<&str>) -> Finish {
+        match reason {
+            None => Finish::Missing,
+            Some("stop") => Finish::Stop,
+            Some("length") => Finish::Length,
+            Some("content_filter") => Finish::ContentFilter,
+            Some("tool_calls") => Finish::ToolCalls,
+            Some(_) => Finish::Other,
+        }
+    }
+
+    pub fn as_str(self) -> Option<&'static str> {
+        match self {
+            Finish::Stop => Some("stop"),
+            Finish::Length => Some("length"),
+            Finish::ContentFilter => Some("content_filter"),
+            Finish::ToolCalls => Some("tool_calls"),
+            Finish::Other => Some("other"),
+            Finish::Missing => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Turn {
+    pub outcome: TurnOutcome,
+    pub finish: Finish,
+    pub has_answer: bool,
+    pub has_reasoning: bool,
+    pub attempts: u32,
+    pub ttft: f64,
+    pub ttfa: f64,
+    pub e2e: f64,
+    pub wall: f64,
+    pub prompt_tokens: u32,
+    pub cached_tokens: u32,
+    pub completion_tokens: u32,
+    pub visible_tokens: u32,
+    /// Some structure check (json_validity, required_fields, format) covering this turn
+    /// failed.
+    pub structure_failed: bool,
+}
+
+/// What a current check definition says about the report.
+#[derive(Debug, Clone)]
+pub(super) struct Definition {
+    pub check_id: String,
+    pub tag: usize,
+    /// Whether its tag demands structure (a failure makes the turn unusable).
+    pub structural: bool,
+    pub scope: Scope,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scope {
+    Final,
+    Turn(usize),
+    FromTurn(usize),
+}
+
+/// Current check results of one conversation.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ConvChecks {
+    pub passed: u32,
+    pub failed: u32,
+    pub not_scored: u32,
+    /// Definitions that failed (ids into [`CheckFacts::definitions`]).
+    pub failed_defs: Vec<i64>,
+    /// Per tag index: passed, failed, not scored.
+    pub by_tag: Vec<[u32; 3]>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct CheckFacts {
+    pub definitions: HashMap<i64, Definition>,
+    pub tags: Vec<String>,
+    /// Scenarios with current definitions.
+    pub scenarios: BTreeSet<String>,
+    /// By conversation index; `None`: no current result stored.
+    pub per_conv: Vec<Option<ConvChecks>>,
+}
+
+/// One scored or failed judgment, interned.
+#[derive(Debug, Clone)]
+pub(super) struct Judgment {
+    pub conv: usize,
+    pub section: usize,
+    pub replicate: i64,
+    pub status: JudgmentStatus,
+    /// (criterion index, score).
+    pub scores: Vec<(usize, i64)>,
+    pub completed: Option<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum JudgmentStatus {
+    Ok,
+    Unparseable,
+    JudgeError,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) struct SectionKey {
+    pub rubric: String,
+    pub judge: String,
+    pub simulated: bool,
+    pub judge_model: String,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct JudgeFacts {
+    pub sections: Vec<SectionKey>,
+    pub criteria: Vec<String>,
+    pub judgments: Vec<Judgment>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Facts {
+    pub runs: Vec<RunFact>,
+    pub cells: Vec<CellKey>,
+    pub scenarios: Vec<String>,
+    pub convs: Vec<Conv>,
+    pub turns: Vec<Turn>,
+    pub checks: CheckFacts,
+    pub judges: JudgeFacts,
+    /// Answers whose visible tokens were counted now (imports store none).
+    pub counted_now: u64,
+}
+
+pub(super) fn load(
+    db: &Path,
+    conn: &rusqlite::Connection,
+    sel: &Selection,
+    judgment_filter: &JudgmentFilter,
+) -> Result<Facts, super::ReportError> {
+    let mut f = Facts {
+        runs: facts::runs(conn, sel)?,
+        ..Facts::default()
+    };
+    let mut cells: HashMap<(String, String), usize> = HashMap::new();
+    let mut scenarios: HashMap<String, usize> = HashMap::new();
+    let mut prices: HashMap<i64, Option<Prices>> = HashMap::new();
+    facts::conversations(conn, sel, |c: ConversationFact| {
+        let cell = *cells
+            .entry((c.provider.clone(), c.label.clone()))
+            .or_insert_with(|| {
+                f.cells.push(CellKey {
+                    provider: c.provider.clone(),
+                    label: c.label.clone(),
+                    model_ids: BTreeSet::new(),
+                    simulated: c.simulated,
+                });
+                f.cells.len() - 1
+            });
+        let key = &mut f.cells[cell];
+        key.simulated |= c.simulated;
+        if !key.model_ids.contains(&c.model) {
+            key.model_ids.insert(c.model.clone());
+        }
+        let scenario = c.scenario.as_ref().map(|s| {
+            *scenarios.entry(s.clone()).or_insert_with(|| {
+                f.scenarios.push(s.clone());
+                f.scenarios.len() - 1
+            })
+        });
+        let price = *prices.entry(c.target_id).or_insert_with(|| {
+            // Stored by collect from a validated bench file; unreadable prices are no prices.
+            c.prices
+                .as_deref()
+                .and_then(|p| serde_json::from_str::<Prices>(p).ok())
+        });
+        f.convs.push(Conv {
+            id: c.id,
+            uid: c.uid,
+            cell,
+            run_id: c.run_id,
+            scenario,
+            repeat: c.repeat,
+            outcome: c.outcome,
+            latency_ms: c.latency_ms.unwrap_or(f64::NAN),
+            prices: price,
+            first_turn: 0,
+            n_turns: 0,
+        });
+    })?;
+    // Cells read by model label, then provider.
+    let mut order: Vec<usize> = (0..f.cells.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&f.cells[a], &f.cells[b]);
+        (&x.label, &x.provider).cmp(&(&y.label, &y.provider))
+    });
+    let mut rank = vec![0; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        rank[old] = new;
+    }
+    for c in &mut f.convs {
+        c.cell = rank[c.cell];
+    }
+    f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
+    let index: HashMap<i64, usize> = f.convs.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
+    let definitions = facts::check_definitions(conn)?;
+
+    let (turns, checks, judges) = std::thread::scope(|s| {
+        let turns = s.spawn(|| read_turns(db, sel, &index));
+        let scores = s.spawn(|| -> Result<_, StoreError> {
+            let reader = crate::store::open_read_only(db)?;
+            let checks = read_checks(&reader, definitions, &index)?;
+            let judges = read_judgments(&reader, judgment_filter, &index)?;
+            Ok((checks, judges))
+        });
+        let gone = |what: &str| super::ReportError::Thread(format!("the {what} reader panicked"));
+        let turns = turns.join().map_err(|_| gone("turn"))??;
+        let (checks, judges) = scores.join().map_err(|_| gone("check and judgment"))??;
+        Ok::<_, super::ReportError>((turns, checks, judges))
+    })?;
+    let (turns, spans, counted_now) = turns;
+    f.turns = turns;
+    for (conv, (first, n)) in f.convs.iter_mut().zip(spans) {
+        conv.first_turn = first;
+        conv.n_turns = n;
+    }
+    f.counted_now = counted_now;
+    f.checks = checks;
+    f.judges = judges;
+    mark_structure_failures(&mut f);
+    Ok(f)
+}
+
+type TurnsRead = (Vec<Turn>, Vec<(usize, usize)>, u64);
+
+/// Every turn of the selected conversations, with each conversation's span.
+fn read_turns(
+    db: &Path,
+    sel: &Selection,
+    index: &HashMap<i64, usize>,
+) -> Result<TurnsRead, StoreError> {
+    let conn = crate::store::open_read_only(db)?;
+    let mut turns = Vec::new();
+    let mut spans = vec![(0usize, 0usize); index.len()];
+    let mut counted_now = 0;
+    let count = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NO_COUNT);
+    facts::turns(&conn, sel, |t: &TurnFact| {
+        let Some(&conv) = index.get(&t.conversation_id) else {
+            return;
+        };
+        let span = &mut spans[conv];
+        if span.1 == 0 {
+            span.0 = turns.len();
+        }
+        span.1 += 1;
+        let visible = match (t.visible_tokens, &t.answer_to_count) {
+            (Some(v), _) => count(Some(v)),
+            (None, Some(answer)) => {
+                counted_now += 1;
+                count(Some(crate::tokens::count(answer)))
+            }
+            (None, None) => NO_COUNT,
+        };
+        turns.push(Turn {
+            outcome: t.outcome.unwrap_or(TurnOutcome::Ok),
+            finish: Finish::of(t.finish_reason.as_deref()),
+            has_answer: t.has_answer,
+            has_reasoning: t.has_reasoning,
+            attempts: t.attempts,
+            ttft: t.ttft_ms.unwrap_or(f64::NAN),
+            ttfa: t.ttfa_ms.unwrap_or(f64::NAN),
+            e2e: t.e2e_ms.unwrap_or(f64::NAN),
+            wall: t.wall_ms.unwrap_or(f64::NAN),
+            prompt_tokens: count(t.prompt_tokens),
+            cached_tokens: count(t.cached_tokens),
+            completion_tokens: count(t.completion_tokens),
+            visible_tokens: visible,
+            structure_failed: false,
+        });
+    })?;
+    Ok((turns, spans, counted_now))
+}
+
+/// Tags in the order reports show them; tags not listed here follow, by name.
+pub(super) const TAG_ORDER: [&str; 6] = [
+    "json_validity",
+    "required_fields",
+    "retained_constraint",
+    "superseded_instruction",
+    "format",
+    "custom",
+];
+
+/// Tags whose failure means the answer lacks the structure its turn demands.
+const STRUCTURAL_TAGS: [&str; 3] = ["json_validity", "required_fields", "format"];
+
+fn read_checks(
+    conn: &rusqlite::Connection,
+    definitions: Vec<CheckDefinitionFact>,
+    index: &HashMap<i64, usize>,
+) -> Result<CheckFacts, StoreError> {
+    let mut out = CheckFacts {
+        per_conv: vec![None; index.len()],
+        ..CheckFacts::default()
+    };
+    let mut tags: Vec<String> = definitions.iter().map(|d| d.tag.clone()).collect();
+    tags.sort_by_key(|t| {
+        (
+            TAG_ORDER
+                .iter()
+                .position(|o| o == t)
+                .unwrap_or(TAG_ORDER.len()),
+            t.clone(),
+        )
+    });
+    tags.dedup();
+    for d in definitions {
+        out.scenarios.insert(d.scenario.clone());
+        let tag = tags.iter().position(|t| *t == d.tag).unwrap_or(0);
+        out.definitions.insert(
+            d.id,
+            Definition {
+                check_id: d.check_id,
+                tag,
+                structural: STRUCTURAL_TAGS.contains(&d.tag.as_str()),
+                scope: scope_of(&d.definition),
+            },
+        );
+    }
+    out.tags = tags;
+    let n_tags = out.tags.len();
+    facts::check_results(conn, |conversation_id, definition_id, passed| {
+        let (Some(&conv), Some(def)) = (
+            index.get(&conversation_id),
+            out.definitions.get(&definition_id),
+        ) else {
+            return;
+        };
+        let c = out.per_conv[conv].get_or_insert_with(|| ConvChecks {
+            by_tag: vec![[0; 3]; n_tags],
+            ..ConvChecks::default()
+        });
+        let slot = match passed {
+            Some(true) => 0,
+            Some(false) => 1,
+            None => 2,
+        };
+        match passed {
+            Some(true) => c.passed += 1,
+            Some(false) => {
+                c.failed += 1;
+                c.failed_defs.push(definition_id);
+            }
+            None => c.not_scored += 1,
+        }
+        if let Some(t) = c.by_tag.get_mut(def.tag) {
+            t[slot] += 1;
+        }
+    })?;
+    Ok(out)
+}
+
+/// The scope a stored definition covers: its `turn` or `from_turn` (1-based), else the
+/// final answer.
+fn scope_of(definition_json: &str) -> Scope {
+    let v: serde_json::Value = serde_json::from_str(definition_json).unwrap_or_default();
+    let number = |key: &str| {
+        v.get(key)
+            .and_then(serde_json::Value::as_u64)
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| *n >= 1)
+    };
+    match (number("turn"), number("from_turn")) {
+        (Some(t), _) => Scope::Turn(t - 1),
+        (None, Some(f)) => Scope::FromTurn(f - 1),
+        (None, None) => Scope::Final,
+    }
+}
+
+/// A failed structure check makes the turns it covers unusable.
+fn mark_structure_failures(f: &mut Facts) {
+    for (conv, checks) in f.convs.iter().zip(&f.checks.per_conv) {
+        let Some(checks) = checks else { continue };
+        for def in checks
+            .failed_defs
+            .iter()
+            .filter_map(|d| f.checks.definitions.get(d))
+            .filter(|d| d.structural)
+        {
+            let last = conv.n_turns.saturating_sub(1);
+            let covered = match def.scope {
+                Scope::Final => last..conv.n_turns,
+                Scope::Turn(t) => t..(t + 1).min(conv.n_turns),
+                Scope::FromTurn(t) => t..conv.n_turns,
+            };
+            for t in covered {
+                if let Some(turn) = f.turns.get_mut(conv.first_turn + t) {
+                    turn.structure_failed = true;
+                }
+            }
+        }
+    }
+}
+
+fn read_judgments(
+    conn: &rusqlite::Connection,
+    filter: &JudgmentFilter,
+    index: &HashMap<i64, usize>,
+) -> Result<JudgeFacts, StoreError> {
+    let mut out = JudgeFacts::default();
+    let mut sections: HashMap<SectionKey, usize> = HashMap::new();
+    let mut criteria: HashMap<String, usize> = HashMap::new();
+    facts::judgments(conn, filter, |j: JudgmentFact| {
+        let Some(&conv) = index.get(&j.conversation_id) else {
+            return;
+        };
+        let key = SectionKey {
+            rubric: format!("{}@{}", j.rubric_id, j.rubric_version),
+            judge: j.judge_id,
+            simulated: j.simulated,
+            judge_model: j.judge_model,
+        };
+        let section = *sections.entry(key.clone()).or_insert_with(|| {
+            out.sections.push(key);
+            out.sections.len() - 1
+        });
+        let scores = j
+            .scores
+            .into_iter()
+            .map(|(name, score)| {
+                let i = *criteria.entry(name.clone()).or_insert_with(|| {
+                    out.criteria.push(name);
+                    out.criteria.len() - 1
+                });
+                (i, score)
+            })
+            .collect();
+        out.judgments.push(Judgment {
+            conv,
+            section,
+            replicate: j.replicate,
+            status: match j.status.as_str() {
+                "ok" => JudgmentStatus::Ok,
+                "unparseable" => JudgmentStatus::Unparseable,
+                _ => JudgmentStatus::JudgeError,
+            },
+            scores,
+            completed: j.completed,
+        });
+    })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes_come_from_the_stored_definition() {
+        assert_eq!(scope_of(r#"{"id":"a","kind":"json_valid"}"#), Scope::Final);
+        assert_eq!(scope_of(r#"{"turn":2}"#), Scope::Turn(1));
+        assert_eq!(scope_of(r#"{"from_turn":3}"#), Scope::FromTurn(2));
+        assert_eq!(scope_of("not json"), Scope::Final);
+        assert_eq!(scope_of(r#"{"turn":0}"#), Scope::Final);
+    }
+}

@@ -1,0 +1,401 @@
+//! What a report holds: every figure with its n, every interval with its level, every
+//! simulated figure marked. Exporters format this and compute nothing; the JSON format
+//! writes it as it is (schema: `docs/report.schema.json`). Times are milliseconds.
+//!
+//! Definitions of every figure: `docs/metrics.md`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+/// A 95 % interval (or the level in `Meta::bootstrap`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Interval {
+    pub lo: f64,
+    pub hi: f64,
+}
+
+impl From<crate::stats::Interval> for Interval {
+    fn from(i: crate::stats::Interval) -> Self {
+        Interval { lo: i.lo, hi: i.hi }
+    }
+}
+
+impl Interval {
+    pub fn overlaps(&self, other: &Interval) -> bool {
+        self.lo <= other.hi && other.lo <= self.hi
+    }
+}
+
+/// The version of the JSON shape; bumped when a field changes meaning or goes.
+pub const SCHEMA: &str = "turnbench-report/1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub meta: Meta,
+    /// The decision first: sentences, each with its interval and whether it is established.
+    pub headlines: Vec<Headline>,
+    /// One per provider × model label, ordered by model label, then provider.
+    pub cells: Vec<Cell>,
+    /// Rule-based checks: pass rates by tag per cell.
+    pub checks: ChecksSection,
+    /// One per (rubric, judge, simulated or real) with current judgments.
+    pub judges: Vec<JudgeSection>,
+    /// What the report could not show and what to run to get it.
+    pub notes: Vec<String>,
+    /// Per-conversation rows; filled only when asked for (the JSON format).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversations: Option<Vec<ConversationRow>>,
+}
+
+impl Report {
+    /// Whether any figure in the report comes from a simulated provider or judge.
+    pub fn any_simulated(&self) -> bool {
+        self.meta.simulated_providers || self.judges.iter().any(|j| j.simulated)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Meta {
+    pub store: String,
+    pub generated_at: String,
+    pub tool_version: String,
+    pub runs: Vec<RunCard>,
+    pub filters: Filters,
+    /// Distinct scenarios among the selected conversations.
+    pub scenarios: usize,
+    pub providers: usize,
+    pub models: usize,
+    /// Current check definitions (over every scenario with a checks file).
+    pub check_definitions: usize,
+    /// Turns slower than this (E2E, ms) are not usable; `None`: no SLA.
+    pub sla_ms: Option<f64>,
+    pub bootstrap: BootstrapInfo,
+    pub percentiles: &'static str,
+    /// Some cells were served by the built-in mock provider.
+    pub simulated_providers: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunCard {
+    pub id: i64,
+    pub name: String,
+    pub source: String,
+    pub seed: Option<i64>,
+    pub settings_hash: String,
+    pub tool_version: String,
+    pub tokenizer: Option<String>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Filters {
+    pub run: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub scenario: Option<String>,
+    pub rubric: Option<String>,
+    pub judge: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BootstrapInfo {
+    pub resamples: usize,
+    pub seed: u64,
+    pub level: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeadlineKind {
+    /// The fastest provider of a model by conversation p50.
+    LatencyP50,
+    /// The fastest provider of a model by conversation p95.
+    LatencyP95,
+    Reliability,
+    QualityChecks,
+    QualityJudge,
+    /// Something a reader must know: truncation, reasoning that used the budget, filters.
+    Flag,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Headline {
+    pub kind: HeadlineKind,
+    /// The model label a comparison is within, when it is.
+    pub model: Option<String>,
+    /// The sentence, with its figures, intervals and verdict.
+    pub text: String,
+    /// `Some(true)`: the data establish the difference; `Some(false)`: they do not.
+    pub established: Option<bool>,
+    pub simulated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+}
+
+/// A "best vs next" latency comparison.
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub best: String,
+    pub best_ms: f64,
+    pub next: String,
+    pub next_ms: f64,
+    /// (next − best) / next: how much lower the best is, as a fraction.
+    pub lower_by: f64,
+    /// The paired bootstrap of best − next over (scenario, repeat) pairs both completed;
+    /// `None` when there are too few pairs.
+    pub paired: Option<PairedComparison>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PairedComparison {
+    pub pairs: usize,
+    pub difference_ms: f64,
+    pub interval: Interval,
+    pub established: bool,
+}
+
+/// A proportion with its n and (when n > 0) a 95 % interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Rate {
+    pub k: u64,
+    pub n: u64,
+    pub value: Option<f64>,
+    pub interval: Option<Interval>,
+}
+
+/// A percentile or mean with the interval its n allows.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Estimate {
+    pub value: f64,
+    /// `None` when too few values lie beyond the percentile to bound it (see
+    /// `docs/metrics.md`), or when intervals were not asked for.
+    pub interval: Option<Interval>,
+}
+
+/// p50 / p95 / p99 of one quantity, with n. Empty when n is 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Percentiles {
+    pub n: usize,
+    pub p50: Option<Estimate>,
+    pub p95: Option<Estimate>,
+    pub p99: Option<Estimate>,
+}
+
+/// A median with its n.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Median {
+    pub n: usize,
+    pub value: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub provider: String,
+    /// The model label cells group by.
+    pub model: String,
+    /// The model ids sent to the provider under this label.
+    pub model_ids: Vec<String>,
+    pub simulated: bool,
+    pub reliability: Reliability,
+    /// Sum of turn E2E per completed conversation (pauses excluded).
+    pub conversation_latency: Percentiles,
+    /// The same with retries and backoff included (first send to final answer per turn);
+    /// only when some turn needed more than one attempt.
+    pub conversation_wall: Option<Percentiles>,
+    /// Conversation latency at every whole percentile 0, 1, …, 100 (101 values, ms; empty
+    /// when n is 0): the empirical distribution, for curves.
+    pub latency_curve: Vec<f64>,
+    pub turns: TurnStats,
+    pub usable: Rate,
+    pub checks: CellChecks,
+    pub cache: Cache,
+    pub cost: Cost,
+    pub flags: Flags,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Reliability {
+    /// Conversations that count for their slots, interrupted ones aside.
+    pub attempted: u64,
+    pub completed: u64,
+    /// Stopped by Ctrl-C and never redone: in no denominator.
+    pub interrupted: u64,
+    /// completed / attempted, Wilson 95 % interval.
+    pub success: Rate,
+    /// Failed conversations by the class of the turn that ended them.
+    pub failures: BTreeMap<String, u64>,
+    pub turns_sent: u64,
+    /// Turns `ok`, or `truncated` with visible text.
+    pub turns_answered: u64,
+}
+
+/// Per-turn figures over the turns of completed conversations.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TurnStats {
+    pub ttft: Percentiles,
+    pub ttfa: Percentiles,
+    pub e2e: Percentiles,
+    /// Output tokens per second of decoding: tokens / (E2E − TTFT).
+    pub decode_tps: Median,
+    /// Visible answer tokens (o200k_base) per answer.
+    pub visible_tokens: Median,
+    /// Answers whose visible tokens could not be known (never counted as 0).
+    pub visible_tokens_missing: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CellChecks {
+    /// Current check results passed / scored; the interval resamples conversations.
+    pub pass: Rate,
+    pub not_scored: u64,
+    /// By tag: passed, failed, not scored.
+    pub by_tag: BTreeMap<String, TagTally>,
+    /// Selected conversations with a checks file but no current results yet.
+    pub unchecked_conversations: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TagTally {
+    pub passed: u64,
+    pub failed: u64,
+    pub not_scored: u64,
+}
+
+impl TagTally {
+    pub fn scored(&self) -> u64 {
+        self.passed + self.failed
+    }
+
+    pub fn rate(&self) -> Option<f64> {
+        (self.scored() > 0).then(|| self.passed as f64 / self.scored() as f64)
+    }
+}
+
+/// Prompt caching, over turns after the first that report cached tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Cache {
+    /// Turns after the first whose provider reported cached tokens; 0: "not reported".
+    pub turns_reported: u64,
+    pub prompt_tokens: u64,
+    pub cached_tokens: u64,
+    /// cached / prompt; `None` when not reported.
+    pub hit_rate: Option<f64>,
+    /// Of those turns, how many had less than 10 % of the prompt cached.
+    pub cold_turns: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Cost {
+    /// The target's prices are known.
+    pub priced: bool,
+    /// Turns whose usage let them be priced, of `turns_sent`.
+    pub turns_priced: u64,
+    pub total_usd: Option<f64>,
+    /// total / completed conversations (failed ones' tokens are paid too).
+    pub per_success_usd: Option<f64>,
+    /// total / priced turns × 1,000.
+    pub per_1000_turns_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Flags {
+    /// Turns that ended with `finish_reason: length`.
+    pub truncated_turns: u64,
+    /// Of those, with reasoning and no visible answer: reasoning used the budget.
+    pub reasoning_used_budget: u64,
+    /// Turns that ended with `finish_reason: content_filter`.
+    pub content_filtered_turns: u64,
+    /// Turns that needed more than one attempt (retries on).
+    pub retried_turns: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ChecksSection {
+    /// Tags that occur among current results, in a fixed order.
+    pub tags: Vec<String>,
+    /// Same order as `Report::cells`.
+    pub cells: Vec<CellChecks>,
+}
+
+/// One rubric × judge (real and simulated apart).
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeSection {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    /// The rubric's criteria, as they occur in scores.
+    pub criteria: Vec<String>,
+    /// Same order as `Report::cells` (a cell with no judgment has n = 0).
+    pub cells: Vec<JudgeCell>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct JudgeCell {
+    /// Conversations with at least one scored judgment.
+    pub n: usize,
+    /// Scored judgments (replicates counted).
+    pub judgments: u64,
+    pub unparseable: u64,
+    pub judge_errors: u64,
+    /// Mean over conversations of each conversation's mean criterion score (replicates
+    /// averaged first); the interval resamples conversations.
+    pub overall: Option<Estimate>,
+    pub criteria: BTreeMap<String, Estimate>,
+    /// Mean absolute difference of overall scores between replicates of one conversation,
+    /// over conversations with two or more scored replicates; `None` without replicates.
+    pub replicate_spread: Option<f64>,
+    pub replicate_conversations: usize,
+    /// Share of scored judgments that say the task was completed.
+    pub judged_completed: Rate,
+}
+
+/// One conversation, for the JSON format.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConversationRow {
+    pub id: i64,
+    pub uid: String,
+    pub run_id: i64,
+    pub provider: String,
+    pub model: String,
+    pub scenario: Option<String>,
+    pub repeat: u32,
+    pub outcome: String,
+    pub latency_ms: Option<f64>,
+    pub turns: Vec<TurnRow>,
+    pub checks: Option<ConversationChecks>,
+    pub judgments: Vec<ConversationJudgment>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnRow {
+    pub outcome: String,
+    pub finish_reason: Option<String>,
+    pub ttft_ms: Option<f64>,
+    pub ttfa_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    pub usable: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConversationChecks {
+    pub passed: u64,
+    pub failed: u64,
+    pub not_scored: u64,
+    /// Ids of the checks that failed.
+    pub failed_checks: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConversationJudgment {
+    pub rubric: String,
+    pub judge: String,
+    pub simulated: bool,
+    pub replicate: i64,
+    pub status: String,
+    pub scores: BTreeMap<String, i64>,
+}

@@ -1,0 +1,594 @@
+//! Typed reads of the read model (`db/004_read_model.sql`): the views every reader uses —
+//! the report, the conversations export, and anyone's own `sqlite3`. What counts for a slot,
+//! and which check results and judgments are current, is decided by the views, never here.
+//!
+//! Readers stream: each function calls `f` once per row, in a stated order, so memory is
+//! the caller's choice.
+
+use rusqlite::{Connection, Row, named_params};
+
+use super::StoreError;
+use super::records::Message;
+use crate::exchange::{
+    CheckLine, ConversationLine, JudgmentLine, MessageLine, Role, TimingLine, UsageLine,
+};
+use crate::outcome::{ConversationOutcome, TurnOutcome};
+
+/// Which conversations to read; every filter given must match.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FactFilter {
+    /// A run id (a number) or a run name (every run of that name).
+    pub run: Option<String>,
+    pub provider: Option<String>,
+    /// The model label (what cells group by).
+    pub label: Option<String>,
+    pub scenario: Option<String>,
+}
+
+/// A filter checked against the store: a run given by id or name exists.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Selection {
+    run_id: Option<i64>,
+    run_name: Option<String>,
+    provider: Option<String>,
+    label: Option<String>,
+    scenario: Option<String>,
+}
+
+/// The SQL condition of a [`Selection`] over a view with `run_id`, `provider`, `label` and
+/// `scenario` columns; bound with [`Selection::params`].
+const SELECTED: &str = "(:run_id IS NULL OR run_id = :run_id)
+    AND (:run_name IS NULL OR run_id IN (SELECT id FROM runs WHERE name = :run_name))
+    AND (:provider IS NULL OR provider = :provider)
+    AND (:label IS NULL OR label = :label)
+    AND (:scenario IS NULL OR scenario = :scenario)";
+
+/// [`SELECTED`] over the view aliased `c` in a join.
+const SELECTED_C: &str = "(:run_id IS NULL OR c.run_id = :run_id)
+    AND (:run_name IS NULL OR c.run_id IN (SELECT id FROM runs WHERE name = :run_name))
+    AND (:provider IS NULL OR c.provider = :provider)
+    AND (:label IS NULL OR c.label = :label)
+    AND (:scenario IS NULL OR c.scenario = :scenario)";
+
+impl Selection {
+    /// Checks the run filter against the store; an unknown run is an error that lists the
+    /// runs there are.
+    pub fn resolve(conn: &Connection, filter: &FactFilter) -> Result<Selection, StoreError> {
+        let (run_id, run_name) = match &filter.run {
+            None => (None, None),
+            Some(run) => match run.parse::<i64>() {
+                Ok(id) => (Some(id), None),
+                Err(_) => (None, Some(run.clone())),
+            },
+        };
+        if let Some(run) = &filter.run {
+            let exists: bool = conn.query_row(
+                "SELECT EXISTS(SELECT 1 FROM runs WHERE id = ?1 OR name = ?2)",
+                rusqlite::params![run_id, run_name],
+                |r| r.get(0),
+            )?;
+            if !exists {
+                return Err(StoreError::NoSuchRun {
+                    run: run.clone(),
+                    known: known_runs(conn)?,
+                });
+            }
+        }
+        Ok(Selection {
+            run_id,
+            run_name,
+            provider: filter.provider.clone(),
+            label: filter.label.clone(),
+            scenario: filter.scenario.clone(),
+        })
+    }
+
+    fn params(&self) -> [(&'static str, &dyn rusqlite::ToSql); 5] {
+        [
+            (":run_id", &self.run_id),
+            (":run_name", &self.run_name),
+            (":provider", &self.provider),
+            (":label", &self.label),
+            (":scenario", &self.scenario),
+        ]
+    }
+}
+
+fn known_runs(conn: &Connection) -> Result<String, StoreError> {
+    let mut stmt = conn.prepare("SELECT id, name, source FROM runs ORDER BY id DESC LIMIT 10")?;
+    let known: Vec<String> = stmt
+        .query_map([], |r| {
+            Ok(format!(
+                "{} ({}, {})",
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?
+            ))
+        })?
+        .collect::<Result<_, _>>()?;
+    Ok(if known.is_empty() {
+        "(the store has no runs yet)".into()
+    } else {
+        known.join(", ")
+    })
+}
+
+/// A run, as its card in a report shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFact {
+    pub id: i64,
+    pub name: String,
+    pub source: String,
+    pub seed: Option<i64>,
+    pub settings_hash: String,
+    pub tool_version: String,
+    pub tokenizer: Option<String>,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+}
+
+/// The runs that hold at least one selected conversation, oldest first.
+pub fn runs(conn: &Connection, sel: &Selection) -> Result<Vec<RunFact>, StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT id, name, source, seed, settings_hash, tool_version, tokenizer, started_at, ended_at
+         FROM runs WHERE id IN (SELECT run_id FROM conversation_facts WHERE {SELECTED})
+         ORDER BY id"
+    ))?;
+    let rows = stmt.query_map(&sel.params()[..], |r| {
+        Ok(RunFact {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            source: r.get(2)?,
+            seed: r.get(3)?,
+            settings_hash: r.get(4)?,
+            tool_version: r.get(5)?,
+            tokenizer: r.get(6)?,
+            started_at: r.get(7)?,
+            ended_at: r.get(8)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One conversation that counts for its slot (`conversation_facts WHERE counts`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationFact {
+    pub id: i64,
+    pub uid: String,
+    pub run_id: i64,
+    pub target_id: i64,
+    pub provider: String,
+    pub model: String,
+    pub label: String,
+    pub simulated: bool,
+    /// The target's prices as stored (JSON, USD per million tokens), if any.
+    pub prices: Option<String>,
+    pub scenario: Option<String>,
+    pub repeat: u32,
+    pub outcome: ConversationOutcome,
+    pub turn_count: u32,
+    /// Sum of the turns' E2E; completed conversations with every E2E known only.
+    pub latency_ms: Option<f64>,
+}
+
+/// Calls `f` for every selected conversation that counts for its slot, by id.
+pub fn conversations(
+    conn: &Connection,
+    sel: &Selection,
+    mut f: impl FnMut(ConversationFact),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT conversation_id, uid, run_id, target_id, provider, model, label, simulated,
+                prices, scenario, repeat, outcome, turn_count, latency_ms
+         FROM conversation_facts WHERE counts AND {SELECTED} ORDER BY conversation_id"
+    ))?;
+    let mut rows = stmt.query(&sel.params()[..])?;
+    while let Some(r) = rows.next()? {
+        f(ConversationFact {
+            id: r.get(0)?,
+            uid: r.get(1)?,
+            run_id: r.get(2)?,
+            target_id: r.get(3)?,
+            provider: r.get(4)?,
+            model: r.get(5)?,
+            label: r.get(6)?,
+            simulated: r.get(7)?,
+            prices: r.get(8)?,
+            scenario: r.get(9)?,
+            repeat: r.get(10)?,
+            outcome: r.get(11)?,
+            turn_count: r.get(12)?,
+            latency_ms: r.get(13)?,
+        });
+    }
+    Ok(())
+}
+
+/// One turn's measured facts (`turn_facts`), without its text.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TurnFact {
+    pub conversation_id: i64,
+    /// 0-based.
+    pub idx: u32,
+    pub outcome: Option<TurnOutcome>,
+    pub finish_reason: Option<String>,
+    pub attempts: u32,
+    pub ttft_ms: Option<f64>,
+    pub ttfa_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    /// First attempt's send to the final answer (retries and backoff included).
+    pub wall_ms: Option<f64>,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub reasoning_tokens: Option<i64>,
+    pub cached_tokens: Option<i64>,
+    pub visible_tokens: Option<i64>,
+    pub has_answer: bool,
+    pub has_reasoning: bool,
+    /// The answer, only when `visible_tokens` is unknown (imports), so it can be counted.
+    pub answer_to_count: Option<String>,
+}
+
+/// Calls `f` for every turn of the selected conversations that count, in (conversation,
+/// turn) order.
+pub fn turns(
+    conn: &Connection,
+    sel: &Selection,
+    mut f: impl FnMut(&TurnFact),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
+                e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
+                cached_tokens, visible_tokens, has_answer, has_reasoning,
+                CASE WHEN visible_tokens IS NULL AND has_answer THEN answer END
+         FROM turn_facts WHERE counts AND {SELECTED} ORDER BY conversation_id, idx"
+    ))?;
+    let mut rows = stmt.query(&sel.params()[..])?;
+    let mut t = TurnFact::default();
+    while let Some(r) = rows.next()? {
+        t.conversation_id = r.get(0)?;
+        t.idx = r.get(1)?;
+        t.outcome = r.get(2)?;
+        t.finish_reason = r.get(3)?;
+        t.attempts = r.get(4)?;
+        t.ttft_ms = r.get(5)?;
+        t.ttfa_ms = r.get(6)?;
+        t.e2e_ms = r.get(7)?;
+        t.wall_ms = r.get(8)?;
+        t.prompt_tokens = r.get(9)?;
+        t.completion_tokens = r.get(10)?;
+        t.reasoning_tokens = r.get(11)?;
+        t.cached_tokens = r.get(12)?;
+        t.visible_tokens = r.get(13)?;
+        t.has_answer = r.get(14)?;
+        t.has_reasoning = r.get(15)?;
+        t.answer_to_count = r.get(16)?;
+        f(&t);
+    }
+    Ok(())
+}
+
+/// A current check definition (`current_check_definitions`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckDefinitionFact {
+    pub id: i64,
+    pub scenario: String,
+    pub check_id: String,
+    pub kind: String,
+    pub tag: String,
+    /// The `[[check]]` table as JSON; its `turn` / `from_turn` give the scope.
+    pub definition: String,
+}
+
+pub fn check_definitions(conn: &Connection) -> Result<Vec<CheckDefinitionFact>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT definition_id, scenario, check_id, kind, tag, definition
+         FROM current_check_definitions ORDER BY scenario, check_id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(CheckDefinitionFact {
+            id: r.get(0)?,
+            scenario: r.get(1)?,
+            check_id: r.get(2)?,
+            kind: r.get(3)?,
+            tag: r.get(4)?,
+            definition: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Calls `f(conversation_id, definition_id, passed)` for every current check result, by
+/// conversation. `passed` is `None` when the check was not scored.
+pub fn check_results(
+    conn: &Connection,
+    mut f: impl FnMut(i64, i64, Option<bool>),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT conversation_id, definition_id, passed FROM current_check_results
+         ORDER BY conversation_id",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        f(r.get(0)?, r.get(1)?, r.get(2)?);
+    }
+    Ok(())
+}
+
+/// A current judgment (`current_judgments`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgmentFact {
+    pub conversation_id: i64,
+    pub rubric_id: String,
+    pub rubric_version: i64,
+    pub judge_id: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    pub replicate: i64,
+    /// `ok`, `unparseable` or `judge_error`.
+    pub status: String,
+    /// Criterion → score; empty unless `ok`.
+    pub scores: Vec<(String, i64)>,
+    pub completed: Option<bool>,
+}
+
+/// Which judgments to read: every filter given must match.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JudgmentFilter {
+    pub rubric: Option<String>,
+    pub judge: Option<String>,
+}
+
+/// Calls `f` for every current judgment matching `filter`, by conversation, rubric, judge,
+/// replicate.
+pub fn judgments(
+    conn: &Connection,
+    filter: &JudgmentFilter,
+    mut f: impl FnMut(JudgmentFact),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT conversation_id, rubric_id, rubric_version, judge_id, judge_model, simulated,
+                replicate, status, scores, completed
+         FROM current_judgments
+         WHERE (:rubric IS NULL OR rubric_id = :rubric) AND (:judge IS NULL OR judge_id = :judge)
+         ORDER BY conversation_id, rubric_id, judge_id, simulated, replicate",
+    )?;
+    let mut rows = stmt.query(named_params! {":rubric": filter.rubric, ":judge": filter.judge})?;
+    while let Some(r) = rows.next()? {
+        f(judgment(r)?);
+    }
+    Ok(())
+}
+
+fn judgment(r: &Row) -> Result<JudgmentFact, StoreError> {
+    let scores: Option<String> = r.get(8)?;
+    let scores = match scores {
+        None => Vec::new(),
+        Some(text) => serde_json::from_str::<std::collections::BTreeMap<String, i64>>(&text)
+            .map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(8, rusqlite::types::Type::Text, e.into())
+            })?
+            .into_iter()
+            .collect(),
+    };
+    Ok(JudgmentFact {
+        conversation_id: r.get(0)?,
+        rubric_id: r.get(1)?,
+        rubric_version: r.get(2)?,
+        judge_id: r.get(3)?,
+        judge_model: r.get(4)?,
+        simulated: r.get(5)?,
+        replicate: r.get(6)?,
+        status: r.get(7)?,
+        scores,
+        completed: r.get(9)?,
+    })
+}
+
+/// Rubric ids and judge ids that have current judgments (for "no judgments for X" notes).
+pub fn judged_rubrics_and_judges(
+    conn: &Connection,
+) -> Result<(Vec<String>, Vec<String>), StoreError> {
+    let list = |sql: &str| -> Result<Vec<String>, StoreError> {
+        let mut stmt = conn.prepare(sql)?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    };
+    Ok((
+        list("SELECT DISTINCT rubric_id FROM judgments ORDER BY rubric_id")?,
+        list("SELECT DISTINCT judge_id FROM judgments ORDER BY judge_id")?,
+    ))
+}
+
+/// Calls `f` with every selected conversation (superseded ones too, marked) in the
+/// exchange format, oldest first, one at a time: its messages (each turn's prompt, then its
+/// answer with timing and usage), trailing messages, and with `with_scores` its current
+/// check results and judgments. Conversations without any turn are left out. `f` may stop
+/// the walk with an error of its own.
+pub fn conversation_lines<E: From<StoreError>>(
+    conn: &Connection,
+    sel: &Selection,
+    with_scores: bool,
+    mut f: impl FnMut(ConversationLine) -> Result<(), E>,
+) -> Result<(u64, u64), E> {
+    let mut stmt = conn
+        .prepare(&format!(
+            "SELECT c.conversation_id, c.uid, c.provider, c.model, c.label, c.scenario, c.repeat,
+                    c.outcome, c.trailing,
+                    (SELECT uid FROM conversations s WHERE s.id = c.superseded_by),
+                    u.prompt, u.answer, u.reasoning, u.finish_reason, u.outcome, u.error,
+                    u.http_status, u.ttft_ms, u.ttfa_ms, u.e2e_ms, u.prompt_tokens,
+                    u.completion_tokens, u.cached_tokens, u.reasoning_tokens
+             FROM conversation_facts c JOIN turn_facts u ON u.conversation_id = c.conversation_id
+             WHERE {SELECTED_C}
+             ORDER BY c.conversation_id, u.idx"
+        ))
+        .map_err(StoreError::from)?;
+    let mut rows = stmt.query(&sel.params()[..]).map_err(StoreError::from)?;
+    let (mut conversations, mut turns) = (0, 0);
+    let mut current: Option<(i64, ConversationLine, Option<String>)> = None;
+    while let Some(row) = rows.next().map_err(StoreError::from)? {
+        let id: i64 = row.get(0).map_err(StoreError::from)?;
+        if current.as_ref().is_none_or(|(c, ..)| *c != id) {
+            if let Some((done, line, trailing)) = current.take() {
+                f(finish_line(conn, done, line, trailing, with_scores)?)?;
+                conversations += 1;
+            }
+            current = Some(start_line(id, row)?);
+        }
+        if let Some((_, line, _)) = current.as_mut() {
+            push_turn(line, row)?;
+        }
+        turns += 1;
+    }
+    if let Some((done, line, trailing)) = current.take() {
+        f(finish_line(conn, done, line, trailing, with_scores)?)?;
+        conversations += 1;
+    }
+    Ok((conversations, turns))
+}
+
+fn start_line(id: i64, row: &Row) -> Result<(i64, ConversationLine, Option<String>), StoreError> {
+    let model: String = row.get(3)?;
+    let label: String = row.get(4)?;
+    let outcome: ConversationOutcome = row.get(7)?;
+    Ok((
+        id,
+        ConversationLine {
+            id: Some(row.get(1)?),
+            provider: Some(row.get(2)?),
+            label: (label != model).then_some(label),
+            model: Some(model),
+            scenario: row.get(5)?,
+            repeat: Some(row.get(6)?),
+            outcome: Some(outcome.to_string()),
+            superseded_by: row.get(9)?,
+            ..Default::default()
+        },
+        row.get(8)?,
+    ))
+}
+
+fn push_turn(line: &mut ConversationLine, row: &Row) -> Result<(), StoreError> {
+    let prompt: String = row.get(10)?;
+    append_messages(line, &prompt, "turns.prompt")?;
+    let timing = TimingLine {
+        ttft_ms: row.get(17)?,
+        ttfa_ms: row.get(18)?,
+        e2e_ms: row.get(19)?,
+    };
+    let usage = UsageLine {
+        prompt_tokens: row.get(20)?,
+        completion_tokens: row.get(21)?,
+        cached_tokens: row.get(22)?,
+        reasoning_tokens: row.get(23)?,
+    };
+    let outcome: TurnOutcome = row.get(14)?;
+    line.messages.push(MessageLine {
+        role: Role::Assistant,
+        content: row.get(11)?,
+        reasoning: row.get(12)?,
+        finish_reason: row.get(13)?,
+        outcome: Some(outcome.to_string()),
+        error: row.get(15)?,
+        http_status: row.get(16)?,
+        timing: (!timing.is_empty()).then_some(timing),
+        usage: (!usage.is_empty()).then_some(usage),
+    });
+    Ok(())
+}
+
+/// Appends stored `[{role, content}]` JSON as messages.
+fn append_messages(
+    line: &mut ConversationLine,
+    json: &str,
+    column: &'static str,
+) -> Result<(), StoreError> {
+    let corrupt = |problem: String| StoreError::Corrupt {
+        uid: line.id.clone().unwrap_or_default(),
+        column,
+        problem,
+    };
+    let messages: Vec<Message> = serde_json::from_str(json).map_err(|e| corrupt(e.to_string()))?;
+    for m in messages {
+        let role = match m.role.as_str() {
+            "system" => Role::System,
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            other => return Err(corrupt(format!("unknown role {other:?}"))),
+        };
+        line.messages.push(MessageLine::text(role, m.content));
+    }
+    Ok(())
+}
+
+fn finish_line(
+    conn: &Connection,
+    id: i64,
+    mut line: ConversationLine,
+    trailing: Option<String>,
+    with_scores: bool,
+) -> Result<ConversationLine, StoreError> {
+    if let Some(trailing) = trailing {
+        append_messages(&mut line, &trailing, "conversations.trailing")?;
+    }
+    if with_scores {
+        line.checks = Some(checks_for(conn, id)?);
+        line.judgments = Some(judgments_for(conn, id)?);
+    }
+    Ok(line)
+}
+
+/// The conversation's current check results (`current_check_results`).
+fn checks_for(conn: &Connection, conversation_id: i64) -> Result<Vec<CheckLine>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT check_id, tag, passed, detail FROM current_check_results
+         WHERE conversation_id = ?1 ORDER BY check_id",
+    )?;
+    let rows = stmt.query_map([conversation_id], |r| {
+        Ok(CheckLine {
+            id: r.get(0)?,
+            tag: r.get(1)?,
+            passed: r.get(2)?,
+            detail: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The conversation's current judgments (`current_judgments`): a `judge_error` that a
+/// later run retried successfully is history, not exported. `rubric` is `id@version`.
+fn judgments_for(conn: &Connection, conversation_id: i64) -> Result<Vec<JudgmentLine>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT rubric_id || '@' || rubric_version, judge_id, simulated, replicate, status,
+                scores, completed, rationale, raw_output, error
+         FROM current_judgments WHERE conversation_id = ?1
+         ORDER BY rubric_id, rubric_version, judge_id, simulated, replicate",
+    )?;
+    let mut rows = stmt.query([conversation_id])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let scores: Option<String> = r.get(5)?;
+        let scores = match scores {
+            None => Default::default(),
+            Some(text) => serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                uid: conversation_id.to_string(),
+                column: "judgments.scores",
+                problem: e.to_string(),
+            })?,
+        };
+        out.push(JudgmentLine {
+            rubric: r.get(0)?,
+            judge: r.get(1)?,
+            simulated: r.get(2)?,
+            replicate: r.get(3)?,
+            status: r.get(4)?,
+            scores,
+            completed: r.get(6)?,
+            rationale: r.get(7)?,
+            raw_output: r.get(8)?,
+            error: r.get(9)?,
+        });
+    }
+    Ok(out)
+}

@@ -306,7 +306,7 @@ pub async fn collect(
         };
         launched += 1;
         let slot = SlotGuard {
-            _permits: (global_permit, target_permit),
+            permits: Some((global_permit, target_permit)),
             freed: freed.clone(),
         };
         let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());
@@ -369,17 +369,17 @@ pub async fn collect(
 }
 
 /// A conversation's hold on its concurrency slots. Dropping it, however the task ends
-/// (a panic included), releases the permits and wakes the launcher.
+/// (a panic included), releases the permits and then wakes the launcher.
 struct SlotGuard {
-    _permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
+    permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
     freed: Arc<Notify>,
 }
 
 impl Drop for SlotGuard {
     fn drop(&mut self) {
-        // Permits are released when the fields drop, right after this; the launcher
-        // re-checks them when it wakes, and `notify_one` keeps a wake-up for it if it is
-        // not waiting yet.
+        // Release both permits before waking the launcher: woken first, it could find the
+        // target's permit still held and wait for a wake-up that never comes.
+        drop(self.permits.take());
         self.freed.notify_one();
     }
 }
@@ -487,10 +487,10 @@ mod tests {
         let sem = Arc::new(Semaphore::new(1));
         let freed = Arc::new(Notify::new());
         let guard = SlotGuard {
-            _permits: (
+            permits: Some((
                 sem.clone().acquire_owned().await.unwrap(),
                 Arc::new(Semaphore::new(1)).acquire_owned().await.unwrap(),
-            ),
+            )),
             freed: freed.clone(),
         };
         let task = tokio::spawn(async move {

@@ -336,19 +336,20 @@ fn charts(h: &mut String, r: &Report) {
     }
     // Quality: the primary judge's mean when there is one, else the check pass rate.
     let judge = primary_judge(r);
-    let (label, scale, caption) = match judge {
+    let (title, label, scale, caption) = match judge {
         Some((_, s)) => (
-            format!(
-                "judge mean ({} by {}{})",
-                s.rubric,
-                s.judge,
-                if s.simulated { ", simulated" } else { "" }
-            ),
+            "Quality against speed: judge mean score and conversation p50".to_string(),
+            "judge mean score",
             (1.0, 5.0),
-            "Quality is the judge's mean score over conversations.",
+            if s.simulated {
+                "Quality is the simulated judge's mean score over conversations."
+            } else {
+                "Quality is the judge's mean score over conversations."
+            },
         ),
         None => (
-            "check pass rate (%)".to_string(),
+            "Quality against speed: check pass rate and conversation p50".to_string(),
+            "check pass rate (%)",
             (0.0, 100.0),
             "Quality is the share of rule-based checks passed.",
         ),
@@ -376,7 +377,7 @@ fn charts(h: &mut String, r: &Report) {
             })
         })
         .collect();
-    if let Some(svg) = svg::quality_vs_latency(&points, &label, scale) {
+    if let Some(svg) = svg::quality_vs_latency(&points, &title, label, scale) {
         figures.push((
             svg,
             format!("{caption} Whiskers: 95 % intervals (latency: bootstrap of the p50)."),

@@ -72,20 +72,33 @@ impl Exporter<Report> for Markdown {
     }
 }
 
-/// Text as Markdown shows it literally: HTML specials as entities, Markdown punctuation
-/// backslash-escaped, line breaks as spaces (a table row is one line).
+/// Text as Markdown shows it literally: HTML specials as entities, the Markdown punctuation
+/// that could start markup backslash-escaped, line breaks as spaces (a table row is one
+/// line). Parentheses, quotes and `!` stay as they are: with `[` and `]` escaped no link or
+/// image can form. An underscore inside a word stays too (GitHub never reads it as
+/// emphasis), so `rate_limited` reads as itself in the raw file.
 pub fn escape(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    for (i, &c) in chars.iter().enumerate() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '!' | '~' | '(' | ')' => {
+            '_' => {
+                let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
+                let inside =
+                    word(i.checked_sub(1).and_then(|j| chars.get(j))) && word(chars.get(i + 1));
+                if !inside {
+                    out.push('\\');
+                }
+                out.push('_');
+            }
+            '\\' | '`' | '*' | '[' | ']' | '|' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
+            '#' if i == 0 => out.push_str("\\#"),
             '\n' | '\r' | '\t' => out.push(' '),
             c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
             c => out.push(c),
@@ -102,7 +115,9 @@ mod tests {
     fn hostile_text_stays_text() {
         assert_eq!(escape("<script>"), "&lt;script&gt;");
         assert_eq!(escape("a|b"), "a\\|b");
-        assert_eq!(escape("[x](javascript:1)"), "\\[x\\]\\(javascript:1\\)");
+        assert_eq!(escape("[x](javascript:1)"), "\\[x\\](javascript:1)");
+        assert_eq!(escape("rate_limited _em_"), "rate_limited \\_em\\_");
+        assert_eq!(escape("#1 *b*"), "\\#1 \\*b\\*");
         assert_eq!(escape("two\nlines"), "two lines");
     }
 }

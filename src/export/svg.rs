@@ -253,6 +253,7 @@ pub struct QualityPoint<'a> {
 /// Quality against conversation p50, whiskers on both axes: the trade-off a chooser reads.
 pub fn quality_vs_latency(
     points: &[QualityPoint],
+    title: &str,
     quality_label: &str,
     scale: (f64, f64),
 ) -> Option<String> {
@@ -282,12 +283,13 @@ pub fn quality_vs_latency(
         y1: scale.1,
     };
     let mut out = String::new();
+    let key_rows = points.len().div_ceil(2) as f64;
     open(
         &mut out,
         "chart-quality",
-        &format!("{quality_label} against conversation p50"),
+        title,
         "Each point is a cell: further left is faster, higher is better; whiskers are 95 % intervals.",
-        H,
+        H + 8.0 + key_rows * 20.0,
     );
     axes(
         &mut out,
@@ -318,16 +320,64 @@ pub fn quality_vs_latency(
         }
         let _ = write!(
             out,
-            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"5.5\" fill=\"{c}\" stroke=\"#fff\" stroke-width=\"1.5\"><title>{}</title></circle>\
-             <text x=\"{:.1}\" y=\"{:.1}\" class=\"pl\">{}</text>",
-            esc(p.series.name),
-            x + 8.0,
-            y - 8.0,
+            "{}",
+            marker(
+                &p.series,
+                x,
+                y,
+                6.0,
+                &format!("<title>{}</title>", esc(p.series.name))
+            )
+        );
+    }
+    // The key below the plot, two columns: marker (colour: provider, shape: model) and name.
+    for (i, p) in points.iter().enumerate() {
+        let (col, row) = ((i % 2) as f64, (i / 2) as f64);
+        let x = LEFT + col * (W - LEFT - RIGHT) / 2.0;
+        let y = H + 8.0 + row * 20.0;
+        let _ = write!(
+            out,
+            "{}<text x=\"{:.1}\" y=\"{:.1}\" class=\"lt\">{}</text>",
+            marker(&p.series, x + 6.0, y - 4.0, 5.0, ""),
+            x + 18.0,
+            y,
             esc(p.series.name)
         );
     }
     out.push_str("</svg>");
     Some(out)
+}
+
+/// A point marker: the provider's colour, a shape per model label (circle, square,
+/// triangle, diamond).
+fn marker(s: &Series, x: f64, y: f64, r: f64, inner: &str) -> String {
+    let c = s.colour;
+    let style = format!("fill=\"{c}\" stroke=\"#fff\" stroke-width=\"1.5\"");
+    match s.dash % DASHES.len() {
+        0 => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" {style}>{inner}</circle>"),
+        1 => format!(
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" {style}>{inner}</rect>",
+            x - r,
+            y - r,
+            2.0 * r,
+            2.0 * r
+        ),
+        2 => format!(
+            "<polygon points=\"{x:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" {style}>{inner}</polygon>",
+            y - r * 1.2,
+            x + r * 1.1,
+            y + r * 0.8,
+            x - r * 1.1,
+            y + r * 0.8
+        ),
+        _ => format!(
+            "<polygon points=\"{x:.1},{:.1} {:.1},{y:.1} {x:.1},{:.1} {:.1},{y:.1}\" {style}>{inner}</polygon>",
+            y - r * 1.3,
+            x + r * 1.3,
+            y + r * 1.3,
+            x - r * 1.3
+        ),
+    }
 }
 
 /// One bar of the outcome chart: a cell and its conversations by outcome.
@@ -360,7 +410,13 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
     if bars.is_empty() {
         return None;
     }
-    let name_w = 190.0;
+    // Room for the longest name (about 7 px a character at 12 px), within reason.
+    let longest = bars
+        .iter()
+        .map(|b| b.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    let name_w = (longest as f64 * 7.0 + 12.0).clamp(120.0, 320.0);
     let row = 26.0;
     let classes: Vec<String> = {
         let mut v: Vec<String> = bars
@@ -371,8 +427,9 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
         v.dedup();
         v
     };
-    let legend_rows = classes.len().div_ceil(5) as f64;
-    let height = TOP + 10.0 + bars.len() as f64 * row + 30.0 + legend_rows * 18.0 + 16.0;
+    let per_row = (((W - RIGHT - 16.0) / 118.0) as usize).max(1);
+    let legend_rows = classes.len().div_ceil(per_row) as f64;
+    let height = TOP + 10.0 + bars.len() as f64 * row + 22.0 + legend_rows * 18.0;
     let plot_w = W - name_w - RIGHT - 10.0;
     let mut out = String::new();
     open(
@@ -420,8 +477,8 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
     }
     let ly = TOP + 10.0 + bars.len() as f64 * row + 22.0;
     for (i, class) in classes.iter().enumerate() {
-        let (col, r) = ((i % 5) as f64, (i / 5) as f64);
-        let x = name_w + 6.0 + col * 112.0;
+        let (col, r) = ((i % per_row) as f64, (i / per_row) as f64);
+        let x = 16.0 + col * 118.0;
         let y = ly + r * 18.0;
         let _ = write!(
             out,

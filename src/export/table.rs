@@ -3,7 +3,7 @@
 //! Figures are formatted here once (seconds or milliseconds as the header says, rates in
 //! %, intervals in brackets), so every format prints the same digits.
 
-use crate::report::headlines::{duration, percent, rate_text};
+use crate::report::headlines::percent;
 use crate::report::model::{Cell, Estimate, JudgeSection, Percentiles, Report, TagTally};
 
 /// A column's alignment.
@@ -42,16 +42,62 @@ fn sim(simulated: bool) -> &'static str {
     if simulated { " (simulated)" } else { "" }
 }
 
-fn cell_name(c: &Cell) -> String {
-    format!("{} / {}{}", c.provider, c.model, sim(c.simulated))
+/// How simulated rows are marked: when every cell is simulated, once in each table's
+/// title; when real and simulated cells mix, on each simulated row.
+#[derive(Clone, Copy)]
+struct Marks {
+    all: bool,
 }
 
-/// Seconds with two decimals, and its interval: `8.26 [7.90, 8.70]`.
+impl Marks {
+    fn of(r: &Report) -> Marks {
+        Marks {
+            all: !r.cells.is_empty() && r.cells.iter().all(|c| c.simulated),
+        }
+    }
+
+    fn row(self, simulated: bool) -> &'static str {
+        if self.all { "" } else { sim(simulated) }
+    }
+
+    fn title(self) -> &'static str {
+        if self.all { " · SIMULATED" } else { "" }
+    }
+}
+
+fn cell_name(c: &Cell, m: Marks) -> String {
+    format!("{} / {}{}", c.provider, c.model, m.row(c.simulated))
+}
+
+/// A rate in % with its interval, compact: `86.7 [70.3,94.7]`.
+fn pct(r: &crate::report::model::Rate) -> String {
+    match (r.value, r.interval) {
+        (Some(v), Some(i)) => format!(
+            "{} [{},{}]",
+            one_decimal(v * 100.0),
+            one_decimal(i.lo * 100.0),
+            one_decimal(i.hi * 100.0)
+        ),
+        (Some(v), None) => one_decimal(v * 100.0),
+        _ => "-".into(),
+    }
+}
+
+/// One decimal, except the ends of the scale: `100`, `0`, `97.8`.
+fn one_decimal(x: f64) -> String {
+    if !(0.05..99.95).contains(&x) {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+/// Seconds with two decimals, and its interval: `8.26 [7.90,8.70]`.
 fn seconds(e: Option<Estimate>, n: usize, q: f64) -> String {
     let Some(e) = e else { return "-".into() };
     let v = format!("{:.2}", e.value / 1000.0);
     match e.interval {
-        Some(i) => format!("{v} [{:.2}, {:.2}]", i.lo / 1000.0, i.hi / 1000.0),
+        Some(i) => format!("{v} [{:.2},{:.2}]", i.lo / 1000.0, i.hi / 1000.0),
         None if !crate::report::cells::interval_possible(n, q) => format!("{v} (n {n})"),
         None => v,
     }
@@ -65,7 +111,7 @@ fn estimate_2(e: Option<&Estimate>) -> String {
     match e {
         None => "-".into(),
         Some(e) => match e.interval {
-            Some(i) => format!("{:.2} [{:.2}, {:.2}]", e.value, i.lo, i.hi),
+            Some(i) => format!("{:.2} [{:.2},{:.2}]", e.value, i.lo, i.hi),
             None => format!("{:.2}", e.value),
         },
     }
@@ -80,14 +126,11 @@ fn usd(x: Option<f64>) -> String {
 }
 
 fn tag_text(t: &TagTally) -> String {
-    let base = match t.rate() {
-        Some(r) => format!("{} ({})", percent(r), t.scored()),
-        None => "- (0)".into(),
-    };
+    let rate = t.rate().map_or("-".into(), |r| one_decimal(r * 100.0));
     if t.not_scored > 0 {
-        format!("{base} +{} ns", t.not_scored)
+        format!("{rate} ({}, {} ns)", t.scored(), t.not_scored)
     } else {
-        base
+        format!("{rate} ({})", t.scored())
     }
 }
 
@@ -102,33 +145,32 @@ pub fn primary_judge(r: &Report) -> Option<(usize, &JudgeSection)> {
 
 /// Every table of the report, in reading order.
 pub fn tables(r: &Report) -> Vec<Table> {
+    let m = Marks::of(r);
     let mut out = Vec::new();
-    cells_by_model(r, &mut out);
-    out.push(per_turn(r));
-    out.push(reliability(r));
-    out.push(cache_and_cost(r));
+    cells_by_model(r, m, &mut out);
+    out.push(quality(r, m));
+    out.push(per_turn(r, m));
+    out.push(reliability(r, m));
+    out.push(cache_and_cost(r, m));
     if !r.checks.tags.is_empty() {
-        out.push(by_tag(r));
+        out.push(by_tag(r, m));
     }
     for s in &r.judges {
-        out.push(judge(r, s));
+        out.push(judge(r, s, m));
     }
     out.retain(|t| !t.rows.is_empty());
     out
 }
 
-fn cells_by_model(r: &Report, out: &mut Vec<Table>) {
-    let judge = primary_judge(r);
-    let judge_head = match judge {
-        Some((_, s)) => format!("judge{}", if s.simulated { " (sim)" } else { "" }),
-        None => "judge".into(),
-    };
+fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
     let mut labels: Vec<&str> = r.cells.iter().map(|c| c.model.as_str()).collect();
     labels.dedup();
-    for label in labels {
+    let last = labels.len().saturating_sub(1);
+    for (k, label) in labels.into_iter().enumerate() {
         let mut t = Table::new(
             format!(
-                "CELLS · {label} · conversation latency of completed conversations (s), success and usable turns (%, 95 % interval)"
+                "CELLS · {label}{} · conversation latency of completed conversations (s) · success % [95 % interval]",
+                m.title()
             ),
             &[
                 ("provider", L),
@@ -138,60 +180,91 @@ fn cells_by_model(r: &Report, out: &mut Vec<Table>) {
                 ("p50 s", R),
                 ("p95 s", R),
                 ("p99 s", R),
-                ("usable %", R),
-                ("checks %", R),
-                (&judge_head, R),
             ],
         );
-        for (i, c) in r.cells.iter().enumerate().filter(|(_, c)| c.model == label) {
+        for c in r.cells.iter().filter(|c| c.model == label) {
             let p = &c.conversation_latency;
-            let judge_mean = judge
-                .and_then(|(_, s)| s.cells.get(i))
-                .and_then(|j| j.overall.as_ref());
             t.rows.push(vec![
-                format!("{}{}", c.provider, sim(c.simulated)),
+                format!("{}{}", c.provider, m.row(c.simulated)),
                 c.reliability.attempted.to_string(),
                 c.reliability.completed.to_string(),
-                rate_text(&c.reliability.success).replace(" %", ""),
+                pct(&c.reliability.success),
                 seconds(p.p50, p.n, 50.0),
                 seconds(p.p95, p.n, 95.0),
                 seconds(p.p99, p.n, 99.0),
-                rate_text(&c.usable).replace(" %", ""),
-                rate_text(&c.checks.pass).replace(" %", ""),
-                estimate_2(judge_mean),
             ]);
         }
-        t.footnotes.push(
-            "n: conversations attempted (failures included, interrupted ones aside); done: completed. \
-             Latency from completed conversations only; a percentile without enough values beyond it \
-             (p95 under 20, p99 under 100) shows its n instead of an interval."
-                .into(),
-        );
-        if let Some((_, s)) = judge {
-            t.footnotes.push(format!(
-                "judge: mean score of {} by {}{} over conversations (each judgment's criteria averaged).",
-                s.rubric,
-                s.judge,
-                sim(s.simulated),
-            ));
-        }
-        if r.meta.sla_ms.is_some() {
-            t.footnotes.push(format!(
-                "usable: turns with E2E within --sla-ms {:.0}, among the other conditions (docs/metrics.md).",
-                r.meta.sla_ms.unwrap_or_default()
-            ));
+        if k == last {
+            t.footnotes.push(
+                "n: conversations attempted (failed ones included, interrupted ones aside); done: completed. \
+                 Latency: completed conversations only; a percentile with too few values beyond it \
+                 (p95 under 20, p99 under 100) shows its n instead of an interval."
+                    .into(),
+            );
         }
         out.push(t);
     }
+}
+
+fn quality(r: &Report, m: Marks) -> Table {
+    let judge = primary_judge(r);
+    let judge_head = match judge {
+        Some((_, s)) => format!("judge{}", if s.simulated { " (sim)" } else { "" }),
+        None => "judge".into(),
+    };
+    let mut t = Table::new(
+        format!(
+            "QUALITY{} · usable turns and checks passed (%), judge mean score [95 % interval]",
+            m.title()
+        ),
+        &[
+            ("cell", L),
+            ("usable %", R),
+            ("checks %", R),
+            (&judge_head, R),
+            ("judged", R),
+        ],
+    );
+    for (i, c) in r.cells.iter().enumerate() {
+        let j = judge.and_then(|(_, s)| s.cells.get(i));
+        t.rows.push(vec![
+            cell_name(c, m),
+            pct(&c.usable),
+            pct(&c.checks.pass),
+            estimate_2(j.and_then(|j| j.overall.as_ref())),
+            j.map_or("-".into(), |j| j.n.to_string()),
+        ]);
+    }
+    let mut usable =
+        "usable: HTTP success, a complete stream, a non-empty answer, an accepted finish \
+         reason and the structure its checks demand"
+            .to_string();
+    if let Some(sla) = r.meta.sla_ms {
+        usable.push_str(&format!(", within --sla-ms {sla:.0} E2E"));
+    }
+    usable.push_str(" (of turns sent). checks: current check results passed ÷ scored.");
+    t.footnotes.push(usable);
+    if let Some((_, s)) = judge {
+        t.footnotes.push(format!(
+            "judge: {} by {}{}: mean over conversations of each judgment's criteria averaged; judged: conversations scored.",
+            s.rubric,
+            s.judge,
+            sim(s.simulated),
+        ));
+    }
+    t
 }
 
 fn pcts(p: &Percentiles) -> [String; 3] {
     [ms(p.p50), ms(p.p95), ms(p.p99)]
 }
 
-fn per_turn(r: &Report) -> Table {
+fn per_turn(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
-        "PER TURN · turns of completed conversations (ms; decode in output tokens/s)",
+        format!(
+            "PER TURN{} · turns of completed conversations (ms; decode in output tokens/s)",
+            m.title()
+        ),
         &[
             ("cell", L),
             ("turns", R),
@@ -216,7 +289,7 @@ fn per_turn(r: &Report) -> Table {
         let [e, f, _] = pcts(&s.ttfa);
         let [g, h, i] = pcts(&s.e2e);
         t.rows.push(vec![
-            cell_name(c),
+            cell_name(c, m),
             s.e2e.n.max(s.visible_tokens.n).to_string(),
             a,
             b,
@@ -240,9 +313,9 @@ fn per_turn(r: &Report) -> Table {
     t
 }
 
-fn reliability(r: &Report) -> Table {
+fn reliability(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
-        "RELIABILITY · conversations and turns",
+        format!("RELIABILITY{} · conversations and turns", m.title()),
         &[
             ("cell", L),
             ("attempted", R),
@@ -255,7 +328,7 @@ fn reliability(r: &Report) -> Table {
     for c in &r.cells {
         let rel = &c.reliability;
         t.rows.push(vec![
-            cell_name(c),
+            cell_name(c, m),
             rel.attempted.to_string(),
             rel.completed.to_string(),
             rel.interrupted.to_string(),
@@ -274,9 +347,12 @@ fn reliability(r: &Report) -> Table {
     t
 }
 
-fn cache_and_cost(r: &Report) -> Table {
+fn cache_and_cost(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
-        "CACHE AND COST · turns after the first; USD from the run's prices",
+        format!(
+            "CACHE AND COST{} · turns after the first; USD from the run's prices",
+            m.title()
+        ),
         &[
             ("cell", L),
             ("cache hit", R),
@@ -305,7 +381,7 @@ fn cache_and_cost(r: &Report) -> Table {
             ("no price".into(), "no price".into(), "-".into())
         };
         t.rows
-            .push(vec![cell_name(c), hit, cold, per_success, per_k, priced]);
+            .push(vec![cell_name(c, m), hit, cold, per_success, per_k, priced]);
     }
     t.footnotes.push(
         "cache hit: cached ÷ prompt tokens (n turns reporting); cold: < 10 % cached. \
@@ -315,11 +391,14 @@ fn cache_and_cost(r: &Report) -> Table {
     t
 }
 
-fn by_tag(r: &Report) -> Table {
+fn by_tag(r: &Report, m: Marks) -> Table {
     let mut columns: Vec<(String, Align)> = vec![("cell".into(), L)];
     columns.extend(r.checks.tags.iter().map(|t| (t.clone(), R)));
     let mut t = Table {
-        title: "QUALITY BY TAG · pass rate (n scored; ns: not scored)".into(),
+        title: format!(
+            "QUALITY BY TAG{} · check pass rate (n scored; ns: not scored)",
+            m.title()
+        ),
         header: columns.iter().map(|(h, _)| h.clone()).collect(),
         align: columns.iter().map(|(_, a)| *a).collect(),
         rows: Vec::new(),
@@ -332,7 +411,7 @@ fn by_tag(r: &Report) -> Table {
         if checks.by_tag.is_empty() {
             continue;
         }
-        let mut row = vec![cell_name(c)];
+        let mut row = vec![cell_name(c, m)];
         row.extend(
             r.checks
                 .tags
@@ -344,14 +423,18 @@ fn by_tag(r: &Report) -> Table {
     t
 }
 
-fn judge(r: &Report, s: &JudgeSection) -> Table {
+fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
     let mut t = Table::new(
         format!(
             "JUDGE · {} by {} ({}){} · mean score [95 % interval] over conversations",
             s.rubric,
             s.judge,
             s.judge_model,
-            if s.simulated { " · SIMULATED" } else { "" }
+            if s.simulated || m.all {
+                " · SIMULATED"
+            } else {
+                ""
+            }
         ),
         &[
             ("cell", L),
@@ -371,7 +454,7 @@ fn judge(r: &Report, s: &JudgeSection) -> Table {
             format!("{s:.2} ({} conv.)", j.replicate_conversations)
         });
         t.rows.push(vec![
-            cell_name(c),
+            cell_name(c, m),
             "overall".into(),
             estimate_2(j.overall.as_ref()),
             j.n.to_string(),
@@ -444,8 +527,11 @@ pub fn scope_line(r: &Report) -> String {
             .join(", ")
     };
     format!(
-        "{} scenarios · {judges} · checks {} definitions · bootstrap {} resamples, seed {}",
-        m.scenarios, m.check_definitions, m.bootstrap.resamples, m.bootstrap.seed
+        "{} scenarios · {judges} · checks {} definitions · intervals {:.0} %, bootstrap {} resamples, seeded",
+        m.scenarios,
+        m.check_definitions,
+        m.bootstrap.level * 100.0,
+        thousands(m.bootstrap.resamples as u64)
     )
 }
 
@@ -468,7 +554,15 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// Milliseconds as a person reads them (re-exported for the formats).
-pub fn human_duration(ms: f64) -> String {
-    duration(ms)
+/// 1000 as `1,000`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -132,34 +132,63 @@ fn write_table(out: &mut dyn Write, t: &Table) -> Result<(), ExportError> {
         })
         .collect();
     writeln!(out, "{}", wrap(&t.title, 2))?;
-    let line = |row: &[String]| {
-        let mut s = String::new();
-        for (i, (c, w)) in row.iter().zip(&widths).enumerate() {
-            if i > 0 {
-                s.push_str("  ");
-            }
-            let pad = w.saturating_sub(c.chars().count());
-            match t.align.get(i) {
-                Some(Align::Right) => {
-                    s.push_str(&" ".repeat(pad));
-                    s.push_str(c);
+    for group in column_groups(&widths) {
+        let line = |row: &[String]| {
+            let mut s = String::new();
+            for (k, &i) in group.iter().enumerate() {
+                let (Some(c), Some(w)) = (row.get(i), widths.get(i)) else {
+                    continue;
+                };
+                if k > 0 {
+                    s.push_str("  ");
                 }
-                _ => {
-                    s.push_str(c);
-                    s.push_str(&" ".repeat(pad));
+                let pad = w.saturating_sub(c.chars().count());
+                match t.align.get(i) {
+                    Some(Align::Right) => {
+                        s.push_str(&" ".repeat(pad));
+                        s.push_str(c);
+                    }
+                    _ => {
+                        s.push_str(c);
+                        s.push_str(&" ".repeat(pad));
+                    }
                 }
             }
+            s.trim_end().to_string()
+        };
+        writeln!(out, "{}", line(&t.header))?;
+        for row in &cells {
+            writeln!(out, "{}", line(row))?;
         }
-        s.trim_end().to_string()
-    };
-    writeln!(out, "{}", line(&t.header))?;
-    for row in &cells {
-        writeln!(out, "{}", line(row))?;
     }
     for f in &t.footnotes {
         writeln!(out, "  {}", wrap(f, 2))?;
     }
     Ok(())
+}
+
+/// Columns in groups that each fit the page, the first (name) column repeated in every
+/// group: a table too wide for 100 columns is printed as several narrower ones.
+fn column_groups(widths: &[usize]) -> Vec<Vec<usize>> {
+    let Some(&first) = widths.first() else {
+        return Vec::new();
+    };
+    let mut groups = vec![vec![0]];
+    let mut used = first;
+    for (i, &w) in widths.iter().enumerate().skip(1) {
+        let fits = used + 2 + w <= WIDTH;
+        match groups.last_mut() {
+            Some(g) if fits || g.len() == 1 => {
+                g.push(i);
+                used += 2 + w;
+            }
+            _ => {
+                groups.push(vec![0, i]);
+                used = first + 2 + w;
+            }
+        }
+    }
+    groups
 }
 
 #[cfg(test)]
@@ -174,5 +203,16 @@ mod tests {
         }
         assert_eq!(shorten("abcdef", 4), "abc…");
         assert_eq!(shorten("abc", 4), "abc");
+    }
+
+    #[test]
+    fn wide_tables_split_into_groups_that_fit() {
+        assert_eq!(column_groups(&[20, 30, 30]), vec![vec![0, 1, 2]]);
+        let groups = column_groups(&[28, 20, 20, 20, 20, 20]);
+        assert_eq!(groups, vec![vec![0, 1, 2, 3], vec![0, 4, 5]]);
+        for g in groups {
+            let w: usize = g.iter().map(|&i| [28, 20, 20, 20, 20, 20][i] + 2).sum();
+            assert!(w <= WIDTH + 2);
+        }
     }
 }

@@ -382,7 +382,7 @@ fn flags(cells: &[Cell], out: &mut Vec<Headline>) {
         let f = &c.flags;
         let mut parts = Vec::new();
         if f.truncated_turns > 0 {
-            let mut s = format!("{} turns finish_reason=length", f.truncated_turns);
+            let mut s = format!("{} finish_reason=length", turns(f.truncated_turns));
             if f.reasoning_used_budget > 0 {
                 s.push_str(&format!(
                     ", {} with reasoning and no answer (reasoning used the budget)",
@@ -393,14 +393,14 @@ fn flags(cells: &[Cell], out: &mut Vec<Headline>) {
         }
         if f.content_filtered_turns > 0 {
             parts.push(format!(
-                "{} turns stopped by the provider's content filter",
-                f.content_filtered_turns
+                "{} stopped by the provider's content filter",
+                turns(f.content_filtered_turns)
             ));
         }
         if f.retried_turns > 0 {
             parts.push(format!(
-                "{} turns needed retries (wall time with retries is shown apart)",
-                f.retried_turns
+                "{} needed retries (wall time with retries is shown apart)",
+                turns(f.retried_turns)
             ));
         }
         if !parts.is_empty() {
@@ -413,6 +413,14 @@ fn flags(cells: &[Cell], out: &mut Vec<Headline>) {
                 comparison: None,
             });
         }
+    }
+}
+
+fn turns(n: u64) -> String {
+    if n == 1 {
+        "1 turn".into()
+    } else {
+        format!("{n} turns")
     }
 }
 

@@ -84,12 +84,18 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     );
     let notes = notes(&conn, &facts, &report_cells, &judge_sections, opts)?;
     if report_cells.iter().any(|c| c.simulated) {
+        let which = if report_cells.iter().all(|c| c.simulated) {
+            "every cell was"
+        } else {
+            "cells marked (simulated) were"
+        };
         headlines.push(model::Headline {
             kind: model::HeadlineKind::Flag,
             model: None,
-            text: "simulated: cells marked (simulated) were served by the built-in mock \
-                   provider; their figures say nothing about any real provider"
-                .into(),
+            text: format!(
+                "simulated: {which} served by the built-in mock provider; these figures say \
+                 nothing about any real provider"
+            ),
             established: None,
             simulated: true,
             comparison: None,

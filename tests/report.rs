@@ -1,0 +1,597 @@
+//! `turnbench report` through the binary, over stores built the way users build them:
+//! transcripts imported from a file, then `check` and the mock `judge`.
+//!
+//! The fixture is generated here, deterministically: two real scenarios (so their checks
+//! apply), three cells (`acme` and `nimbus` serving one model label, `acme` a second one),
+//! twelve repeats each, timings that make `acme` consistently faster, and failures of
+//! several classes. Its Markdown and JSON reports are compared with snapshots in
+//! `tests/snapshots/` (`UPDATE_SNAPSHOTS=1 cargo test --test report` rewrites them).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::{Value, json};
+use turnbench::config::Scenario;
+
+const SCENARIOS: [&str; 2] = ["struct-invoice-extraction", "biz-policy-faq"];
+const REPEATS: u32 = 6;
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+fn scenario(id: &str) -> Scenario {
+    Scenario::load(&repo(&format!("scenarios/{id}.toml"))).unwrap()
+}
+
+/// How a fixture conversation goes wrong, if it does.
+#[derive(Clone, Copy, PartialEq)]
+enum Fault {
+    None,
+    /// Turn 2 (0-based) is cut mid-stream.
+    StreamCut,
+    /// The first turn is rate limited.
+    RateLimited,
+    /// The last turn spends its budget on reasoning: no answer, finish_reason length.
+    ReasoningBudget,
+    /// Turn 1 answers with the old value (a stale answer the checks catch).
+    Stale,
+}
+
+struct Cell {
+    provider: &'static str,
+    model: &'static str,
+    /// Multiplies every time: 1.0 is the fastest.
+    slowness: f64,
+    cached: bool,
+    fault: fn(usize, u32) -> Fault,
+}
+
+fn cells() -> Vec<Cell> {
+    vec![
+        Cell {
+            provider: "acme",
+            model: "m-x",
+            slowness: 1.0,
+            cached: true,
+            fault: |s, r| {
+                if s == 1 && r == 4 {
+                    Fault::Stale
+                } else {
+                    Fault::None
+                }
+            },
+        },
+        Cell {
+            provider: "nimbus",
+            model: "m-x",
+            slowness: 1.3,
+            cached: false,
+            fault: |s, r| match (s, r) {
+                (0, 2) => Fault::StreamCut,
+                (1, 5) => Fault::RateLimited,
+                (0, 3) | (1, 1) => Fault::Stale,
+                _ => Fault::None,
+            },
+        },
+        Cell {
+            provider: "acme",
+            model: "m-y",
+            slowness: 0.7,
+            cached: true,
+            fault: |s, r| {
+                if s == 0 && r == 6 {
+                    Fault::ReasoningBudget
+                } else {
+                    Fault::None
+                }
+            },
+        },
+    ]
+}
+
+/// One conversation in the exchange format.
+fn conversation(cell: &Cell, s: usize, repeat: u32, sc: &Scenario) -> Value {
+    let fault = (cell.fault)(s, repeat);
+    let mut messages = vec![json!({"role": "system", "content": sc.system})];
+    let mut prompt_tokens = 60;
+    let last = sc.turns.len() - 1;
+    for (t, turn) in sc.turns.iter().enumerate() {
+        messages.push(json!({"role": "user", "content": turn.user}));
+        // Scenario difficulty and repeat vary the time; the provider scales it.
+        let base = 600.0 + 900.0 * s as f64 + 120.0 * t as f64 + 37.0 * f64::from(repeat % 5);
+        let e2e = (base * cell.slowness * 100.0).round() / 100.0;
+        let ttft = (e2e * 0.18 * 100.0).round() / 100.0;
+        let reference = turn.reference.clone().unwrap_or_default();
+        prompt_tokens += 180;
+        let cached = if cell.cached && t > 0 {
+            json!(prompt_tokens - 150)
+        } else {
+            Value::Null
+        };
+        let usage = json!({"prompt_tokens": prompt_tokens, "completion_tokens": 90, "cached_tokens": cached});
+        let timing = json!({"ttft_ms": ttft, "ttfa_ms": ttft + 15.0, "e2e_ms": e2e});
+        match fault {
+            Fault::RateLimited if t == 0 => {
+                messages.push(
+                    json!({"role": "assistant", "content": null, "outcome": "rate_limited",
+                    "http_status": 429, "error": "HTTP 429: slow down"}),
+                );
+                break;
+            }
+            Fault::StreamCut if t == 2 => {
+                messages.push(
+                    json!({"role": "assistant", "content": &reference[..reference.len() / 3],
+                    "outcome": "stream_cut", "error": "stream closed before a finish reason",
+                    "timing": timing}),
+                );
+                break;
+            }
+            Fault::ReasoningBudget if t == last => {
+                messages.push(json!({"role": "assistant", "content": null, "reasoning": "Let me think at length...",
+                    "finish_reason": "length", "timing": {"ttft_ms": ttft, "e2e_ms": e2e}, "usage": usage}));
+                break;
+            }
+            Fault::Stale if t == 1 => {
+                let stale = sc.turns[0].reference.clone().unwrap_or_default();
+                messages.push(
+                    json!({"role": "assistant", "content": stale, "finish_reason": "stop",
+                    "timing": timing, "usage": usage}),
+                );
+            }
+            _ => messages.push(
+                json!({"role": "assistant", "content": reference, "finish_reason": "stop",
+                "timing": timing, "usage": usage}),
+            ),
+        }
+    }
+    json!({
+        "id": format!("{}-{}-{}-{repeat}", cell.provider, cell.model, sc.id),
+        "provider": cell.provider, "model": cell.model, "scenario": sc.id, "repeat": repeat,
+        "messages": messages,
+    })
+}
+
+fn fixture_lines() -> String {
+    let scenarios: Vec<Scenario> = SCENARIOS.iter().map(|id| scenario(id)).collect();
+    let mut out = String::new();
+    for cell in cells() {
+        for (s, sc) in scenarios.iter().enumerate() {
+            for repeat in 1..=REPEATS {
+                out.push_str(&conversation(&cell, s, repeat, sc).to_string());
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// A project holding the fixture store: imported, checked and (optionally) judged.
+fn fixture(judged: bool) -> Project {
+    let project = Project::new(&[]);
+    let file = project.write("fixture.jsonl", &fixture_lines());
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    project.run_ok(&[
+        "check",
+        "--checks",
+        repo("checks").to_str().unwrap(),
+        "--scenarios",
+        repo("scenarios").to_str().unwrap(),
+    ]);
+    if judged {
+        project.run_ok(&[
+            "judge",
+            "--judge",
+            repo("judges/mock.toml").to_str().unwrap(),
+            "--rubric",
+            repo("rubrics/multiturn-quality.toml").to_str().unwrap(),
+        ]);
+    }
+    project
+}
+
+fn report(project: &Project, args: &[&str]) -> String {
+    let mut all = vec!["report"];
+    all.extend_from_slice(args);
+    project.run_ok(&all).0
+}
+
+fn json_report(project: &Project, args: &[&str]) -> Value {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&report(project, &all)).unwrap()
+}
+
+/// What changes from run to run: the time, and where the store is.
+fn normalise(text: &str, project: &Project) -> String {
+    let mut out = text.replace(project.db().to_str().unwrap(), "STORE");
+    for (start, len) in [("\"generated_at\": \"", 24), ("generated ", 24)] {
+        while let Some(i) = out.find(start) {
+            let at = i + start.len();
+            if out.get(at..at + len).is_none_or(|s| s.starts_with("TIME")) {
+                break;
+            }
+            out.replace_range(at..at + len, "TIME                    ");
+        }
+    }
+    // Dates in the run card and import run start times.
+    let date = regex::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z").unwrap();
+    let out = date.replace_all(&out, "TIME");
+    let day = regex::Regex::new(r"· \d{4}-\d\d-\d\d ·").unwrap();
+    let out = day.replace_all(&out, "· DAY ·");
+    // An import run's settings name its file, whose temp path differs per run.
+    let hash = regex::Regex::new(r#""settings_hash": "[0-9a-f]{16}""#).unwrap();
+    hash.replace_all(&out, r#""settings_hash": "HASH""#)
+        .into_owned()
+}
+
+fn snapshot(name: &str, actual: &str) {
+    let path = repo(&format!("tests/snapshots/{name}"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_default();
+    if expected != actual {
+        let new = repo(&format!("tests/snapshots/{name}.new"));
+        std::fs::write(&new, actual).unwrap();
+        panic!(
+            "{name} differs from its snapshot; the new output is in {}\n  (UPDATE_SNAPSHOTS=1 cargo test --test report accepts it)",
+            new.display()
+        );
+    }
+}
+
+#[test]
+fn the_fixture_store_gives_its_known_report() {
+    let project = fixture(true);
+    let md = report(&project, &["--format", "md"]);
+    snapshot("report.md", &normalise(&md, &project));
+    let json = report(&project, &["--format", "json"]);
+    snapshot("report.json", &normalise(&json, &project));
+}
+
+#[test]
+fn counts_add_up_to_the_store_and_failures_stay_out_of_latency() {
+    let project = fixture(true);
+    let r = json_report(&project, &[]);
+    let conn = project.conn();
+    let cells = r["cells"].as_array().unwrap();
+    let sum = |f: &dyn Fn(&Value) -> u64| cells.iter().map(f).sum::<u64>();
+    let stored = count(
+        &conn,
+        "SELECT COUNT(*) FROM conversation_facts WHERE counts",
+    ) as u64;
+    assert_eq!(
+        sum(&|c| c["reliability"]["attempted"].as_u64().unwrap()
+            + c["reliability"]["interrupted"].as_u64().unwrap()),
+        stored
+    );
+    let completed = count(
+        &conn,
+        "SELECT COUNT(*) FROM conversations WHERE outcome = 'completed'",
+    );
+    assert_eq!(
+        sum(&|c| c["reliability"]["completed"].as_u64().unwrap()),
+        completed as u64
+    );
+    let turns = count(&conn, "SELECT COUNT(*) FROM turns") as u64;
+    assert_eq!(
+        sum(&|c| c["reliability"]["turns_sent"].as_u64().unwrap()),
+        turns
+    );
+    for c in cells {
+        let rel = &c["reliability"];
+        let failures: u64 = rel["failures"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(
+            rel["completed"].as_u64().unwrap() + failures,
+            rel["attempted"].as_u64().unwrap()
+        );
+        // Latency n is exactly the completed conversations: no failed one enters.
+        assert_eq!(
+            c["conversation_latency"]["n"].as_u64(),
+            rel["completed"].as_u64(),
+            "{}",
+            c["provider"]
+        );
+    }
+    // The expected failures, by class, where they were injected.
+    let cell = |p: &str, m: &str| {
+        cells
+            .iter()
+            .find(|c| c["provider"] == p && c["model"] == m)
+            .unwrap()
+    };
+    assert_eq!(
+        cell("nimbus", "m-x")["reliability"]["failures"],
+        json!({"rate_limited": 1, "stream_cut": 1})
+    );
+    assert_eq!(
+        cell("acme", "m-y")["reliability"]["failures"],
+        json!({"truncated": 1})
+    );
+    assert_eq!(cell("acme", "m-y")["flags"]["reasoning_used_budget"], 1);
+    // Cached tokens where reported; "not reported" (null), never 0 %, where not.
+    assert!(cell("acme", "m-x")["cache"]["hit_rate"].as_f64().unwrap() > 0.5);
+    assert_eq!(cell("nimbus", "m-x")["cache"]["hit_rate"], Value::Null);
+    // Stale answers fail checks: the cell with more of them passes fewer.
+    let pass = |p: &str| cell(p, "m-x")["checks"]["pass"]["value"].as_f64().unwrap();
+    assert!(pass("acme") > pass("nimbus"));
+    // The per-conversation rows agree with the cells.
+    let rows = r["conversations"].as_array().unwrap();
+    assert_eq!(rows.len() as u64, stored);
+    let failed_in_latency = rows
+        .iter()
+        .filter(|row| row["outcome"] != "completed" && !row["latency_ms"].is_null())
+        .count();
+    assert_eq!(failed_in_latency, 0);
+}
+
+#[test]
+fn a_consistent_speed_difference_is_established_by_the_paired_bootstrap() {
+    let project = fixture(false);
+    let r = json_report(&project, &[]);
+    let heads = r["headlines"].as_array().unwrap();
+    let p50 = heads
+        .iter()
+        .find(|h| h["kind"] == "latency_p50" && h["model"] == "m-x")
+        .unwrap();
+    let cmp = &p50["comparison"];
+    assert_eq!(cmp["best"], "acme");
+    assert_eq!(cmp["next"], "nimbus");
+    assert_eq!(p50["established"], true, "{p50}");
+    let paired = &cmp["paired"];
+    // 12 (scenario, repeat) pairs, minus the 2 nimbus failed.
+    assert_eq!(paired["pairs"], 10);
+    assert!(paired["interval"]["hi"].as_f64().unwrap() < 0.0);
+    assert!(p50["text"].as_str().unwrap().contains("→ established"));
+    // Only one provider serves m-y: nothing to compare there.
+    assert!(
+        !heads
+            .iter()
+            .any(|h| h["model"] == "m-y" && h["kind"] == "latency_p50")
+    );
+}
+
+#[test]
+fn a_difference_the_pairs_do_not_support_is_not_established() {
+    // Same medians apart, but nimbus is faster on half the pairs and slower on the rest.
+    let project = Project::new(&[]);
+    let sc = scenario(SCENARIOS[0]);
+    let mut lines = String::new();
+    for (provider, flip) in [("acme", false), ("nimbus", true)] {
+        for repeat in 1..=8u32 {
+            let mut line = conversation(
+                &Cell {
+                    provider,
+                    model: "m-x",
+                    slowness: 1.0,
+                    cached: false,
+                    fault: |_, _| Fault::None,
+                },
+                0,
+                repeat,
+                &sc,
+            );
+            // Scale each conversation: alternately faster and slower for nimbus.
+            let factor = match (flip, repeat % 2) {
+                (false, _) => 1.0,
+                (true, 0) => 0.7,
+                (true, _) => 1.35,
+            };
+            for m in line["messages"].as_array_mut().unwrap() {
+                if let Some(t) = m.get_mut("timing") {
+                    for k in ["ttft_ms", "ttfa_ms", "e2e_ms"] {
+                        let v = t[k].as_f64().unwrap();
+                        t[k] = json!(v * factor);
+                    }
+                }
+            }
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+        }
+    }
+    let file = project.write("t.jsonl", &lines);
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    let r = json_report(&project, &[]);
+    let p50 = r["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "latency_p50")
+        .unwrap();
+    assert_eq!(p50["established"], false, "{p50}");
+    assert!(p50["text"].as_str().unwrap().contains("not established"));
+}
+
+#[test]
+fn the_json_report_matches_its_schema() {
+    let project = fixture(true);
+    let r = json_report(&project, &[]);
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo("docs/report.schema.json")).unwrap())
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&r)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    // The schema is strict enough to catch a missing section.
+    let mut broken = r.clone();
+    broken.as_object_mut().unwrap().remove("cells");
+    assert!(!validator.is_valid(&broken));
+}
+
+#[test]
+fn hostile_names_and_answers_come_out_inert() {
+    let project = Project::new(&[]);
+    let evil_provider = "<script>alert(1)</script>";
+    let evil_model = "\"><img src=x onerror=alert(2)>";
+    let evil_scenario = "=HYPERLINK(\"http://evil.example\",\"x\")";
+    let mut lines = String::new();
+    for (provider, model) in [
+        (evil_provider, evil_model),
+        ("+cmd|' /C calc'!A0", "@SUM(1)"),
+        ("\u{1b}[31mred", "-2+3"),
+    ] {
+        for repeat in 1..=3 {
+            let line = json!({
+                "provider": provider, "model": model, "scenario": evil_scenario, "repeat": repeat,
+                "messages": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": "<script>alert(3)</script> =1+1",
+                     "timing": {"ttft_ms": 10.0 * f64::from(repeat), "e2e_ms": 100.0 * f64::from(repeat)}}
+                ]
+            });
+            lines.push_str(&line.to_string());
+            lines.push('\n');
+        }
+    }
+    let file = project.write("evil.jsonl", &lines);
+    project.run_ok(&["import", file.to_str().unwrap()]);
+
+    let html = report(&project, &["--format", "html"]);
+    for raw in ["<script>alert", "<img src=x", "onerror=alert(2)>"] {
+        assert!(!html.contains(raw), "{raw} reached the HTML unescaped");
+    }
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(
+        !html.contains("<script"),
+        "no script of any kind in the page"
+    );
+
+    let csv_text = report(&project, &["--format", "csv"]);
+    let mut rdr = csv::Reader::from_reader(csv_text.as_bytes());
+    for row in rdr.records() {
+        for cell in row.unwrap().iter() {
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "formula-like CSV cell {cell:?}"
+            );
+        }
+    }
+    assert!(csv_text.contains("'+cmd"));
+    assert!(csv_text.contains("'@SUM(1)"));
+
+    let md = report(&project, &["--format", "md"]);
+    assert!(!md.contains("<script>") && !md.contains("<img"));
+
+    let terminal = report(&project, &[]);
+    assert!(
+        !terminal.contains('\u{1b}'),
+        "no raw escape reaches the terminal"
+    );
+    assert!(terminal.contains("\\u{1b}[31mred"));
+}
+
+#[test]
+fn a_store_of_transcripts_without_timings_gives_a_report_that_says_so() {
+    let project = Project::new(&[]);
+    let file = project.write(
+        "plain.jsonl",
+        &[
+            r#"{"provider":"acme","model":"m","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"An answer of several words."}]}"#,
+            r#"{"provider":"acme","model":"m","messages":[{"role":"user","content":"Q2"},{"role":"assistant","content":"Another answer."}]}"#,
+        ]
+        .join("\n"),
+    );
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    let text = report(&project, &[]);
+    assert!(text.contains("no timings stored"), "{text}");
+    assert!(
+        text.contains("no check results yet: run `turnbench check`"),
+        "{text}"
+    );
+    assert!(text.contains("no judgments yet"), "{text}");
+    let r = json_report(&project, &[]);
+    let cell = &r["cells"][0];
+    assert_eq!(cell["conversation_latency"]["n"], 0);
+    assert_eq!(
+        cell["conversation_latency"]["p50"],
+        Value::Null,
+        "empty, never 0"
+    );
+    // Visible tokens are counted at report time for imports that carry none.
+    assert_eq!(cell["turns"]["visible_tokens"]["n"], 2);
+    assert!(cell["turns"]["visible_tokens"]["value"].as_f64().unwrap() > 0.0);
+    assert_eq!(cell["reliability"]["completed"], 2);
+}
+
+#[test]
+fn a_store_with_checks_but_no_judgments_reports_checks_and_says_what_is_missing() {
+    let project = fixture(false);
+    let text = report(&project, &[]);
+    assert!(text.contains("QUALITY BY TAG"), "{text}");
+    assert!(text.contains("no judgments yet"), "{text}");
+    let only_rubric = report(&project, &["--rubric", "style"]);
+    assert!(
+        only_rubric.contains("no judgments for rubric style yet"),
+        "{only_rubric}"
+    );
+}
+
+#[test]
+fn an_empty_store_gives_a_clear_report_and_a_missing_one_an_error() {
+    let project = Project::new(&[]);
+    drop(turnbench::store::open(&project.db()).unwrap());
+    let text = report(&project, &[]);
+    assert!(
+        text.contains("the store holds no conversations yet"),
+        "{text}"
+    );
+    let r = json_report(&project, &[]);
+    assert_eq!(r["cells"], json!([]));
+
+    let missing = Project::new(&[]);
+    let out = missing.cmd(&["report"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no store here"), "{err}");
+    assert!(!missing.db().exists(), "a report never creates a store");
+}
+
+#[test]
+fn filters_select_cells_and_an_unknown_run_is_an_error_that_lists_the_runs() {
+    let project = fixture(false);
+    let r = json_report(&project, &["--provider", "nimbus"]);
+    let cells = r["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 1);
+    assert_eq!(cells[0]["provider"], "nimbus");
+    let r = json_report(&project, &["--model", "m-y", "--scenario", SCENARIOS[0]]);
+    assert_eq!(r["cells"][0]["reliability"]["attempted"], REPEATS);
+    let out = project.cmd(&["report", "--run", "nope"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fixture.jsonl"), "{err}");
+}
+
+#[test]
+fn an_sla_lowers_the_usable_rate_and_files_are_written_whole() {
+    let project = fixture(false);
+    let usable = |r: &Value| r["cells"][0]["usable"]["value"].as_f64().unwrap();
+    let all = json_report(&project, &[]);
+    let tight = json_report(&project, &["--sla-ms", "1000"]);
+    assert!(usable(&tight) < usable(&all));
+    assert_eq!(tight["meta"]["sla_ms"], 1000.0);
+    for format in ["terminal", "md", "csv", "json", "html"] {
+        let out = project.path(&format!("r.{format}"));
+        project.run_ok(&["report", "--format", format, "--out", out.to_str().unwrap()]);
+        assert!(std::fs::metadata(&out).unwrap().len() > 100, "{format}");
+        assert!(!project.path(&format!("r.{format}.partial")).exists());
+    }
+    let out = project
+        .cmd(&["report", "--format", "xlsx"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("terminal, md, csv, json, html"), "{err}");
+}

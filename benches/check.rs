@@ -199,6 +199,7 @@ fn generate(suite: &Suite, db: &Path, n: u64) {
             source: "import",
             seed: None,
             settings_json: "{}",
+            tokenizer: None,
         },
     )
     .unwrap();

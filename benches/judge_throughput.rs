@@ -34,6 +34,7 @@ fn fill_store(path: &std::path::Path, conversations: usize) {
             source: "collect",
             seed: Some(1),
             settings_json: "{}",
+            tokenizer: None,
         },
     )
     .unwrap();
@@ -137,7 +138,7 @@ async fn main() {
     let plan_started = Instant::now();
     {
         let conn = turnbench::store::open(&db).unwrap();
-        let plan = judge::plan(&conn, &settings, &rubric, &[]).unwrap();
+        let plan = judge::plan(&conn, &settings, &rubric, &[], &Default::default()).unwrap();
         assert_eq!(plan.items.len(), judgments);
     }
     let planning = plan_started.elapsed();
@@ -149,6 +150,7 @@ async fn main() {
         bench_targets: Vec::new(),
         mode: Mode::Judge,
         quiet: true,
+        selection: Default::default(),
     };
     let (_tx, rx) = tokio::sync::mpsc::channel(1);
     let (report, _) = judge::judge(&opts, rx).await.unwrap();

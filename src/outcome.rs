@@ -24,10 +24,13 @@ pub enum TurnOutcome {
     Truncated,
     /// Stopped by Ctrl-C; `collect --resume` runs the conversation again.
     Interrupted,
+    /// turnbench itself failed on this turn (a bug, caught instead of crashing the run):
+    /// never the provider's doing. The error holds the message; please report it.
+    InternalError,
 }
 
 impl TurnOutcome {
-    pub const ALL: [TurnOutcome; 11] = [
+    pub const ALL: [TurnOutcome; 12] = [
         TurnOutcome::Ok,
         TurnOutcome::RateLimited,
         TurnOutcome::Http4xx,
@@ -39,6 +42,7 @@ impl TurnOutcome {
         TurnOutcome::EmptyAnswer,
         TurnOutcome::Truncated,
         TurnOutcome::Interrupted,
+        TurnOutcome::InternalError,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -54,6 +58,7 @@ impl TurnOutcome {
             TurnOutcome::EmptyAnswer => "empty_answer",
             TurnOutcome::Truncated => "truncated",
             TurnOutcome::Interrupted => "interrupted",
+            TurnOutcome::InternalError => "internal_error",
         }
     }
 

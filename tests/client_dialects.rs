@@ -5,6 +5,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
+mod common;
+
 use turnbench::client::{Client, Endpoint};
 use turnbench::config::RequestParams;
 use turnbench::outcome::TurnOutcome;
@@ -167,6 +169,9 @@ fn empty_200_stream_and_plain_json_to_a_streaming_request() {
     );
     assert_eq!(t.outcome(), TurnOutcome::Ok);
     assert_eq!(t.answer.as_deref(), Some("whole"));
+    // A whole body has no first token: neither TTFT nor TTFA; E2E is the body read.
+    assert_eq!((t.ttft_ms, t.ttfa_ms), (None, None));
+    assert!(t.e2e_ms.is_some_and(|e| e > 0.0));
 }
 
 #[test]
@@ -190,4 +195,110 @@ fn refused_connection_is_a_connect_error() {
         .port();
     let t = send(&format!("http://127.0.0.1:{port}/v1"), true);
     assert_eq!(t.outcome(), TurnOutcome::ConnectError);
+}
+
+#[test]
+fn error_null_and_error_event_with_null_data_fail_the_turn_without_a_panic() {
+    for body in [
+        &b"error: null\n\n"[..],
+        b"error:\n\n",
+        b"event: error\ndata: null\n\n",
+        b"event: error\ndata: \n\n",
+    ] {
+        let t = send(&serve_once(SSE, vec![body]), true);
+        assert_eq!(
+            t.outcome(),
+            TurnOutcome::Http5xx,
+            "{:?}",
+            String::from_utf8_lossy(body)
+        );
+        assert!(t.error.unwrap().contains("after HTTP 200"));
+    }
+}
+
+#[test]
+fn string_error_codes_after_200_classify_by_code_and_type() {
+    let cases: [(&'static [u8], TurnOutcome); 4] = [
+        // Seen from a real gateway, streamed after a 200.
+        (
+            b"data: {\"error\":{\"type\":\"rate_limit_error\",\"code\":\"rate_limit_exceeded\"}}\n\n",
+            TurnOutcome::RateLimited,
+        ),
+        (
+            b"data: {\"error\":{\"message\":\"Rate limit reached\",\"code\":\"rate_limit_exceeded\"}}\n\n",
+            TurnOutcome::RateLimited,
+        ),
+        (
+            b"data: {\"error\":{\"message\":\"boom\",\"type\":\"server_error\"}}\n\n",
+            TurnOutcome::Http5xx,
+        ),
+        (
+            b"data: {\"error\":{\"message\":\"too long\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}\n\n",
+            TurnOutcome::Http4xx,
+        ),
+    ];
+    for (body, class) in cases {
+        let t = send(&serve_once(SSE, vec![body]), true);
+        assert_eq!(t.outcome(), class, "{}", String::from_utf8_lossy(body));
+    }
+}
+
+#[test]
+fn content_filter_is_kept_as_its_finish_reason_and_flagged() {
+    let base = serve_once(
+        SSE,
+        vec![
+            b"data: {\"choices\":[{\"delta\":{\"content\":\"Part of an answer\"}}]}\n\n",
+            b"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"content_filter\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4,\"cached_tokens\":8}}\n\n",
+            b"data: [DONE]\n\n",
+        ],
+    );
+    let t = send(&base, true);
+    assert_eq!(t.outcome(), TurnOutcome::Ok);
+    assert_eq!(t.finish_reason.as_deref(), Some("content_filter"));
+    assert!(t.error.unwrap().contains("content_filter"));
+    // Moonshot-style usage: cached_tokens at the top level.
+    assert_eq!(t.usage.cached_tokens, Some(8));
+}
+
+#[test]
+fn a_pooled_connection_closed_by_the_server_is_retried_once_on_a_fresh_one() {
+    use common::{Reply, Scripted, answer_sse};
+    // Every connection answers its first request and keeps the connection open, then hangs
+    // up on the next request without a byte: the race a server's idle timeout causes.
+    let server = Scripted::start(|req| {
+        if req.on_connection == 0 {
+            let body = String::from_utf8(answer_sse("fine", "stop")).unwrap();
+            let (_, sse_body) = body.split_once("\r\n\r\n").unwrap();
+            Reply::KeepAlive(
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{sse_body}",
+                    sse_body.len()
+                )
+                .into_bytes(),
+            )
+        } else {
+            Reply::Hangup
+        }
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let endpoint = Endpoint {
+        url: format!("{}/chat/completions", server.url()),
+        model: "m".into(),
+        api_key: None,
+        headers: vec![],
+        params: RequestParams::default(),
+    };
+    rt.block_on(async {
+        let client = Client::new().unwrap();
+        let msgs = [Message::new("user", "hi")];
+        for turn in 0..3 {
+            let (t, _) = client.send(&endpoint, &msgs, Duration::from_secs(5)).await;
+            assert_eq!(t.outcome(), TurnOutcome::Ok, "turn {turn}: {:?}", t.error);
+            assert_eq!(t.answer.as_deref(), Some("fine"));
+        }
+    });
 }

@@ -84,11 +84,28 @@ fn each_fault_class_is_recorded_and_the_run_continues() {
     }
     let bench_path = project.write("bench.toml", &bench);
 
-    let (stdout, _) = project.run_ok(&["collect", "-q", "--config", bench_path.to_str().unwrap()]);
+    let out = project
+        .cmd(&["collect", "-q", "--config", bench_path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a run with failed conversations exits 2: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains("acme / stall"),
         "summary lists every target: {stdout}"
     );
+    // Truncated answers are completions, but not clean ones: the summary says so.
+    let len_row = stdout
+        .lines()
+        .find(|l| l.starts_with("acme / len "))
+        .unwrap();
+    let cols: Vec<&str> = len_row.split_whitespace().collect();
+    assert_eq!(&cols[3..9], ["4", "4", "0", "4", "0", "0"], "{stdout}");
 
     let conn = project.conn();
     let targets = cases.len() as i64 + 5;
@@ -191,12 +208,38 @@ fn retries_record_every_attempt_and_honour_retry_after() {
         target("acme", "flaky", &mock.url(), "")
     );
     let bench_path = project.write("bench.toml", &bench);
-    project
+    let out = project
         .cmd(&["collect", "-q", "--config", bench_path.to_str().unwrap()])
-        .assert()
-        .success();
+        .output()
+        .unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 2)), "{out:?}");
     let conn = project.conn();
     let turns = count(&conn, "SELECT COUNT(*) FROM turns");
+    // Wall time: from the first attempt's send to the final answer, waits included; the
+    // same as E2E for a turn answered at the first attempt.
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM turns WHERE attempts = 1 AND e2e_ms IS NOT NULL AND wall_ms IS NOT e2e_ms"
+        ),
+        0
+    );
+    assert!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM turns WHERE attempts > 1 AND wall_ms IS NOT NULL"
+        ) > 0
+    );
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM turns t WHERE t.attempts > 1 AND t.wall_ms IS NOT NULL AND t.wall_ms <
+               t.e2e_ms + (SELECT SUM(a.waited_ms) + SUM(COALESCE(a.e2e_ms, 0)) FROM attempts a
+                  WHERE a.conversation_id = t.conversation_id AND a.turn_idx = t.idx AND a.attempt < t.attempts) - 1e-6"
+        ),
+        0,
+        "wall time holds the failed attempts and the waits"
+    );
     let attempts = count(&conn, "SELECT COUNT(*) FROM attempts");
     let retried = count(&conn, "SELECT COUNT(*) FROM turns WHERE attempts > 1");
     assert!(

@@ -13,6 +13,12 @@ use crate::mock::{MockConfig, MockServer};
 ///
 /// Without --config: the built-in mock provider with three simulated models, no keys,
 /// no network.
+///
+/// Exit status: 0 every conversation stored and completed; 1 a definition, usage or
+/// setup error (nothing sent); 2 the run finished but some conversations failed (each
+/// stored with its class); 4 the store refused a conversation (a full disk, …) and the
+/// run stopped: `--resume` finishes it; 130 interrupted. The built-in run exits 0 when
+/// it finishes: its failures are the mock's simulated faults, there to be seen.
 #[derive(clap::Args)]
 pub struct CollectArgs {
     /// A bench.toml (see examples/bench.toml).
@@ -45,6 +51,7 @@ impl CollectArgs {
         let (db, quiet) = (global.db.as_path(), global.quiet);
         // The built-in run keeps its mock alive for as long as the collection lasts.
         let mut _mock = None;
+        let builtin = config.is_none();
         let cfg = match config {
             Some(path) if dry_run => {
                 BenchConfig::from_source_without_keys(&SourceText::read(&path)?)?
@@ -100,12 +107,27 @@ impl CollectArgs {
         };
         let report = collect::collect(&cfg, scenarios, &opts, rx).await?;
         print!("{}", collect::format_summary(&report.summary));
+        for failure in &report.store_failures {
+            eprintln!("store: {failure}");
+        }
+        if !report.store_failures.is_empty() {
+            eprintln!(
+                "store: {} conversations could not be written, and the run stopped; everything stored before is kept\n  fix: free disk space (or fix the store), then `turnbench collect --resume` runs what is missing",
+                report.store_failures.len()
+            );
+        }
+        let failed = report.failed();
         if !quiet {
             eprintln!(
-                "run {}: {} conversations run, {} already stored{}",
+                "run {}: {} conversations run, {} already stored{}{}",
                 report.run_id,
                 report.launched,
                 report.skipped,
+                if failed > 0 {
+                    format!("; {failed} failed (stored with their class)")
+                } else {
+                    String::new()
+                },
                 if report.interrupted {
                     " — interrupted; `collect --resume` finishes it"
                 } else {
@@ -113,7 +135,15 @@ impl CollectArgs {
                 }
             );
         }
-        Ok(if report.interrupted { 130 } else { 0 })
+        Ok(if !report.store_failures.is_empty() {
+            4
+        } else if report.interrupted {
+            130
+        } else if failed > 0 && !builtin {
+            2
+        } else {
+            0
+        })
     }
 }
 
@@ -154,6 +184,7 @@ price = {{ input = 0.10, output = 0.40 }}
         path: "<built-in bench>".into(),
         text,
     };
+    // The text above is fixed and names no key variable: it always parses (a test runs it).
     let mut cfg = BenchConfig::from_source(&src).expect("the built-in bench is valid");
     for t in &mut cfg.targets {
         t.stable_url = Some("http://builtin-mock/v1".to_string());

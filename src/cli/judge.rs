@@ -1,5 +1,6 @@
 //! `turnbench judge`: settings overridden by flags, the Ctrl-C channel, the report and its
-//! exit code (0 judged, 2 failures stored, 3 leak, 130 interrupted).
+//! exit code (0 judged, 1 error, 2 unscored judgments stored, 3 leak, 4 the store refused
+//! a judgment, 130 interrupted).
 
 use std::path::PathBuf;
 
@@ -7,15 +8,16 @@ use anyhow::Result;
 
 use super::Global;
 use crate::config::{BenchTargetNames, JudgeSettings, Rubric};
-use crate::judge::{self, JudgeOptions, Mode};
+use crate::judge::{self, JudgeOptions, Mode, Selection};
 use crate::store::judgments::JudgmentStatus;
 
 /// Score stored conversations with a blind LLM judge; only what is not judged yet
 /// is sent.
 ///
-/// Exit status: 0 all judged, 2 some judgments unparseable or judge errors (stored),
-/// 3 the audit found a name in a prompt (nothing sent), 130 interrupted, 1 any other
-/// error. See docs/judge.md.
+/// Exit status: 0 all judged, 1 a definition, usage or setup error, 2 some judgments
+/// unparseable or judge errors (stored), 3 the audit found a name in a prompt (nothing
+/// sent), 4 the store refused a judgment (the run stopped sending), 130 interrupted.
+/// See docs/judge.md.
 #[derive(clap::Args)]
 pub struct JudgeArgs {
     /// Judge settings (see judges/default.toml, judges/mock.toml).
@@ -45,6 +47,13 @@ pub struct JudgeArgs {
     /// Judge calls in flight at once (overrides the settings).
     #[arg(long)]
     concurrency: Option<usize>,
+    /// Only this conversation (id or uid; repeat the flag for more), instead of the sample.
+    #[arg(long = "conversation", value_name = "ID")]
+    conversations: Vec<String>,
+    /// Ask the selected judgments again even where a scored one is stored; the fresh
+    /// answers are stored beside the old rows and the newest scored one counts.
+    #[arg(long)]
+    rejudge: bool,
 }
 
 impl JudgeArgs {
@@ -95,13 +104,28 @@ impl JudgeArgs {
             }
             return Ok(0);
         }
+        let table = {
+            let conn = crate::store::open(&opts.db)?;
+            crate::store::judgments::judgment_summary(&conn, judge::unscored_reason)?
+        };
         print!(
             "{}",
-            judge::format_summary(&report, &opts.settings, &opts.rubric)
+            judge::format_summary(&report, &opts.settings, &opts.rubric, &table)
         );
+        for f in &report.store_failures {
+            eprintln!("store: {f}");
+        }
+        if !report.store_failures.is_empty() {
+            eprintln!(
+                "store: {} judgments could not be written; the run stopped sending\n  fix: free disk space (or fix the store), then run the same command again: it asks only what is missing",
+                report.store_failures.len()
+            );
+        }
         let failed =
             report.count(JudgmentStatus::Unparseable) + report.count(JudgmentStatus::JudgeError);
-        Ok(if report.interrupted {
+        Ok(if !report.store_failures.is_empty() {
+            4
+        } else if report.interrupted {
             130
         } else if failed > 0 {
             2
@@ -143,6 +167,10 @@ impl JudgeArgs {
             },
             mode,
             quiet: global.quiet,
+            selection: Selection {
+                conversations: self.conversations,
+                rejudge: self.rejudge,
+            },
         })
     }
 }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::sse::SseEvent;
 use crate::outcome::TurnOutcome;
 use crate::store::records::Usage;
 
@@ -40,6 +41,24 @@ pub struct SplitAnswer {
 }
 
 impl AnswerAccumulator {
+    /// One SSE event that arrived at `at_ms`. Returns false when reading should stop: a
+    /// `[DONE]`, or an error (llama.cpp's `error:` field, an `event: error`, an error object).
+    pub fn on_event(&mut self, event: SseEvent, at_ms: f64) -> bool {
+        match event {
+            SseEvent::ErrorField(v) => {
+                self.on_error_field(&v);
+                false
+            }
+            // An `event: error` fails the turn whatever its data holds (even nothing).
+            SseEvent::Data { event, data } if event.as_deref() == Some("error") => {
+                self.last_event_ms = Some(at_ms);
+                self.on_error_field(&data);
+                false
+            }
+            SseEvent::Data { data, .. } => self.on_data(&data, at_ms),
+        }
+    }
+
     /// One SSE `data` payload that arrived at `at_ms`. Returns false when reading should stop.
     pub fn on_data(&mut self, data: &str, at_ms: f64) -> bool {
         self.last_event_ms = Some(at_ms);
@@ -153,12 +172,27 @@ impl AnswerAccumulator {
         }
     }
 
-    /// A llama.cpp `error:` SSE field.
+    /// A llama.cpp `error:` SSE field, or the data of an `event: error`. Whatever it holds
+    /// (an object, a string, `null`, nothing) the turn fails: the server said so.
     pub fn on_error_field(&mut self, value: &str) {
         let parsed: Value =
             serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
-        self.fault =
-            Some(error_object(&serde_json::json!({ "error": parsed })).expect("wrapped as error"));
+        self.fault = Some(match parsed {
+            Value::Null => (
+                TurnOutcome::Http5xx,
+                "error event after HTTP 200 with no detail".to_string(),
+            ),
+            // Already shaped as an error object (`{"error": …}`), or its inside.
+            Value::Object(_) => error_object(&parsed)
+                .or_else(|| error_object(&serde_json::json!({ "error": parsed })))
+                .unwrap_or_else(|| {
+                    (
+                        TurnOutcome::Http5xx,
+                        format!("error event after HTTP 200: {}", clip(value)),
+                    )
+                }),
+            other => classify_error(&other, "error event after HTTP 200"),
+        });
     }
 
     fn read_common(&mut self, value: &Value) {
@@ -260,24 +294,34 @@ struct DeltaDoc<'a> {
 }
 
 /// (reasoning inside think tags, byte where the answer starts).
+///
+/// Only a leading think block is reasoning: `<think>…</think>` at the start (after
+/// whitespace), or, for DeepSeek-R1-style output that omits the opening tag, text before
+/// a lone `</think>` that no `<think>` precedes and that is not quoted (inside backticks
+/// or right after a quote mark). An answer that mentions or quotes the tag keeps its text.
 fn split_think(raw: &str) -> (Option<&str>, usize) {
+    const OPEN: &str = "<think>";
+    const CLOSE: &str = "</think>";
     let lead = raw.len() - raw.trim_start().len();
-    if raw[lead..].starts_with("<think>") {
-        let body = lead + "<think>".len();
-        return match raw[body..].find("</think>") {
-            Some(end) => (
-                Some(raw[body..body + end].trim()),
-                body + end + "</think>".len(),
-            ),
+    if raw[lead..].starts_with(OPEN) {
+        let body = lead + OPEN.len();
+        return match raw[body..].find(CLOSE) {
+            Some(end) => (Some(raw[body..body + end].trim()), body + end + CLOSE.len()),
             // Still thinking when the stream ended: everything is reasoning.
             None => (Some(raw[body..].trim()), raw.len()),
         };
     }
-    // R1-style output may omit the opening tag: text before a lone `</think>` is reasoning.
-    match raw.find("</think>") {
-        Some(end) => (Some(raw[..end].trim()), end + "</think>".len()),
-        None => (None, 0),
+    let Some(end) = raw.find(CLOSE) else {
+        return (None, 0);
+    };
+    let before = &raw[..end];
+    let quoted = before.matches('`').count() % 2 == 1
+        || before.ends_with(['"', '\'', '`', '\u{201c}', '\u{2018}'])
+        || before.contains(OPEN);
+    if quoted {
+        return (None, 0);
     }
+    (Some(before.trim()), end + CLOSE.len())
 }
 
 /// An error object sent as a chunk or body: `{"error": …}` or `{"object": "error", …}`.
@@ -287,27 +331,82 @@ fn error_object(value: &Value) -> Option<(TurnOutcome, String)> {
         _ if value.get("object").and_then(Value::as_str) == Some("error") => value,
         _ => return None,
     };
-    let code = ["code", "status", "status_code"]
+    Some(classify_error(err, "error object after HTTP 200"))
+}
+
+/// Classifies an error sent after HTTP 200 as the HTTP status path would: by a numeric
+/// code or status first (`"code": 429`, `"code": "503"`), else by a string code or type
+/// (`"rate_limit_exceeded"`, `"server_error"`), else as the server's fault (`http_5xx`).
+fn classify_error(err: &Value, what: &str) -> (TurnOutcome, String) {
+    let status = ["code", "status", "status_code"]
         .iter()
         .find_map(|k| {
             err.get(k).and_then(|c| {
                 c.as_u64()
-                    .or_else(|| c.as_str().and_then(|s| s.parse().ok()))
+                    .or_else(|| c.as_str().and_then(|s| s.trim().parse().ok()))
             })
         })
         .filter(|c| (400..600).contains(c));
-    let message = err
-        .get("message")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| clip(&err.to_string()));
-    // Without a status, an in-stream error is the server's fault.
-    let outcome = code.map_or(TurnOutcome::Http5xx, |c| TurnOutcome::from_status(c as u16));
-    let detail = match code {
-        Some(c) => format!("error object after HTTP 200 (code {c}): {message}"),
-        None => format!("error object after HTTP 200: {message}"),
+    let named = ["code", "type", "status"]
+        .iter()
+        .filter_map(|k| err.get(k).and_then(Value::as_str))
+        .find_map(|name| status_of_error_name(name).map(|s| (s, name)));
+    let message = match err {
+        Value::String(s) => clip(s),
+        _ => err
+            .get("message")
+            .and_then(Value::as_str)
+            .map(clip)
+            .unwrap_or_else(|| clip(&err.to_string())),
     };
-    Some((outcome, detail))
+    match (status, named) {
+        (Some(c), _) => (
+            TurnOutcome::from_status(c as u16),
+            format!("{what} (code {c}): {message}"),
+        ),
+        (None, Some((s, name))) => (
+            TurnOutcome::from_status(s),
+            format!("{what} ({name}): {message}"),
+        ),
+        // Without a status or a known name, an in-stream error is the server's fault.
+        (None, None) => (TurnOutcome::Http5xx, format!("{what}: {message}")),
+    }
+}
+
+/// The HTTP status that usually comes with an error code or type name, as OpenAI,
+/// Anthropic-style gateways, vLLM and others spell them; `None` for a name not known.
+fn status_of_error_name(name: &str) -> Option<u16> {
+    let n = name.trim().to_ascii_lowercase().replace([' ', '-'], "_");
+    let has = |part: &str| n.contains(part);
+    if has("rate_limit") || has("too_many_requests") || has("insufficient_quota") {
+        Some(429)
+    } else if has("overloaded") || has("unavailable") {
+        Some(503)
+    } else if has("server_error")
+        || has("internal")
+        || n == "api_error"
+        || has("timeout")
+        || has("bad_gateway")
+    {
+        Some(500)
+    } else if [
+        "invalid_request",
+        "context_length",
+        "authentication",
+        "invalid_api_key",
+        "permission",
+        "not_found",
+        "bad_request",
+        "too_large",
+        "unprocessable",
+    ]
+    .iter()
+    .any(|p| has(p))
+    {
+        Some(400)
+    } else {
+        None
+    }
 }
 
 fn read_usage(u: &Value) -> Usage {
@@ -315,9 +414,11 @@ fn read_usage(u: &Value) -> Usage {
     Usage {
         prompt_tokens: int("/prompt_tokens"),
         completion_tokens: int("/completion_tokens"),
-        // OpenAI shape first; DeepSeek reports prompt_cache_hit_tokens instead.
+        // OpenAI shape first; DeepSeek reports prompt_cache_hit_tokens instead; Moonshot
+        // and some gateways put cached_tokens at the top level of usage.
         cached_tokens: int("/prompt_tokens_details/cached_tokens")
-            .or_else(|| int("/prompt_cache_hit_tokens")),
+            .or_else(|| int("/prompt_cache_hit_tokens"))
+            .or_else(|| int("/cached_tokens")),
         reasoning_tokens: int("/completion_tokens_details/reasoning_tokens"),
     }
 }
@@ -434,6 +535,94 @@ mod tests {
         let mut acc = AnswerAccumulator::default();
         acc.on_error_field(r#"{"code":500,"message":"boom"}"#);
         assert!(acc.fault.as_ref().unwrap().1.contains("boom"));
+    }
+
+    #[test]
+    fn null_or_empty_error_events_fail_the_turn_without_a_panic() {
+        for value in [
+            "null",
+            "",
+            "  ",
+            "\"boom\"",
+            "42",
+            "[1]",
+            "{}",
+            "{\"error\":null}",
+        ] {
+            let mut acc = AnswerAccumulator::default();
+            acc.on_error_field(value);
+            let (outcome, _) = acc.fault.as_ref().unwrap();
+            assert_eq!(*outcome, TurnOutcome::Http5xx, "{value:?}");
+        }
+        // `event: error` with `data: null` reaches on_data first: no fault, no panic.
+        let mut acc = AnswerAccumulator::default();
+        assert!(acc.on_data("null", 1.0));
+    }
+
+    #[test]
+    fn string_codes_and_types_classify_like_statuses() {
+        let class = |body: &str| feed(&[(body, 1.0)]).fault.unwrap().0;
+        let r = TurnOutcome::RateLimited;
+        assert_eq!(
+            class(r#"{"error":{"message":"x","code":"rate_limit_exceeded"}}"#),
+            r
+        );
+        assert_eq!(
+            class(r#"{"error":{"type":"rate_limit_error","code":"rate_limit_exceeded"}}"#),
+            r
+        );
+        let c5 = TurnOutcome::Http5xx;
+        assert_eq!(
+            class(r#"{"error":{"message":"x","type":"server_error"}}"#),
+            c5
+        );
+        assert_eq!(class(r#"{"error":{"type":"overloaded_error"}}"#), c5);
+        let c4 = TurnOutcome::Http4xx;
+        assert_eq!(class(r#"{"error":{"code":"context_length_exceeded"}}"#), c4);
+        assert_eq!(class(r#"{"error":{"type":"invalid_request_error"}}"#), c4);
+        // A numeric code wins over a name; an unknown name is the server's fault.
+        assert_eq!(class(r#"{"error":{"type":"server_error","code":429}}"#), r);
+        assert_eq!(class(r#"{"error":{"code":"weird_thing"}}"#), c5);
+        let acc = feed(&[(
+            r#"{"error":{"message":"slow","code":"rate_limit_exceeded"}}"#,
+            1.0,
+        )]);
+        let detail = acc.fault.unwrap().1;
+        assert!(
+            detail.contains("rate_limit_exceeded") && detail.contains("slow"),
+            "{detail}"
+        );
+    }
+
+    #[test]
+    fn top_level_cached_tokens_are_read() {
+        let acc = feed(&[(
+            r#"{"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":5,"cached_tokens":64}}"#,
+            1.0,
+        )]);
+        assert_eq!(acc.usage.cached_tokens, Some(64));
+    }
+
+    #[test]
+    fn a_quoted_or_mentioned_close_tag_keeps_the_answer() {
+        for text in [
+            "Close the block with `</think>` before answering.",
+            "Wrap it as <think>plan</think> and then answer.",
+            "The tag \"</think>\" ends reasoning.",
+            "```\n<think>x\n</think>\n```",
+        ] {
+            let chunk = serde_json::json!({"choices":[{"delta":{"content":text}}]}).to_string();
+            let s = feed(&[(&chunk, 1.0)]).split();
+            assert_eq!(s.answer, text);
+            assert_eq!(s.reasoning, None, "{text}");
+        }
+        // A lone leading close (R1 without the opening tag) still marks reasoning.
+        let acc = feed(&[(
+            r#"{"choices":[{"delta":{"content":"plan\n</think>\n\nAnswer"}}]}"#,
+            1.0,
+        )]);
+        assert_eq!(acc.split().answer, "Answer");
+        assert_eq!(acc.split().reasoning.as_deref(), Some("plan"));
     }
 
     #[test]

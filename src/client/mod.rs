@@ -18,10 +18,11 @@ use crate::config::{RequestParams, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use crate::store::records::{AttemptRecord, Message, TurnRecord};
 use answer::{AnswerAccumulator, clip};
-use sse::{SseEvent, SseParser};
+use sse::SseParser;
 
-/// Where and how to send a turn; the key is held in memory only.
-#[derive(Debug, Clone)]
+/// Where and how to send a turn; the key and header values are held in memory only
+/// (`Debug` shows header names, never a value or the key).
+#[derive(Clone)]
 pub struct Endpoint {
     pub url: String,
     pub model: String,
@@ -36,11 +37,7 @@ impl Endpoint {
             url: format!("{}/chat/completions", target.base_url),
             model: target.model.clone(),
             api_key: target.api_key(),
-            headers: target
-                .headers
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            headers: target.header_values(),
             params: target.request.clone(),
         }
     }
@@ -49,6 +46,7 @@ impl Endpoint {
     pub fn body(&self, messages: &[Message]) -> Value {
         let p = &self.params;
         let mut body = json!({ "model": self.model, "messages": messages });
+        // `json!` with braces builds an object.
         let obj = body.as_object_mut().expect("object literal");
         let mut set = |k: &str, v: Option<Value>| {
             if let Some(v) = v {
@@ -78,14 +76,44 @@ impl Endpoint {
     }
 }
 
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<not shown>"))
+            .field(
+                "headers",
+                &self.headers.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("params", &self.params)
+            .finish()
+    }
+}
+
 /// One HTTP client for the whole run: building one costs tens of milliseconds, which must
 /// never fall inside a timer.
 #[derive(Clone)]
 pub struct Client {
+    /// Pooled keep-alive connections: turns after the first reuse one, as an agent would.
     http: reqwest::Client,
+    /// No pool: every request on a new connection. Used once for a request whose pooled
+    /// connection turned out to be closed by the server before it answered.
+    fresh: reqwest::Client,
 }
 
 static CRYPTO: Once = Once::new();
+
+/// One request as sent and read: the turn, the server's `Retry-After`, and two instants:
+/// when the first byte of this attempt was handed to a connection (`sent`) and when the
+/// turn's clock started (`t0`; later than `sent` only when a stale pooled connection made
+/// the client send again on a fresh one).
+struct Sent {
+    turn: TurnRecord,
+    retry_after: Option<Duration>,
+    sent: Instant,
+    t0: Instant,
+}
 
 impl Client {
     pub fn new() -> Result<Self, reqwest::Error> {
@@ -93,15 +121,25 @@ impl Client {
             // Another part of the process may have installed one already; either is fine.
             let _ = rustls::crypto::ring::default_provider().install_default();
         });
-        let http = reqwest::Client::builder()
-            .tcp_nodelay(true)
-            .pool_max_idle_per_host(1024)
-            .connect_timeout(Duration::from_secs(30))
-            .build()?;
-        Ok(Client { http })
+        let build = |idle: usize| {
+            reqwest::Client::builder()
+                .tcp_nodelay(true)
+                .pool_max_idle_per_host(idle)
+                .connect_timeout(Duration::from_secs(30))
+                .build()
+        };
+        Ok(Client {
+            http: build(1024)?,
+            fresh: build(0)?,
+        })
     }
 
     /// Sends one turn under a retry policy; every attempt is returned, the last is the turn.
+    ///
+    /// The turn's `wall_ms` is the time from the first attempt's send to the final answer:
+    /// failed attempts and backoff waits included (equal to `e2e_ms` for one attempt;
+    /// `None` when the final attempt has no E2E, as after a timeout). A panic while sending
+    /// (a bug) becomes an `internal_error` turn with its message instead of ending the task.
     pub async fn send_with_retries(
         &self,
         endpoint: &Endpoint,
@@ -112,9 +150,16 @@ impl Client {
     ) -> (TurnRecord, Vec<AttemptRecord>) {
         let mut attempts = Vec::new();
         let mut waited = 0.0;
+        let mut first_sent: Option<Instant> = None;
         loop {
             let attempt = attempts.len() as u32 + 1;
-            let (mut turn, retry_after) = self.send(endpoint, messages, timeout).await;
+            let Sent {
+                mut turn,
+                retry_after,
+                sent,
+                t0,
+            } = self.send_caught(endpoint, messages, timeout).await;
+            let first = *first_sent.get_or_insert(sent);
             let outcome = turn.outcome();
             if retry.attempts > 1 {
                 attempts.push(AttemptRecord {
@@ -133,6 +178,8 @@ impl Client {
             );
             if !retryable || attempt >= retry.attempts {
                 turn.attempts = attempt;
+                let offset = t0.duration_since(first).as_secs_f64() * 1000.0;
+                turn.wall_ms = turn.e2e_ms.map(|e2e| offset + e2e);
                 return (turn, attempts);
             }
             let backoff = retry.backoff_ms as f64 * 2f64.powi(attempt as i32 - 1);
@@ -141,6 +188,9 @@ impl Client {
                 _ => backoff,
             }
             .min(retry.max_wait_ms as f64);
+            // Finite and non-negative by construction (max_wait_ms caps it); checked anyway,
+            // since a provider's header fed it.
+            let wait = if wait.is_finite() { wait.max(0.0) } else { 0.0 };
             tokio::time::sleep(Duration::from_secs_f64(wait / 1000.0)).await;
             waited = wait;
         }
@@ -154,9 +204,90 @@ impl Client {
         messages: &[Message],
         timeout: Duration,
     ) -> (TurnRecord, Option<Duration>) {
-        let body = serde_json::to_vec(&endpoint.body(messages)).expect("body serialises");
-        let mut req = self
-            .http
+        let sent = self.send_caught(endpoint, messages, timeout).await;
+        (sent.turn, sent.retry_after)
+    }
+
+    /// [`Self::send_once`], with a panic turned into an `internal_error` turn: provider
+    /// data must never end a run, even through a bug in reading it.
+    async fn send_caught(
+        &self,
+        endpoint: &Endpoint,
+        messages: &[Message],
+        timeout: Duration,
+    ) -> Sent {
+        use futures_util::FutureExt;
+        let started = Instant::now();
+        match std::panic::AssertUnwindSafe(self.send_once(endpoint, messages, timeout))
+            .catch_unwind()
+            .await
+        {
+            Ok(sent) => sent,
+            Err(panic) => Sent {
+                turn: TurnRecord {
+                    outcome: Some(TurnOutcome::InternalError),
+                    error: Some(format!(
+                        "turnbench failed while sending or reading this turn (a bug; please report it): {}",
+                        panic_message(panic.as_ref())
+                    )),
+                    ..Default::default()
+                },
+                retry_after: None,
+                sent: started,
+                t0: started,
+            },
+        }
+    }
+
+    /// One request. A request that fails with no response at all, on a connection that did
+    /// connect (a pooled keep-alive connection the server had already closed), is sent once
+    /// more on a fresh connection: that is not a provider failure, and the turn's clock
+    /// restarts for the fresh request, so the stale attempt is in no timing but `wall_ms`.
+    async fn send_once(
+        &self,
+        endpoint: &Endpoint,
+        messages: &[Message],
+        timeout: Duration,
+    ) -> Sent {
+        // A JSON value always serialises (string keys, no non-finite numbers in a Value).
+        let body = serde_json::to_vec(&endpoint.body(messages)).expect("a JSON value serialises");
+        let (turn, retry_after, sent, t0) = match self
+            .request(&self.http, endpoint, body.clone(), timeout)
+            .await
+        {
+            Attempted::Done(turn, retry_after, t0) => (*turn, retry_after, t0, t0),
+            Attempted::Stale(first_error, sent) => {
+                match self.request(&self.fresh, endpoint, body, timeout).await {
+                    Attempted::Done(turn, retry_after, t0) => (*turn, retry_after, sent, t0),
+                    Attempted::Stale(e, _) => {
+                        let turn = TurnRecord {
+                            outcome: Some(TurnOutcome::ConnectError),
+                            error: Some(format!(
+                                "connection closed before any response, twice (a reused connection: {first_error}; a fresh one: {e})"
+                            )),
+                            ..Default::default()
+                        };
+                        (turn, None, sent, sent)
+                    }
+                }
+            }
+        };
+        Sent {
+            turn,
+            retry_after,
+            sent,
+            t0,
+        }
+    }
+
+    async fn request(
+        &self,
+        http: &reqwest::Client,
+        endpoint: &Endpoint,
+        body: Vec<u8>,
+        timeout: Duration,
+    ) -> Attempted {
+        let mut req = http
             .post(&endpoint.url)
             .header("content-type", "application/json")
             .body(body);
@@ -172,9 +303,13 @@ impl Client {
         let deadline = tokio::time::Instant::from_std(t0 + timeout);
         let ms = |t: Instant| t.duration_since(t0).as_secs_f64() * 1000.0;
         let mut turn = TurnRecord::default();
+        let done = |turn, retry_after| Attempted::Done(Box::new(turn), retry_after, t0);
 
         let response = match timeout_at(deadline, req.send()).await {
-            Err(_) => return (timed_out(turn, timeout, "before response headers"), None),
+            Err(_) => return done(timed_out(turn, timeout, "before response headers"), None),
+            Ok(Err(e)) if !e.is_timeout() && !e.is_connect() && !e.is_builder() => {
+                return Attempted::Stale(error_chain(&e), t0);
+            }
             Ok(Err(e)) => {
                 turn.outcome = Some(if e.is_timeout() {
                     TurnOutcome::Timeout
@@ -182,7 +317,7 @@ impl Client {
                     TurnOutcome::ConnectError
                 });
                 turn.error = Some(error_chain(&e));
-                return (turn, None);
+                return done(turn, None);
             }
             Ok(Ok(r)) => r,
         };
@@ -193,10 +328,13 @@ impl Client {
             .find_map(|h| response.headers().get(*h)?.to_str().ok())
             .map(str::to_string);
         if !status.is_success() {
-            let retry_after = response
+            let header = response
                 .headers()
                 .get("retry-after")
-                .and_then(|v| retry_after::parse(v.to_str().ok()?, std::time::SystemTime::now()));
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+            let retry_after = header
+                .as_deref()
+                .and_then(|v| retry_after::parse(v, std::time::SystemTime::now()));
             let text = timeout_at(deadline, response.text())
                 .await
                 .ok()
@@ -204,8 +342,16 @@ impl Client {
                 .unwrap_or_default();
             turn.e2e_ms = Some(ms(Instant::now()));
             turn.outcome = Some(TurnOutcome::from_status(status.as_u16()));
-            turn.error = Some(format!("HTTP {}: {}", status.as_u16(), clip(&text)));
-            return (turn, retry_after);
+            turn.error = Some(match header {
+                Some(h) => format!(
+                    "HTTP {} (Retry-After: {}): {}",
+                    status.as_u16(),
+                    clip(&h),
+                    clip(&text)
+                ),
+                None => format!("HTTP {}: {}", status.as_u16(), clip(&text)),
+            });
+            return done(turn, retry_after);
         }
         let is_sse = response
             .headers()
@@ -215,16 +361,18 @@ impl Client {
 
         let mut acc = AnswerAccumulator::default();
         let mut transport_error = None;
-        if stream && is_sse {
+        // Only an event stream has a first token to time.
+        let streamed = stream && is_sse;
+        if streamed {
             let mut parser = SseParser::new();
             let mut events = Vec::new();
             let mut body = response.bytes_stream();
             'read: loop {
                 let next = match timeout_at(deadline, body.next()).await {
                     Err(_) => {
-                        let mut turn = finish(turn, &acc, stream);
+                        let mut turn = finish(turn, &acc, streamed);
                         turn = timed_out(turn, timeout, "while streaming");
-                        return (turn, None);
+                        return done(turn, None);
                     }
                     Ok(next) => next,
                 };
@@ -244,22 +392,7 @@ impl Client {
                 for event in events.drain(..) {
                     turn.chunk_offsets_us
                         .push((now.duration_since(t0).as_micros()).min(u32::MAX as u128) as u32);
-                    let go_on = match event {
-                        SseEvent::ErrorField(v) => {
-                            acc.on_error_field(&v);
-                            false
-                        }
-                        SseEvent::Data { event, data } => {
-                            let more = acc.on_data(&data, at);
-                            if event.as_deref() == Some("error") && acc.fault.is_none() {
-                                acc.on_error_field(&data);
-                                false
-                            } else {
-                                more
-                            }
-                        }
-                    };
-                    if !go_on {
+                    if !acc.on_event(event, at) {
                         break 'read;
                     }
                 }
@@ -268,42 +401,84 @@ impl Client {
                 }
             }
         } else {
-            // Not streamed, or a server that answered a streaming request with plain JSON.
+            // Not streamed, or a server that answered a streaming request with plain JSON:
+            // a whole body has no first token, so TTFT and TTFA stay empty and E2E is the
+            // moment the body was read.
             match timeout_at(deadline, response.text()).await {
-                Err(_) => return (timed_out(turn, timeout, "reading the body"), None),
+                Err(_) => return done(timed_out(turn, timeout, "reading the body"), None),
                 Ok(Err(e)) => transport_error = Some(error_chain(&e)),
                 Ok(Ok(text)) => acc.on_body(&text, ms(Instant::now())),
             }
         }
-
-        let mut turn = finish(turn, &acc, stream);
-        if let Some((outcome, detail)) = &acc.fault {
-            turn.outcome = Some(*outcome);
-            turn.error = Some(detail.clone());
-        } else if !acc.saw_finish() {
-            turn.outcome = Some(TurnOutcome::StreamCut);
-            turn.error = Some(match transport_error {
-                Some(e) => format!("stream closed before a finish: {e}"),
-                None => "stream closed before a finish reason or [DONE]".to_string(),
-            });
-        } else {
-            turn.outcome = Some(classify_finished(&turn));
-            if turn.outcome == Some(TurnOutcome::EmptyAnswer) {
-                turn.error = Some("no visible answer text".into());
-            }
-        }
-        (turn, None)
+        done(
+            conclude(finish(turn, &acc, streamed), &acc, transport_error),
+            None,
+        )
     }
 }
 
+/// How one request went: read to its end (turn, `Retry-After`, clock start), or failed
+/// with no response on a connection that did connect.
+enum Attempted {
+    Done(Box<TurnRecord>, Option<Duration>, Instant),
+    /// The error and when that request was sent.
+    Stale(String, Instant),
+}
+
+/// The turn's one outcome, from what was read: a fault found in the stream, else a cut
+/// before any finish, else the finish itself (`truncated`, `empty_answer`, a server-side
+/// failure, or `ok`). A `content_filter` finish is kept as the turn's finish reason and
+/// flagged in its error, whatever the class.
+pub fn conclude(
+    mut turn: TurnRecord,
+    acc: &AnswerAccumulator,
+    transport_error: Option<String>,
+) -> TurnRecord {
+    if let Some((outcome, detail)) = &acc.fault {
+        turn.outcome = Some(*outcome);
+        turn.error = Some(detail.clone());
+    } else if !acc.saw_finish() {
+        turn.outcome = Some(TurnOutcome::StreamCut);
+        turn.error = Some(match transport_error {
+            Some(e) => format!("stream closed before a finish: {e}"),
+            None => "stream closed before a finish reason or [DONE]".to_string(),
+        });
+    } else {
+        turn.outcome = Some(classify_finished(&turn));
+        if turn.outcome == Some(TurnOutcome::EmptyAnswer) {
+            turn.error = Some("no visible answer text".into());
+        }
+        if turn.finish_reason.as_deref() == Some(CONTENT_FILTER) {
+            let note = "finish_reason content_filter: the provider's content filter stopped or changed this answer";
+            turn.error = Some(match turn.error.take() {
+                Some(e) => format!("{e}; {note}"),
+                None => note.to_string(),
+            });
+        }
+    }
+    turn
+}
+
+/// The finish reason of an answer a provider's content filter stopped or changed.
+pub const CONTENT_FILTER: &str = "content_filter";
+
+/// A panic's message, for an `internal_error` turn.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
+}
+
 /// Fills answer, reasoning, timings and usage from what was read.
-fn finish(mut turn: TurnRecord, acc: &AnswerAccumulator, stream: bool) -> TurnRecord {
+fn finish(mut turn: TurnRecord, acc: &AnswerAccumulator, streamed: bool) -> TurnRecord {
     let split = acc.split();
     turn.answer = (!split.answer.is_empty()).then_some(split.answer);
     turn.reasoning = split.reasoning;
     turn.finish_reason = acc.finish_reason.clone();
     turn.usage = acc.usage;
-    if stream {
+    if streamed {
         turn.ttft_ms = acc.ttft_ms;
         turn.ttfa_ms = split.ttfa_ms;
     }

@@ -3,10 +3,16 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// How long to wait, given the header value and the current time; `None` when unreadable.
+/// A value too large for a [`Duration`] (`1e20`) is read as the longest one: the retry
+/// policy caps every wait at `max_wait_ms` anyway, and a provider's header must never
+/// reach a panic (`Duration::from_secs_f64` panics on overflow).
 pub fn parse(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        if !(secs.is_finite() && secs >= 0.0) {
+            return None;
+        }
+        return Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX));
     }
     let at = http_date_secs(value)?;
     let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs() as i64;
@@ -32,6 +38,15 @@ fn http_date_secs(s: &str) -> Option<i64> {
     let [h, m, sec] = hms.as_slice() else {
         return None;
     };
+    // Out-of-range fields are unreadable, not arithmetic overflows.
+    let in_range = (1..=31).contains(&day)
+        && (1..=9999).contains(&year)
+        && (0..24).contains(h)
+        && (0..60).contains(m)
+        && (0..=60).contains(sec);
+    if !in_range {
+        return None;
+    }
     Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + sec)
 }
 
@@ -68,5 +83,17 @@ mod tests {
         assert_eq!(parse("Wed, 21 Foo 2015 07:28:00 GMT", now), None);
         assert_eq!(days_from_civil(1970, 1, 1), 0);
         assert_eq!(days_from_civil(2000, 2, 29), 11_016);
+    }
+
+    #[test]
+    fn huge_or_odd_values_never_panic() {
+        let now = UNIX_EPOCH;
+        assert_eq!(parse("1e20", now), Some(Duration::MAX));
+        assert_eq!(parse("1e308", now), Some(Duration::MAX));
+        assert_eq!(parse("NaN", now), None);
+        assert_eq!(parse("inf", now), None);
+        assert_eq!(parse("-0", now), Some(Duration::ZERO));
+        assert_eq!(parse("Wed, 21 Oct 99999999999 07:28:00 GMT", now), None);
+        assert_eq!(parse("Wed, 21 Oct 2015 99999999999:28:00 GMT", now), None);
     }
 }

@@ -22,7 +22,10 @@ pub struct SseParser {
     event: Option<String>,
     /// The previous read ended in `\r`; a `\n` starting the next read belongs to it.
     after_cr: bool,
+    /// Whether the start of the stream (and any BOM) has been dealt with.
     started: bool,
+    /// The first bytes, held while they could still be the start of a BOM.
+    head: Vec<u8>,
 }
 
 impl SseParser {
@@ -30,14 +33,25 @@ impl SseParser {
         Self::default()
     }
 
-    /// Feeds bytes; complete events are appended to `out`.
-    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<SseEvent>) {
-        if !self.started && !bytes.is_empty() {
-            self.started = true;
-            if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
-                bytes = rest;
+    /// Feeds bytes; complete events are appended to `out`. A leading BOM is dropped even
+    /// when the reads split it (its first bytes are held until the rest arrives).
+    pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+        const BOM: &[u8] = b"\xEF\xBB\xBF";
+        if !self.started {
+            self.head.extend_from_slice(bytes);
+            if self.head.len() < BOM.len() && BOM.starts_with(&self.head) {
+                return; // maybe a BOM, not all of it yet
             }
+            self.started = true;
+            let head = std::mem::take(&mut self.head);
+            let rest = head.strip_prefix(BOM).unwrap_or(&head);
+            self.scan(rest, out);
+            return;
         }
+        self.scan(bytes, out);
+    }
+
+    fn scan(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
         for &b in bytes {
             if self.after_cr {
                 self.after_cr = false;
@@ -58,6 +72,11 @@ impl SseParser {
 
     /// At end of stream: a pending line and event are dispatched (no blank line needed).
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
+        if !self.started {
+            // Fewer bytes than a BOM arrived, all of them a BOM's first bytes: nothing.
+            self.started = true;
+            self.head.clear();
+        }
         if !self.line.is_empty() {
             self.end_line(out);
         }
@@ -70,7 +89,7 @@ impl SseParser {
             self.dispatch(out);
             return;
         }
-        if line[0] == b':' {
+        if line.first() == Some(&b':') {
             return; // comment / keep-alive
         }
         let text = String::from_utf8_lossy(&line);

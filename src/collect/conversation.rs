@@ -94,6 +94,36 @@ pub(super) async fn run_conversation(
     if interrupted && outcome.is_completed() {
         outcome = ConversationOutcome::Interrupted;
     }
+    ConversationRecord {
+        outcome,
+        started_at: Some(started_at),
+        turns,
+        attempts,
+        ..slot_record(&ctx, job)
+    }
+}
+
+/// The record of a slot whose conversation task panicked (a bug): failed with
+/// `internal_error` and the message, no turns (what they held was lost with the task).
+pub(super) fn internal_error(ctx: &RunContext, job: Job, message: String) -> ConversationRecord {
+    let turn = TurnRecord {
+        outcome: Some(TurnOutcome::InternalError),
+        error: Some(format!(
+            "turnbench failed while running this conversation (a bug; please report it): {message}"
+        )),
+        attempts: 1,
+        ..Default::default()
+    };
+    ConversationRecord {
+        outcome: ConversationOutcome::Failed(TurnOutcome::InternalError),
+        turns: vec![turn],
+        ..slot_record(ctx, job)
+    }
+}
+
+/// A record for the slot with its identity filled in, no turns, ended now.
+fn slot_record(ctx: &RunContext, job: Job) -> ConversationRecord {
+    let scenario = &ctx.scenarios[job.scenario];
     let target_id = ctx.target_ids[job.target];
     ConversationRecord {
         uid: format!(
@@ -112,11 +142,11 @@ pub(super) async fn run_conversation(
         scenario: Some(scenario.id.clone()),
         scenario_ref: Some(ctx.scenario_ids[job.scenario]),
         repeat: job.repeat,
-        outcome,
-        started_at: Some(started_at),
+        outcome: ConversationOutcome::Interrupted,
+        started_at: None,
         ended_at: Some(now_rfc3339()),
-        turns,
-        attempts,
+        turns: Vec::new(),
+        attempts: Vec::new(),
         trailing: Vec::new(),
     }
 }

@@ -1,14 +1,12 @@
 //! `collect --dry-run`: what a run would send, printed without sending anything or
-//! touching the store — the request URL and body per target, and the size of the run.
+//! touching the store — the request URL and the exact first body per target (header
+//! names only, never a value or a key), and the size of the run.
 
 use std::fmt::Write;
 
 use crate::client::Endpoint;
 use crate::config::{BenchConfig, Scenario};
 use crate::store::records::Message;
-
-/// Message text longer than this is shortened in the printed bodies.
-const SHOWN_CHARS: usize = 100;
 
 pub fn format_plan(cfg: &BenchConfig, scenarios: &[Scenario]) -> String {
     let turns: usize = scenarios.iter().map(|s| s.turns.len()).sum();
@@ -40,17 +38,20 @@ pub fn format_plan(cfg: &BenchConfig, scenarios: &[Scenario]) -> String {
     };
     let mut messages = Vec::new();
     if let Some(system) = &first.system {
-        messages.push(Message::new("system", shorten(system)));
+        messages.push(Message::new("system", system.clone()));
     }
-    messages.push(Message::new("user", shorten(&first.turns[0].user)));
+    if let Some(turn) = first.turns.first() {
+        messages.push(Message::new("user", turn.user.clone()));
+    }
     for t in &cfg.targets {
         let endpoint = Endpoint::for_target(t);
         let key = match &t.api_key_env {
-            Some(var) if std::env::var(var).is_ok_and(|v| !v.is_empty()) => format!("${var} (set)"),
-            Some(var) => format!("${var} (NOT SET: collect will refuse to start)"),
+            Some(var) if crate::config::headers::env_is_set(var) => format!("${var} (set)"),
+            Some(var) => format!("${var} (NOT SET or empty: collect will refuse to start)"),
             None => "none".to_string(),
         };
-        let headers: Vec<&str> = t.headers.keys().map(String::as_str).collect();
+        let headers = crate::config::headers::describe(&t.headers, &t.headers_env);
+        // A JSON value always serialises.
         let body = serde_json::to_string_pretty(&endpoint.body(&messages)).expect("json");
         let _ = writeln!(
             out,
@@ -58,26 +59,11 @@ pub fn format_plan(cfg: &BenchConfig, scenarios: &[Scenario]) -> String {
             t.provider, t.label, t.model
         );
         let _ = writeln!(out, "  POST {}", endpoint.url);
-        let _ = writeln!(
-            out,
-            "  key {key}; extra headers: {}",
-            if headers.is_empty() {
-                "none".to_string()
-            } else {
-                headers.join(", ")
-            }
-        );
+        let _ = writeln!(out, "  key {key}; extra headers: {headers}");
         let _ = writeln!(out, "  first request of {:?}:", first.id);
         for line in body.lines() {
             let _ = writeln!(out, "    {line}");
         }
     }
     out
-}
-
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(SHOWN_CHARS) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
-    }
 }

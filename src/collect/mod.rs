@@ -13,13 +13,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchConfig, ConfigError, RetryPolicy, Scenario};
 use crate::store::read::{TargetSummary, finished_slots, latest_run, run_summary};
 use crate::store::write::{
-    NewRun, NewTarget, finish_run, insert_run, upsert_scenario, upsert_target,
+    NewRun, NewTarget, finish_run, insert_run, settings_hash, upsert_scenario, upsert_target,
 };
 use crate::store::{ConversationRecord, StoreError, StoreWriter};
 pub use dry_run::format_plan;
@@ -49,6 +49,16 @@ pub struct CollectReport {
     pub skipped: usize,
     pub interrupted: bool,
     pub summary: Vec<TargetSummary>,
+    /// Conversations the store refused (a full disk, a constraint), one message each with
+    /// the conversation's identity and the reason; the run stopped at the first.
+    pub store_failures: Vec<String>,
+}
+
+impl CollectReport {
+    /// Conversations of the run that ended in a failure (stored with its class).
+    pub fn failed(&self) -> u64 {
+        self.summary.iter().map(TargetSummary::failed).sum()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,7 +131,7 @@ pub async fn collect(
         "scenarios": scenarios.iter().map(|s| (&s.id, &s.hash)).collect::<Vec<_>>(),
     })
     .to_string();
-    let settings_hash = blake3::hash(settings.as_bytes()).to_hex()[..16].to_string();
+    let settings_hash = settings_hash(&settings);
 
     let run_id = if opts.resume {
         match latest_run(&conn, &cfg.name)? {
@@ -148,6 +158,7 @@ pub async fn collect(
                 source: "collect",
                 seed: Some(cfg.seed),
                 settings_json: &settings,
+                tokenizer: Some(crate::tokens::TOKENIZER),
             },
         )?
     };
@@ -158,6 +169,7 @@ pub async fn collect(
             "header_names": t.headers.keys().collect::<Vec<_>>(),
         })
         .to_string();
+        // Three numbers: serialising them cannot fail.
         let prices = t.price.map(|p| serde_json::to_string(&p).expect("prices"));
         target_ids.push(upsert_target(
             &conn,
@@ -213,27 +225,44 @@ pub async fn collect(
         target_ids,
     });
 
-    let writer = StoreWriter::<ConversationRecord>::spawn(conn);
+    let writer = StoreWriter::<ConversationRecord>::spawn(conn)?;
     let sink = writer.sender();
     let progress = crate::progress::bar(to_run as u64, !opts.quiet, "conversations");
     let (stop_tx, stop_rx) = watch::channel(Stop::Run);
     let stop_tx = Arc::new(stop_tx);
-    let signal_task = {
-        let stop_tx = stop_tx.clone();
+    let say = {
         let progress = progress.clone();
         let quiet = opts.quiet;
+        move |note: &str| {
+            // A hidden bar prints nothing: say it plainly unless asked to be quiet.
+            if !progress.is_hidden() {
+                progress.println(note);
+            } else if !quiet {
+                eprintln!("{note}");
+            }
+        }
+    };
+    let signal_task = {
+        let stop_tx = stop_tx.clone();
+        let say = say.clone();
         tokio::spawn(async move {
             if interrupts.recv().await.is_some() {
-                let note = "interrupt: finishing turns in flight (Ctrl-C again to stop them now)";
-                // A hidden bar prints nothing: say it plainly unless asked to be quiet.
-                if !progress.is_hidden() {
-                    progress.println(note);
-                } else if !quiet {
-                    eprintln!("{note}");
-                }
+                say("interrupt: finishing turns in flight (Ctrl-C again to stop them now)");
                 let _ = stop_tx.send(Stop::Drain);
             }
             if interrupts.recv().await.is_some() {
+                let _ = stop_tx.send(Stop::Abort);
+            }
+        })
+    };
+    // The store refused a conversation (a full disk, …): measuring on would be work that
+    // may never be stored, so turns in flight stop now and nothing new starts.
+    let store_watch = {
+        let stop_tx = stop_tx.clone();
+        let mut failed = writer.failed();
+        tokio::spawn(async move {
+            if failed.wait_for(|f| *f).await.is_ok() {
+                say("store: a conversation could not be written; stopping the run");
                 let _ = stop_tx.send(Stop::Abort);
             }
         })
@@ -251,6 +280,7 @@ pub async fn collect(
     let mut launched = 0;
     'launch: while pending.iter().any(|q| !q.is_empty()) {
         let global_permit = tokio::select! {
+            // The semaphore is never closed: acquiring fails only on a closed one.
             p = global.clone().acquire_owned() => p.expect("semaphore open"),
             _ = stopped(stop_rx.clone()) => break 'launch,
         };
@@ -260,15 +290,13 @@ pub async fn collect(
             }
             let n = pending.len();
             let found = (0..n).map(|k| (cursor + k) % n).find_map(|i| {
-                if pending[i].is_empty() {
-                    return None;
-                }
+                let job = *pending[i].last()?;
                 let permit = per_target[i].clone().try_acquire_owned().ok()?;
-                Some((i, permit))
+                pending[i].pop();
+                Some((job, permit))
             });
-            if let Some((i, permit)) = found {
-                cursor = (i + 1) % n;
-                let job: Job = pending[i].pop().expect("non-empty queue");
+            if let Some((job, permit)) = found {
+                cursor = (job.target + 1) % n;
                 break (job, permit);
             }
             tokio::select! {
@@ -277,31 +305,57 @@ pub async fn collect(
             }
         };
         launched += 1;
-        let (ctx, sink, progress, freed) =
-            (ctx.clone(), sink.clone(), progress.clone(), freed.clone());
+        let slot = SlotGuard {
+            permits: Some((global_permit, target_permit)),
+            freed: freed.clone(),
+        };
+        let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());
         let endpoint = endpoints[job.target].clone();
         let stop = stop_rx.clone();
-        let stop_tx = stop_tx.clone();
         tasks.spawn(async move {
-            let record = conversation::run_conversation(ctx, job, endpoint, stop).await;
+            // Held to the end of the task, and dropped even if it panics: the slot is freed.
+            let _slot = slot;
+            let record = run_slot(ctx, job, endpoint, stop).await;
             progress.set_message(format!("last: {}", record.outcome));
-            if sink.send(record).await.is_err() {
-                // The writer failed (its error is returned below): measuring on would be
-                // work that can never be stored.
-                let _ = stop_tx.send(Stop::Abort);
-            }
+            // A closed writer has already reported why; the store watch stops the run.
+            let _ = sink.send(record).await;
             progress.inc(1);
-            drop((global_permit, target_permit));
-            freed.notify_one();
         });
     }
-    while tasks.join_next().await.is_some() {}
+    while let Some(joined) = tasks.join_next().await {
+        if let Err(e) = joined {
+            // run_slot catches panics; a task that still failed is reported, never silent.
+            eprintln!("collect: a conversation task failed: {e}");
+        }
+    }
     signal_task.abort();
+    store_watch.abort();
     progress.finish_and_clear();
     drop(sink);
-    let interrupted = *stop_rx.borrow() != Stop::Run;
-    let (conn, _) = writer.finish()?;
-    if !interrupted {
+    let written = writer.finish()?;
+    let conn = written.conn;
+    let names: std::collections::HashMap<i64, String> = cfg
+        .targets
+        .iter()
+        .zip(&ctx.target_ids)
+        .map(|(t, id)| (*id, format!("{} / {}", t.provider, t.label)))
+        .collect();
+    let store_failures: Vec<String> = written
+        .failed
+        .iter()
+        .map(|(c, e)| {
+            format!(
+                "{} · {} · repeat {} ({}; uid {}): not stored: {e}",
+                names.get(&c.target_id).map_or("?", String::as_str),
+                c.scenario.as_deref().unwrap_or("-"),
+                c.repeat,
+                c.outcome,
+                c.uid
+            )
+        })
+        .collect();
+    let interrupted = *stop_rx.borrow() != Stop::Run && store_failures.is_empty();
+    if !interrupted && store_failures.is_empty() {
         finish_run(&conn, run_id)?;
     }
     Ok(CollectReport {
@@ -310,7 +364,52 @@ pub async fn collect(
         skipped: total - to_run,
         interrupted,
         summary: run_summary(&conn, run_id)?,
+        store_failures,
     })
+}
+
+/// A conversation's hold on its concurrency slots. Dropping it, however the task ends
+/// (a panic included), releases the permits and then wakes the launcher.
+struct SlotGuard {
+    permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
+    freed: Arc<Notify>,
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        // Release both permits before waking the launcher: woken first, it could find the
+        // target's permit still held and wait for a wake-up that never comes.
+        drop(self.permits.take());
+        self.freed.notify_one();
+    }
+}
+
+/// Runs one slot's conversation. A panic inside it (a bug) still yields a stored
+/// conversation: failed, `internal_error`, with the message, so it is counted and the
+/// exit code says so.
+async fn run_slot(
+    ctx: Arc<RunContext>,
+    job: Job,
+    endpoint: Arc<Endpoint>,
+    stop: watch::Receiver<Stop>,
+) -> ConversationRecord {
+    caught(
+        conversation::run_conversation(ctx.clone(), job, endpoint, stop),
+        |message| conversation::internal_error(&ctx, job, message),
+    )
+    .await
+}
+
+/// Awaits `fut`; if it panics, returns `fallback(message)` instead.
+async fn caught<T>(
+    fut: impl std::future::Future<Output = T>,
+    fallback: impl FnOnce(String) -> T,
+) -> T {
+    use futures_util::FutureExt;
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(v) => v,
+        Err(panic) => fallback(crate::client::panic_message(panic.as_ref())),
+    }
 }
 
 /// The config as stored with the run: each target's `stable_url`, when it has one, in
@@ -329,28 +428,101 @@ async fn stopped(mut rx: watch::Receiver<Stop>) {
     let _ = rx.wait_for(|s| *s != Stop::Run).await;
 }
 
-/// The closing summary: attempted, completed and failures by class, per target.
+/// The closing summary per target: attempted; completed, split into clean ones and those
+/// with a truncated or content-filtered answer; failed, by class.
 pub fn format_summary(summary: &[TargetSummary]) -> String {
-    let mut out =
-        String::from("target                                   attempted  completed  failures\n");
+    let mut out = format!(
+        "{:<36} {:>9} {:>9} {:>6} {:>9} {:>8} {:>6}  failures by class\n",
+        "target", "attempted", "completed", "clean", "truncated", "filtered", "failed"
+    );
     for s in summary {
         let failures: Vec<String> = s
             .by_outcome
             .iter()
-            .filter(|(o, _)| o.as_str() != "completed")
+            .filter(|(o, _)| !matches!(o.as_str(), "completed" | "interrupted"))
             .map(|(o, n)| format!("{o} {n}"))
             .collect();
         let name = format!("{} / {}", s.provider, s.label);
+        let interrupted = s.by_outcome.get("interrupted").copied().unwrap_or(0);
         out.push_str(&format!(
-            "{name:<40} {:>10} {:>10}  {}\n",
+            "{name:<36} {:>9} {:>9} {:>6} {:>9} {:>8} {:>6}  {}{}\n",
             s.attempted(),
             s.completed(),
+            s.clean,
+            s.truncated,
+            s.filtered,
+            s.failed(),
             if failures.is_empty() {
                 "-".to_string()
             } else {
                 failures.join(", ")
+            },
+            if interrupted > 0 {
+                format!(" (+{interrupted} interrupted, not attempted)")
+            } else {
+                String::new()
             }
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_conversation_becomes_its_fallback_record() {
+        let got = caught(async { panic!("boom at turn 2") }, |m| {
+            format!("stored: {m}")
+        })
+        .await;
+        assert_eq!(got, "stored: boom at turn 2");
+        let got = caught(async { 7 }, |_| 0).await;
+        assert_eq!(got, 7);
+    }
+
+    #[tokio::test]
+    async fn a_slot_is_freed_even_when_its_task_panics() {
+        let sem = Arc::new(Semaphore::new(1));
+        let freed = Arc::new(Notify::new());
+        let guard = SlotGuard {
+            permits: Some((
+                sem.clone().acquire_owned().await.unwrap(),
+                Arc::new(Semaphore::new(1)).acquire_owned().await.unwrap(),
+            )),
+            freed: freed.clone(),
+        };
+        let task = tokio::spawn(async move {
+            let _slot = guard;
+            panic!("a bug");
+        });
+        assert!(task.await.is_err());
+        tokio::time::timeout(std::time::Duration::from_secs(1), freed.notified())
+            .await
+            .expect("the launcher is woken");
+        assert_eq!(sem.available_permits(), 1);
+    }
+
+    #[test]
+    fn truncated_and_filtered_are_apart_from_clean_completions() {
+        let s = TargetSummary {
+            provider: "acme".into(),
+            label: "m".into(),
+            by_outcome: [("completed".to_string(), 20), ("timeout".to_string(), 2)]
+                .into_iter()
+                .collect(),
+            clean: 0,
+            truncated: 20,
+            filtered: 0,
+        };
+        let text = format_summary(&[s]);
+        let row = text.lines().nth(1).unwrap();
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            &cols[3..10],
+            ["22", "20", "0", "20", "0", "2", "timeout"],
+            "{text}"
+        );
+    }
 }

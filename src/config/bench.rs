@@ -186,6 +186,9 @@ struct TargetDoc {
     api_key_env: Option<Spanned<String>>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// Header name → the environment variable that holds its value.
+    #[serde(default)]
+    headers_env: BTreeMap<String, String>,
     #[serde(default)]
     request: RequestParams,
     price: Option<Prices>,
@@ -219,7 +222,13 @@ pub struct TargetConfig {
     pub base_url: String,
     /// Name of the variable; the value is looked up when requests are built, never stored.
     pub api_key_env: Option<String>,
+    /// Extra headers with their values as written in the file; only the names are stored.
+    #[serde(serialize_with = "super::headers::names_only")]
     pub headers: BTreeMap<String, String>,
+    /// Extra headers whose values are read from environment variables (header name →
+    /// variable name), looked up when requests are built, never stored.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers_env: BTreeMap<String, String>,
     pub request: RequestParams,
     pub price: Option<Prices>,
     /// Stands in for `base_url` in the stored settings and target identity, for an
@@ -235,11 +244,31 @@ impl TargetConfig {
         host_of(self.stable_url.as_deref().unwrap_or(&self.base_url))
     }
 
-    /// The key from the environment, if the target names a variable.
+    /// The key from the environment, if the target names a variable that holds one.
     pub fn api_key(&self) -> Option<String> {
         self.api_key_env
             .as_ref()
             .and_then(|v| std::env::var(v).ok())
+            .filter(|v| !v.trim().is_empty())
+    }
+
+    /// The extra headers to send, `headers_env` values read now. A variable checked when
+    /// the file was loaded but emptied since is sent as no header at all, never as a
+    /// header with a made-up value.
+    pub fn header_values(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (name, var) in &self.headers_env {
+            if let Ok(v) = std::env::var(var)
+                && !v.trim().is_empty()
+            {
+                out.push((name.clone(), v));
+            }
+        }
+        out
     }
 }
 
@@ -311,12 +340,12 @@ impl BenchConfig {
             }
             if let Some(env) = &t.api_key_env
                 && require_keys
-                && std::env::var(env.get_ref()).is_err()
+                && !super::headers::env_is_set(env.get_ref())
             {
                 return Err(src.invalid(
                     env.span(),
                     format!(
-                        "environment variable {} (api_key_env of {} / {}) is not set",
+                        "environment variable {} (api_key_env of {} / {}) is not set or empty",
                         env.get_ref(),
                         t.provider,
                         t.model
@@ -327,6 +356,13 @@ impl BenchConfig {
                     ),
                 ));
             }
+            super::headers::validate(
+                src,
+                &format!("{} / {}", t.provider, t.model),
+                &t.headers,
+                &t.headers_env,
+                require_keys,
+            )?;
             let label = t.label.unwrap_or_else(|| t.model.clone());
             if targets
                 .iter()
@@ -345,6 +381,7 @@ impl BenchConfig {
                 base_url: url,
                 api_key_env: t.api_key_env.map(Spanned::into_inner),
                 headers: t.headers,
+                headers_env: t.headers_env,
                 request: doc.request.merged(&t.request),
                 price: t.price,
                 stable_url: None,
@@ -452,6 +489,60 @@ price = { input = 0.5, cached = 0.1, output = 2.0 }
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("bench.toml:4:"), "{err}");
+    }
+
+    #[test]
+    fn an_empty_key_variable_is_refused_like_an_unset_one() {
+        // SAFETY: tests in this module do not read this variable concurrently.
+        unsafe { std::env::set_var("TURNBENCH_TEST_EMPTY_KEY", "") };
+        let text = OK.replace(
+            "price =",
+            "api_key_env = \"TURNBENCH_TEST_EMPTY_KEY\"\nprice =",
+        );
+        let err = BenchConfig::from_source(&src(&text))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("TURNBENCH_TEST_EMPTY_KEY") && err.contains("not set or empty"),
+            "{err}"
+        );
+        assert!(BenchConfig::from_source_without_keys(&src(&text)).is_ok());
+    }
+
+    #[test]
+    fn header_values_are_sent_but_never_serialised() {
+        // SAFETY: tests in this module do not read this variable concurrently.
+        unsafe { std::env::set_var("TURNBENCH_TEST_HEADER_KEY", "hdr-env-secret") };
+        let text = OK.replace(
+            "price =",
+            "headers = { \"x-team\" = \"hdr-file-secret\" }\nheaders_env = { \"x-api-key\" = \"TURNBENCH_TEST_HEADER_KEY\" }\nprice =",
+        );
+        let cfg = BenchConfig::from_source(&src(&text)).unwrap();
+        let sent = cfg.targets[0].header_values();
+        assert!(sent.contains(&("x-team".into(), "hdr-file-secret".into())));
+        assert!(sent.contains(&("x-api-key".into(), "hdr-env-secret".into())));
+        let json = serde_json::to_string(&cfg).unwrap();
+        assert!(
+            !json.contains("hdr-file-secret") && !json.contains("hdr-env-secret"),
+            "{json}"
+        );
+        assert!(
+            json.contains("x-team") && json.contains("TURNBENCH_TEST_HEADER_KEY"),
+            "{json}"
+        );
+        let unset = text.replace("TURNBENCH_TEST_HEADER_KEY", "TURNBENCH_TEST_SURELY_UNSET_H");
+        let err = BenchConfig::from_source(&src(&unset))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("TURNBENCH_TEST_SURELY_UNSET_H"), "{err}");
+        let bad = text.replace("x-team", "x team");
+        let err = BenchConfig::from_source(&src(&bad))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("not a valid HTTP header name") && !err.contains("hdr-file-secret"),
+            "{err}"
+        );
     }
 
     #[test]

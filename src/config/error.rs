@@ -7,10 +7,11 @@ use serde::de::DeserializeOwned;
 /// A problem with a definition file (bench, scenario, check, rubric, judge).
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: cannot read: {source}", path = .path.display())]
+    /// `error` is not a `#[source]`: the message carries it, so `{:#}` prints it once.
+    #[error("{path}: cannot read: {error}", path = .path.display())]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// Syntax, unknown key, missing field or wrong type, as found by the TOML parser.
     #[error("{path}:{line}: {message}", path = .path.display())]
@@ -54,9 +55,9 @@ pub struct SourceText {
 
 impl SourceText {
     pub fn read(path: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
         Ok(SourceText {
             path: path.to_path_buf(),

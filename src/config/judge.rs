@@ -77,7 +77,11 @@ pub struct JudgeSettings {
     /// Line of `api_key_env`, for the "variable not set" error raised when sending.
     #[serde(skip)]
     pub api_key_env_line: usize,
+    /// Extra headers as written in the file; only the names are ever stored.
+    #[serde(serialize_with = "super::headers::names_only")]
     pub headers: BTreeMap<String, String>,
+    /// Extra headers whose values come from environment variables (name → variable).
+    pub headers_env: BTreeMap<String, String>,
     pub request: RequestParams,
     pub retry: RetryPolicy,
     pub system: Option<String>,
@@ -117,6 +121,22 @@ impl JudgeSettings {
         }
     }
 
+    /// The extra headers to send, `headers_env` values read now; an unset or empty
+    /// variable is an error naming the file.
+    pub fn header_values(&self) -> Result<Vec<(String, String)>, ConfigError> {
+        super::headers::resolve(&self.headers, &self.headers_env).map_err(|var| {
+            ConfigError::invalid(
+                &self.path,
+                1,
+                format!(
+                    "environment variable {var} (headers_env of judge {}) is not set or empty",
+                    self.id
+                ),
+                format!("export {var}=... before running; --dry-run and --audit need no value"),
+            )
+        })
+    }
+
     /// The judge's host, or `builtin-mock`.
     pub fn host(&self) -> String {
         match &self.endpoint {
@@ -137,6 +157,8 @@ struct JudgeDoc {
     api_key_env: Option<Spanned<String>>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    #[serde(default)]
+    headers_env: BTreeMap<String, String>,
     template: Spanned<String>,
     system: Option<String>,
     #[serde(default = "first")]
@@ -267,6 +289,14 @@ impl JudgeSettings {
         )?;
         let t = *doc.timeout_s.get_ref();
         positive(t.is_finite() && t > 0.0, doc.timeout_s.span(), "timeout_s")?;
+        // Variables are checked when sending (dry runs and audits need none).
+        super::headers::validate(
+            &src,
+            &format!("judge {id}"),
+            &doc.headers,
+            &doc.headers_env,
+            false,
+        )?;
         if doc.retry.attempts == 0 {
             return Err(ConfigError::invalid(
                 path,
@@ -293,9 +323,9 @@ impl JudgeSettings {
         let base = path.parent().unwrap_or(Path::new("."));
         let template_path = base.join(doc.template.get_ref());
         let template_src = SourceText::read(&template_path).map_err(|e| match e {
-            ConfigError::Read { source, .. } => src.invalid(
+            ConfigError::Read { error, .. } => src.invalid(
                 doc.template.span(),
-                format!("cannot read template {}: {source}", template_path.display()),
+                format!("cannot read template {}: {error}", template_path.display()),
                 "name a template file relative to this settings file",
             ),
             other => other,
@@ -321,6 +351,7 @@ impl JudgeSettings {
                 .map_or(1, |v| src.line_of(v.span().start)),
             api_key_env: doc.api_key_env.map(Spanned::into_inner),
             headers: doc.headers,
+            headers_env: doc.headers_env,
             request,
             retry: doc.retry,
             system: doc.system.map(|s| s.trim().to_string()),

@@ -162,9 +162,9 @@ pub(crate) fn valid_id(id: &str) -> bool {
 
 /// The `*.toml` files directly in `dir`, sorted by name.
 pub fn toml_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, ConfigError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| ConfigError::Read {
+    let entries = std::fs::read_dir(dir).map_err(|error| ConfigError::Read {
         path: dir.to_path_buf(),
-        source,
+        error,
     })?;
     let mut paths: Vec<_> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -37,16 +37,18 @@ pub const COMMIT_EVERY: u64 = 5_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
-    #[error("{path}: cannot read: {source}\n  fix: check the path", path = .path.display())]
-    Open { path: PathBuf, source: io::Error },
+    /// Errors here carry their cause in the message, not as a `#[source]`: `{:#}` at the
+    /// command line would print it twice.
+    #[error("{path}: cannot read: {error}\n  fix: check the path", path = .path.display())]
+    Open { path: PathBuf, error: io::Error },
     #[error(
-        "{path}:{line}: read failed: {source}\n  importing the file again completes it (what is stored already is skipped)",
+        "{path}:{line}: read failed: {error}\n  importing the file again completes it (what is stored already is skipped)",
         path = .path.display()
     )]
     Read {
         path: PathBuf,
         line: u64,
-        source: io::Error,
+        error: io::Error,
     },
     /// `--strict`: the first bad line; nothing from the file was stored.
     #[error(
@@ -132,9 +134,9 @@ pub fn import_file(
     opts: &ImportOptions,
     on_reject: &mut dyn FnMut(&Rejection),
 ) -> Result<FileSummary, ImportError> {
-    let open_err = |source| ImportError::Open {
+    let open_err = |error| ImportError::Open {
         path: path.to_path_buf(),
-        source,
+        error,
     };
     let (input, len): (Box<dyn BufRead + Send>, Option<u64>) = if path == Path::new("-") {
         (Box::new(BufReader::new(io::stdin())), None)
@@ -181,7 +183,7 @@ pub fn import_reader(
         WriteError::Read(ReadFailure { line, source }) => ImportError::Read {
             path: path.to_path_buf(),
             line,
-            source,
+            error: source,
         },
         WriteError::Strict { line, problem } => ImportError::Strict(Rejection {
             path: path.to_path_buf(),

@@ -119,6 +119,7 @@ impl FileSink {
                 source: "import",
                 seed: None,
                 settings_json: &self.settings_json,
+                tokenizer: None,
             },
         )?;
         self.run_id = Some(id);

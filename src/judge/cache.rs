@@ -1,11 +1,13 @@
 //! Judgment keys and the seeded call order.
 //!
-//! A judgment's key hashes everything that can change its answer: the judge model and
-//! request parameters, the system text and template text, the rubric's content, the
-//! blinded transcript and the replicate index. Not the judge's URL, key, concurrency or
-//! retry policy, which change how an answer is fetched, not what it says.
+//! A judgment's key hashes everything that can change its answer: where the judge runs
+//! (its base URL, or the built-in mock) and whether its results are simulated, the judge
+//! model and request parameters, the system text and template text, the rubric's
+//! content, the blinded transcript and the replicate index. Not the judge's key, headers,
+//! concurrency or retry policy, which change how an answer is fetched, not what it says.
+//! So a simulated run never stands in for a real judge of the same id and model.
 
-use crate::config::{JudgeSettings, Rubric};
+use crate::config::{JudgeEndpoint, JudgeSettings, Rubric};
 
 /// Length-prefixed fields, so that no two different inputs hash alike.
 struct KeyHasher(blake3::Hasher);
@@ -28,10 +30,22 @@ impl KeyHasher {
     }
 }
 
-/// What a judge's answers depend on: model, parameters, system text, template text.
+/// What a judge's answers depend on: endpoint, simulated or not, model, parameters,
+/// system text, template text.
 pub fn judge_hash(settings: &JudgeSettings) -> String {
+    // Request parameters are plain values with string keys: serialising cannot fail.
     let params = serde_json::to_string(&settings.request).expect("params serialise");
-    KeyHasher::new("turnbench-judge-v1")
+    let endpoint = match &settings.endpoint {
+        JudgeEndpoint::Url(url) => url.as_str(),
+        JudgeEndpoint::BuiltinMock => "builtin-mock",
+    };
+    KeyHasher::new("turnbench-judge-v2")
+        .field(endpoint.as_bytes())
+        .field(if settings.simulated {
+            b"simulated"
+        } else {
+            b"real"
+        })
         .field(settings.model.as_bytes())
         .field(params.as_bytes())
         .field(settings.system.as_deref().unwrap_or("\0none").as_bytes())

@@ -27,13 +27,14 @@ use crate::client::{Client, Endpoint};
 use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
 use crate::outcome::TurnOutcome;
 use crate::store::judgments::{
-    CompletedConversation, JudgmentRecord, JudgmentStatus, NewJudge, RubricRow,
-    completed_conversations, final_keys, target_names, upsert_judge, upsert_rubric,
-    visible_messages,
+    CompletedConversation, JudgmentRecord, JudgmentStatus, JudgmentSummary, NewJudge, RubricRow,
+    completed_conversations, final_keys, stored_rubric_hash, target_names, upsert_judge,
+    upsert_rubric, visible_messages,
 };
 use crate::store::records::Message;
 use crate::store::{StoreError, StoreWriter};
 use blind::{Identity, Leak, Redactor, blind, redaction_terms};
+use futures_util::FutureExt;
 use parse::parse_verdict;
 
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +67,19 @@ pub struct JudgeOptions {
     pub bench_targets: Vec<BenchTargetNames>,
     pub mode: Mode,
     pub quiet: bool,
+    /// Which judgments to ask for, and whether to ask again those already scored.
+    pub selection: Selection,
+}
+
+/// Which judgments a run asks for, beyond the settings' sample and replicates.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Only these conversations (ids or uids); empty: the settings' sample. A named
+    /// conversation is judged whether or not the sample would pick it, if it completed.
+    pub conversations: Vec<String>,
+    /// Ask every selected judgment again, even one already scored: each fresh answer is
+    /// stored beside the old rows, and the newest scored one is what reports read.
+    pub rejudge: bool,
 }
 
 /// One judgment to obtain: a sampled conversation × a replicate.
@@ -77,15 +91,13 @@ pub struct PlannedJudgment {
     pub key: String,
     /// The exact messages of the first ask.
     pub messages: Vec<Message>,
-    /// Already judged (a final judgment for this key is stored).
+    /// Already judged (a scored judgment for this key is stored) and not to be asked again.
     pub cached: bool,
 }
 
 /// Everything a run would send, in call order.
 #[derive(Debug)]
 pub struct JudgePlan {
-    pub rubric_ref: i64,
-    pub judge_ref: i64,
     pub sampled: usize,
     pub items: Vec<PlannedJudgment>,
     pub terms: Vec<String>,
@@ -119,6 +131,11 @@ pub struct JudgeReport {
     pub elapsed: Duration,
     pub interrupted: bool,
     pub simulated: bool,
+    /// Judgments the store refused (a full disk, …), with the reason; the run stopped
+    /// sending at the first.
+    pub store_failures: Vec<String>,
+    /// `--rejudge`: scored judgments were asked again.
+    pub rejudged: bool,
 }
 
 impl JudgeReport {
@@ -149,51 +166,20 @@ pub fn sample(convs: &[CompletedConversation], how: Sample) -> Vec<&CompletedCon
     chosen
 }
 
-/// Stores the rubric and judge settings, samples, blinds, keys and orders every judgment.
+/// Samples, blinds, keys and orders every judgment. Reads only: the rubric and judge rows
+/// are written by [`record_definitions`] when calls are about to be sent, so a dry run or
+/// an audit leaves the store as it was.
 pub fn plan(
     conn: &rusqlite::Connection,
     settings: &JudgeSettings,
     rubric: &Rubric,
     bench_targets: &[BenchTargetNames],
+    selection: &Selection,
 ) -> Result<JudgePlan, JudgeError> {
-    let rubric_ref = match upsert_rubric(
-        conn,
-        &rubric.id,
-        rubric.version,
-        &rubric.content_hash(),
-        &rubric.title,
-        &rubric.content_json(),
-    )? {
-        RubricRow::Stored(id) => id,
-        RubricRow::Conflict { .. } => {
-            return Err(JudgeError::Setup(format!(
-                "rubric {} version {} is already stored with other content\n  fix: raise `version` in the rubric file (an edited rubric is a new version)",
-                rubric.id, rubric.version
-            )));
-        }
-    };
+    if let Some(stored_hash) = rubric_conflict(conn, rubric)? {
+        return Err(rubric_conflict_error(rubric, &stored_hash));
+    }
     let judge_hash = cache::judge_hash(settings);
-    let settings_json = serde_json::json!({
-        "request": settings.request,
-        "system": settings.system,
-        "include_reasoning": settings.include_reasoning,
-        "redact": settings.redact,
-        "builtin_redactions": settings.builtin_redactions,
-        "judge_hash": judge_hash,
-    })
-    .to_string();
-    let judge_ref = upsert_judge(
-        conn,
-        &NewJudge {
-            judge_id: &settings.id,
-            model: &settings.model,
-            host: &settings.host(),
-            simulated: settings.simulated,
-            settings_json: &settings_json,
-            template: &settings.template.text,
-        },
-    )?;
-
     let mut identities: Vec<Identity> = target_names(conn)?
         .into_iter()
         .map(|t| Identity {
@@ -212,9 +198,17 @@ pub fn plan(
     let terms = redaction_terms(&identities, &settings.redact, settings.builtin_redactions);
     let redactor = Redactor::new(terms.clone());
 
-    let done = final_keys(conn)?;
+    let done = if selection.rejudge {
+        Default::default()
+    } else {
+        final_keys(conn)?
+    };
     let convs = completed_conversations(conn)?;
-    let chosen = sample(&convs, settings.sample);
+    let chosen = if selection.conversations.is_empty() {
+        sample(&convs, settings.sample)
+    } else {
+        select(&convs, &selection.conversations)?
+    };
     let mut items = Vec::new();
     for c in &chosen {
         let visible = visible_messages(conn, c.id)?;
@@ -238,12 +232,94 @@ pub fn plan(
     }
     items.sort_by_key(|(order, _)| *order);
     Ok(JudgePlan {
-        rubric_ref,
-        judge_ref,
         sampled: chosen.len(),
         items: items.into_iter().map(|(_, i)| i).collect(),
         terms,
     })
+}
+
+/// The conversations named on the command line (id or uid), each a completed one.
+fn select<'c>(
+    convs: &'c [CompletedConversation],
+    wanted: &[String],
+) -> Result<Vec<&'c CompletedConversation>, JudgeError> {
+    let mut chosen: Vec<&CompletedConversation> = Vec::new();
+    for w in wanted {
+        let found = convs
+            .iter()
+            .find(|c| c.uid == *w || w.parse::<i64>().is_ok_and(|id| id == c.id));
+        match found {
+            Some(c) if !chosen.iter().any(|o| o.id == c.id) => chosen.push(c),
+            Some(_) => {}
+            None => {
+                return Err(JudgeError::Setup(format!(
+                    "--conversation {w}: no completed conversation has this id or uid\n  fix: pick one from `turnbench export conversations` (only completed conversations are judged)"
+                )));
+            }
+        }
+    }
+    chosen.sort_by_key(|c| c.id);
+    Ok(chosen)
+}
+
+/// The stored hash of this rubric id and version when its content differs.
+fn rubric_conflict(
+    conn: &rusqlite::Connection,
+    rubric: &Rubric,
+) -> Result<Option<String>, JudgeError> {
+    let stored = stored_rubric_hash(conn, &rubric.id, rubric.version)?;
+    Ok(stored.filter(|h| *h != rubric.content_hash()))
+}
+
+fn rubric_conflict_error(rubric: &Rubric, _stored_hash: &str) -> JudgeError {
+    JudgeError::Setup(format!(
+        "rubric {} version {} is already stored with other content\n  fix: raise `version` in the rubric file (an edited rubric is a new version)",
+        rubric.id, rubric.version
+    ))
+}
+
+/// Stores the rubric and the judge settings (once each); returns their row ids.
+pub fn record_definitions(
+    conn: &rusqlite::Connection,
+    settings: &JudgeSettings,
+    rubric: &Rubric,
+) -> Result<(i64, i64), JudgeError> {
+    let rubric_ref = match upsert_rubric(
+        conn,
+        &rubric.id,
+        rubric.version,
+        &rubric.content_hash(),
+        &rubric.title,
+        &rubric.content_json(),
+    )? {
+        RubricRow::Stored(id) => id,
+        RubricRow::Conflict { stored_hash } => {
+            return Err(rubric_conflict_error(rubric, &stored_hash));
+        }
+    };
+    let judge_hash = cache::judge_hash(settings);
+    let settings_json = serde_json::json!({
+        "request": settings.request,
+        "system": settings.system,
+        "include_reasoning": settings.include_reasoning,
+        "redact": settings.redact,
+        "builtin_redactions": settings.builtin_redactions,
+        "header_names": settings.headers.keys().chain(settings.headers_env.keys()).collect::<Vec<_>>(),
+        "judge_hash": judge_hash,
+    })
+    .to_string();
+    let judge_ref = upsert_judge(
+        conn,
+        &NewJudge {
+            judge_id: &settings.id,
+            model: &settings.model,
+            host: &settings.host(),
+            simulated: settings.simulated,
+            settings_json: &settings_json,
+            template: &settings.template.text,
+        },
+    )?;
+    Ok((rubric_ref, judge_ref))
 }
 
 /// Every redaction term in every planned prompt (judged already or not).
@@ -296,13 +372,19 @@ pub async fn judge(
     opts: &JudgeOptions,
     interrupts: tokio::sync::mpsc::Receiver<()>,
 ) -> Result<(JudgeReport, JudgePlan), JudgeError> {
-    let conn = crate::store::open(&opts.db)?;
-    // A dry run or an audit leaves the store as it was: the rubric and judge rows that
-    // planning records are rolled back unless judgments follow.
-    let tx = conn
-        .unchecked_transaction()
-        .map_err(|e| JudgeError::Store(e.into()))?;
-    let plan = plan(&tx, &opts.settings, &opts.rubric, &opts.bench_targets)?;
+    // A dry run or an audit reads the store as it is: never creates, upgrades or writes it.
+    let conn = if opts.mode == Mode::Judge {
+        crate::store::open(&opts.db)?
+    } else {
+        crate::store::open_unchanged(&opts.db)?
+    };
+    let plan = plan(
+        &conn,
+        &opts.settings,
+        &opts.rubric,
+        &opts.bench_targets,
+        &opts.selection,
+    )?;
     if plan.sampled == 0 {
         return Err(JudgeError::Setup(format!(
             "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
@@ -315,12 +397,12 @@ pub async fn judge(
         cached: plan.items.iter().filter(|i| i.cached).count(),
         leaks: audit_plan(&plan),
         simulated: opts.settings.simulated,
+        rejudged: opts.selection.rejudge,
         ..Default::default()
     };
     if opts.mode != Mode::Judge || !report.leaks.is_empty() {
         return Ok((report, plan));
     }
-    tx.commit().map_err(|e| JudgeError::Store(e.into()))?;
     let started = Instant::now();
     run_calls(opts, &plan, conn, &mut report, interrupts).await?;
     report.elapsed = started.elapsed();
@@ -339,6 +421,8 @@ struct CallContext {
     invocation: String,
     /// The judge's own answer is echoed back on a re-ask: redacted like everything else.
     redactor: Redactor,
+    /// `--rejudge`: records are stored beside any scored row for their key.
+    rejudge: bool,
 }
 
 async fn run_calls(
@@ -371,12 +455,16 @@ async fn run_calls(
         url: format!("{base_url}/chat/completions"),
         model: settings.model.clone(),
         api_key: settings.api_key()?,
-        headers: settings
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
+        headers: settings.header_values()?,
         params: settings.request.clone(),
+    };
+    let (rubric_ref, judge_ref) = {
+        let tx = conn
+            .unchecked_transaction()
+            .map_err(|e| JudgeError::Store(e.into()))?;
+        let refs = record_definitions(&tx, settings, &opts.rubric)?;
+        tx.commit().map_err(|e| JudgeError::Store(e.into()))?;
+        refs
     };
     let client = Client::new().map_err(|e| JudgeError::Setup(format!("HTTP client: {e}")))?;
     let ctx = Arc::new(CallContext {
@@ -385,25 +473,38 @@ async fn run_calls(
         timeout: Duration::from_secs_f64(settings.timeout_s),
         settings: settings.clone(),
         rubric: opts.rubric.clone(),
-        rubric_ref: plan.rubric_ref,
-        judge_ref: plan.judge_ref,
+        rubric_ref,
+        judge_ref,
         invocation: crate::store::now_rfc3339(),
         redactor: Redactor::new(plan.terms.clone()),
+        rejudge: opts.selection.rejudge,
     });
 
-    let writer = StoreWriter::<JudgmentRecord>::spawn(conn);
+    let writer = StoreWriter::<JudgmentRecord>::spawn(conn)?;
+    let mut store_failed = writer.failed();
     let sink = writer.sender();
     let pending: Vec<PlannedJudgment> = plan.pending().cloned().collect();
     let progress = crate::progress::bar(pending.len() as u64, !opts.quiet, "judgments");
     let permits = Arc::new(Semaphore::new(settings.concurrency));
     let mut tasks = tokio::task::JoinSet::new();
     let mut interrupted = false;
+    let mut stopped_by_store = false;
     for (seq, item) in pending.into_iter().enumerate() {
+        if *store_failed.borrow() {
+            stopped_by_store = true;
+            break;
+        }
         // Taken before the task starts, so calls go out in the planned order.
         let permit = tokio::select! {
+            // The semaphore is never closed: acquiring fails only on a closed one.
             p = permits.clone().acquire_owned() => p.expect("semaphore open"),
             // A closed channel (no Ctrl-C handler) disables this branch, never stops a run.
             Some(()) = interrupts.recv() => { interrupted = true; break; }
+            // The store refused a judgment: stop paying for calls whose answers may be lost.
+            Ok(()) = store_failed.wait_for(|f| *f).map(|r| r.map(|_| ())) => {
+                stopped_by_store = true;
+                break;
+            }
         };
         report.launched += 1;
         let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());
@@ -411,6 +512,7 @@ async fn run_calls(
             let record = judge_one(&ctx, item, seq as u32 + 1).await;
             progress.set_message(format!("last: {}", record.status.as_str()));
             let outcome = (record.status, record.attempts);
+            // A closed writer has already reported why; the launcher stops on it.
             let _ = sink.send(record).await;
             progress.inc(1);
             drop(permit);
@@ -420,15 +522,38 @@ async fn run_calls(
     if interrupted {
         progress.println("interrupt: finishing judge calls in flight; nothing new starts");
     }
+    if stopped_by_store {
+        progress.println("store: a judgment could not be written; no new judge call starts");
+    }
     while let Some(done) = tasks.join_next().await {
-        if let Ok((status, attempts)) = done {
-            *report.by_status.entry(status.as_str()).or_insert(0) += 1;
-            report.requests += u64::from(attempts);
+        match done {
+            Ok((status, attempts)) => {
+                *report.by_status.entry(status.as_str()).or_insert(0) += 1;
+                report.requests += u64::from(attempts);
+            }
+            // judge_one never panics on a judge's answer (the client turns a panic into
+            // a failed call); a task that still failed is reported, never silent.
+            Err(e) => eprintln!("judge: a judgment task failed: {e}"),
         }
     }
     progress.finish_and_clear();
     drop(sink);
-    writer.finish()?;
+    let written = writer.finish()?;
+    report.store_failures = written
+        .failed
+        .iter()
+        .map(|(j, e)| {
+            format!(
+                "judgment of conversation {} ({} v{}, judge {}, replicate {}; {}): not stored: {e}",
+                j.conversation_id,
+                j.rubric_id,
+                j.rubric_version,
+                j.judge_id,
+                j.replicate,
+                j.status.as_str()
+            )
+        })
+        .collect();
     report.interrupted = interrupted;
     Ok(())
 }
@@ -466,7 +591,11 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
         simulated: s.simulated,
         invocation: ctx.invocation.clone(),
         seq,
+        rejudge: ctx.rejudge,
     };
+    // The judge's last usable-or-not answer: a later ask that fails with no answer (an
+    // HTTP error after a re-ask) keeps it as the raw output.
+    let mut last_raw: Option<String> = None;
     loop {
         asks += 1;
         let (turn, _) = ctx
@@ -494,7 +623,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
                 turn.outcome()
             ));
             record.status = JudgmentStatus::JudgeError;
-            record.raw_output = turn.answer;
+            record.raw_output = last_raw.or(turn.answer);
             break;
         }
         let raw = turn.answer.unwrap_or_default();
@@ -519,6 +648,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
                     blind::neutralise(&ctx.redactor.redact(&raw)),
                 ));
                 messages.push(prompt::reask_message(&problem.to_string(), &ctx.rubric));
+                last_raw = Some(raw);
             }
         }
     }
@@ -531,10 +661,34 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
     record
 }
 
-/// The closing summary of a run.
-pub fn format_summary(report: &JudgeReport, settings: &JudgeSettings, rubric: &Rubric) -> String {
+/// Why a judgment is unscored, in a few words: for `judge_error`, the class of the last
+/// failed call (`http_5xx`, `rate_limited`, `timeout`…); for `unparseable`, the kind of
+/// the last unusable answer. Read from the stored error text ("ask N: …; ask M: …").
+pub fn unscored_reason(status: &str, error: Option<&str>) -> String {
+    let last = error
+        .and_then(|e| e.rsplit("; ask ").next())
+        .unwrap_or_default();
+    if status == JudgmentStatus::Unparseable.as_str() {
+        return parse::ParseFailure::kind_of(last).to_string();
+    }
+    // A failed call ends with its class in parentheses: "… (http_5xx)".
+    last.rsplit_once('(')
+        .and_then(|(_, class)| class.strip_suffix(')'))
+        .filter(|class| class.parse::<TurnOutcome>().is_ok())
+        .map_or_else(|| "judge call failed".to_string(), str::to_string)
+}
+
+/// The closing summary of a run: what was sent and how it ended, the judgments left
+/// unscored and why, then the table of current judgments per rubric and judge (read from
+/// the store's `current_judgments` view, as reports read it).
+pub fn format_summary(
+    report: &JudgeReport,
+    settings: &JudgeSettings,
+    rubric: &Rubric,
+    table: &[JudgmentSummary],
+) -> String {
     let mut out = format!(
-        "judge {} ({}{}) · rubric {} v{}: {} conversations sampled × {} replicates = {} judgments; {} already judged\n",
+        "judge {} ({}{}) · rubric {} v{}: {} conversations sampled × {} replicates = {} judgments; {}\n",
         settings.id,
         settings.model,
         if report.simulated { ", simulated" } else { "" },
@@ -543,7 +697,11 @@ pub fn format_summary(report: &JudgeReport, settings: &JudgeSettings, rubric: &R
         report.sampled,
         settings.replicates,
         report.planned,
-        report.cached,
+        if report.rejudged {
+            "--rejudge: every one asked again".to_string()
+        } else {
+            format!("{} already judged", report.cached)
+        },
     );
     if report.launched > 0 || report.cached < report.planned {
         out.push_str(&format!(
@@ -560,6 +718,53 @@ pub fn format_summary(report: &JudgeReport, settings: &JudgeSettings, rubric: &R
                 ""
             }
         ));
+    }
+    let this: Vec<&JudgmentSummary> = table
+        .iter()
+        .filter(|t| {
+            t.rubric_id == rubric.id
+                && t.rubric_version == rubric.version
+                && t.judge_id == settings.id
+                && t.simulated == settings.simulated
+        })
+        .collect();
+    let unscored: u64 = this.iter().map(|t| t.unparseable + t.judge_error).sum();
+    if unscored > 0 {
+        let reasons: Vec<String> = this
+            .iter()
+            .flat_map(|t| t.reasons.iter())
+            .map(|((status, why), n)| format!("{status}: {why} {n}"))
+            .collect();
+        out.push_str(&format!(
+            "unscored: {unscored} judgments of this rubric and judge ({}); a plain re-run asks them again\n",
+            reasons.join(", ")
+        ));
+    }
+    if !table.is_empty() {
+        out.push_str("\ncurrent judgments (as reports read them):\n");
+        out.push_str(&format!(
+            "{:<28} {:<34} {:>6} {:>11} {:>11}\n",
+            "rubric", "judge", "scored", "unparseable", "judge_error"
+        ));
+        for t in table {
+            let judge = format!(
+                "{} ({}{})",
+                t.judge_id,
+                t.judge_model,
+                if t.simulated { ", simulated" } else { "" }
+            );
+            out.push_str(&format!(
+                "{:<28} {:<34} {:>6} {:>11} {:>11}\n",
+                format!("{}@{}", t.rubric_id, t.rubric_version),
+                judge,
+                t.scored,
+                t.unparseable,
+                t.judge_error
+            ));
+            for (criterion, mean, n) in &t.means {
+                out.push_str(&format!("    {criterion:<40} mean {mean:>5.2}  n {n}\n"));
+            }
+        }
     }
     out
 }
@@ -578,6 +783,36 @@ mod tests {
             scenario: Some(scenario.into()),
             repeat,
         }
+    }
+
+    #[test]
+    fn unscored_reasons_are_short_and_groupable() {
+        assert_eq!(
+            unscored_reason(
+                "judge_error",
+                Some("ask 1: HTTP 500: internal error (http_5xx)")
+            ),
+            "http_5xx"
+        );
+        assert_eq!(
+            unscored_reason(
+                "judge_error",
+                Some(
+                    "ask 1: the answer holds no JSON object; ask 2: HTTP 429: slow (rate_limited)"
+                )
+            ),
+            "rate_limited"
+        );
+        assert_eq!(
+            unscored_reason(
+                "unparseable",
+                Some(
+                    "ask 1: score for `a` is 9, outside 1..5; ask 3: criterion `b` is missing from `scores`"
+                )
+            ),
+            "a criterion missing"
+        );
+        assert_eq!(unscored_reason("judge_error", None), "judge call failed");
     }
 
     #[test]

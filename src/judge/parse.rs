@@ -45,6 +45,28 @@ pub enum ParseFailure {
     NoRationale,
 }
 
+impl ParseFailure {
+    /// The kind of failure a stored message names (what `Display` wrote, perhaps after
+    /// "ask N: "), in a few words, for summaries that group unscored judgments.
+    pub fn kind_of(message: &str) -> &'static str {
+        const KINDS: [(&str, &str); 9] = [
+            ("the answer is empty", "empty answer"),
+            ("holds no JSON object", "no JSON object"),
+            ("`scores` is missing", "no scores object"),
+            ("is missing from `scores`", "a criterion missing"),
+            ("which is not a criterion", "an unknown criterion"),
+            ("not an integer", "a score not an integer"),
+            (", outside ", "a score out of range"),
+            ("`completed` is missing", "no completed flag"),
+            ("`rationale` is missing", "no rationale"),
+        ];
+        KINDS
+            .iter()
+            .find(|(text, _)| message.contains(text))
+            .map_or("unusable answer", |(_, kind)| kind)
+    }
+}
+
 /// Longest answer looked at; a judge that writes more has not followed the format.
 const MAX_SCAN: usize = 256 * 1024;
 
@@ -79,8 +101,9 @@ fn last_object(text: &str) -> Option<Map<String, Value>> {
     found
 }
 
+/// The largest char boundary at or below `i` (0 is always one, so this stops).
 fn floor_boundary(s: &str, mut i: usize) -> usize {
-    while !s.is_char_boundary(i) {
+    while i > 0 && !s.is_char_boundary(i) {
         i -= 1;
     }
     i

@@ -43,6 +43,9 @@ pub struct Served {
     pub sent_e2e_ms: Option<f64>,
     /// The Authorization header received (tests check that keys are sent, never stored).
     pub auth: Option<String>,
+    /// Every request header received, name and value (tests check that header secrets
+    /// reach the provider and nothing else).
+    pub headers: Vec<(String, String)>,
 }
 
 pub(crate) struct MockState {
@@ -113,6 +116,7 @@ impl MockServer {
     }
 
     pub fn served(&self) -> Vec<Served> {
+        // Poisoned only if a holder panicked, and none can (push and clone only).
         self.state.served.lock().expect("served lock").clone()
     }
 
@@ -148,7 +152,17 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    let received: Vec<(String, String)> = headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
     if let Some(log) = &st.log {
+        // Poisoned only if a holder panicked, and none can (two writes only).
         let mut f = log.lock().expect("log lock");
         let _ = f.write_all(&body);
         let _ = f.write_all(b"\n");
@@ -173,6 +187,7 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
     };
     let occurrence = {
         let key = request_key(st.config.seed, &req.model, &req.messages, 0);
+        // Poisoned only if a holder panicked, and none can (a map update only).
         let mut seen = st.seen.lock().expect("seen lock");
         let n = seen.entry(key).or_insert(0);
         *n += 1;
@@ -192,6 +207,7 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         sent_ttft_ms: None,
         sent_e2e_ms: None,
         auth,
+        headers: received,
     };
 
     let status_fault = match plan.fault {
@@ -226,6 +242,7 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
 
 impl MockState {
     pub(crate) fn record(&self, served: Served) {
+        // Poisoned only if a holder panicked, and none can (push and clone only).
         self.served.lock().expect("served lock").push(served);
     }
 }

@@ -33,9 +33,10 @@ impl<'c> ConversationInserter<'c> {
                 "INSERT INTO turns (conversation_id, idx, prompt, answer, reasoning,
                      finish_reason, http_status, outcome, error, attempts, pause_ms, start_ms,
                      ttft_ms, ttfa_ms, e2e_ms, prompt_tokens, completion_tokens,
-                     reasoning_tokens, cached_tokens, visible_tokens, request_id, chunk_offsets)
+                     reasoning_tokens, cached_tokens, visible_tokens, request_id, chunk_offsets,
+                     wall_ms)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                         ?16, ?17, ?18, ?19, ?20, ?21, ?22)",
+                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             )?,
             attempt: conn.prepare_cached(
                 "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status,
@@ -67,6 +68,7 @@ impl<'c> ConversationInserter<'c> {
         c: &ConversationRecord,
         prompts: &[String],
     ) -> Result<i64, StoreError> {
+        // Both callers build `prompts` from `c.turns`, one per turn: a mismatch is a bug here.
         assert_eq!(prompts.len(), c.turns.len(), "one prompt per turn");
         let trailing = (!c.trailing.is_empty())
             .then(|| serde_json::to_string(&c.trailing).expect("messages serialise"));
@@ -111,6 +113,7 @@ impl<'c> ConversationInserter<'c> {
                 t.visible_tokens,
                 t.request_id,
                 offsets,
+                t.wall_ms,
             ])?;
         }
         for a in &c.attempts {
@@ -173,7 +176,7 @@ mod tests {
             "SELECT json_array(c.uid, t.idx, t.prompt, t.answer, t.reasoning, t.finish_reason,
                  t.http_status, t.outcome, t.error, t.attempts, t.pause_ms, t.start_ms, t.ttft_ms,
                  t.ttfa_ms, t.e2e_ms, t.prompt_tokens, t.completion_tokens, t.reasoning_tokens,
-                 t.cached_tokens, t.visible_tokens, t.request_id, hex(t.chunk_offsets))
+                 t.cached_tokens, t.visible_tokens, t.request_id, hex(t.chunk_offsets), t.wall_ms)
              FROM turns t JOIN conversations c ON c.id = t.conversation_id ORDER BY c.uid, t.idx",
             "SELECT json_array(c.uid, a.turn_idx, a.attempt, a.outcome, a.http_status, a.error,
                  a.e2e_ms, a.waited_ms)
@@ -202,6 +205,7 @@ mod tests {
             ttft_ms: Some(10.0),
             ttfa_ms: Some(11.0),
             e2e_ms: Some(20.0),
+            wall_ms: Some(35.0),
             usage: Usage {
                 prompt_tokens: Some(5),
                 completion_tokens: Some(3),
@@ -253,6 +257,7 @@ mod tests {
                 source: "import",
                 seed: None,
                 settings_json: "{}",
+                tokenizer: None,
             },
         )
         .unwrap();

@@ -337,6 +337,7 @@ mod tests {
                 source: "import",
                 seed: None,
                 settings_json: "{}",
+                tokenizer: None,
             },
         )
         .unwrap();

@@ -123,6 +123,21 @@ pub fn visible_messages(
     Ok(out)
 }
 
+/// The content hash stored for a rubric id and version, if any (read only).
+pub fn stored_rubric_hash(
+    conn: &Connection,
+    rubric_id: &str,
+    version: u32,
+) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT hash FROM rubrics WHERE rubric_id = ?1 AND version = ?2",
+            rusqlite::params![rubric_id, version],
+            |r| r.get(0),
+        )
+        .optional()?)
+}
+
 /// How storing a rubric went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RubricRow {
@@ -261,11 +276,15 @@ pub struct JudgmentRecord {
     pub simulated: bool,
     pub invocation: String,
     pub seq: u32,
+    /// Asked again under `judge --rejudge`: stored even beside a scored row for its key
+    /// (the newest scored row is the one `current_judgments` reads).
+    pub rejudge: bool,
 }
 
 /// Writes a judgment; a scored (`ok`) one already stored for the same key wins (returns
-/// false). Unparseable and failed judgments are not results: they are kept as history and
-/// the key is asked again by the next run.
+/// false), unless this one was asked again on purpose (`rejudge`). Unparseable and failed
+/// judgments are not results: they are kept as history and the key is asked again by the
+/// next run.
 pub fn insert_judgment(conn: &Connection, j: &JudgmentRecord) -> Result<bool, StoreError> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO judgments (key, conversation_id, rubric_ref, judge_ref, rubric_id,
@@ -276,9 +295,10 @@ pub fn insert_judgment(conn: &Connection, j: &JudgmentRecord) -> Result<bool, St
             :replicate, :label, :status, :scores, :completed, :rationale, :raw, :error, :asks,
             :attempts, :http_status, :latency, :prompt_tokens, :completion_tokens, :simulated,
             :invocation, :seq, :now
-         WHERE NOT EXISTS (SELECT 1 FROM judgments
+         WHERE :rejudge OR NOT EXISTS (SELECT 1 FROM judgments
                            WHERE conversation_id = :conv AND key = :key AND status = 'ok')",
     )?;
+    // A map of strings to integers: serialising it cannot fail.
     let scores = j
         .scores
         .as_ref()
@@ -308,6 +328,7 @@ pub fn insert_judgment(conn: &Connection, j: &JudgmentRecord) -> Result<bool, St
         ":simulated": j.simulated,
         ":invocation": j.invocation,
         ":seq": j.seq,
+        ":rejudge": j.rejudge,
         ":now": super::now_rfc3339(),
     })?;
     Ok(n == 1)
@@ -362,6 +383,100 @@ pub fn read_judgments(conn: &Connection) -> Result<Vec<JudgmentRow>, StoreError>
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// Current judgments of one rubric version and one judge (real and simulated apart), as
+/// the `current_judgments` view counts them: scored, unparseable and failed, why the
+/// unscored ones are, and the mean of each criterion over the scored ones.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgmentSummary {
+    pub rubric_id: String,
+    pub rubric_version: u32,
+    pub judge_id: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    pub scored: u64,
+    pub unparseable: u64,
+    pub judge_error: u64,
+    /// (status, reason) → judgments, for the unscored ones.
+    pub reasons: BTreeMap<(String, String), u64>,
+    /// (criterion, mean, n) over scored judgments, criteria in name order.
+    pub means: Vec<(String, f64, u64)>,
+}
+
+/// One [`JudgmentSummary`] per rubric version × judge in `current_judgments`. `reason`
+/// names why an unscored judgment is (from its status and stored error text).
+pub fn judgment_summary(
+    conn: &Connection,
+    reason: impl Fn(&str, Option<&str>) -> String,
+) -> Result<Vec<JudgmentSummary>, StoreError> {
+    let mut out: Vec<JudgmentSummary> = Vec::new();
+    let mut stmt = conn.prepare(
+        "SELECT rubric_id, rubric_version, judge_id, judge_model, simulated, status, error, scores
+         FROM current_judgments
+         ORDER BY rubric_id, rubric_version, judge_id, simulated",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut sums: Vec<BTreeMap<String, (f64, u64)>> = Vec::new();
+    while let Some(r) = rows.next()? {
+        let (rubric_id, rubric_version, judge_id, judge_model, simulated): (
+            String,
+            u32,
+            String,
+            String,
+            bool,
+        ) = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
+        let same = out.last().is_some_and(|t| {
+            (&t.rubric_id, t.rubric_version, &t.judge_id, t.simulated)
+                == (&rubric_id, rubric_version, &judge_id, simulated)
+        });
+        if !same {
+            out.push(JudgmentSummary {
+                rubric_id,
+                rubric_version,
+                judge_id,
+                judge_model,
+                simulated,
+                scored: 0,
+                unparseable: 0,
+                judge_error: 0,
+                reasons: BTreeMap::new(),
+                means: Vec::new(),
+            });
+            sums.push(BTreeMap::new());
+        }
+        let (Some(t), Some(sum)) = (out.last_mut(), sums.last_mut()) else {
+            continue; // pushed above when empty
+        };
+        let status: String = r.get(5)?;
+        let error: Option<String> = r.get(6)?;
+        match status.as_str() {
+            "ok" => {
+                t.scored += 1;
+                let scores: Option<String> = r.get(7)?;
+                let parsed: BTreeMap<String, i64> = scores
+                    .and_then(|s| serde_json::from_str(&s).ok())
+                    .unwrap_or_default();
+                for (criterion, v) in parsed {
+                    let e = sum.entry(criterion).or_insert((0.0, 0));
+                    e.0 += v as f64;
+                    e.1 += 1;
+                }
+                continue;
+            }
+            "unparseable" => t.unparseable += 1,
+            _ => t.judge_error += 1,
+        }
+        let why = reason(&status, error.as_deref());
+        *t.reasons.entry((status, why)).or_insert(0) += 1;
+    }
+    for (t, sum) in out.iter_mut().zip(sums) {
+        t.means = sum
+            .into_iter()
+            .map(|(c, (total, n))| (c, total / n as f64, n))
+            .collect();
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -392,6 +507,7 @@ mod tests {
             simulated: true,
             invocation: "now".into(),
             seq: 1,
+            rejudge: false,
         }
     }
 
@@ -453,6 +569,18 @@ mod tests {
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].status, "ok");
         assert_eq!(rows[0].scores.as_ref().unwrap()["a"], 3);
+        // Asked again on purpose: a fresh row beside the scored one.
+        let mut again = record(1, "k", JudgmentStatus::Ok);
+        again.rejudge = true;
+        again.scores = Some(BTreeMap::from([("a".into(), 5)]));
+        assert!(insert_judgment(&conn, &again).unwrap());
+        let rows = read_judgments(&conn).unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            rows[0].scores.as_ref().unwrap()["a"],
+            5,
+            "the newest scored row counts"
+        );
     }
 
     #[test]

@@ -20,9 +20,9 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let found: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(|source| StoreError::NotAStore {
+        .map_err(|error| StoreError::NotAStore {
             path: path.to_path_buf(),
-            source,
+            error,
         })?;
     let supported = MIGRATIONS.len() as i64;
     if found > supported {
@@ -34,9 +34,13 @@ pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
     }
     // The names applied so far must be this build's first migrations, in order: a store
     // made by a build whose migrations were numbered otherwise is refused, not corrupted.
+    let had_names = table_exists(conn, "schema_migrations")?;
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
     )?;
+    if !had_names && found > 0 {
+        backfill_names(conn, found as usize)?;
+    }
     let applied: Vec<String> = {
         let mut stmt = conn.prepare("SELECT name FROM schema_migrations ORDER BY rowid")?;
         stmt.query_map([], |r| r.get(0))?
@@ -60,9 +64,49 @@ pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
                 )
             })
             .and_then(|_| tx.pragma_update(None, "user_version", i as i64 + 1))
-            .map_err(|source| StoreError::Migration { name, source })?;
+            .map_err(|error| StoreError::Migration { name, error })?;
         tx.commit()?;
     }
+    Ok(())
+}
+
+/// A table each migration creates, by which a store that predates recorded migration
+/// names shows which ones it has.
+const CREATES: [&str; 4] = [
+    "turns",
+    "judgments",
+    "check_results",
+    "check_run_definitions",
+];
+
+fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+        [name],
+        |r| r.get(0),
+    )
+}
+
+/// Stores made before the names table existed (version 1 or 2) record only a version:
+/// their first `found` migrations are named after this build's, when the tables those
+/// create are there. Otherwise nothing is written and the names check refuses the store.
+fn backfill_names(conn: &mut Connection, found: usize) -> Result<(), StoreError> {
+    let Some(expected) = CREATES.get(..found) else {
+        return Ok(());
+    };
+    for table in expected {
+        if !table_exists(conn, table)? {
+            return Ok(());
+        }
+    }
+    let tx = conn.transaction()?;
+    for (name, _) in &MIGRATIONS[..found] {
+        tx.execute(
+            "INSERT INTO schema_migrations (name, applied_at) VALUES (?1, ?2)",
+            rusqlite::params![name, "before names were recorded"],
+        )?;
+    }
+    tx.commit()?;
     Ok(())
 }
 
@@ -121,6 +165,69 @@ mod tests {
             .query_row("SELECT COUNT(*) FROM check_results", [], |r| r.get(0))
             .unwrap();
         assert_eq!(results, 0);
+    }
+
+    /// A store made by a build from before migration names were recorded: schema version
+    /// 2 (001_init, 002_judgments as that build had them), no `schema_migrations`, a
+    /// completed and an interrupted conversation (tests/fixtures).
+    #[test]
+    fn a_store_from_before_migration_names_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.db");
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/fixtures/store-v2-before-migration-names.db"
+            ),
+            &path,
+        )
+        .unwrap();
+        let conn = crate::store::open(&path).unwrap();
+        let v: i64 = conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(v, MIGRATIONS.len() as i64);
+        let names: Vec<String> = conn
+            .prepare("SELECT name FROM schema_migrations ORDER BY rowid")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let expected: Vec<&str> = MIGRATIONS.iter().map(|m| m.0).collect();
+        assert_eq!(names, expected);
+        let counted: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM conversation_facts WHERE counts",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(counted, 2);
+        let answer: String = conn
+            .query_row(
+                "SELECT answer FROM turns WHERE conversation_id = 1 AND idx = 1",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(answer, "A2");
+        drop(conn);
+        crate::store::open(&path).unwrap();
+    }
+
+    #[test]
+    fn an_unnamed_store_whose_tables_differ_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("odd.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(MIGRATIONS[0].1).unwrap();
+        conn.execute_batch("CREATE TABLE check_results (x)")
+            .unwrap();
+        conn.pragma_update(None, "user_version", 2).unwrap();
+        drop(conn);
+        let err = crate::store::open(&path).unwrap_err().to_string();
+        assert!(err.contains("fix:"), "{err}");
     }
 
     #[test]

@@ -23,10 +23,10 @@ pub use writer::{Storable, StoreWriter};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: {source}", path = .path.display())]
+    #[error("{path}: {error}", path = .path.display())]
     Open {
         path: PathBuf,
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
     #[error(
         "{path}: store is at schema version {found}, this turnbench knows up to {supported}\n  fix: use a newer turnbench, or a fresh --db file",
@@ -38,12 +38,12 @@ pub enum StoreError {
         supported: i64,
     },
     #[error(
-        "{path}: not a turnbench store ({source})\n  fix: point --db at a turnbench database or a new file",
+        "{path}: not a turnbench store ({error})\n  fix: point --db at a turnbench database or a new file",
         path = .path.display()
     )]
     NotAStore {
         path: PathBuf,
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
     #[error(
         "{path}: store has migrations [{applied}], this turnbench expects [{expected}] first\n  fix: this store was made by a different build; use a fresh --db file",
@@ -54,13 +54,19 @@ pub enum StoreError {
         applied: String,
         expected: String,
     },
-    #[error("migration {name} failed: {source}")]
+    #[error("migration {name} failed: {error}")]
     Migration {
         name: &'static str,
-        source: rusqlite::Error,
+        error: rusqlite::Error,
     },
+    /// Not a `#[source]`: the message already carries it, and `{:#}` would print it twice.
     #[error("store: {0}")]
-    Sql(#[from] rusqlite::Error),
+    Sql(rusqlite::Error),
+    #[error(
+        "{path}: no such store\n  fix: run `turnbench collect` (or import transcripts) into it first, or point --db at an existing store",
+        path = .path.display()
+    )]
+    Missing { path: PathBuf },
     #[error("store writer stopped: {0}")]
     WriterGone(String),
     #[error("conversation {uid}: stored {column} is unreadable ({problem}); the store is damaged")]
@@ -73,15 +79,21 @@ pub enum StoreError {
     NoSuchRun { run: String, known: String },
 }
 
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> Self {
+        StoreError::Sql(e)
+    }
+}
+
 /// Opens (creating if needed) and upgrades a store.
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
-    let mut conn = Connection::open(path).map_err(|source| StoreError::Open {
+    let mut conn = Connection::open(path).map_err(|error| StoreError::Open {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
-    configure(&conn).map_err(|source| StoreError::NotAStore {
+    configure(&conn).map_err(|error| StoreError::NotAStore {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     migrate::apply(&mut conn, path)?;
     Ok(conn)
@@ -94,12 +106,58 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|source| StoreError::Open {
+    .map_err(|error| StoreError::Open {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     Ok(conn)
+}
+
+/// Opens an existing store to read it as it is: never creates the file, never upgrades or
+/// writes it (`query_only`). A store made by an older turnbench is upgraded in a copy in
+/// memory, for this reading only. For `judge --dry-run` and `--audit`, which promise to
+/// leave the store alone.
+pub fn open_unchanged(path: &Path) -> Result<Connection, StoreError> {
+    use rusqlite::OpenFlags;
+    if !path.exists() {
+        return Err(StoreError::Missing {
+            path: path.to_path_buf(),
+        });
+    }
+    let open_err = |error| StoreError::Open {
+        path: path.to_path_buf(),
+        error,
+    };
+    // Read-write without CREATE: SQLite may need to create the WAL's index file to read,
+    // which a read-only open cannot; `query_only` then refuses every write.
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(open_err)?;
+    let not_a_store = |error| StoreError::NotAStore {
+        path: path.to_path_buf(),
+        error,
+    };
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .map_err(not_a_store)?;
+    conn.pragma_update(None, "query_only", "ON")
+        .map_err(not_a_store)?;
+    let found: i64 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(not_a_store)?;
+    if found == migrate::MIGRATIONS.len() as i64 {
+        return Ok(conn);
+    }
+    let mut copy = Connection::open_in_memory().map_err(open_err)?;
+    {
+        let backup = rusqlite::backup::Backup::new(&conn, &mut copy)?;
+        backup.run_to_completion(256, std::time::Duration::ZERO, None)?;
+    }
+    copy.pragma_update(None, "foreign_keys", "ON")?;
+    migrate::apply(&mut copy, path)?;
+    Ok(copy)
 }
 
 fn configure(conn: &Connection) -> rusqlite::Result<()> {
@@ -109,8 +167,20 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // A cap on the store's size, to simulate a full disk in tests (docs/reliability.md):
+    // every write that needs a page past it fails as a full disk would.
+    if let Some(pages) = std::env::var(MAX_PAGES_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+    {
+        conn.pragma_update(None, "max_page_count", pages)?;
+    }
     Ok(())
 }
+
+/// The environment variable that caps a store's pages (`PRAGMA max_page_count`) for
+/// every connection turnbench opens: a full disk, simulated, for the reliability tests.
+pub const MAX_PAGES_ENV: &str = "TURNBENCH_MAX_PAGE_COUNT";
 
 /// A row's identity from its parts: blake3 over each part's length and bytes (so no two
 /// lists of parts collide by concatenation), 24 hex digits.

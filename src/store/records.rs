@@ -46,6 +46,10 @@ pub struct TurnRecord {
     pub ttft_ms: Option<f64>,
     pub ttfa_ms: Option<f64>,
     pub e2e_ms: Option<f64>,
+    /// From the first attempt's send to the final answer: retries, backoff waits and a
+    /// stale keep-alive connection included. `None` when not measured (imports) or when
+    /// the final attempt has no E2E; equal to `e2e_ms` for one attempt.
+    pub wall_ms: Option<f64>,
     pub usage: Usage,
     pub visible_tokens: Option<i64>,
     pub request_id: Option<String>,

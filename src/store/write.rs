@@ -13,21 +13,31 @@ pub struct NewRun<'a> {
     pub source: &'a str,
     pub seed: Option<u64>,
     pub settings_json: &'a str,
+    /// The tokenizer that counts this run's visible tokens, name and version
+    /// ([`crate::tokens::TOKENIZER`]); `None` when the run counts none (imports).
+    pub tokenizer: Option<&'a str>,
+}
+
+/// The hash stored with a run's settings, which `collect --resume` compares with the
+/// settings of the day: the one definition both sides use.
+pub fn settings_hash(settings_json: &str) -> String {
+    blake3::hash(settings_json.as_bytes()).to_hex()[..16].to_string()
 }
 
 pub fn insert_run(conn: &Connection, run: &NewRun) -> Result<i64, StoreError> {
-    let hash = blake3::hash(run.settings_json.as_bytes()).to_hex()[..16].to_string();
     conn.execute(
-        "INSERT INTO runs (name, source, seed, settings, settings_hash, tool_version, started_at)
-         VALUES (:name, :source, :seed, :settings, :hash, :version, :now)",
+        "INSERT INTO runs (name, source, seed, settings, settings_hash, tool_version, started_at,
+             tokenizer)
+         VALUES (:name, :source, :seed, :settings, :hash, :version, :now, :tokenizer)",
         named_params! {
             ":name": run.name,
             ":source": run.source,
             ":seed": run.seed.map(|s| s as i64),
             ":settings": run.settings_json,
-            ":hash": hash,
+            ":hash": settings_hash(run.settings_json),
             ":version": env!("CARGO_PKG_VERSION"),
             ":now": super::now_rfc3339(),
+            ":tokenizer": run.tokenizer,
         },
     )?;
     Ok(conn.last_insert_rowid())
@@ -100,6 +110,7 @@ pub fn upsert_scenario(
     {
         return Ok(id);
     }
+    // A scenario is strings, numbers and lists: serialising it cannot fail.
     let content = serde_json::to_string(scenario).expect("scenario serialises");
     conn.execute(
         "INSERT INTO scenarios (scenario_id, hash, category, title, content)
@@ -120,6 +131,7 @@ pub fn insert_conversation(conn: &Connection, c: &ConversationRecord) -> Result<
     let prompts: Vec<String> = c
         .turns
         .iter()
+        // Messages are two strings each: serialising them cannot fail.
         .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
         .collect();
     ConversationInserter::new(conn)?.insert(conn, c, &prompts)
@@ -131,5 +143,38 @@ impl Storable for ConversationRecord {
 
     fn insert(&self, tx: &Transaction) -> Result<bool, StoreError> {
         insert_conversation(tx, self).map(|_| true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stored_hash_is_the_one_resume_computes() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        let settings = r#"{"bench":{"name":"x"}}"#;
+        let id = insert_run(
+            &conn,
+            &NewRun {
+                name: "x",
+                source: "collect",
+                seed: Some(1),
+                settings_json: settings,
+                tokenizer: Some(crate::tokens::TOKENIZER),
+            },
+        )
+        .unwrap();
+        let (hash, tokenizer): (String, Option<String>) = conn
+            .query_row(
+                "SELECT settings_hash, tokenizer FROM runs WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!(hash, settings_hash(settings));
+        assert_eq!(hash.len(), 16);
+        assert_eq!(tokenizer.as_deref(), Some(crate::tokens::TOKENIZER));
     }
 }

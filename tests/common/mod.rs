@@ -140,3 +140,119 @@ pub fn rows<T>(
 pub fn count(conn: &Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0)).unwrap()
 }
+
+/// A request as the scripted server read it.
+pub struct ScriptedRequest {
+    pub model: String,
+    /// 0 for the first request on its connection, 1 for the next (keep-alive), …
+    pub on_connection: usize,
+    pub headers: String,
+}
+
+/// What the scripted server does with a request.
+pub enum Reply {
+    /// These bytes (status line, headers, body), then the connection closes.
+    Close(Vec<u8>),
+    /// These bytes, and the connection stays open for the next request (keep-alive).
+    KeepAlive(Vec<u8>),
+    /// Close the connection without answering.
+    Hangup,
+}
+
+/// A raw HTTP/1.1 server on 127.0.0.1 that answers each request by its model with
+/// byte-exact responses: the dialects and faults of real servers, reproduced.
+pub struct Scripted {
+    pub addr: std::net::SocketAddr,
+}
+
+impl Scripted {
+    pub fn start(script: impl Fn(&ScriptedRequest) -> Reply + Send + Sync + 'static) -> Scripted {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let script = std::sync::Arc::new(script);
+        std::thread::spawn(move || {
+            for sock in listener.incoming() {
+                let Ok(mut sock) = sock else { continue };
+                let script = script.clone();
+                std::thread::spawn(move || {
+                    let mut reader = BufReader::new(sock.try_clone().unwrap());
+                    for on_connection in 0.. {
+                        let mut head = String::new();
+                        let mut len = 0;
+                        loop {
+                            let mut line = String::new();
+                            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                                return;
+                            }
+                            if let Some(v) =
+                                line.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
+                                len = v.trim().parse().unwrap_or(0);
+                            }
+                            if line == "\r\n" {
+                                break;
+                            }
+                            head.push_str(&line);
+                        }
+                        let mut body = vec![0; len];
+                        if reader.read_exact(&mut body).is_err() {
+                            return;
+                        }
+                        let json: serde_json::Value =
+                            serde_json::from_slice(&body).unwrap_or_default();
+                        let req = ScriptedRequest {
+                            model: json["model"].as_str().unwrap_or_default().to_string(),
+                            on_connection,
+                            headers: head,
+                        };
+                        match script(&req) {
+                            Reply::Close(bytes) => {
+                                let _ = sock.write_all(&bytes);
+                                return;
+                            }
+                            Reply::KeepAlive(bytes) => {
+                                if sock.write_all(&bytes).is_err() {
+                                    return;
+                                }
+                            }
+                            Reply::Hangup => return,
+                        }
+                    }
+                });
+            }
+        });
+        Scripted { addr }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+}
+
+/// An event-stream response of these `data:` payloads, closed after the last.
+pub fn sse(events: &[&str]) -> Vec<u8> {
+    let mut out = String::from(
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n",
+    );
+    for e in events {
+        out.push_str(&format!("data: {e}\n\n"));
+    }
+    out.into_bytes()
+}
+
+/// A response with a status line, extra header lines and a body, with its length.
+pub fn http(status: &str, headers: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n{headers}\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// A streamed answer of `text` that finishes with `finish`.
+pub fn answer_sse(text: &str, finish: &str) -> Vec<u8> {
+    let delta = serde_json::json!({"choices":[{"delta":{"content":text}}]}).to_string();
+    let end = format!(r#"{{"choices":[{{"delta":{{}},"finish_reason":"{finish}"}}]}}"#);
+    sse(&[&delta, &end, "[DONE]"])
+}

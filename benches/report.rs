@@ -152,6 +152,7 @@ fn generate(db: &Path, n: u64) {
             source: "collect",
             seed: Some(1),
             settings_json: "{}",
+            tokenizer: None,
         },
     )
     .unwrap();

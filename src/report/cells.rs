@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use super::load::{Conv, Facts, Finish, NO_COUNT, Turn};
 use super::model::{
     Cache, Cell, CellChecks, Cost, Estimate, Flags, Interval, Median, Percentiles, Rate,
-    Reliability, TagTally, TurnStats,
+    Reliability, TurnStats,
 };
 use crate::outcome::TurnOutcome;
 use crate::stats::{self, Bootstrap};
@@ -30,45 +30,68 @@ pub(super) fn conversations_by_cell(facts: &Facts) -> Vec<Vec<usize>> {
     by_cell
 }
 
+/// Every cell, computed on as many threads as there are cores (cells are independent; the
+/// bootstraps dominate).
 pub(super) fn cells(facts: &Facts, by_cell: &[Vec<usize>], opts: &CellOptions) -> Vec<Cell> {
-    facts
-        .cells
-        .iter()
-        .zip(by_cell)
-        .map(|(key, convs)| {
-            let convs: Vec<&Conv> = convs.iter().map(|&i| &facts.convs[i]).collect();
-            let turns_of = |c: &Conv| &facts.turns[c.first_turn..c.first_turn + c.n_turns];
-            let retried = convs
-                .iter()
-                .flat_map(|c| turns_of(c))
-                .any(|t| t.attempts > 1);
-            let latencies = completed_values(&convs, |c| c.latency_ms);
-            Cell {
-                latency_curve: curve(&latencies),
-                provider: key.provider.clone(),
-                model: key.label.clone(),
-                model_ids: key.model_ids.iter().cloned().collect(),
-                simulated: key.simulated,
-                reliability: reliability(&convs, &turns_of),
-                conversation_latency: latency(&latencies, &opts.bootstrap),
-                conversation_wall: retried.then(|| {
-                    let wall = |c: &Conv| {
-                        turns_of(c)
-                            .iter()
-                            .map(|t| if t.wall.is_nan() { t.e2e } else { t.wall })
-                            .sum::<f64>()
-                    };
-                    latency(&completed_values(&convs, wall), &opts.bootstrap)
-                }),
-                turns: turn_stats(&convs, &turns_of),
-                usable: usable(&convs, &turns_of, opts),
-                checks: cell_checks(facts, &convs, &opts.bootstrap),
-                cache: cache(&convs, &turns_of),
-                cost: cost(&convs, &turns_of),
-                flags: flags(&convs, &turns_of),
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, by_cell.len().max(1));
+    let mut out: Vec<Option<Cell>> = vec![None; by_cell.len()];
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    (t..by_cell.len())
+                        .step_by(threads)
+                        .map(|i| (i, one_cell(facts, i, &by_cell[i], opts)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for w in workers {
+            // A worker only computes; a panic there is a bug, reported as one.
+            for (i, cell) in w.join().expect("a report cell computation panicked") {
+                out[i] = Some(cell);
             }
-        })
-        .collect()
+        }
+    });
+    out.into_iter().flatten().collect()
+}
+
+fn one_cell(facts: &Facts, cell: usize, indices: &[usize], opts: &CellOptions) -> Cell {
+    let key = &facts.cells[cell];
+    let convs: Vec<&Conv> = indices.iter().map(|&i| &facts.convs[i]).collect();
+    let turns_of = |c: &Conv| &facts.turns[c.first_turn..c.first_turn + c.n_turns];
+    let retried = convs
+        .iter()
+        .flat_map(|c| turns_of(c))
+        .any(|t| t.attempts > 1);
+    let latencies = completed_values(&convs, |c| c.latency_ms);
+    let (usable, checks) = quality(facts, indices, &turns_of, opts);
+    Cell {
+        latency_curve: curve(&latencies),
+        provider: key.provider.clone(),
+        model: key.label.clone(),
+        model_ids: key.model_ids.iter().cloned().collect(),
+        simulated: key.simulated,
+        reliability: reliability(&convs, &turns_of),
+        conversation_latency: latency(&latencies, &opts.bootstrap),
+        conversation_wall: retried.then(|| {
+            let wall = |c: &Conv| {
+                turns_of(c)
+                    .iter()
+                    .map(|t| if t.wall.is_nan() { t.e2e } else { t.wall })
+                    .sum::<f64>()
+            };
+            latency(&completed_values(&convs, wall), &opts.bootstrap)
+        }),
+        turns: turn_stats(&convs, &turns_of),
+        usable,
+        checks,
+        cache: cache(&convs, &turns_of),
+        cost: cost(&convs, &turns_of),
+        flags: flags(&convs, &turns_of),
+    }
 }
 
 fn reliability<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> Reliability {
@@ -76,6 +99,10 @@ fn reliability<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> 
     for c in convs {
         if c.outcome == crate::outcome::ConversationOutcome::Interrupted {
             r.interrupted += 1;
+            continue;
+        }
+        if c.outcome.failure() == Some(TurnOutcome::InternalError) {
+            r.internal_errors += 1;
             continue;
         }
         r.attempted += 1;
@@ -242,73 +269,71 @@ pub(super) fn is_usable(t: &Turn, sla_ms: Option<f64>) -> bool {
         && sla_ms.is_none_or(|sla| t.e2e <= sla)
 }
 
-fn usable<'f>(
-    convs: &[&Conv],
+/// Whether a conversation is in the quality denominators: it ran to its end or to its
+/// failure (an interrupted one, or one that turnbench itself failed, is in none).
+fn counted(c: &Conv) -> bool {
+    c.outcome.is_completed()
+        || c.outcome
+            .failure()
+            .is_some_and(|f| f != TurnOutcome::InternalError)
+}
+
+/// Usable turns and check pass rates; both resample the same conversations (one draw
+/// serves both intervals).
+fn quality<'f>(
+    facts: &Facts,
+    indices: &[usize],
     turns_of: &impl Fn(&Conv) -> &'f [Turn],
     opts: &CellOptions,
-) -> Rate {
-    let (mut num, mut den) = (Vec::new(), Vec::new());
-    for c in convs
-        .iter()
-        .filter(|c| c.outcome.failure().is_some() || c.outcome.is_completed())
-    {
-        let turns = turns_of(c);
-        num.push(turns.iter().filter(|t| is_usable(t, opts.sla_ms)).count() as f64);
-        den.push(turns.len() as f64);
-    }
-    ratio_rate(&num, &den, &opts.bootstrap)
-}
-
-/// Σnum / Σden with an interval that resamples the units (conversations) whose parts are
-/// counted: parts of one conversation are not independent.
-pub(super) fn ratio_rate(num: &[f64], den: &[f64], boot: &Bootstrap) -> Rate {
-    let k: f64 = num.iter().sum();
-    let n: f64 = den.iter().sum();
-    Rate {
-        k: k as u64,
-        n: n as u64,
-        value: (n > 0.0).then(|| k / n),
-        interval: (n > 0.0)
-            .then(|| stats::bootstrap_ratio(num, den, boot))
-            .flatten()
-            .map(Interval::from),
-    }
-}
-
-fn cell_checks(facts: &Facts, convs: &[&Conv], boot: &Bootstrap) -> CellChecks {
-    let mut out = CellChecks::default();
-    let (mut num, mut den) = (Vec::new(), Vec::new());
-    for c in convs {
+) -> (Rate, CellChecks) {
+    let mut checks = CellChecks::default();
+    let (mut usable, mut sent, mut passed, mut scored) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for &i in indices {
+        let c = &facts.convs[i];
+        let stored = facts.checks.per_conv.get(i).and_then(Option::as_ref);
+        if let Some(k) = stored {
+            checks.not_scored += u64::from(k.not_scored);
+            for (tag, counts) in facts.checks.tags.iter().zip(&k.by_tag) {
+                let t = checks.by_tag.entry(tag.clone()).or_default();
+                t.passed += u64::from(counts[0]);
+                t.failed += u64::from(counts[1]);
+                t.not_scored += u64::from(counts[2]);
+            }
+        }
+        if !counted(c) {
+            continue;
+        }
         let has_checks = c
             .scenario
             .and_then(|s| facts.scenarios.get(s))
             .is_some_and(|s| facts.checks.scenarios.contains(s));
-        let stored = conv_index(facts, c).and_then(|i| facts.checks.per_conv[i].as_ref());
-        let Some(checks) = stored else {
-            if has_checks && c.outcome != crate::outcome::ConversationOutcome::Interrupted {
-                out.unchecked_conversations += 1;
-            }
-            continue;
-        };
-        num.push(f64::from(checks.passed));
-        den.push(f64::from(checks.passed + checks.failed));
-        out.not_scored += u64::from(checks.not_scored);
-        for (tag, counts) in facts.checks.tags.iter().zip(&checks.by_tag) {
-            let t = out.by_tag.entry(tag.clone()).or_insert(TagTally::default());
-            t.passed += u64::from(counts[0]);
-            t.failed += u64::from(counts[1]);
-            t.not_scored += u64::from(counts[2]);
+        if has_checks && stored.is_none() {
+            checks.unchecked_conversations += 1;
         }
+        let turns = turns_of(c);
+        usable.push(turns.iter().filter(|t| is_usable(t, opts.sla_ms)).count() as f64);
+        sent.push(turns.len() as f64);
+        passed.push(stored.map_or(0.0, |k| f64::from(k.passed)));
+        scored.push(stored.map_or(0.0, |k| f64::from(k.passed + k.failed)));
     }
-    out.by_tag
+    checks
+        .by_tag
         .retain(|_, t| t.passed + t.failed + t.not_scored > 0);
-    out.pass = ratio_rate(&num, &den, boot);
-    out
-}
-
-/// A conversation's index in `facts.convs` (they are stored by ascending id).
-pub(super) fn conv_index(facts: &Facts, c: &Conv) -> Option<usize> {
-    facts.convs.binary_search_by_key(&c.id, |x| x.id).ok()
+    let intervals =
+        stats::bootstrap_ratios(&[(&usable, &sent), (&passed, &scored)], &opts.bootstrap)
+            .unwrap_or_default();
+    let rate = |num: &[f64], den: &[f64], k: usize| {
+        let (a, b): (f64, f64) = (num.iter().sum(), den.iter().sum());
+        Rate {
+            k: a as u64,
+            n: b as u64,
+            value: (b > 0.0).then(|| a / b),
+            interval: intervals.get(k).copied().flatten().map(Interval::from),
+        }
+    };
+    checks.pass = rate(&passed, &scored, 1);
+    (rate(&usable, &sent, 0), checks)
 }
 
 fn cache<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> Cache {

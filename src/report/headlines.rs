@@ -111,6 +111,20 @@ fn latency(
             by_label.entry(c.model.as_str()).or_default().push(i);
         }
     }
+    // First every comparison's pairs, then their bootstraps side by side on every core,
+    // then the sentences.
+    struct Job<'l> {
+        kind: HeadlineKind,
+        label: &'l str,
+        q: f64,
+        best: usize,
+        next: usize,
+        bv: f64,
+        nv: f64,
+        a: Vec<f64>,
+        b: Vec<f64>,
+    }
+    let mut jobs = Vec::new();
     for (label, group) in by_label {
         if group.len() < 2 {
             continue;
@@ -126,22 +140,78 @@ fn latency(
             let mut ranked = group.clone();
             ranked.sort_by(|&a, &b| value(a).total_cmp(&value(b)));
             let (best, next) = (ranked[0], ranked[1]);
-            let (bv, nv) = (value(best), value(next));
             let pa = pair_keys(facts, &by_cell[best]);
             let pb = pair_keys(facts, &by_cell[next]);
             let mut keys: Vec<_> = pa.keys().filter(|k| pb.contains_key(k)).copied().collect();
             keys.sort_unstable();
-            let a: Vec<f64> = keys.iter().map(|k| pa[k]).collect();
-            let b: Vec<f64> = keys.iter().map(|k| pb[k]).collect();
-            let paired = (keys.len() >= MIN_PAIRS)
-                .then(|| stats::paired_difference(&a, &b, PairedStat::Percentile(q), boot))
-                .flatten()
-                .map(|d| PairedComparison {
-                    pairs: d.n,
-                    difference_ms: d.estimate,
-                    interval: d.interval.into(),
-                    established: d.interval.hi < 0.0,
-                });
+            jobs.push(Job {
+                kind,
+                label,
+                q,
+                best,
+                next,
+                bv: value(best),
+                nv: value(next),
+                a: keys.iter().map(|k| pa[k]).collect(),
+                b: keys.iter().map(|k| pb[k]).collect(),
+            });
+        }
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, jobs.len().max(1));
+    let mut diffs: Vec<Option<stats::PairedDiff>> = vec![None; jobs.len()];
+    std::thread::scope(|s| {
+        let jobs = &jobs;
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    (t..jobs.len())
+                        .step_by(threads)
+                        .map(|i| {
+                            let j = &jobs[i];
+                            let d = (j.a.len() >= MIN_PAIRS)
+                                .then(|| {
+                                    stats::paired_difference(
+                                        &j.a,
+                                        &j.b,
+                                        PairedStat::Percentile(j.q),
+                                        boot,
+                                    )
+                                })
+                                .flatten();
+                            (i, d)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for w in workers {
+            // Pure arithmetic on finite values; a panic there is a bug, reported as one.
+            for (i, d) in w.join().expect("a paired bootstrap panicked") {
+                diffs[i] = d;
+            }
+        }
+    });
+    for (j, d) in jobs.iter().zip(diffs) {
+        let Job {
+            kind,
+            label,
+            q,
+            best,
+            next,
+            bv,
+            nv,
+            ..
+        } = *j;
+        let keys = &j.a;
+        {
+            let paired = d.map(|d| PairedComparison {
+                pairs: d.n,
+                difference_ms: d.estimate,
+                interval: d.interval.into(),
+                established: d.interval.hi < 0.0,
+            });
             let lower_by = if nv > 0.0 { (nv - bv) / nv } else { 0.0 };
             let (bp, np) = (&cells[best].provider, &cells[next].provider);
             let what = if q == 50.0 {

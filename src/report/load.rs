@@ -193,91 +193,119 @@ pub(super) fn load(
     sel: &Selection,
     judgment_filter: &JudgmentFilter,
 ) -> Result<Facts, super::ReportError> {
-    let mut f = Facts {
-        runs: facts::runs(conn, sel)?,
-        ..Facts::default()
-    };
-    let mut cells: HashMap<(String, String), usize> = HashMap::new();
-    let mut scenarios: HashMap<String, usize> = HashMap::new();
-    let mut prices: HashMap<i64, Option<Prices>> = HashMap::new();
-    facts::conversations(conn, sel, |c: ConversationFact| {
-        let cell = *cells
-            .entry((c.provider.clone(), c.label.clone()))
-            .or_insert_with(|| {
-                f.cells.push(CellKey {
-                    provider: c.provider.clone(),
-                    label: c.label.clone(),
-                    model_ids: BTreeSet::new(),
-                    simulated: c.simulated,
-                });
-                f.cells.len() - 1
-            });
-        let key = &mut f.cells[cell];
-        key.simulated |= c.simulated;
-        if !key.model_ids.contains(&c.model) {
-            key.model_ids.insert(c.model.clone());
-        }
-        let scenario = c.scenario.as_ref().map(|s| {
-            *scenarios.entry(s.clone()).or_insert_with(|| {
-                f.scenarios.push(s.clone());
-                f.scenarios.len() - 1
-            })
-        });
-        let price = *prices.entry(c.target_id).or_insert_with(|| {
-            // Stored by collect from a validated bench file; unreadable prices are no prices.
-            c.prices
-                .as_deref()
-                .and_then(|p| serde_json::from_str::<Prices>(p).ok())
-        });
-        f.convs.push(Conv {
-            id: c.id,
-            uid: c.uid,
-            cell,
-            run_id: c.run_id,
-            scenario,
-            repeat: c.repeat,
-            outcome: c.outcome,
-            latency_ms: c.latency_ms.unwrap_or(f64::NAN),
-            prices: price,
-            first_turn: 0,
-            n_turns: 0,
-        });
-    })?;
-    // Cells read by model label, then provider.
-    let mut order: Vec<usize> = (0..f.cells.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (x, y) = (&f.cells[a], &f.cells[b]);
-        (&x.label, &x.provider).cmp(&(&y.label, &y.provider))
-    });
-    let mut rank = vec![0; order.len()];
-    for (new, &old) in order.iter().enumerate() {
-        rank[old] = new;
-    }
-    for c in &mut f.convs {
-        c.cell = rank[c.cell];
-    }
-    f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
-    let index: HashMap<i64, usize> = f.convs.iter().enumerate().map(|(i, c)| (c.id, i)).collect();
     let definitions = facts::check_definitions(conn)?;
+    let mut checks = check_definitions(definitions);
+    let (lo, hi) = facts::conversation_ids(conn)?.map_or((0, -1), |r| r.into_inner());
+    let mid = lo + (hi - lo) / 2;
 
-    let (turns, checks, judges) = std::thread::scope(|s| {
-        let turns = s.spawn(|| read_turns(db, sel, &index));
-        let scores = s.spawn(|| -> Result<_, StoreError> {
-            let reader = crate::store::open_read_only(db)?;
-            let checks = read_checks(&reader, definitions, &index)?;
-            let judges = read_judgments(&reader, judgment_filter, &index)?;
-            Ok((checks, judges))
-        });
+    // Four readers at once, each with its own connection (WAL lets readers run side by
+    // side): turns; the check results in two halves (the largest table); and here the
+    // conversations, then the judgments. They meet by conversation id.
+    let (mut f, index, judges, turns, low, high) = std::thread::scope(|s| {
+        let checks = &checks;
+        let turns = s.spawn(move || read_turns(db, sel));
+        let low = s.spawn(move || read_check_results(db, checks, lo..=mid));
+        let high = s.spawn(move || read_check_results(db, checks, mid + 1..=hi));
+        let here = || -> Result<_, StoreError> {
+            let mut f = Facts {
+                runs: facts::runs(conn, sel)?,
+                ..Facts::default()
+            };
+            // Per target, looked up once: its cell and prices.
+            let mut targets: HashMap<i64, (usize, Option<Prices>)> = HashMap::new();
+            let mut scenarios: HashMap<String, usize> = HashMap::new();
+            facts::conversations(conn, sel, |c: &ConversationFact| {
+                let (cell, prices) = *targets.entry(c.target_id).or_insert_with(|| {
+                    let cell = match f
+                        .cells
+                        .iter()
+                        .position(|k| k.provider == c.provider && k.label == c.label)
+                    {
+                        Some(i) => i,
+                        None => {
+                            f.cells.push(CellKey {
+                                provider: c.provider.to_string(),
+                                label: c.label.to_string(),
+                                model_ids: BTreeSet::new(),
+                                simulated: false,
+                            });
+                            f.cells.len() - 1
+                        }
+                    };
+                    let key = &mut f.cells[cell];
+                    key.simulated |= c.simulated;
+                    key.model_ids.insert(c.model.to_string());
+                    // Stored by collect from a validated bench file; unreadable prices are no prices.
+                    let prices = c
+                        .prices
+                        .and_then(|p| serde_json::from_str::<Prices>(p).ok());
+                    (cell, prices)
+                });
+                let scenario = c.scenario.map(|s| match scenarios.get(s) {
+                    Some(&i) => i,
+                    None => {
+                        f.scenarios.push(s.to_string());
+                        scenarios.insert(s.to_string(), f.scenarios.len() - 1);
+                        f.scenarios.len() - 1
+                    }
+                });
+                f.convs.push(Conv {
+                    id: c.id,
+                    uid: c.uid.to_string(),
+                    cell,
+                    run_id: c.run_id,
+                    scenario,
+                    repeat: c.repeat,
+                    outcome: c.outcome,
+                    latency_ms: c.latency_ms.unwrap_or(f64::NAN),
+                    prices,
+                    first_turn: 0,
+                    n_turns: 0,
+                });
+            })?;
+            // Cells read by model label, then provider.
+            let mut order: Vec<usize> = (0..f.cells.len()).collect();
+            order.sort_by(|&a, &b| {
+                let (x, y) = (&f.cells[a], &f.cells[b]);
+                (&x.label, &x.provider).cmp(&(&y.label, &y.provider))
+            });
+            let mut rank = vec![0; order.len()];
+            for (new, &old) in order.iter().enumerate() {
+                rank[old] = new;
+            }
+            for c in &mut f.convs {
+                c.cell = rank[c.cell];
+            }
+            f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
+            let index = Index {
+                ids: f.convs.iter().map(|c| c.id).collect(),
+            };
+            let judges = read_judgments(conn, judgment_filter, &index)?;
+            Ok((f, index, judges))
+        };
+        let here = here();
         let gone = |what: &str| super::ReportError::Thread(format!("the {what} reader panicked"));
         let turns = turns.join().map_err(|_| gone("turn"))??;
-        let (checks, judges) = scores.join().map_err(|_| gone("check and judgment"))??;
-        Ok::<_, super::ReportError>((turns, checks, judges))
+        let low = low.join().map_err(|_| gone("check"))??;
+        let high = high.join().map_err(|_| gone("check"))??;
+        let (f, index, judges) = here?;
+        Ok::<_, super::ReportError>((f, index, judges, turns, low, high))
     })?;
+    checks.per_conv = vec![None; index.ids.len()];
+    let mut at = 0;
+    for (id, c) in low.into_iter().chain(high) {
+        if let Some(conv) = index.seek(&mut at, id) {
+            checks.per_conv[conv] = Some(c);
+        }
+    }
     let (turns, spans, counted_now) = turns;
     f.turns = turns;
-    for (conv, (first, n)) in f.convs.iter_mut().zip(spans) {
-        conv.first_turn = first;
-        conv.n_turns = n;
+    let mut at = 0;
+    for (id, first, n) in spans {
+        if let Some(conv) = index.seek(&mut at, id) {
+            f.convs[conv].first_turn = first;
+            f.convs[conv].n_turns = n;
+        }
     }
     f.counted_now = counted_now;
     f.checks = checks;
@@ -286,39 +314,44 @@ pub(super) fn load(
     Ok(f)
 }
 
-type TurnsRead = (Vec<Turn>, Vec<(usize, usize)>, u64);
+/// The turns, each conversation's (id, first turn, turn count), answers counted now.
+type TurnsRead = (Vec<Turn>, Vec<(i64, usize, usize)>, u64);
+
+/// The selected conversations' ids, ascending: rows that come by conversation are matched
+/// to their conversation by a cursor that only moves forward.
+pub(super) struct Index {
+    ids: Vec<i64>,
+}
+
+impl Index {
+    /// The position of conversation `id`, moving `at` forward to it; a row out of order
+    /// falls back to a binary search. `None`: not a selected conversation.
+    fn seek(&self, at: &mut usize, id: i64) -> Option<usize> {
+        while self.ids.get(*at).is_some_and(|&x| x < id) {
+            *at += 1;
+        }
+        match self.ids.get(*at) {
+            Some(&x) if x == id => Some(*at),
+            _ => self.ids.binary_search(&id).ok(),
+        }
+    }
+}
 
 /// Every turn of the selected conversations, with each conversation's span.
-fn read_turns(
-    db: &Path,
-    sel: &Selection,
-    index: &HashMap<i64, usize>,
-) -> Result<TurnsRead, StoreError> {
+fn read_turns(db: &Path, sel: &Selection) -> Result<TurnsRead, StoreError> {
     let conn = crate::store::open_read_only(db)?;
     let mut turns = Vec::new();
-    let mut spans = vec![(0usize, 0usize); index.len()];
+    let mut spans: Vec<(i64, usize, usize)> = Vec::new();
     let mut counted_now = 0;
     let count = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NO_COUNT);
     facts::turns(&conn, sel, |t: &TurnFact| {
-        let Some(&conv) = index.get(&t.conversation_id) else {
-            return;
-        };
-        let span = &mut spans[conv];
-        if span.1 == 0 {
-            span.0 = turns.len();
+        match spans.last_mut() {
+            Some((id, _, n)) if *id == t.conversation_id => *n += 1,
+            _ => spans.push((t.conversation_id, turns.len(), 1)),
         }
-        span.1 += 1;
-        let visible = match (t.visible_tokens, &t.answer_to_count) {
-            (Some(v), _) => count(Some(v)),
-            (None, Some(answer)) => {
-                counted_now += 1;
-                count(Some(crate::tokens::count(answer)))
-            }
-            (None, None) => NO_COUNT,
-        };
         turns.push(Turn {
             outcome: t.outcome.unwrap_or(TurnOutcome::Ok),
-            finish: Finish::of(t.finish_reason.as_deref()),
+            finish: Finish::of(t.finish_reason),
             has_answer: t.has_answer,
             has_reasoning: t.has_reasoning,
             attempts: t.attempts,
@@ -329,9 +362,27 @@ fn read_turns(
             prompt_tokens: count(t.prompt_tokens),
             cached_tokens: count(t.cached_tokens),
             completion_tokens: count(t.completion_tokens),
-            visible_tokens: visible,
+            visible_tokens: count(t.visible_tokens),
             structure_failed: false,
         });
+    })?;
+    // Imported answers carry no visible-token count: count them now (never 0 in its place).
+    let mut at = 0;
+    facts::uncounted_answers(&conn, sel, |conversation_id, idx, answer| {
+        while spans.get(at).is_some_and(|s| s.0 < conversation_id) {
+            at += 1;
+        }
+        let Some(&(id, first, n)) = spans.get(at) else {
+            return;
+        };
+        let idx = idx as usize;
+        if id == conversation_id
+            && idx < n
+            && let Some(t) = turns.get_mut(first + idx)
+        {
+            t.visible_tokens = count(Some(crate::tokens::count(answer)));
+            counted_now += 1;
+        }
     })?;
     Ok((turns, spans, counted_now))
 }
@@ -349,15 +400,9 @@ pub(super) const TAG_ORDER: [&str; 6] = [
 /// Tags whose failure means the answer lacks the structure its turn demands.
 const STRUCTURAL_TAGS: [&str; 3] = ["json_validity", "required_fields", "format"];
 
-fn read_checks(
-    conn: &rusqlite::Connection,
-    definitions: Vec<CheckDefinitionFact>,
-    index: &HashMap<i64, usize>,
-) -> Result<CheckFacts, StoreError> {
-    let mut out = CheckFacts {
-        per_conv: vec![None; index.len()],
-        ..CheckFacts::default()
-    };
+/// The current definitions, their tags and scopes; results come apart, by range.
+fn check_definitions(definitions: Vec<CheckDefinitionFact>) -> CheckFacts {
+    let mut out = CheckFacts::default();
     let mut tags: Vec<String> = definitions.iter().map(|d| d.tag.clone()).collect();
     tags.sort_by_key(|t| {
         (
@@ -383,31 +428,64 @@ fn read_checks(
         );
     }
     out.tags = tags;
-    let n_tags = out.tags.len();
-    facts::check_results(conn, |conversation_id, definition_id, passed| {
-        let (Some(&conv), Some(def)) = (
-            index.get(&conversation_id),
-            out.definitions.get(&definition_id),
-        ) else {
+    out
+}
+
+/// The current check results of the conversations with ids in `ids`, each conversation's
+/// tallied: (conversation id, its results), by id.
+fn read_check_results(
+    db: &Path,
+    checks: &CheckFacts,
+    ids: std::ops::RangeInclusive<i64>,
+) -> Result<Vec<(i64, ConvChecks)>, StoreError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let conn = crate::store::open_read_only(db)?;
+    let n_tags = checks.tags.len();
+    // Definitions by id in a vector: millions of results are looked up without hashing.
+    let mut by_id: Vec<Option<&Definition>> = Vec::new();
+    for (&id, d) in &checks.definitions {
+        if let Ok(i) = usize::try_from(id) {
+            if by_id.len() <= i {
+                by_id.resize(i + 1, None);
+            }
+            by_id[i] = Some(d);
+        }
+    }
+    let mut out: Vec<(i64, ConvChecks)> = Vec::new();
+    facts::check_results(&conn, ids, |conversation_id, definition_id, passed| {
+        let Some(def) = usize::try_from(definition_id)
+            .ok()
+            .and_then(|d| by_id.get(d).copied().flatten())
+        else {
             return;
         };
-        let c = out.per_conv[conv].get_or_insert_with(|| ConvChecks {
-            by_tag: vec![[0; 3]; n_tags],
-            ..ConvChecks::default()
-        });
+        if out.last().is_none_or(|(c, _)| *c != conversation_id) {
+            out.push((
+                conversation_id,
+                ConvChecks {
+                    by_tag: vec![[0; 3]; n_tags],
+                    ..ConvChecks::default()
+                },
+            ));
+        }
+        let Some((_, c)) = out.last_mut() else { return };
         let slot = match passed {
-            Some(true) => 0,
-            Some(false) => 1,
-            None => 2,
-        };
-        match passed {
-            Some(true) => c.passed += 1,
+            Some(true) => {
+                c.passed += 1;
+                0
+            }
             Some(false) => {
                 c.failed += 1;
                 c.failed_defs.push(definition_id);
+                1
             }
-            None => c.not_scored += 1,
-        }
+            None => {
+                c.not_scored += 1;
+                2
+            }
+        };
         if let Some(t) = c.by_tag.get_mut(def.tag) {
             t[slot] += 1;
         }
@@ -460,13 +538,14 @@ fn mark_structure_failures(f: &mut Facts) {
 fn read_judgments(
     conn: &rusqlite::Connection,
     filter: &JudgmentFilter,
-    index: &HashMap<i64, usize>,
+    index: &Index,
 ) -> Result<JudgeFacts, StoreError> {
+    let mut at = 0;
     let mut out = JudgeFacts::default();
     let mut sections: HashMap<SectionKey, usize> = HashMap::new();
     let mut criteria: HashMap<String, usize> = HashMap::new();
     facts::judgments(conn, filter, |j: JudgmentFact| {
-        let Some(&conv) = index.get(&j.conversation_id) else {
+        let Some(conv) = index.seek(&mut at, j.conversation_id) else {
             return;
         };
         let key = SectionKey {

@@ -7,6 +7,7 @@
 //! - [`judges`]: judge means per rubric × judge × cell.
 //! - [`headlines`]: the sentences a reader decides from.
 //! - [`model`]: the report as data; `crate::export` formats it.
+//! - [`rows`]: per-conversation rows, built one at a time while they are written.
 //!
 //! The report computes; it never formats (exporters do) and never writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
@@ -16,6 +17,7 @@ pub mod headlines;
 mod judges;
 mod load;
 pub mod model;
+pub mod rows;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -23,10 +25,7 @@ use std::path::{Path, PathBuf};
 use crate::stats::Bootstrap;
 use crate::store::StoreError;
 use crate::store::facts::{FactFilter, JudgmentFilter, Selection, judged_rubrics_and_judges};
-use model::{
-    BootstrapInfo, ChecksSection, ConversationChecks, ConversationJudgment, ConversationRow,
-    Filters, Meta, Report, RunCard, TurnRow,
-};
+use model::{BootstrapInfo, ChecksSection, Filters, Meta, Report, RunCard};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -67,7 +66,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     }
     let conn = crate::store::open(db)?;
     let sel = Selection::resolve(&conn, &opts.filter)?;
-    let facts = load::load(db, &conn, &sel, &opts.judgments)?;
+    let facts = std::sync::Arc::new(load::load(db, &conn, &sel, &opts.judgments)?);
     let by_cell = cells::conversations_by_cell(&facts);
     let cell_opts = cells::CellOptions {
         sla_ms: opts.sla_ms,
@@ -115,9 +114,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             .collect(),
         cells: report_cells.iter().map(|c| c.checks.clone()).collect(),
     };
-    let conversations = opts
-        .with_conversations
-        .then(|| conversation_rows(&facts, opts.sla_ms));
+    let with_rows = opts.with_conversations;
     let labels: BTreeSet<&str> = report_cells.iter().map(|c| c.model.as_str()).collect();
     let providers: BTreeSet<&str> = report_cells.iter().map(|c| c.provider.as_str()).collect();
     let meta = Meta {
@@ -168,7 +165,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         checks,
         judges: judge_sections,
         notes,
-        conversations,
+        conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })
 }
 
@@ -243,6 +240,12 @@ fn notes(
             ));
         }
     }
+    let internal: u64 = cells.iter().map(|c| c.reliability.internal_errors).sum();
+    if internal > 0 {
+        notes.push(format!(
+            "{internal} conversations ended by turnbench's own failure (internal_error), not the provider's: they are in no denominator (docs/reliability.md)"
+        ));
+    }
     if facts.counted_now > 0 {
         notes.push(format!(
             "{} answers had no stored visible-token count (imports) and were counted now with o200k_base",
@@ -256,82 +259,4 @@ fn notes(
         notes.push("cost: no prices in the run settings (add `price = {input, cached, output}` to a target, USD per million tokens)".into());
     }
     Ok(notes)
-}
-
-fn conversation_rows(facts: &load::Facts, sla_ms: Option<f64>) -> Vec<ConversationRow> {
-    let judgments_of = {
-        let mut by_conv: Vec<Vec<&load::Judgment>> = vec![Vec::new(); facts.convs.len()];
-        for j in &facts.judges.judgments {
-            by_conv[j.conv].push(j);
-        }
-        by_conv
-    };
-    facts
-        .convs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let cell = &facts.cells[c.cell];
-            let turns = &facts.turns[c.first_turn..c.first_turn + c.n_turns];
-            let known = |v: f64| v.is_finite().then_some(v);
-            ConversationRow {
-                id: c.id,
-                uid: c.uid.clone(),
-                run_id: c.run_id,
-                provider: cell.provider.clone(),
-                model: cell.label.clone(),
-                scenario: c.scenario.map(|s| facts.scenarios[s].clone()),
-                repeat: c.repeat,
-                outcome: c.outcome.to_string(),
-                latency_ms: known(c.latency_ms),
-                turns: turns
-                    .iter()
-                    .map(|t| TurnRow {
-                        outcome: t.outcome.to_string(),
-                        finish_reason: t.finish.as_str().map(str::to_string),
-                        ttft_ms: known(t.ttft),
-                        ttfa_ms: known(t.ttfa),
-                        e2e_ms: known(t.e2e),
-                        usable: cells::is_usable(t, sla_ms),
-                    })
-                    .collect(),
-                checks: facts.checks.per_conv[i]
-                    .as_ref()
-                    .map(|k| ConversationChecks {
-                        passed: u64::from(k.passed),
-                        failed: u64::from(k.failed),
-                        not_scored: u64::from(k.not_scored),
-                        failed_checks: k
-                            .failed_defs
-                            .iter()
-                            .filter_map(|d| facts.checks.definitions.get(d))
-                            .map(|d| d.check_id.clone())
-                            .collect(),
-                    }),
-                judgments: judgments_of[i]
-                    .iter()
-                    .map(|j| {
-                        let key = &facts.judges.sections[j.section];
-                        ConversationJudgment {
-                            rubric: key.rubric.clone(),
-                            judge: key.judge.clone(),
-                            simulated: key.simulated,
-                            replicate: j.replicate,
-                            status: match j.status {
-                                load::JudgmentStatus::Ok => "ok",
-                                load::JudgmentStatus::Unparseable => "unparseable",
-                                load::JudgmentStatus::JudgeError => "judge_error",
-                            }
-                            .to_string(),
-                            scores: j
-                                .scores
-                                .iter()
-                                .map(|(c, s)| (facts.judges.criteria[*c].clone(), *s))
-                                .collect(),
-                        }
-                    })
-                    .collect(),
-            }
-        })
-        .collect()
 }

@@ -44,9 +44,10 @@ pub struct Report {
     pub judges: Vec<JudgeSection>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
-    /// Per-conversation rows; filled only when asked for (the JSON format).
+    /// Per-conversation rows, built one at a time as they are written; present only when
+    /// asked for (the JSON format).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub conversations: Option<Vec<ConversationRow>>,
+    pub conversations: Option<super::rows::ConversationRows>,
 }
 
 impl Report {
@@ -223,6 +224,9 @@ pub struct Reliability {
     pub completed: u64,
     /// Stopped by Ctrl-C and never redone: in no denominator.
     pub interrupted: u64,
+    /// Ended by turnbench's own failure (`internal_error`), never the provider's: in no
+    /// denominator.
+    pub internal_errors: u64,
     /// completed / attempted, Wilson 95 % interval.
     pub success: Rate,
     /// Failed conversations by the class of the turn that ended them.
@@ -354,27 +358,28 @@ pub struct JudgeCell {
     pub judged_completed: Rate,
 }
 
-/// One conversation, for the JSON format.
+/// One conversation, for the JSON format; borrowed from the report's facts, built one at a
+/// time as it is written (see [`super::rows::ConversationRows`]).
 #[derive(Debug, Clone, Serialize)]
-pub struct ConversationRow {
+pub struct ConversationRow<'a> {
     pub id: i64,
-    pub uid: String,
+    pub uid: &'a str,
     pub run_id: i64,
-    pub provider: String,
-    pub model: String,
-    pub scenario: Option<String>,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub scenario: Option<&'a str>,
     pub repeat: u32,
-    pub outcome: String,
+    pub outcome: &'static str,
     pub latency_ms: Option<f64>,
     pub turns: Vec<TurnRow>,
-    pub checks: Option<ConversationChecks>,
-    pub judgments: Vec<ConversationJudgment>,
+    pub checks: Option<ConversationChecks<'a>>,
+    pub judgments: Vec<ConversationJudgment<'a>>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct TurnRow {
-    pub outcome: String,
-    pub finish_reason: Option<String>,
+    pub outcome: &'static str,
+    pub finish_reason: Option<&'static str>,
     pub ttft_ms: Option<f64>,
     pub ttfa_ms: Option<f64>,
     pub e2e_ms: Option<f64>,
@@ -382,20 +387,20 @@ pub struct TurnRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ConversationChecks {
+pub struct ConversationChecks<'a> {
     pub passed: u64,
     pub failed: u64,
     pub not_scored: u64,
     /// Ids of the checks that failed.
-    pub failed_checks: Vec<String>,
+    pub failed_checks: Vec<&'a str>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ConversationJudgment {
-    pub rubric: String,
-    pub judge: String,
+pub struct ConversationJudgment<'a> {
+    pub rubric: &'a str,
+    pub judge: &'a str,
     pub simulated: bool,
     pub replicate: i64,
-    pub status: String,
-    pub scores: BTreeMap<String, i64>,
+    pub status: &'static str,
+    pub scores: BTreeMap<&'a str, i64>,
 }

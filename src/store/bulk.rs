@@ -34,9 +34,9 @@ impl<'c> ConversationInserter<'c> {
                      finish_reason, http_status, outcome, error, attempts, pause_ms, start_ms,
                      ttft_ms, ttfa_ms, e2e_ms, prompt_tokens, completion_tokens,
                      reasoning_tokens, cached_tokens, visible_tokens, request_id, chunk_offsets,
-                     wall_ms)
+                     wall_ms, has_answer, has_reasoning)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
             )?,
             attempt: conn.prepare_cached(
                 "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status,
@@ -114,6 +114,8 @@ impl<'c> ConversationInserter<'c> {
                 t.request_id,
                 offsets,
                 t.wall_ms,
+                t.has_visible_text(),
+                t.reasoning.as_deref().is_some_and(|r| !r.is_empty()),
             ])?;
         }
         for a in &c.attempts {

@@ -150,20 +150,21 @@ pub fn runs(conn: &Connection, sel: &Selection) -> Result<Vec<RunFact>, StoreErr
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// One conversation that counts for its slot (`conversation_facts WHERE counts`).
+/// One conversation that counts for its slot (`conversation_facts WHERE counts`). Strings
+/// are borrowed from the row being read: copy what you keep.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ConversationFact {
+pub struct ConversationFact<'r> {
     pub id: i64,
-    pub uid: String,
+    pub uid: &'r str,
     pub run_id: i64,
     pub target_id: i64,
-    pub provider: String,
-    pub model: String,
-    pub label: String,
+    pub provider: &'r str,
+    pub model: &'r str,
+    pub label: &'r str,
     pub simulated: bool,
     /// The target's prices as stored (JSON, USD per million tokens), if any.
-    pub prices: Option<String>,
-    pub scenario: Option<String>,
+    pub prices: Option<&'r str>,
+    pub scenario: Option<&'r str>,
     pub repeat: u32,
     pub outcome: ConversationOutcome,
     pub turn_count: u32,
@@ -175,7 +176,7 @@ pub struct ConversationFact {
 pub fn conversations(
     conn: &Connection,
     sel: &Selection,
-    mut f: impl FnMut(ConversationFact),
+    mut f: impl FnMut(&ConversationFact),
 ) -> Result<(), StoreError> {
     let mut stmt = conn.prepare(&format!(
         "SELECT conversation_id, uid, run_id, target_id, provider, model, label, simulated,
@@ -184,17 +185,26 @@ pub fn conversations(
     ))?;
     let mut rows = stmt.query(&sel.params()[..])?;
     while let Some(r) = rows.next()? {
-        f(ConversationFact {
+        let needed = |i| {
+            text(r, i).and_then(|t| {
+                t.ok_or(rusqlite::Error::InvalidColumnType(
+                    i,
+                    "NULL".into(),
+                    rusqlite::types::Type::Null,
+                ))
+            })
+        };
+        f(&ConversationFact {
             id: r.get(0)?,
-            uid: r.get(1)?,
+            uid: needed(1)?,
             run_id: r.get(2)?,
             target_id: r.get(3)?,
-            provider: r.get(4)?,
-            model: r.get(5)?,
-            label: r.get(6)?,
+            provider: needed(4)?,
+            model: needed(5)?,
+            label: needed(6)?,
             simulated: r.get(7)?,
-            prices: r.get(8)?,
-            scenario: r.get(9)?,
+            prices: text(r, 8)?,
+            scenario: text(r, 9)?,
             repeat: r.get(10)?,
             outcome: r.get(11)?,
             turn_count: r.get(12)?,
@@ -204,14 +214,15 @@ pub fn conversations(
     Ok(())
 }
 
-/// One turn's measured facts (`turn_facts`), without its text.
+/// One turn's measured facts (`turn_facts`), without its text. Strings are borrowed from
+/// the row being read: copy what you keep.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct TurnFact {
+pub struct TurnFact<'r> {
     pub conversation_id: i64,
     /// 0-based.
     pub idx: u32,
     pub outcome: Option<TurnOutcome>,
-    pub finish_reason: Option<String>,
+    pub finish_reason: Option<&'r str>,
     pub attempts: u32,
     pub ttft_ms: Option<f64>,
     pub ttfa_ms: Option<f64>,
@@ -225,12 +236,19 @@ pub struct TurnFact {
     pub visible_tokens: Option<i64>,
     pub has_answer: bool,
     pub has_reasoning: bool,
-    /// The answer, only when `visible_tokens` is unknown (imports), so it can be counted.
-    pub answer_to_count: Option<String>,
+}
+
+/// Column `i` as text borrowed from the row, not copied; text that is not UTF-8 is a
+/// damaged store.
+fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
+    r.get_ref(i)?.as_str_or_null().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+    })
 }
 
 /// Calls `f` for every turn of the selected conversations that count, in (conversation,
-/// turn) order.
+/// turn) order. Only measured facts are read (from the `turns_facts` index, never the
+/// text), and nothing is allocated per turn.
 pub fn turns(
     conn: &Connection,
     sel: &Selection,
@@ -239,31 +257,64 @@ pub fn turns(
     let mut stmt = conn.prepare(&format!(
         "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
                 e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
-                cached_tokens, visible_tokens, has_answer, has_reasoning,
-                CASE WHEN visible_tokens IS NULL AND has_answer THEN answer END
+                cached_tokens, visible_tokens, has_answer, has_reasoning
          FROM turn_facts WHERE counts AND {SELECTED} ORDER BY conversation_id, idx"
     ))?;
     let mut rows = stmt.query(&sel.params()[..])?;
-    let mut t = TurnFact::default();
     while let Some(r) = rows.next()? {
-        t.conversation_id = r.get(0)?;
-        t.idx = r.get(1)?;
-        t.outcome = r.get(2)?;
-        t.finish_reason = r.get(3)?;
-        t.attempts = r.get(4)?;
-        t.ttft_ms = r.get(5)?;
-        t.ttfa_ms = r.get(6)?;
-        t.e2e_ms = r.get(7)?;
-        t.wall_ms = r.get(8)?;
-        t.prompt_tokens = r.get(9)?;
-        t.completion_tokens = r.get(10)?;
-        t.reasoning_tokens = r.get(11)?;
-        t.cached_tokens = r.get(12)?;
-        t.visible_tokens = r.get(13)?;
-        t.has_answer = r.get(14)?;
-        t.has_reasoning = r.get(15)?;
-        t.answer_to_count = r.get(16)?;
-        f(&t);
+        let outcome = match text(r, 2)? {
+            None => None,
+            Some(o) => Some(o.parse::<TurnOutcome>().map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(2, rusqlite::types::Type::Text, e.into())
+            })?),
+        };
+        f(&TurnFact {
+            conversation_id: r.get(0)?,
+            idx: r.get(1)?,
+            outcome,
+            finish_reason: text(r, 3)?,
+            attempts: r.get(4)?,
+            ttft_ms: r.get(5)?,
+            ttfa_ms: r.get(6)?,
+            e2e_ms: r.get(7)?,
+            wall_ms: r.get(8)?,
+            prompt_tokens: r.get(9)?,
+            completion_tokens: r.get(10)?,
+            reasoning_tokens: r.get(11)?,
+            cached_tokens: r.get(12)?,
+            visible_tokens: r.get(13)?,
+            // Set by the writer for every turn; a row written by other means (SQL by
+            // hand) is judged by its outcome: an `ok` turn has visible text.
+            has_answer: r
+                .get::<_, Option<bool>>(14)?
+                .unwrap_or(outcome == Some(TurnOutcome::Ok)),
+            has_reasoning: r.get::<_, Option<bool>>(15)?.unwrap_or(false),
+        });
+    }
+    Ok(())
+}
+
+/// Calls `f(conversation_id, turn index, answer)` for every answer of the selected
+/// conversations that count whose visible tokens were never counted (imports), in
+/// (conversation, turn) order. Collected stores have none.
+pub fn uncounted_answers(
+    conn: &Connection,
+    sel: &Selection,
+    mut f: impl FnMut(i64, u32, &str),
+) -> Result<(), StoreError> {
+    // The subquery finds them in the turns_facts index; only their text is then read.
+    let mut stmt = conn.prepare(&format!(
+        "SELECT conversation_id, idx, answer FROM turns
+         WHERE (conversation_id, idx) IN (
+             SELECT conversation_id, idx FROM turn_facts
+             WHERE counts AND visible_tokens IS NULL AND has_answer AND {SELECTED})
+         ORDER BY conversation_id, idx"
+    ))?;
+    let mut rows = stmt.query(&sel.params()[..])?;
+    while let Some(r) = rows.next()? {
+        if let Some(answer) = text(r, 2)? {
+            f(r.get(0)?, r.get(1)?, answer);
+        }
     }
     Ok(())
 }
@@ -298,17 +349,31 @@ pub fn check_definitions(conn: &Connection) -> Result<Vec<CheckDefinitionFact>, 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Calls `f(conversation_id, definition_id, passed)` for every current check result, by
-/// conversation. `passed` is `None` when the check was not scored.
+/// The range of conversation ids in the store (`None` when it holds none), to split a
+/// long read into parts.
+pub fn conversation_ids(
+    conn: &Connection,
+) -> Result<Option<std::ops::RangeInclusive<i64>>, StoreError> {
+    let (lo, hi): (Option<i64>, Option<i64>) =
+        conn.query_row("SELECT MIN(id), MAX(id) FROM conversations", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    Ok(lo.zip(hi).map(|(lo, hi)| lo..=hi))
+}
+
+/// Calls `f(conversation_id, definition_id, passed)` for every current check result of the
+/// conversations with ids in `conversations`, by conversation. `passed` is `None` when the
+/// check was not scored.
 pub fn check_results(
     conn: &Connection,
+    conversations: std::ops::RangeInclusive<i64>,
     mut f: impl FnMut(i64, i64, Option<bool>),
 ) -> Result<(), StoreError> {
     let mut stmt = conn.prepare(
         "SELECT conversation_id, definition_id, passed FROM current_check_results
-         ORDER BY conversation_id",
+         WHERE conversation_id BETWEEN ?1 AND ?2 ORDER BY conversation_id",
     )?;
-    let mut rows = stmt.query([])?;
+    let mut rows = stmt.query([conversations.start(), conversations.end()])?;
     while let Some(r) = rows.next()? {
         f(r.get(0)?, r.get(1)?, r.get(2)?);
     }

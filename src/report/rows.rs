@@ -1,0 +1,135 @@
+//! Per-conversation rows for the JSON format, built one at a time from the report's facts
+//! while they are written: a report over 250,000 conversations never holds them all.
+
+use std::sync::Arc;
+
+use serde::ser::{Serialize, SerializeSeq, Serializer};
+
+use super::cells::is_usable;
+use super::load::{Facts, JudgmentStatus};
+use super::model::{ConversationChecks, ConversationJudgment, ConversationRow, TurnRow};
+
+/// The selected conversations, as rows. Serialises as a JSON array.
+#[derive(Debug, Clone)]
+pub struct ConversationRows {
+    facts: Arc<Facts>,
+    sla_ms: Option<f64>,
+    /// Each conversation's judgments (indexes into the facts' judgments).
+    judgments: Arc<Vec<Vec<usize>>>,
+}
+
+impl ConversationRows {
+    pub(super) fn new(facts: Arc<Facts>, sla_ms: Option<f64>) -> ConversationRows {
+        let mut judgments = vec![Vec::new(); facts.convs.len()];
+        for (i, j) in facts.judges.judgments.iter().enumerate() {
+            if let Some(list) = judgments.get_mut(j.conv) {
+                list.push(i);
+            }
+        }
+        ConversationRows {
+            facts,
+            sla_ms,
+            judgments: Arc::new(judgments),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.facts.convs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.facts.convs.is_empty()
+    }
+
+    /// Every row, in conversation order.
+    pub fn iter(&self) -> impl Iterator<Item = ConversationRow<'_>> {
+        (0..self.facts.convs.len()).map(|i| self.row(i))
+    }
+
+    fn row(&self, i: usize) -> ConversationRow<'_> {
+        let f = &*self.facts;
+        let c = &f.convs[i];
+        let cell = &f.cells[c.cell];
+        let turns = &f.turns[c.first_turn..c.first_turn + c.n_turns];
+        let known = |v: f64| v.is_finite().then_some(v);
+        ConversationRow {
+            id: c.id,
+            uid: &c.uid,
+            run_id: c.run_id,
+            provider: &cell.provider,
+            model: &cell.label,
+            scenario: c
+                .scenario
+                .and_then(|s| f.scenarios.get(s))
+                .map(String::as_str),
+            repeat: c.repeat,
+            outcome: c.outcome.as_str(),
+            latency_ms: known(c.latency_ms),
+            turns: turns
+                .iter()
+                .map(|t| TurnRow {
+                    outcome: t.outcome.as_str(),
+                    finish_reason: t.finish.as_str(),
+                    ttft_ms: known(t.ttft),
+                    ttfa_ms: known(t.ttfa),
+                    e2e_ms: known(t.e2e),
+                    usable: is_usable(t, self.sla_ms),
+                })
+                .collect(),
+            checks: f
+                .checks
+                .per_conv
+                .get(i)
+                .and_then(Option::as_ref)
+                .map(|k| ConversationChecks {
+                    passed: u64::from(k.passed),
+                    failed: u64::from(k.failed),
+                    not_scored: u64::from(k.not_scored),
+                    failed_checks: k
+                        .failed_defs
+                        .iter()
+                        .filter_map(|d| f.checks.definitions.get(d))
+                        .map(|d| d.check_id.as_str())
+                        .collect(),
+                }),
+            judgments: self
+                .judgments
+                .get(i)
+                .into_iter()
+                .flatten()
+                .filter_map(|&j| f.judges.judgments.get(j))
+                .map(|j| {
+                    let key = &f.judges.sections[j.section];
+                    ConversationJudgment {
+                        rubric: &key.rubric,
+                        judge: &key.judge,
+                        simulated: key.simulated,
+                        replicate: j.replicate,
+                        status: match j.status {
+                            JudgmentStatus::Ok => "ok",
+                            JudgmentStatus::Unparseable => "unparseable",
+                            JudgmentStatus::JudgeError => "judge_error",
+                        },
+                        scores: j
+                            .scores
+                            .iter()
+                            .filter_map(|(c, s)| {
+                                f.judges.criteria.get(*c).map(|n| (n.as_str(), *s))
+                            })
+                            .collect(),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Serialize for ConversationRows {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for row in self.iter() {
+            seq.serialize_element(&row)?;
+        }
+        seq.end()
+    }
+}

@@ -247,8 +247,7 @@ fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
 }
 
 /// Calls `f` for every turn of the selected conversations that count, in (conversation,
-/// turn) order. Only measured facts are read (from the `turns_facts` index, never the
-/// text), and nothing is allocated per turn.
+/// turn) order. Only measured facts are read, and nothing is allocated per turn.
 pub fn turns(
     conn: &Connection,
     sel: &Selection,
@@ -302,7 +301,7 @@ pub fn uncounted_answers(
     sel: &Selection,
     mut f: impl FnMut(i64, u32, &str),
 ) -> Result<(), StoreError> {
-    // The subquery finds them in the turns_facts index; only their text is then read.
+    // The subquery finds them by their facts; only their text is then read.
     let mut stmt = conn.prepare(&format!(
         "SELECT conversation_id, idx, answer FROM turns
          WHERE (conversation_id, idx) IN (

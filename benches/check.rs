@@ -13,8 +13,13 @@
 //!
 //! Prints figures; asserts nothing (these machines are shared and noisy).
 
+#[path = "support/memory.rs"]
+mod memory;
+
 use std::path::Path;
 use std::time::Instant;
+
+use memory::{peak_kb, reset_peak};
 
 use turnbench::checks::{Answers, CheckOptions, CheckSet, run_checks};
 use turnbench::config::Scenario;
@@ -304,21 +309,4 @@ fn evaluate_in_memory(suite: &Suite, n: u64, threads: usize) -> u64 {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     })
-}
-
-fn reset_peak() {
-    // "5" resets the peak resident set size to the current one (Linux ≥ 4.0).
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-fn peak_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }

@@ -7,11 +7,12 @@
 //! file with `TURNBENCH_BENCH_FILE=/tmp/synthetic.jsonl`.
 //! Goal (issue 3): ≥ 150,000 turns/s and peak memory < 200 MB.
 
+#[path = "support/memory.rs"]
+mod memory;
 #[path = "../tests/support/synthetic.rs"]
 mod synthetic;
 
 use std::io::{BufWriter, Write};
-use std::path::Path;
 use std::time::Instant;
 
 use turnbench::import::{ImportOptions, import_file};
@@ -39,7 +40,7 @@ fn main() {
         bytes as f64 / 1e6,
         t.elapsed().as_secs_f64()
     );
-    let rss_before = peak_rss_kb();
+    let rss_before = memory::peak_kb();
 
     let db = dir.path().join("bench.db");
     let mut conn = turnbench::store::open(&db).unwrap();
@@ -73,7 +74,7 @@ fn main() {
     );
     println!(
         "peak RSS after both: {:.1} MB",
-        peak_rss_kb() as f64 / 1024.0
+        memory::peak_kb() as f64 / 1024.0
     );
 }
 
@@ -87,7 +88,7 @@ fn report(secs: f64, cpu: f64, turns: u64, bytes: u64, db_bytes: u64, rss_before
     println!("CPU time (both threads): {cpu:.2} s (a busy machine slows the wall clock, not this)");
     println!(
         "peak RSS (VmHWM): {:.1} MB (before import: {:.1} MB)",
-        peak_rss_kb() as f64 / 1024.0,
+        memory::peak_kb() as f64 / 1024.0,
         rss_before as f64 / 1024.0
     );
 }
@@ -106,16 +107,4 @@ fn cpu_seconds() -> f64 {
     };
     // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
     (ticks(11) + ticks(12)) / 100.0
-}
-
-/// Peak resident set size of this process, in kB (Linux).
-fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string(Path::new("/proc/self/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        })
-        .unwrap_or(0)
 }

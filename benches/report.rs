@@ -11,8 +11,16 @@
 //! Goal (issue 9): ≤ 3 s and ≤ 300 MB per format on 2 cores. Prints figures; asserts
 //! nothing (these machines are shared and noisy).
 
+#[path = "support/memory.rs"]
+mod memory;
+#[path = "../tests/support/synthetic.rs"]
+mod synthetic;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+use memory::peak_kb;
+use synthetic::Rng;
 
 use turnbench::checks::{CheckOptions, run_checks};
 use turnbench::config::Scenario;
@@ -122,23 +130,6 @@ fn child(format: &str) {
     );
 }
 
-/// SplitMix64: small, fast, deterministic.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 /// Conversation i: cell i % 6, scenario i / 6 % 15, repeat i / 90 + 1; every 40th fails
 /// at its third turn, every 200th is truncated; answers are the scenario's references.
 fn generate(db: &Path, n: u64) {
@@ -177,7 +168,7 @@ fn generate(db: &Path, n: u64) {
         .iter()
         .map(|s| upsert_scenario(&conn, s).unwrap())
         .collect();
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     let mut i = 0;
     while i < n {
         let tx = conn.transaction().unwrap();
@@ -266,7 +257,7 @@ fn judge(db: &Path, n: u64) {
            VALUES (1, 'mock', 'mock-judge', 'builtin-mock', 1, '{}', 't', 'jh');",
     )
     .unwrap();
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     let mut stmt = tx
         .prepare(
             "INSERT INTO judgments (key, conversation_id, rubric_ref, judge_ref, rubric_id,
@@ -299,16 +290,4 @@ fn judge(db: &Path, n: u64) {
     drop(stmt);
     tx.commit().unwrap();
     println!("judged: {written} simulated judgments");
-}
-
-fn peak_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
 }

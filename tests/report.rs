@@ -255,6 +255,25 @@ fn the_fixture_store_gives_its_known_report() {
 }
 
 #[test]
+fn the_terminal_report_fits_100_columns() {
+    let project = fixture(true);
+    let text = report(&project, &[]);
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    assert!(text.starts_with("turnbench report · store"), "{text}");
+    let quiet = project.run_ok(&["--quiet", "report"]).0;
+    assert!(
+        !quiet.contains("HEADLINES") && quiet.contains("CELLS · m-x"),
+        "{quiet}"
+    );
+}
+
+#[test]
 fn counts_add_up_to_the_store_and_failures_stay_out_of_latency() {
     let project = fixture(true);
     let r = json_report(&project, &[]);

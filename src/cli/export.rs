@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 
 use super::Global;
 use crate::export::{self, CONVERSATION_FORMATS, ConversationSource, FormatOptions};
-use crate::store::facts::{FactFilter, Selection};
+use crate::store::facts::Selection;
 
 /// What `export` writes; one variant per kind of data.
 #[derive(clap::Subcommand)]
@@ -30,16 +30,8 @@ pub struct ConversationsArgs {
     /// Output file (default, or `-`: standard output).
     #[arg(long, short)]
     out: Option<PathBuf>,
-    /// Only this run: an id, or a name (every run of that name).
-    #[arg(long)]
-    run: Option<String>,
-    #[arg(long)]
-    provider: Option<String>,
-    /// Only this model label.
-    #[arg(long)]
-    model: Option<String>,
-    #[arg(long)]
-    scenario: Option<String>,
+    #[command(flatten)]
+    select: super::SelectArgs,
     /// Add each conversation's current check results and judgments (with the judge,
     /// whether it was simulated, its status and its raw answer).
     #[arg(long)]
@@ -60,12 +52,7 @@ impl ConversationsArgs {
             );
         }
         let conn = crate::store::open(db)?;
-        let filter = FactFilter {
-            run: self.run,
-            provider: self.provider,
-            label: self.model,
-            scenario: self.scenario,
-        };
+        let filter = self.select.filter();
         let source = ConversationSource {
             selection: Selection::resolve(&conn, &filter)?,
             conn,

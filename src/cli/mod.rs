@@ -43,6 +43,33 @@ pub struct Global {
     pub quiet: bool,
 }
 
+/// Which stored conversations a reader takes (`report`, `export`): every filter given
+/// must match.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SelectArgs {
+    /// Only this run: an id, or a name (every run of that name).
+    #[arg(long)]
+    run: Option<String>,
+    #[arg(long)]
+    provider: Option<String>,
+    /// Only this model label.
+    #[arg(long)]
+    model: Option<String>,
+    #[arg(long)]
+    scenario: Option<String>,
+}
+
+impl SelectArgs {
+    pub fn filter(self) -> crate::store::facts::FactFilter {
+        crate::store::facts::FactFilter {
+            run: self.run,
+            provider: self.provider,
+            label: self.model,
+            scenario: self.scenario,
+        }
+    }
+}
+
 /// One variant per command; each command's help text is the doc comment of its args struct.
 #[derive(Subcommand)]
 pub enum Command {

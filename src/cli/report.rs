@@ -9,7 +9,7 @@ use super::Global;
 use crate::export::{self, FormatOptions, REPORT_FORMATS};
 use crate::report::{self, ReportOptions};
 use crate::stats::Bootstrap;
-use crate::store::facts::{FactFilter, JudgmentFilter};
+use crate::store::facts::JudgmentFilter;
 
 /// Report quality joined with latency and reliability per provider × model label.
 ///
@@ -24,16 +24,8 @@ pub struct ReportArgs {
     /// Output file (default, or `-`: standard output).
     #[arg(long, short)]
     out: Option<PathBuf>,
-    /// Only this run: an id, or a name (every run of that name).
-    #[arg(long)]
-    run: Option<String>,
-    #[arg(long)]
-    provider: Option<String>,
-    /// Only this model label.
-    #[arg(long)]
-    model: Option<String>,
-    #[arg(long)]
-    scenario: Option<String>,
+    #[command(flatten)]
+    select: super::SelectArgs,
     /// Only judgments of this rubric id.
     #[arg(long)]
     rubric: Option<String>,
@@ -56,12 +48,7 @@ impl ReportArgs {
         let exporter = export::find(REPORT_FORMATS, &self.format)?;
         let defaults = Bootstrap::default();
         let opts = ReportOptions {
-            filter: FactFilter {
-                run: self.run,
-                provider: self.provider,
-                label: self.model,
-                scenario: self.scenario,
-            },
+            filter: self.select.filter(),
             judgments: JudgmentFilter {
                 rubric: self.rubric,
                 judge: self.judge,

@@ -11,15 +11,8 @@ use crate::report::model::{Estimate, Interval, Percentiles, Rate, Report};
 
 pub struct Csv;
 
-/// Tags with their own columns, in this order (a store's other tags are in JSON).
-const TAGS: [&str; 6] = [
-    "json_validity",
-    "required_fields",
-    "retained_constraint",
-    "superseded_instruction",
-    "format",
-    "custom",
-];
+/// Tags with their own columns, in the report's order (a store's other tags are in JSON).
+const TAGS: [&str; 6] = crate::report::TAG_ORDER;
 
 /// The header, fixed: new columns are only ever appended.
 pub fn header() -> Vec<String> {

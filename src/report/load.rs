@@ -388,7 +388,7 @@ fn read_turns(db: &Path, sel: &Selection) -> Result<TurnsRead, StoreError> {
 }
 
 /// Tags in the order reports show them; tags not listed here follow, by name.
-pub(super) const TAG_ORDER: [&str; 6] = [
+pub const TAG_ORDER: [&str; 6] = [
     "json_validity",
     "required_fields",
     "retained_constraint",

@@ -22,10 +22,12 @@ pub mod rows;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+pub use load::TAG_ORDER;
+
 use crate::stats::Bootstrap;
 use crate::store::StoreError;
 use crate::store::facts::{FactFilter, JudgmentFilter, Selection, judged_rubrics_and_judges};
-use model::{BootstrapInfo, ChecksSection, Filters, Meta, Report, RunCard};
+use model::{BootstrapInfo, ChecksSection, Filters, Meta, Report};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -121,21 +123,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         store: db.display().to_string(),
         generated_at: crate::store::now_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        runs: facts
-            .runs
-            .iter()
-            .map(|r| RunCard {
-                id: r.id,
-                name: r.name.clone(),
-                source: r.source.clone(),
-                seed: r.seed,
-                settings_hash: r.settings_hash.clone(),
-                tool_version: r.tool_version.clone(),
-                tokenizer: r.tokenizer.clone(),
-                started_at: r.started_at.clone(),
-                ended_at: r.ended_at.clone(),
-            })
-            .collect(),
+        runs: facts.runs.clone(),
         filters: Filters {
             run: opts.filter.run.clone(),
             provider: opts.filter.provider.clone(),

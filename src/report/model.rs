@@ -78,18 +78,8 @@ pub struct Meta {
     pub simulated_providers: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct RunCard {
-    pub id: i64,
-    pub name: String,
-    pub source: String,
-    pub seed: Option<i64>,
-    pub settings_hash: String,
-    pub tool_version: String,
-    pub tokenizer: Option<String>,
-    pub started_at: String,
-    pub ended_at: Option<String>,
-}
+/// A run as its card shows it: the store's row, as it is.
+pub use crate::store::facts::RunFact as RunCard;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Filters {

@@ -114,7 +114,7 @@ fn known_runs(conn: &Connection) -> Result<String, StoreError> {
 }
 
 /// A run, as its card in a report shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunFact {
     pub id: i64,
     pub name: String,

@@ -1,5 +1,6 @@
 //! Generated transcript files for the crash test and the import benchmark: deterministic,
 //! varied text, a mix of lines with and without `id`, and some failed last turns.
+#![allow(dead_code)] // each includer (tests, benches) uses its own subset
 
 use std::io::{self, Write};
 
@@ -50,15 +51,24 @@ const PROVIDERS: &[(&str, &str)] = &[
 const SCENARIOS: u64 = 12;
 
 /// Small, fast, deterministic generator (SplitMix64).
-struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     fn text(&mut self, out: &mut String, chars: usize) {

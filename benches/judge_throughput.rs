@@ -113,6 +113,7 @@ async fn main() {
         MockConfig {
             seed: 1,
             profiles: vec![profile],
+            time_scale: 1.0,
         },
         &[],
         "127.0.0.1:0".parse().unwrap(),

@@ -86,6 +86,7 @@ fn run_level(streams: usize, rounds: u32) {
             MockConfig {
                 seed: 1,
                 profiles: vec![profile],
+                time_scale: 1.0,
             },
             &[],
             "127.0.0.1:0".parse().unwrap(),

@@ -54,6 +54,7 @@ pub fn builtin_config(model: &str, seed: u64) -> MockConfig {
     MockConfig {
         seed,
         profiles: vec![p],
+        time_scale: 1.0,
     }
 }
 

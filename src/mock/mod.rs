@@ -2,6 +2,7 @@
 //! turnbench with no keys. It answers scenario turns with their reference answers, follows
 //! per-model timing profiles, and injects faults and defects from a seed.
 
+pub mod defect;
 pub mod judge;
 pub mod plan;
 pub mod profile;
@@ -171,7 +172,7 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         Ok(r) => r,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, &format!("bad request: {e}")),
     };
-    let Some(profile) = st.config.profile_for(&req.model).cloned() else {
+    let Some(profile) = st.config.profile_for(&req.model) else {
         let known: Vec<_> = st
             .config
             .profiles
@@ -185,6 +186,8 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
         );
         return error_response(StatusCode::NOT_FOUND, &msg);
     };
+    // Every delay this response sleeps, scaled once here.
+    let profile = profile.scaled(st.config.time_scale);
     let occurrence = {
         let key = request_key(st.config.seed, &req.model, &req.messages, 0);
         // Poisoned only if a holder panicked, and none can (a map update only).
@@ -317,7 +320,7 @@ async fn whole_response(
         _ => {
             let mut message = json!({"role": "assistant", "content": content});
             if !reasoning.is_empty() {
-                message["reasoning_content"] = json!(reasoning);
+                message[plan.reasoning_field] = json!(reasoning);
             }
             json!({
                 "id": id, "object": "chat.completion", "created": 0, "model": model,
@@ -347,4 +350,174 @@ async fn whole_response(
             .into_response();
     }
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Client, Endpoint};
+    use crate::config::RequestParams;
+    use crate::outcome::TurnOutcome;
+    use profile::ReasoningStyle;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    async fn start(profiles: Vec<Profile>, time_scale: f64) -> MockServer {
+        let config = MockConfig {
+            seed: 3,
+            profiles,
+            time_scale,
+        };
+        MockServer::start(config, &[], "127.0.0.1:0".parse().unwrap(), None)
+            .await
+            .unwrap()
+    }
+
+    fn hello() -> Vec<Message> {
+        vec![Message::new("user", "Plan the release.")]
+    }
+
+    /// The JSON of every `data:` event of one streamed request, read over a plain TCP
+    /// connection (each event is one HTTP chunk, so its line arrives whole).
+    async fn raw_events(addr: SocketAddr, model: &str) -> Vec<Value> {
+        let body = json!({"model": model, "messages": hello(), "stream": true,
+            "stream_options": {"include_usage": true}})
+        .to_string();
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let head = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        tcp.write_all(body.as_bytes()).await.unwrap();
+        let mut raw = String::new();
+        tcp.read_to_string(&mut raw).await.unwrap();
+        assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+        assert!(raw.contains("data: [DONE]"), "{raw}");
+        raw.lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn reasoning_budget_streams_reasoning_only_and_ends_with_length() {
+        let budget = |model: &str, style: ReasoningStyle| {
+            let mut p = Profile::quick(model, 1.0, 0.0);
+            p.reasoning_words = 20;
+            p.reasoning_style = style;
+            p.faults.reasoning_budget = 1.0;
+            p
+        };
+        let server = start(
+            vec![
+                budget("thinker", ReasoningStyle::ReasoningContent),
+                budget("tagged", ReasoningStyle::Think),
+            ],
+            1.0,
+        )
+        .await;
+
+        let events = raw_events(server.addr(), "thinker").await;
+        let deltas: Vec<&Value> = events
+            .iter()
+            .filter_map(|e| e["choices"].get(0))
+            .map(|c| &c["delta"])
+            .collect();
+        let reasoning: String = deltas
+            .iter()
+            .filter_map(|d| d["reasoning_content"].as_str())
+            .collect();
+        // Three times the usual reasoning, then the budget is gone.
+        assert_eq!(reasoning.split_whitespace().count(), 60, "{reasoning}");
+        assert!(
+            deltas
+                .iter()
+                .all(|d| d["content"].as_str().is_none_or(str::is_empty)),
+            "no answer text: {events:?}"
+        );
+        let finishes: Vec<&str> = events
+            .iter()
+            .filter_map(|e| e["choices"].get(0)?["finish_reason"].as_str())
+            .collect();
+        assert_eq!(finishes, ["length"]);
+        let usage = &events.last().unwrap()["usage"];
+        assert_eq!(usage["completion_tokens"], 60);
+        assert_eq!(usage["completion_tokens_details"]["reasoning_tokens"], 60);
+
+        // The collector's view: a truncated turn with reasoning and no visible answer, for
+        // reasoning in its own field and for a <think> block that never closes.
+        let client = Client::new().unwrap();
+        for model in ["thinker", "tagged"] {
+            let endpoint = Endpoint {
+                url: format!("{}/chat/completions", server.base_url()),
+                model: model.into(),
+                api_key: None,
+                headers: vec![],
+                params: RequestParams::default(),
+            };
+            let (turn, _) = client
+                .send(&endpoint, &hello(), Duration::from_secs(10))
+                .await;
+            assert_eq!(turn.outcome(), TurnOutcome::Truncated, "{model}: {turn:?}");
+            assert_eq!(turn.finish_reason.as_deref(), Some("length"));
+            assert!(!turn.has_visible_text(), "{model}: {:?}", turn.answer);
+            let reasoning = turn.reasoning.unwrap_or_default();
+            assert_eq!(reasoning.split_whitespace().count(), 60, "{model}");
+        }
+        assert!(
+            server
+                .served()
+                .iter()
+                .all(|s| s.fault == Some(Fault::ReasoningBudget))
+        );
+    }
+
+    #[tokio::test]
+    async fn reasoning_style_reasoning_uses_the_reasoning_field() {
+        let mut p = Profile::quick("r", 1.0, 0.0);
+        p.reasoning_words = 4;
+        p.reasoning_style = ReasoningStyle::Reasoning;
+        let server = start(vec![p], 1.0).await;
+        let events = raw_events(server.addr(), "r").await;
+        let fields: Vec<&str> = events
+            .iter()
+            .filter_map(|e| e["choices"].get(0)?["delta"].as_object())
+            .flat_map(|d| d.keys().map(String::as_str))
+            .collect();
+        assert_eq!(fields.iter().filter(|f| **f == "reasoning").count(), 4);
+        assert!(!fields.contains(&"reasoning_content"), "{fields:?}");
+    }
+
+    #[tokio::test]
+    async fn time_scale_multiplies_the_delays_a_response_is_planned_with() {
+        let mut p = Profile::quick("m", 0.0, 0.0);
+        p.ttft_ms = profile::Delay::Lognormal {
+            median: 400.0,
+            sigma: 0.3,
+        };
+        p.gap_ms = profile::Delay::Uniform {
+            min: 10.0,
+            max: 30.0,
+        };
+        p.slowdown = Some(profile::Delay::Lognormal {
+            median: 1.0,
+            sigma: 0.5,
+        });
+        let server = start(vec![p.clone()], 0.02).await;
+        let events = raw_events(server.addr(), "m").await;
+        assert!(!events.is_empty());
+        // What the server planned (and slept) is the unscaled plan for the same key, times
+        // the scale: the same draws, shorter delays.
+        let key = request_key(3, "m", &hello(), 0);
+        let unscaled = make_plan(&p, key, &hello(), &ScenarioIndex::default());
+        let served = server.served();
+        assert_eq!(served.len(), 1);
+        let ttft = served[0].nominal_ttft_ms.unwrap();
+        assert!(
+            (ttft - 0.02 * unscaled.nominal_ttft_ms.unwrap()).abs() < 1e-9,
+            "{ttft}"
+        );
+        assert!((served[0].nominal_e2e_ms - 0.02 * unscaled.end_ms).abs() < 1e-9);
+    }
 }

@@ -2,13 +2,15 @@
 //!
 //! The draw is keyed by (seed, model, request messages, how many times this exact request
 //! was seen before): the same seed gives the same faults on the same requests, and a retry
-//! of an identical request gets a fresh draw.
+//! of an identical request gets a fresh draw. Answer defects are drawn from their own
+//! stream of the same key (see [`super::defect`]), so they do not move the timings.
 
 use std::collections::HashMap;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 
+use super::defect;
 use super::profile::{CacheReport, Profile, ReasoningStyle};
 use crate::config::Scenario;
 use crate::store::records::Message;
@@ -24,6 +26,8 @@ pub enum Fault {
     ErrorAfter200,
     Empty,
     Length,
+    /// Reasoning only, then `finish_reason: "length"`: the budget went to thinking.
+    ReasoningBudget,
 }
 
 /// One piece of the response body, sent `at_ms` after the request arrived.
@@ -52,6 +56,8 @@ pub struct Plan {
     pub reasoning_tokens: i64,
     pub cached_tokens: i64,
     pub cache: CacheReport,
+    /// The delta field reasoning pieces are sent in: `reasoning_content` or `reasoning`.
+    pub reasoning_field: &'static str,
     /// The first piece carrying text (reasoning or content), if any: the nominal TTFT.
     pub nominal_ttft_ms: Option<f64>,
 }
@@ -61,6 +67,8 @@ pub struct Plan {
 pub struct ScenarioIndex {
     by_user: HashMap<String, (usize, usize)>,
     references: Vec<Vec<Option<String>>>,
+    /// Each scenario's user turns in order, for the grading judge.
+    users: Vec<Vec<String>>,
 }
 
 impl ScenarioIndex {
@@ -73,8 +81,30 @@ impl ScenarioIndex {
             index
                 .references
                 .push(scenario.turns.iter().map(|t| t.reference.clone()).collect());
+            index
+                .users
+                .push(scenario.turns.iter().map(|t| t.user.clone()).collect());
         }
         index
+    }
+
+    /// How many scenarios the index holds.
+    pub fn len(&self) -> usize {
+        self.users.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.users.is_empty()
+    }
+
+    /// Scenario `s`'s user turns, in order.
+    pub fn users(&self, s: usize) -> &[String] {
+        &self.users[s]
+    }
+
+    /// Scenario `s`'s reference answers, by turn.
+    pub fn references(&self, s: usize) -> &[Option<String>] {
+        &self.references[s]
     }
 
     /// (reference for this turn, reference for the turn before).
@@ -108,7 +138,7 @@ pub fn make_plan(
 ) -> Plan {
     let mut rng = StdRng::from_seed(key);
     let fault = draw_fault(profile, rng.random::<f64>());
-    let (stale, fence) = (rng.random::<f64>(), rng.random::<f64>());
+    let budget = fault == Some(Fault::ReasoningBudget);
 
     let last_user = messages
         .iter()
@@ -117,23 +147,24 @@ pub fn make_plan(
         .map_or("", |m| m.content.as_str());
     let mut answer = match index.lookup(last_user) {
         Some((current, prev)) => {
-            let chosen = match prev {
-                Some(p) if stale < profile.defects.stale => Some(p),
-                _ => current,
-            };
-            chosen.map_or_else(|| generated_text(&mut rng, 30, 80), str::to_string)
+            let draws = defect::Draws::from_key(key);
+            defect::apply(&profile.defects, current, prev, &draws)
+                .unwrap_or_else(|| generated_text(&mut rng, 30, 80))
         }
         None => generated_text(&mut rng, 30, 80),
     };
-    if fence < profile.defects.fence {
-        answer = format!("```json\n{answer}\n```");
-    }
     if let Some(identity) = &profile.identity {
         answer = format!("{identity}{answer}");
     }
 
-    let reasoning: Vec<String> = if profile.reasoning_words > 0 {
-        let text = generated_words(&mut rng, profile.reasoning_words as usize);
+    // Reasoning that eats the budget runs on well past its usual length.
+    let reasoning_words = if budget {
+        profile.reasoning_words.max(20) as usize * 3
+    } else {
+        profile.reasoning_words as usize
+    };
+    let reasoning: Vec<String> = if reasoning_words > 0 {
+        let text = generated_words(&mut rng, reasoning_words);
         chunk_words(&text, 1)
     } else {
         Vec::new()
@@ -142,6 +173,10 @@ pub fn make_plan(
     let finish_reason = match fault {
         Some(Fault::Length) => {
             answer_chunks.truncate(answer_chunks.len().div_ceil(3));
+            "length"
+        }
+        Some(Fault::ReasoningBudget) => {
+            answer_chunks.clear();
             "length"
         }
         Some(Fault::Empty) => {
@@ -156,10 +191,15 @@ pub fn make_plan(
         kind: PieceKind::Role,
     }];
     let mut t = profile.ttft_ms.sample(rng.random(), rng.random());
+    // Drawn only when set, so that profiles without it keep their timings.
+    let slowdown = profile
+        .slowdown
+        .map_or(1.0, |d| d.sample(rng.random(), rng.random()));
+    let gap = |rng: &mut StdRng| profile.gap_ms.sample(rng.random(), rng.random()) * slowdown;
     let nominal_ttft_ms = (!reasoning.is_empty() || !answer_chunks.is_empty()).then_some(t);
     let mut push = |kind: PieceKind, rng: &mut StdRng, first: &mut bool| {
         if !*first {
-            t += profile.gap_ms.sample(rng.random(), rng.random());
+            t += gap(rng);
         }
         *first = false;
         pieces.push(Piece { at_ms: t, kind });
@@ -174,7 +214,8 @@ pub fn make_plan(
             if i == 0 {
                 text = format!("<think>{text}");
             }
-            if i + 1 == n_reasoning {
+            // Cut off by the budget, the block never closes.
+            if i + 1 == n_reasoning && !budget {
                 text.push_str("</think>\n\n");
             }
             PieceKind::Content(text)
@@ -187,7 +228,7 @@ pub fn make_plan(
     for chunk in answer_chunks {
         push(PieceKind::Content(chunk), &mut rng, &mut first);
     }
-    let end_ms = t + profile.gap_ms.sample(rng.random(), rng.random());
+    let end_ms = t + profile.gap_ms.sample(rng.random(), rng.random()) * slowdown;
 
     let prompt_tokens: i64 = messages
         .iter()
@@ -213,6 +254,10 @@ pub fn make_plan(
             0
         },
         cache: profile.cache,
+        reasoning_field: match profile.reasoning_style {
+            ReasoningStyle::Reasoning => "reasoning",
+            _ => "reasoning_content",
+        },
         nominal_ttft_ms,
     }
 }
@@ -229,6 +274,7 @@ fn draw_fault(profile: &Profile, u: f64) -> Option<Fault> {
         (f.error_after_200, Fault::ErrorAfter200),
         (f.empty, Fault::Empty),
         (f.length, Fault::Length),
+        (f.reasoning_budget, Fault::ReasoningBudget),
     ];
     let mut acc = 0.0;
     for (p, fault) in table {
@@ -327,7 +373,7 @@ fn generated_text(rng: &mut StdRng, min: usize, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::profile::Profile;
+    use crate::mock::profile::{DefectRates, MockConfig, Profile};
 
     #[test]
     fn chunks_concatenate_to_the_input() {
@@ -380,5 +426,80 @@ mod tests {
         assert_eq!(text.matches("</think>").count(), 1);
         assert_eq!(plan.reasoning_tokens, 3);
         assert_eq!(plan.nominal_ttft_ms, Some(10.0));
+    }
+
+    fn real_scenarios() -> Vec<Scenario> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+        Scenario::load_dir(&dir).unwrap()
+    }
+
+    fn key(i: u32) -> [u8; 32] {
+        let mut k = [0u8; 32];
+        k[..4].copy_from_slice(&i.to_le_bytes());
+        k
+    }
+
+    #[test]
+    fn a_scaled_profile_plans_the_same_response_with_scaled_delays() {
+        for p in MockConfig::builtin().profiles {
+            let msgs = vec![Message::new("user", "hello")];
+            let idx = ScenarioIndex::default();
+            let scaled = p.scaled(0.1);
+            assert_eq!(scaled.stall_ms, p.stall_ms * 0.1);
+            assert_eq!(scaled.slowdown, p.slowdown, "a ratio, not a delay");
+            for i in 0..20 {
+                let a = make_plan(&p, key(i), &msgs, &idx);
+                let b = make_plan(&scaled, key(i), &msgs, &idx);
+                assert_eq!(a.fault, b.fault);
+                assert_eq!(a.pieces.len(), b.pieces.len());
+                for (x, y) in a.pieces.iter().zip(&b.pieces) {
+                    assert_eq!(x.kind, y.kind);
+                    assert!(
+                        (y.at_ms - 0.1 * x.at_ms).abs() < 1e-9,
+                        "{} {}",
+                        x.at_ms,
+                        y.at_ms
+                    );
+                }
+                assert!((b.end_ms - 0.1 * a.end_ms).abs() < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn defects_are_the_same_for_the_same_seed_and_request() {
+        let scenarios = real_scenarios();
+        let idx = ScenarioIndex::new(&scenarios);
+        let mut flaky = Profile::quick("sim-flaky", 1.0, 1.0);
+        flaky.defects = DefectRates {
+            stale: 0.12,
+            missing_field: 0.25,
+            fence: 0.05,
+            prose: 0.05,
+        };
+        let answer = |seed: u64, occurrence: u32| {
+            let s = &scenarios[0];
+            let msgs = vec![Message::new("user", s.turns.last().unwrap().user.clone())];
+            let plan = make_plan(
+                &flaky,
+                request_key(seed, "sim-flaky", &msgs, occurrence),
+                &msgs,
+                &idx,
+            );
+            plan.pieces
+                .iter()
+                .filter_map(|x| match &x.kind {
+                    PieceKind::Content(c) => Some(c.clone()),
+                    _ => None,
+                })
+                .collect::<String>()
+        };
+        let first: Vec<String> = (0..30).map(|n| answer(1, n)).collect();
+        let again: Vec<String> = (0..30).map(|n| answer(1, n)).collect();
+        let other: Vec<String> = (0..30).map(|n| answer(2, n)).collect();
+        assert_eq!(first, again);
+        assert_ne!(first, other);
+        let distinct: std::collections::HashSet<&String> = first.iter().collect();
+        assert!(distinct.len() > 1, "some answers carry defects");
     }
 }

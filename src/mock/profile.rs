@@ -4,16 +4,24 @@
 //!
 //! ```toml
 //! seed = 7
+//! time_scale = 1.0                        # multiplies every delay the mock sleeps (default 1)
 //! [[profile]]
 //! model = "mock-fast"                     # the model id requested; "*" matches any
 //! ttft_ms = { dist = "lognormal", median = 180, sigma = 0.3 }
 //! gap_ms = { dist = "uniform", min = 4, max = 12 }
+//! slowdown = { dist = "lognormal", median = 1, sigma = 0.9 }   # per-request gap factor
 //! reasoning_words = 0                      # reasoning chunks before the answer
 //! reasoning_style = "reasoning_content"    # or "reasoning", "think"
 //! cache = "openai"                         # or "deepseek", "none"
-//! faults = { rate_limited = 0.02, http_500 = 0.01, stream_cut = 0.01 }
-//! defects = { stale = 0.1, fence = 0.05 }
+//! faults = { rate_limited = 0.02, http_500 = 0.01, stream_cut = 0.01, reasoning_budget = 0.02 }
+//! defects = { stale = 0.1, missing_field = 0.1, prose = 0.05, fence = 0.05 }
 //! ```
+//!
+//! `time_scale` multiplies every delay a response is planned with (first token, gaps, the
+//! stall) and nothing else: 0.1 runs a realistic profile ten times faster with the same
+//! shape, the same faults and the same answers. Answer defects apply to the scenario's
+//! reference answers; each is drawn per answer from the request's key, so the same seed
+//! gives the same defects on the same requests.
 
 use std::path::Path;
 
@@ -28,6 +36,13 @@ pub struct MockConfig {
     pub seed: u64,
     #[serde(rename = "profile")]
     pub profiles: Vec<Profile>,
+    /// Multiplies every delay the mock sleeps (first token, gaps, stall); 1 = as profiled.
+    #[serde(default = "unit_scale")]
+    pub time_scale: f64,
+}
+
+fn unit_scale() -> f64 {
+    1.0
 }
 
 /// A delay distribution in milliseconds.
@@ -59,6 +74,21 @@ impl Delay {
                 let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
                 median * (sigma * z).exp()
             }
+        }
+    }
+
+    /// The same distribution with every value multiplied by `factor` (≥ 0).
+    pub fn scaled(&self, factor: f64) -> Delay {
+        match *self {
+            Delay::Fixed { ms } => Delay::Fixed { ms: ms * factor },
+            Delay::Uniform { min, max } => Delay::Uniform {
+                min: min * factor,
+                max: max * factor,
+            },
+            Delay::Lognormal { median, sigma } => Delay::Lognormal {
+                median: median * factor,
+                sigma,
+            },
         }
     }
 
@@ -106,16 +136,41 @@ pub struct FaultRates {
     pub error_after_200: f64,
     pub empty: f64,
     pub length: f64,
+    /// Reasoning that eats the token budget: the stream carries reasoning only and ends
+    /// with `finish_reason: "length"`, with no answer text.
+    pub reasoning_budget: f64,
 }
 
-/// Probability per answer of each defect applied to a reference answer.
+impl FaultRates {
+    pub fn total(&self) -> f64 {
+        self.rate_limited
+            + self.http_500
+            + self.http_503
+            + self.stall
+            + self.stream_cut
+            + self.malformed
+            + self.error_after_200
+            + self.empty
+            + self.length
+            + self.reasoning_budget
+    }
+}
+
+/// Probability per answer of each defect applied to a reference answer. Each is drawn on
+/// its own, in this order: `stale` picks the answer, `missing_field` and `fence` change a
+/// JSON answer, `prose` wraps whatever came out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DefectRates {
     /// Answer with the previous turn's reference, as if the latest message were ignored.
     pub stale: f64,
-    /// Wrap the answer in a ```json fence.
+    /// Drop one top-level key (chosen from the seed) of an answer that is a JSON object;
+    /// other answers are left as they are.
+    pub missing_field: f64,
+    /// Wrap an answer that is JSON in a ```json fence; other answers are left as they are.
     pub fence: f64,
+    /// Wrap the answer in a sentence before and after ("Sure — here is …", "Let me know …").
+    pub prose: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -124,6 +179,11 @@ pub struct Profile {
     pub model: String,
     pub ttft_ms: Delay,
     pub gap_ms: Delay,
+    /// Per request, a factor every gap of that response is multiplied by (dimensionless):
+    /// a congested replica decodes a whole answer slowly, which gives conversation
+    /// latency the long tail per-chunk jitter alone averages away. None: 1.
+    #[serde(default)]
+    pub slowdown: Option<Delay>,
     #[serde(default)]
     pub reasoning_words: u32,
     #[serde(default = "default_style")]
@@ -168,6 +228,7 @@ impl Profile {
             model: model.to_string(),
             ttft_ms: Delay::Fixed { ms: ttft_ms },
             gap_ms: Delay::Fixed { ms: gap_ms },
+            slowdown: None,
             reasoning_words: 0,
             reasoning_style: default_style(),
             cache: default_cache(),
@@ -177,6 +238,17 @@ impl Profile {
             identity: None,
             stall_ms: default_stall(),
             judge: None,
+        }
+    }
+
+    /// This profile with every delay it sleeps multiplied by `factor`: first token, gaps
+    /// and stall. The per-request `slowdown` is a ratio and stays as it is.
+    pub fn scaled(&self, factor: f64) -> Profile {
+        Profile {
+            ttft_ms: self.ttft_ms.scaled(factor),
+            gap_ms: self.gap_ms.scaled(factor),
+            stall_ms: self.stall_ms * factor,
+            ..self.clone()
         }
     }
 }
@@ -200,19 +272,33 @@ impl MockConfig {
             };
             p.ttft_ms.check().map_err(&bad)?;
             p.gap_ms.check().map_err(&bad)?;
-            let f = p.faults;
-            let total = f.rate_limited
-                + f.http_500
-                + f.http_503
-                + f.stall
-                + f.stream_cut
-                + f.malformed
-                + f.error_after_200
-                + f.empty
-                + f.length;
+            if let Some(s) = &p.slowdown {
+                s.check().map_err(&bad)?;
+            }
+            let total = p.faults.total();
             if !(0.0..=1.0).contains(&total) {
                 return Err(bad(format!("fault rates sum to {total}")));
             }
+            let d = p.defects;
+            for (name, rate) in [
+                ("stale", d.stale),
+                ("missing_field", d.missing_field),
+                ("fence", d.fence),
+                ("prose", d.prose),
+            ] {
+                if !(0.0..=1.0).contains(&rate) {
+                    return Err(bad(format!("defect rate {name} = {rate}")));
+                }
+            }
+        }
+        if !(cfg.time_scale.is_finite() && cfg.time_scale >= 0.0) {
+            let line = src.text.find("time_scale").map_or(1, |o| src.line_of(o));
+            return Err(ConfigError::invalid(
+                path,
+                line,
+                format!("time_scale = {} is not a factor", cfg.time_scale),
+                "use a finite number ≥ 0 (1 = the delays as profiled, 0.1 = ten times faster)",
+            ));
         }
         Ok(cfg)
     }
@@ -257,11 +343,13 @@ impl MockConfig {
             error_after_200: 0.01,
             empty: 0.005,
             length: 0.0,
+            reasoning_budget: 0.0,
         };
         flaky.defects.stale = 0.15;
         MockConfig {
             seed: 0,
             profiles: vec![fast, reasoner, flaky],
+            time_scale: 1.0,
         }
     }
 
@@ -315,10 +403,40 @@ mod tests {
     }
 
     #[test]
+    fn time_scale_is_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.toml");
+        let profile = "[[profile]]\nmodel = \"x\"\nttft_ms = { dist = \"fixed\", ms = 100 }\ngap_ms = { dist = \"fixed\", ms = 10 }\n";
+        std::fs::write(&path, profile).unwrap();
+        assert_eq!(MockConfig::load(&path).unwrap().time_scale, 1.0, "default");
+        std::fs::write(&path, format!("time_scale = 0.1\n{profile}")).unwrap();
+        let cfg = MockConfig::load(&path).unwrap();
+        assert_eq!(cfg.time_scale, 0.1);
+        let scaled = cfg.profiles[0].scaled(cfg.time_scale);
+        assert_eq!(scaled.ttft_ms, Delay::Fixed { ms: 10.0 });
+        assert_eq!(scaled.gap_ms, Delay::Fixed { ms: 1.0 });
+        assert_eq!(scaled.stall_ms, 60_000.0);
+        std::fs::write(&path, format!("seed = 1\ntime_scale = -2\n{profile}")).unwrap();
+        let err = MockConfig::load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("m.toml:2") && err.contains("time_scale"),
+            "{err}"
+        );
+        std::fs::write(&path, format!("{profile}defects = {{ prose = 1.5 }}\n")).unwrap();
+        let err = MockConfig::load(&path).unwrap_err().to_string();
+        assert!(err.contains("prose"), "{err}");
+    }
+
+    #[test]
     fn builtin_profiles_are_valid() {
         let cfg = MockConfig::builtin();
         assert_eq!(cfg.profiles.len(), 3);
         assert_eq!(cfg.profile_for("mock-flaky").unwrap().model, "mock-flaky");
+        // The built-in profiles round-trip through the file format and pass its checks.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("builtin.toml");
+        std::fs::write(&path, toml::to_string(&cfg).unwrap()).unwrap();
+        assert_eq!(MockConfig::load(&path).unwrap(), cfg);
         assert!(cfg.profile_for("unknown").is_none());
         let mut any = cfg.clone();
         any.profiles.push(Profile::quick("*", 1.0, 1.0));

@@ -156,7 +156,7 @@ impl Writer {
                     )),
                     Mark::None,
                 ),
-                PieceKind::Reasoning(t) => (self.delta("reasoning_content", t), Mark::FirstText),
+                PieceKind::Reasoning(t) => (self.delta(plan.reasoning_field, t), Mark::FirstText),
                 PieceKind::Content(t) => (self.delta("content", t), Mark::FirstText),
             };
             let mark = if mark == Mark::FirstText && first_text {

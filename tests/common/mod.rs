@@ -41,6 +41,7 @@ pub fn profiles(list: Vec<Profile>) -> MockConfig {
     MockConfig {
         seed: 11,
         profiles: list,
+        time_scale: 1.0,
     }
 }
 

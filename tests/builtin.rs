@@ -19,27 +19,28 @@ fn real_scenario(id: &str) -> String {
 }
 
 #[test]
-fn collect_without_config_runs_three_simulated_targets_offline() {
+fn collect_without_config_runs_four_simulated_targets_offline() {
     let ids = ["biz-policy-faq", "struct-invoice-extraction"];
     let texts: Vec<String> = ids.iter().map(|id| real_scenario(id)).collect();
     let project = Project::new(&[(ids[0], &texts[0]), (ids[1], &texts[1])]);
     let (stdout, _) = project.run_ok(&["collect", "--repeats", "1"]);
     for name in [
-        "sim-alpha / mock-fast",
-        "sim-beta / mock-reasoner",
-        "sim-gamma / mock-flaky",
+        "sim-alpha / sim-swift",
+        "sim-beta / sim-burst",
+        "sim-gamma / sim-flaky",
+        "sim-delta / sim-thinker",
     ] {
         assert!(stdout.contains(name), "{stdout}");
     }
     let conn = project.conn();
-    assert_eq!(count(&conn, "SELECT COUNT(*) FROM conversations"), 3 * 2);
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM conversations"), 4 * 2);
     // The mock answered the fast target's first turn with the scenario's reference.
     let scenario = Scenario::load(&project.path(&format!("scenarios/{}.toml", ids[0]))).unwrap();
     let answer: String = conn
         .query_row(
             "SELECT tu.answer FROM turns tu JOIN conversations c ON c.id = tu.conversation_id
              JOIN targets t ON t.id = c.target_id
-             WHERE t.model = 'mock-fast' AND c.scenario = ?1 AND tu.idx = 0",
+             WHERE t.model = 'sim-swift' AND c.scenario = ?1 AND tu.idx = 0",
             [ids[0]],
             |r| r.get(0),
         )
@@ -51,7 +52,7 @@ fn collect_without_config_runs_three_simulated_targets_offline() {
             &conn,
             "SELECT COUNT(*) FROM turns tu JOIN conversations c ON c.id = tu.conversation_id
              JOIN targets t ON t.id = c.target_id
-             WHERE t.model = 'mock-reasoner' AND tu.reasoning IS NOT NULL AND tu.reasoning_tokens = 40"
+             WHERE t.model = 'sim-thinker' AND tu.reasoning IS NOT NULL AND tu.reasoning_tokens = 80"
         ) > 0
     );
 }
@@ -111,14 +112,14 @@ fn mock_command_serves_reference_answers_on_its_port() {
         .unwrap();
     let endpoint = Endpoint {
         url: format!("http://127.0.0.1:{port}/v1/chat/completions"),
-        model: "mock-fast".into(),
+        model: "sim-swift".into(),
         api_key: None,
         headers: vec![],
         params: RequestParams::default(),
     };
     let turn = rt.block_on(async {
         let client = Client::new().unwrap();
-        // mock-fast refuses 1 % of requests: a retry of the same request gets a new draw.
+        // sim-swift refuses 0.2 % of requests: a retry of the same request gets a new draw.
         for _ in 0..5 {
             let (t, _) = client
                 .send(&endpoint, &messages, Duration::from_secs(30))
@@ -144,17 +145,17 @@ fn the_builtin_run_resumes_although_its_mock_port_changes() {
         .success();
     let (_, err) = project.run_ok(&["collect", "--repeats", "1", "--resume"]);
     assert!(
-        err.contains("0 conversations run, 3 already stored"),
+        err.contains("0 conversations run, 4 already stored"),
         "{err}"
     );
     let conn = project.conn();
-    assert_eq!(count(&conn, "SELECT COUNT(*) FROM targets"), 3);
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM targets"), 4);
     assert_eq!(
         count(
             &conn,
             "SELECT COUNT(*) FROM targets WHERE host = 'builtin-mock'"
         ),
-        3
+        4
     );
 }
 
@@ -199,7 +200,7 @@ fn the_whole_pipeline_offline_collect_check_judge_export() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 3, "one conversation per simulated target");
+    assert_eq!(lines.len(), 4, "one conversation per simulated target");
     let checks_file =
         turnbench::checks::CheckSet::load(&project.path(&format!("checks/{id}.toml"))).unwrap();
     for line in &lines {

@@ -27,5 +27,5 @@ fn example_bench_parses_once_its_keys_are_set() {
     );
     let profiles =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mock-profiles.toml");
-    assert_eq!(MockConfig::load(&profiles).unwrap().profiles.len(), 3);
+    assert_eq!(MockConfig::load(&profiles).unwrap().profiles.len(), 4);
 }

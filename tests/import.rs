@@ -542,14 +542,14 @@ fn collected_conversations_survive_export_and_import() {
         .arg(&scenarios));
     assert_eq!(code, 0, "{err}");
     let exported = export(&collected, &[]);
-    assert_eq!(exported.lines().count(), 3);
+    assert_eq!(exported.lines().count(), 4);
     let file = write(dir.path(), "collected.jsonl", &exported);
     let (code, _, err) = import(&imported, &[&file]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(export(&imported, &[]), exported);
     // Into the store it came from: nothing new.
     let (_, out, _) = import(&collected, &[&file]);
-    assert!(out.contains("3 already present"), "{out}");
+    assert!(out.contains("4 already present"), "{out}");
     // A new conversation of a scenario that store knows is linked to it.
     let fresh = write(
         dir.path(),
@@ -577,7 +577,7 @@ fn collected_conversations_survive_export_and_import() {
         .stdin(std::fs::File::open(&file).unwrap()));
     assert_eq!(code, 0, "{err}");
     assert!(
-        out.starts_with("-: 0 imported (0 turns), 3 already present"),
+        out.starts_with("-: 0 imported (0 turns), 4 already present"),
         "{out}"
     );
 }

@@ -11,7 +11,7 @@ use crate::mock::{MockConfig, MockServer};
 
 /// Run every target × scenario × repeat and store each conversation once.
 ///
-/// Without --config: the built-in mock provider with three simulated models, no keys,
+/// Without --config: the built-in mock provider with four simulated models, no keys,
 /// no network.
 ///
 /// Exit status: 0 every conversation stored and completed; 1 a definition, usage or
@@ -66,7 +66,10 @@ impl CollectArgs {
                 }
                 let scenarios = Scenario::load_dir(&scenarios_dir)?;
                 let server = MockServer::start(
-                    MockConfig::builtin(),
+                    MockConfig {
+                        time_scale: BUILTIN_TIME_SCALE,
+                        ..MockConfig::builtin()
+                    },
                     &scenarios,
                     "127.0.0.1:0".parse()?,
                     None,
@@ -147,7 +150,10 @@ impl CollectArgs {
     }
 }
 
-/// The offline default: three simulated providers served by the in-process mock.
+/// The built-in run's simulated delays, as a share of the profiles' real-world ones.
+const BUILTIN_TIME_SCALE: f64 = 0.1;
+
+/// The offline default: four simulated providers served by the in-process mock.
 fn builtin_bench(base_url: &str, scenarios: &Path, repeats: u32) -> BenchConfig {
     let text = format!(
         r#"
@@ -162,21 +168,27 @@ pause_scale = 0.02
 
 [[target]]
 provider = "sim-alpha"
-model = "mock-fast"
+model = "sim-swift"
 base_url = "{base_url}"
 price = {{ input = 0.20, cached = 0.05, output = 0.80 }}
 
 [[target]]
 provider = "sim-beta"
-model = "mock-reasoner"
+model = "sim-burst"
 base_url = "{base_url}"
-price = {{ input = 0.60, cached = 0.15, output = 2.40 }}
+price = {{ input = 0.15, output = 0.60 }}
 
 [[target]]
 provider = "sim-gamma"
-model = "mock-flaky"
+model = "sim-flaky"
 base_url = "{base_url}"
-price = {{ input = 0.10, output = 0.40 }}
+price = {{ input = 0.10, cached = 0.05, output = 0.40 }}
+
+[[target]]
+provider = "sim-delta"
+model = "sim-thinker"
+base_url = "{base_url}"
+price = {{ input = 0.60, cached = 0.15, output = 2.40 }}
 "#,
         scenarios = scenarios.display().to_string()
     );

@@ -17,7 +17,7 @@ pub struct MockArgs {
     port: u16,
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
-    /// Model profiles (TOML); default: mock-fast, mock-reasoner, mock-flaky.
+    /// Model profiles (TOML); default: sim-swift, sim-burst, sim-flaky, sim-thinker.
     #[arg(long)]
     profiles: Option<PathBuf>,
     /// Answer scenario turns with their reference answers.

@@ -373,7 +373,7 @@ fn generated_text(rng: &mut StdRng, min: usize, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mock::profile::{DefectRates, MockConfig, Profile};
+    use crate::mock::profile::{MockConfig, Profile};
 
     #[test]
     fn chunks_concatenate_to_the_input() {
@@ -466,17 +466,82 @@ mod tests {
         }
     }
 
+    /// p95 / p50 of the planned end of a 90-word answer, over many requests.
+    fn tail_ratio(p: &Profile) -> f64 {
+        let answer = vec!["word"; 90].join(" ");
+        let scenario = Scenario::from_source(&crate::config::SourceText {
+            path: "s.toml".into(),
+            text: format!(
+                "id = \"s\"\ncategory = \"x\"\n[[turn]]\nuser = \"go\"\nreference = \"{answer}\"\n"
+            ),
+        })
+        .unwrap();
+        let idx = ScenarioIndex::new(&[scenario]);
+        let msgs = vec![Message::new("user", "go")];
+        let mut ends: Vec<f64> = (0..400)
+            .map(|i| make_plan(p, key(i), &msgs, &idx).end_ms)
+            .collect();
+        ends.sort_by(f64::total_cmp);
+        ends[380] / ends[200]
+    }
+
+    #[test]
+    fn builtin_burst_has_a_long_decode_tail_and_swift_a_thin_one() {
+        let cfg = MockConfig::builtin();
+        let swift = tail_ratio(cfg.profile_for("sim-swift").unwrap());
+        let burst = tail_ratio(cfg.profile_for("sim-burst").unwrap());
+        assert!(swift < 1.2, "swift p95/p50 {swift}");
+        assert!(burst > 2.5, "burst p95/p50 {burst}");
+    }
+
+    #[test]
+    fn builtin_defect_rates_rank_the_providers_on_real_final_answers() {
+        let scenarios = real_scenarios();
+        let idx = ScenarioIndex::new(&scenarios);
+        let cfg = MockConfig::builtin();
+        let clean = |model: &str| {
+            let p = cfg.profile_for(model).unwrap();
+            let mut clean = 0;
+            for s in &scenarios {
+                let last = s.turns.last().unwrap();
+                let msgs = vec![Message::new("user", last.user.clone())];
+                for i in 0..40 {
+                    let plan = make_plan(p, key(i), &msgs, &idx);
+                    let text: String = plan
+                        .pieces
+                        .iter()
+                        .filter_map(|x| match &x.kind {
+                            PieceKind::Content(c) => Some(c.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    clean += usize::from(plan.fault.is_none() && Some(text) == last.reference);
+                }
+            }
+            clean as f64 / (40 * scenarios.len()) as f64
+        };
+        let (swift, burst, flaky, thinker) = (
+            clean("sim-swift"),
+            clean("sim-burst"),
+            clean("sim-flaky"),
+            clean("sim-thinker"),
+        );
+        assert!(swift >= 0.93, "{swift}");
+        assert!(
+            swift > burst && burst > flaky.max(thinker),
+            "{swift} {burst} {flaky} {thinker}"
+        );
+        assert!(flaky < 0.8 && thinker < 0.8, "{flaky} {thinker}");
+    }
+
     #[test]
     fn defects_are_the_same_for_the_same_seed_and_request() {
         let scenarios = real_scenarios();
         let idx = ScenarioIndex::new(&scenarios);
-        let mut flaky = Profile::quick("sim-flaky", 1.0, 1.0);
-        flaky.defects = DefectRates {
-            stale: 0.12,
-            missing_field: 0.25,
-            fence: 0.05,
-            prose: 0.05,
-        };
+        let flaky = MockConfig::builtin()
+            .profile_for("sim-flaky")
+            .unwrap()
+            .clone();
         let answer = |seed: u64, occurrence: u32| {
             let s = &scenarios[0];
             let msgs = vec![Message::new("user", s.turns.last().unwrap().user.clone())];

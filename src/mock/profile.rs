@@ -303,52 +303,85 @@ impl MockConfig {
         Ok(cfg)
     }
 
-    /// Three simulated models for demos and the offline default run.
+    /// Four simulated providers for demos and the offline default run, at real-world
+    /// speeds (`time_scale` 1; scale them down for a quick run). They differ the way real
+    /// providers do:
+    /// - `sim-swift`: a fast first token (~0.3 s) and a steady fast decode (~80 words/s),
+    ///   a thin tail, almost no faults or defects; cached tokens in OpenAI's shape.
+    /// - `sim-burst`: a fast first token (~0.25 s) but a slow, long-tailed decode: gaps
+    ///   lognormal with a large sigma, and a per-request slowdown, so its conversation
+    ///   p95 and p99 are far above its p50; reports no cached tokens.
+    /// - `sim-flaky`: a slower, variable first token (~0.7 s); now and then a 429 (with
+    ///   Retry-After), a 503 or a stream cut mid-answer, and the most answer defects
+    ///   (stale answers, missing fields).
+    /// - `sim-thinker`: a reasoning model (~80 words of `reasoning_content` before each
+    ///   answer, first token ~0.9 s) whose reasoning sometimes eats the token budget
+    ///   (reasoning only, `finish_reason: "length"`, no answer); DeepSeek-shaped cached
+    ///   tokens; answers often wrapped in prose or a ```json fence.
     pub fn builtin() -> MockConfig {
-        let mut fast = Profile::quick("mock-fast", 0.0, 0.0);
-        fast.ttft_ms = Delay::Lognormal {
-            median: 120.0,
-            sigma: 0.25,
-        };
-        fast.gap_ms = Delay::Uniform { min: 2.0, max: 6.0 };
-        fast.faults.rate_limited = 0.01;
+        let lognormal = |median: f64, sigma: f64| Delay::Lognormal { median, sigma };
 
-        let mut reasoner = Profile::quick("mock-reasoner", 0.0, 0.0);
-        reasoner.ttft_ms = Delay::Lognormal {
-            median: 260.0,
-            sigma: 0.35,
+        let mut swift = Profile::quick("sim-swift", 0.0, 0.0);
+        swift.ttft_ms = lognormal(320.0, 0.15);
+        swift.gap_ms = lognormal(12.0, 0.2);
+        swift.cache = CacheReport::Openai;
+        swift.faults.rate_limited = 0.001;
+        swift.defects = DefectRates {
+            stale: 0.01,
+            missing_field: 0.02,
+            fence: 0.0,
+            prose: 0.01,
         };
-        reasoner.gap_ms = Delay::Uniform { min: 3.0, max: 8.0 };
-        reasoner.reasoning_words = 40;
-        reasoner.cache = CacheReport::Deepseek;
-        reasoner.faults.length = 0.01;
-        reasoner.defects.fence = 0.05;
 
-        let mut flaky = Profile::quick("mock-flaky", 0.0, 0.0);
-        flaky.ttft_ms = Delay::Lognormal {
-            median: 90.0,
-            sigma: 0.6,
+        let mut burst = Profile::quick("sim-burst", 0.0, 0.0);
+        burst.ttft_ms = lognormal(260.0, 0.15);
+        burst.gap_ms = lognormal(16.0, 1.0);
+        burst.slowdown = Some(lognormal(1.0, 0.9));
+        burst.cache = CacheReport::None;
+        burst.defects = DefectRates {
+            stale: 0.03,
+            missing_field: 0.05,
+            fence: 0.02,
+            prose: 0.03,
         };
-        flaky.gap_ms = Delay::Uniform { min: 1.0, max: 5.0 };
-        flaky.reasoning_words = 12;
-        flaky.reasoning_style = ReasoningStyle::Think;
-        flaky.cache = CacheReport::None;
+
+        let mut flaky = Profile::quick("sim-flaky", 0.0, 0.0);
+        flaky.ttft_ms = lognormal(700.0, 0.45);
+        flaky.gap_ms = Delay::Uniform {
+            min: 14.0,
+            max: 24.0,
+        };
+        flaky.cache = CacheReport::Openai;
         flaky.faults = FaultRates {
             rate_limited: 0.02,
-            http_500: 0.01,
-            http_503: 0.01,
-            stall: 0.0,
-            stream_cut: 0.01,
-            malformed: 0.005,
-            error_after_200: 0.01,
-            empty: 0.005,
-            length: 0.0,
-            reasoning_budget: 0.0,
+            http_503: 0.015,
+            stream_cut: 0.015,
+            ..FaultRates::default()
         };
-        flaky.defects.stale = 0.15;
+        flaky.defects = DefectRates {
+            stale: 0.12,
+            missing_field: 0.25,
+            fence: 0.05,
+            prose: 0.05,
+        };
+
+        let mut thinker = Profile::quick("sim-thinker", 0.0, 0.0);
+        thinker.ttft_ms = lognormal(900.0, 0.3);
+        thinker.gap_ms = lognormal(22.0, 0.25);
+        thinker.reasoning_words = 80;
+        thinker.reasoning_style = ReasoningStyle::ReasoningContent;
+        thinker.cache = CacheReport::Deepseek;
+        thinker.faults.reasoning_budget = 0.04;
+        thinker.defects = DefectRates {
+            stale: 0.06,
+            missing_field: 0.1,
+            fence: 0.15,
+            prose: 0.12,
+        };
+
         MockConfig {
             seed: 0,
-            profiles: vec![fast, reasoner, flaky],
+            profiles: vec![swift, burst, flaky, thinker],
             time_scale: 1.0,
         }
     }
@@ -403,6 +436,13 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_is_the_builtin_set() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mock-profiles.toml");
+        assert_eq!(MockConfig::load(&path).unwrap(), MockConfig::builtin());
+    }
+
+    #[test]
     fn time_scale_is_read_and_checked() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.toml");
@@ -430,8 +470,13 @@ mod tests {
     #[test]
     fn builtin_profiles_are_valid() {
         let cfg = MockConfig::builtin();
-        assert_eq!(cfg.profiles.len(), 3);
-        assert_eq!(cfg.profile_for("mock-flaky").unwrap().model, "mock-flaky");
+        let models: Vec<&str> = cfg.profiles.iter().map(|p| p.model.as_str()).collect();
+        assert_eq!(
+            models,
+            ["sim-swift", "sim-burst", "sim-flaky", "sim-thinker"]
+        );
+        assert_eq!(cfg.profile_for("sim-flaky").unwrap().model, "sim-flaky");
+        assert_eq!(cfg.time_scale, 1.0);
         // The built-in profiles round-trip through the file format and pass its checks.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("builtin.toml");

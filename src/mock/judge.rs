@@ -1,6 +1,15 @@
 //! The mock judge: a profile with a `judge` table (or a model named `mock-judge…`) answers
-//! judge prompts with rubric-shaped JSON drawn from the seed, and injects the faults a
-//! real judge shows, so every path of `turnbench judge` can be tested offline.
+//! judge prompts with rubric-shaped JSON, and injects the faults a real judge shows, so
+//! every path of `turnbench judge` can be tested offline.
+//!
+//! It grades what it reads: when the server was started with scenarios and the prompt's
+//! transcript holds one scenario's user turns, each answer is compared with that turn's
+//! reference answer ([`super::grade`]) and each criterion's value in [0, 1] is mapped onto
+//! the rubric's scale, `min + round(value × (max − min) + noise)`, clamped to the scale;
+//! the noise is normal with sd 0.35 scale steps, drawn from the request's key, so
+//! replicates differ a little and the same key gives the same answer. A transcript that
+//! matches no scenario (imports, a server started without scenarios) is not graded: every
+//! score is the middle of the scale, `completed` is false and the rationale says so.
 //!
 //! The rubric is read from the `rubric-spec: {"criteria": […], "min": …, "max": …}` line
 //! that the `{{rubric_spec}}` placeholder writes into a prompt. HTTP faults (429 with
@@ -18,9 +27,10 @@
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
-use super::plan::{Fault, Piece, PieceKind, Plan};
+use super::grade;
+use super::plan::{Fault, Piece, PieceKind, Plan, ScenarioIndex};
 use super::profile::{Delay, MockConfig, Profile};
 use crate::store::records::Message;
 
@@ -43,7 +53,14 @@ pub fn is_judge(profile: &Profile) -> bool {
     profile.judge.is_some() || profile.model.starts_with("mock-judge")
 }
 
-/// The built-in mock judge used by `judges/mock.toml` (`builtin_mock = true`).
+/// Scale steps of the noise added to a graded score (standard deviation).
+const NOISE_SD: f64 = 0.35;
+
+/// What the rationale says when the transcript matches no scenario.
+pub const UNMATCHED: &str = "Simulated judge: this transcript matches no scenario the mock was started with, so it was not graded; every score is the middle of the scale.";
+
+/// The built-in mock judge used by `judges/mock.toml` (`builtin_mock = true`). It grades
+/// only when its server is started with the scenarios the transcripts come from.
 pub fn builtin_config(model: &str, seed: u64) -> MockConfig {
     let mut p = Profile::quick(model, 0.0, 0.0);
     p.ttft_ms = Delay::Lognormal {
@@ -77,8 +94,14 @@ fn find_spec(messages: &[Message]) -> Option<RubricSpec> {
         })
 }
 
-/// The judge's answer text for a request, drawn from the request's key.
-pub fn answer(profile: &Profile, key: [u8; 32], messages: &[Message]) -> String {
+/// The judge's answer text for a request: the transcript graded against the scenarios in
+/// `index`, with noise and defects drawn from the request's key.
+pub fn answer(
+    profile: &Profile,
+    key: [u8; 32],
+    messages: &[Message],
+    index: &ScenarioIndex,
+) -> String {
     let mut seed = [0u8; 32];
     seed.copy_from_slice(blake3::keyed_hash(&key, b"mock-judge").as_bytes());
     let mut rng = StdRng::from_seed(seed);
@@ -86,13 +109,27 @@ pub fn answer(profile: &Profile, key: [u8; 32], messages: &[Message]) -> String 
         return "I cannot find a rubric-spec line in this request, so I cannot score it."
             .to_string();
     };
+    let steps = (spec.max - spec.min).max(0);
     let mut scores = Map::new();
-    for c in &spec.criteria {
-        scores.insert(c.clone(), json!(rng.random_range(spec.min..=spec.max)));
-    }
-    let mean = scores.values().filter_map(Value::as_i64).sum::<i64>() as f64
-        / spec.criteria.len().max(1) as f64;
-    let completed = mean >= (spec.min + spec.max) as f64 / 2.0;
+    let (completed, rationale) = match grade::grade(index, messages) {
+        Some(grading) => {
+            for c in &spec.criteria {
+                // Box–Muller; 1 - u keeps the log argument above zero.
+                let (u1, u2): (f64, f64) = (rng.random(), rng.random());
+                let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let steps_up = grading.criterion(c) * steps as f64 + NOISE_SD * z;
+                let score = spec.min + (steps_up.round() as i64).clamp(0, steps);
+                scores.insert(c.clone(), json!(score));
+            }
+            (grading.completed(), grading.rationale())
+        }
+        None => {
+            for c in &spec.criteria {
+                scores.insert(c.clone(), json!(spec.min + steps / 2));
+            }
+            (false, UNMATCHED.to_string())
+        }
+    };
 
     let rates = profile.judge.unwrap_or_default();
     let u: f64 = rng.random();
@@ -127,7 +164,7 @@ pub fn answer(profile: &Profile, key: [u8; 32], messages: &[Message]) -> String 
     let body = json!({
         "scores": scores,
         "completed": completed,
-        "rationale": "Simulated judgment from the mock judge; it did not read the transcript.",
+        "rationale": rationale,
     })
     .to_string();
     if invalid {
@@ -141,8 +178,14 @@ pub fn answer(profile: &Profile, key: [u8; 32], messages: &[Message]) -> String 
 
 /// Replaces a planned scenario answer with a judge answer, sent at the planned first-token
 /// time in one piece; transport faults already drawn in the plan stay as they are.
-pub fn answer_as_judge(plan: &mut Plan, profile: &Profile, key: [u8; 32], messages: &[Message]) {
-    let mut text = answer(profile, key, messages);
+pub fn answer_as_judge(
+    plan: &mut Plan,
+    profile: &Profile,
+    key: [u8; 32],
+    messages: &[Message],
+    index: &ScenarioIndex,
+) {
+    let mut text = answer(profile, key, messages, index);
     match plan.fault {
         Some(Fault::Empty) => text.clear(),
         Some(Fault::Length) => text.truncate(text.len() / 3),
@@ -167,11 +210,16 @@ pub fn answer_as_judge(plan: &mut Plan, profile: &Profile, key: [u8; 32], messag
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     fn judge_profile(rates: JudgeFaultRates) -> Profile {
         let mut p = Profile::quick("mock-judge", 10.0, 0.0);
         p.judge = Some(rates);
         p
+    }
+
+    fn none() -> ScenarioIndex {
+        ScenarioIndex::default()
     }
 
     fn prompt() -> Vec<Message> {
@@ -185,7 +233,7 @@ mod tests {
     fn answers_every_criterion_inside_the_scale() {
         let p = judge_profile(JudgeFaultRates::default());
         for i in 0..50u8 {
-            let text = answer(&p, [i; 32], &prompt());
+            let text = answer(&p, [i; 32], &prompt(), &none());
             let v: Value = serde_json::from_str(&text).unwrap();
             for c in ["a", "b"] {
                 let s = v["scores"][c].as_i64().unwrap();
@@ -194,8 +242,8 @@ mod tests {
             assert!(v["completed"].is_boolean());
         }
         assert_eq!(
-            answer(&p, [1; 32], &prompt()),
-            answer(&p, [1; 32], &prompt())
+            answer(&p, [1; 32], &prompt(), &none()),
+            answer(&p, [1; 32], &prompt(), &none())
         );
     }
 
@@ -206,17 +254,32 @@ mod tests {
             f(&mut r);
             judge_profile(r)
         };
-        let text = answer(&rates(|r| r.invalid_json = 1.0), [2; 32], &prompt());
+        let text = answer(
+            &rates(|r| r.invalid_json = 1.0),
+            [2; 32],
+            &prompt(),
+            &none(),
+        );
         assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
-        let text = answer(&rates(|r| r.out_of_range = 1.0), [2; 32], &prompt());
+        let text = answer(
+            &rates(|r| r.out_of_range = 1.0),
+            [2; 32],
+            &prompt(),
+            &none(),
+        );
         let a = serde_json::from_str::<Value>(&text).unwrap()["scores"]["a"]
             .as_i64()
             .unwrap();
         assert!(a == 0 || a == 6, "{text}");
-        let text = answer(&rates(|r| r.missing_criterion = 1.0), [2; 32], &prompt());
+        let text = answer(
+            &rates(|r| r.missing_criterion = 1.0),
+            [2; 32],
+            &prompt(),
+            &none(),
+        );
         let v: Value = serde_json::from_str(&text).unwrap();
         assert!(v["scores"].get("b").is_none(), "{text}");
-        let text = answer(&rates(|r| r.prose = 1.0), [2; 32], &prompt());
+        let text = answer(&rates(|r| r.prose = 1.0), [2; 32], &prompt(), &none());
         assert!(
             text.starts_with("Here is") && text.contains("```json"),
             "{text}"
@@ -228,5 +291,224 @@ mod tests {
         assert!(is_judge(&Profile::quick("mock-judge-x", 1.0, 1.0)));
         assert!(!is_judge(&Profile::quick("mock-fast", 1.0, 1.0)));
         assert!(is_judge(&judge_profile(JudgeFaultRates::default())));
+    }
+
+    mod grading {
+        use super::*;
+        use crate::config::{JudgeSettings, Rubric, Scenario};
+        use crate::judge::blind::{Identity, Redactor, VisibleMessage, blind, redaction_terms};
+        use crate::judge::prompt::{build_messages, opaque_label};
+        use crate::mock::defect;
+        use crate::mock::plan::request_key;
+
+        fn root() -> &'static std::path::Path {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        }
+
+        fn scenarios() -> Vec<Scenario> {
+            Scenario::load_dir(&root().join("scenarios")).unwrap()
+        }
+
+        fn references(s: &Scenario) -> Vec<String> {
+            s.turns
+                .iter()
+                .map(|t| t.reference.clone().unwrap())
+                .collect()
+        }
+
+        /// The judge prompt exactly as the judge stage builds it: visible messages, blinded
+        /// with the redactions a built-in run has, rendered with the mock judge's settings.
+        fn prompt(scenario: &Scenario, answers: &[String], rubric: &str) -> Vec<Message> {
+            let settings = JudgeSettings::load(&root().join("judges/mock.toml")).unwrap();
+            let rubric = Rubric::load(&root().join(format!("rubrics/{rubric}.toml"))).unwrap();
+            let message = |role: &str, text: &str| VisibleMessage {
+                role: role.into(),
+                content: Some(text.into()),
+                reasoning: None,
+            };
+            let mut visible = Vec::new();
+            if let Some(system) = &scenario.system {
+                visible.push(message("system", system));
+            }
+            for (turn, answer) in scenario.turns.iter().zip(answers) {
+                visible.push(message("user", &turn.user));
+                visible.push(message("assistant", answer));
+            }
+            let identities: Vec<Identity> = ["sim-swift", "sim-burst", "sim-flaky", "sim-thinker"]
+                .iter()
+                .map(|m| Identity {
+                    provider: m.to_string(),
+                    model: m.to_string(),
+                    label: m.to_string(),
+                    host: Some("builtin-mock".into()),
+                })
+                .collect();
+            let terms = redaction_terms(&identities, &settings.redact, settings.builtin_redactions);
+            let transcript = blind(&visible, &Redactor::new(terms), settings.include_reasoning);
+            build_messages(
+                &settings,
+                &rubric,
+                &transcript,
+                &opaque_label("conversation-1"),
+            )
+        }
+
+        fn judge() -> Profile {
+            builtin_config("mock-judge", 0).profiles.remove(0)
+        }
+
+        fn verdict(messages: &[Message], index: &ScenarioIndex, replicate: u32) -> Value {
+            let key = request_key(0, "mock-judge", messages, replicate);
+            serde_json::from_str(&answer(&judge(), key, messages, index)).unwrap()
+        }
+
+        /// The mean score over every criterion and `n` replicates.
+        fn mean(messages: &[Message], index: &ScenarioIndex, n: u32) -> f64 {
+            let mut all = Vec::new();
+            for r in 0..n {
+                let v = verdict(messages, index, r);
+                all.extend(
+                    v["scores"]
+                        .as_object()
+                        .unwrap()
+                        .values()
+                        .map(|s| s.as_i64().unwrap()),
+                );
+            }
+            all.iter().sum::<i64>() as f64 / all.len() as f64
+        }
+
+        #[test]
+        fn every_reference_conversation_is_matched_and_graded_high() {
+            let scenarios = scenarios();
+            let index = ScenarioIndex::new(&scenarios);
+            for s in &scenarios {
+                let messages = prompt(s, &references(s), "multiturn-quality");
+                let grading = grade::grade(&index, &messages)
+                    .unwrap_or_else(|| panic!("{}: not matched", s.id));
+                assert_eq!(grading.turns.len(), s.turns.len(), "{}", s.id);
+                assert!(
+                    grading
+                        .turns
+                        .iter()
+                        .all(|(_, f)| *f == grade::Finding::Exact),
+                    "{}: {grading:?}",
+                    s.id
+                );
+                let v = verdict(&messages, &index, 0);
+                assert_eq!(v["completed"], true, "{}", s.id);
+                assert!(mean(&messages, &index, 4) >= 4.6, "{}", s.id);
+            }
+        }
+
+        #[test]
+        fn a_reference_conversation_scores_above_defective_ones_of_the_same_scenario() {
+            let scenarios = scenarios();
+            let index = ScenarioIndex::new(&scenarios);
+            let s = scenarios
+                .iter()
+                .find(|s| s.id == "struct-invoice-extraction")
+                .unwrap();
+            let refs = references(s);
+            let last = refs.len() - 1;
+            let with = |turn: usize, answer: String| {
+                let mut answers = refs.clone();
+                answers[turn] = answer;
+                prompt(s, &answers, "multiturn-quality")
+            };
+            let reference = mean(&prompt(s, &refs, "multiturn-quality"), &index, 16);
+            let fenced = mean(&with(last, defect::fence(&refs[last])), &index, 16);
+            let (dropped, _) = defect::drop_top_level_key(&refs[last], 2).unwrap();
+            let missing = mean(&with(last, dropped), &index, 16);
+            // Turn 3 ignores the switch to ISO dates: it repeats turn 2's answer.
+            let stale = mean(&with(2, refs[1].clone()), &index, 16);
+            let stale_final = mean(&with(last, refs[last - 1].clone()), &index, 16);
+            let empty = mean(&with(last, "I'm not sure.".into()), &index, 16);
+            assert!(reference > fenced, "{reference} {fenced}");
+            assert!(fenced > missing, "{fenced} {missing}");
+            assert!(reference - stale >= 0.5, "{reference} {stale}");
+            assert!(
+                missing > stale_final && stale > stale_final,
+                "{missing} {stale} {stale_final}"
+            );
+            assert!(stale_final > empty, "{stale_final} {empty}");
+
+            // The criteria the defect touches are the ones that drop.
+            let v = verdict(&with(2, refs[1].clone()), &index, 0);
+            assert!(
+                v["scores"]["correction_handling"].as_i64().unwrap() <= 3,
+                "{v}"
+            );
+            assert!(
+                v["rationale"]
+                    .as_str()
+                    .unwrap()
+                    .contains("turn 3: repeats the answer to turn 2"),
+                "{v}"
+            );
+            let v = verdict(
+                &with(last, defect::drop_top_level_key(&refs[last], 2).unwrap().0),
+                &index,
+                0,
+            );
+            assert!(
+                v["scores"]["final_answer_usability"].as_i64().unwrap() <= 4,
+                "{v}"
+            );
+            assert_eq!(v["completed"], false, "{v}");
+        }
+
+        #[test]
+        fn replicates_differ_a_little_and_the_same_key_answers_the_same() {
+            let scenarios = scenarios();
+            let index = ScenarioIndex::new(&scenarios);
+            let s = &scenarios[0];
+            let mut answers = references(s);
+            answers[2] = answers[1].clone();
+            let messages = prompt(s, &answers, "multiturn-quality");
+            let key = request_key(0, "mock-judge", &messages, 0);
+            assert_eq!(
+                answer(&judge(), key, &messages, &index),
+                answer(&judge(), key, &messages, &index)
+            );
+            let distinct: std::collections::HashSet<String> = (0..12)
+                .map(|r| verdict(&messages, &index, r)["scores"].to_string())
+                .collect();
+            assert!(distinct.len() > 1, "replicates are not all identical");
+            // Noise is small: a mid-range criterion moves by at most one step or so.
+            let spread: Vec<i64> = (0..12)
+                .map(|r| {
+                    verdict(&messages, &index, r)["scores"]["correction_handling"]
+                        .as_i64()
+                        .unwrap()
+                })
+                .collect();
+            let (lo, hi) = (spread.iter().min().unwrap(), spread.iter().max().unwrap());
+            assert!(hi - lo <= 2, "{spread:?}");
+        }
+
+        #[test]
+        fn an_unmatched_transcript_gets_the_middle_of_the_scale_and_says_why() {
+            let scenarios = scenarios();
+            let (invoice, others): (Vec<Scenario>, Vec<Scenario>) = scenarios
+                .into_iter()
+                .partition(|s| s.id == "struct-invoice-extraction");
+            let messages = prompt(&invoice[0], &references(&invoice[0]), "support-tone");
+            // No scenarios at all, and scenarios that do not include this one.
+            for index in [ScenarioIndex::default(), ScenarioIndex::new(&others)] {
+                let v = verdict(&messages, &index, 0);
+                assert_eq!(v["scores"], json!({"tone": 3, "concision": 3}), "{v}");
+                assert_eq!(v["completed"], false);
+                assert_eq!(v["rationale"], UNMATCHED);
+            }
+            // A prompt with no transcript block (a custom template) is not graded either.
+            let bare = vec![Message::new(
+                "user",
+                "Grade it.\nrubric-spec: {\"criteria\":[\"a\"],\"min\":0,\"max\":3}",
+            )];
+            let v = verdict(&bare, &ScenarioIndex::new(&others), 0);
+            assert_eq!(v["scores"], json!({"a": 1}), "{v}");
+            assert_eq!(v["rationale"], UNMATCHED);
+        }
     }
 }

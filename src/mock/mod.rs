@@ -3,6 +3,7 @@
 //! per-model timing profiles, and injects faults and defects from a seed.
 
 pub mod defect;
+pub mod grade;
 pub mod judge;
 pub mod plan;
 pub mod profile;
@@ -199,7 +200,7 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
     let key = request_key(st.config.seed, &req.model, &req.messages, occurrence);
     let mut plan = make_plan(&profile, key, &req.messages, &st.index);
     if judge::is_judge(&profile) {
-        judge::answer_as_judge(&mut plan, &profile, key, &req.messages);
+        judge::answer_as_judge(&mut plan, &profile, key, &req.messages, &st.index);
     }
     let id = format!("mock-{}", st.next_id.fetch_add(1, Ordering::Relaxed));
     let served = Served {

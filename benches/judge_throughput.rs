@@ -152,6 +152,8 @@ async fn main() {
         mode: Mode::Judge,
         quiet: true,
         selection: Default::default(),
+        mock_url: None,
+        stage: None,
     };
     let (_tx, rx) = tokio::sync::mpsc::channel(1);
     let (report, _) = judge::judge(&opts, rx).await.unwrap();

@@ -107,8 +107,9 @@ fn run_level(streams: usize, rounds: u32) {
     let scenarios = Scenario::load_dir(&dir.path().join("scenarios")).unwrap();
     let opts = CollectOptions {
         db: dir.path().join("t.db"),
-        resume: false,
+        resume: turnbench::collect::Resume::No,
         quiet: true,
+        stage: None,
     };
 
     // Two workers, as the binary has on this machine (TIMING_CLIENT_THREADS to vary).

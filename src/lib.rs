@@ -23,6 +23,8 @@
 //! - [`progress`]: progress bars (terminal only, never with `--quiet`).
 //! - [`report`]: `turnbench report`: cells of provider × model with latency, reliability
 //!   and quality, headlines and their intervals (formatted by [`export`]).
+//! - [`run`]: `turnbench run`: the orchestrator of collect → check → judge → report; starts
+//!   the shared services (the built-in mock) and hands endpoints to the stages.
 //! - [`stats`]: percentiles, intervals, bootstrap, agreement: pure functions.
 //! - [`tokens`]: visible-token counting (o200k_base).
 pub mod checks;
@@ -39,6 +41,7 @@ pub mod mock;
 pub mod outcome;
 pub mod progress;
 pub mod report;
+pub mod run;
 pub mod stats;
 pub mod store;
 pub mod tokens;

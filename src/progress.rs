@@ -6,13 +6,17 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A bar of `len` items named `unit`, e.g. `bar(90, !quiet, "conversations")`.
-pub fn bar(len: u64, show: bool, unit: &str) -> ProgressBar {
+/// A bar of `len` items named `unit`, e.g. `bar(90, !quiet, "conversations", None)`.
+/// Under `turnbench run` each stage's bar starts with the stage's label (`[1/4 collect]`),
+/// so the whole run reads as one display: stage, done/total, ETA, and the stage's message
+/// (failures so far).
+pub fn bar(len: u64, show: bool, unit: &str, stage: Option<&str>) -> ProgressBar {
+    let label = stage.map(|s| format!("{s} ")).unwrap_or_default();
     styled(
         ProgressBar::new(len),
         show,
         &format!(
-            "{{spinner}} [{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {unit}  {{per_sec}}  {{msg}}"
+            "{{spinner}} {label}[{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {unit} · eta {{eta}}  {{msg}}"
         ),
     )
 }

@@ -25,10 +25,10 @@ fn collect_without_config_runs_four_simulated_targets_offline() {
     let project = Project::new(&[(ids[0], &texts[0]), (ids[1], &texts[1])]);
     let (stdout, _) = project.run_ok(&["collect", "--repeats", "1"]);
     for name in [
-        "sim-alpha / sim-swift",
-        "sim-beta / sim-burst",
-        "sim-gamma / sim-flaky",
-        "sim-delta / sim-thinker",
+        "sim-swift / glm-sim",
+        "sim-burst / glm-sim",
+        "sim-flaky / glm-sim",
+        "sim-thinker / glm-sim",
     ] {
         assert!(stdout.contains(name), "{stdout}");
     }

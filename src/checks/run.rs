@@ -63,6 +63,8 @@ pub struct CheckOptions {
     /// Conversations per page read and per batch written.
     pub page_size: usize,
     pub progress: bool,
+    /// The label of this stage in a longer run (`[2/4 check]`), shown on the bar.
+    pub stage: Option<String>,
 }
 
 impl CheckOptions {
@@ -74,6 +76,7 @@ impl CheckOptions {
             threads: 0,
             page_size: 256,
             progress: false,
+            stage: None,
         }
     }
 }
@@ -233,7 +236,12 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             _ => without_checks += n,
         }
     }
-    let bar = crate::progress::bar(to_check, opts.progress, "conversations");
+    let bar = crate::progress::bar(
+        to_check,
+        opts.progress,
+        "conversations",
+        opts.stage.as_deref(),
+    );
 
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())

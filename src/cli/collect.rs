@@ -1,17 +1,18 @@
 //! `turnbench collect`: the bench (a bench.toml, or the built-in mock run), Ctrl-C, the summary.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 
 use super::Global;
-use crate::collect::{self, CollectOptions};
+use crate::collect::{self, CollectOptions, Resume};
 use crate::config::{BenchConfig, Scenario, SourceText};
 use crate::mock::{MockConfig, MockServer};
+use crate::run::builtin;
 
 /// Run every target × scenario × repeat and store each conversation once.
 ///
-/// Without --config: the built-in mock provider with four simulated models, no keys,
+/// Without --config: the built-in mock provider with four simulated providers, no keys,
 /// no network.
 ///
 /// Exit status: 0 every conversation stored and completed; 1 a definition, usage or
@@ -65,17 +66,11 @@ impl CollectArgs {
                     );
                 }
                 let scenarios = Scenario::load_dir(&scenarios_dir)?;
-                let server = MockServer::start(
-                    MockConfig {
-                        time_scale: BUILTIN_TIME_SCALE,
-                        ..MockConfig::builtin()
-                    },
-                    &scenarios,
-                    "127.0.0.1:0".parse()?,
-                    None,
-                )
-                .await?;
-                let cfg = builtin_bench(&server.base_url(), &scenarios_dir, repeats);
+                let mut mock = MockConfig::builtin();
+                mock.time_scale = builtin::TIME_SCALE;
+                let server =
+                    MockServer::start(mock, &scenarios, "127.0.0.1:0".parse()?, None).await?;
+                let cfg = builtin::bench(&server.base_url(), &scenarios_dir, repeats);
                 _mock = Some(server);
                 cfg
             }
@@ -95,20 +90,13 @@ impl CollectArgs {
                 db.display()
             );
         }
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
-                if tx.send(()).await.is_err() {
-                    break;
-                }
-            }
-        });
         let opts = CollectOptions {
             db: db.to_path_buf(),
-            resume,
+            resume: if resume { Resume::Yes } else { Resume::No },
             quiet,
+            stage: None,
         };
-        let report = collect::collect(&cfg, scenarios, &opts, rx).await?;
+        let report = collect::collect(&cfg, scenarios, &opts, super::interrupts()).await?;
         print!("{}", collect::format_summary(&report.summary));
         for failure in &report.store_failures {
             eprintln!("store: {failure}");
@@ -148,58 +136,4 @@ impl CollectArgs {
             0
         })
     }
-}
-
-/// The built-in run's simulated delays, as a share of the profiles' real-world ones.
-const BUILTIN_TIME_SCALE: f64 = 0.1;
-
-/// The offline default: four simulated providers served by the in-process mock.
-fn builtin_bench(base_url: &str, scenarios: &Path, repeats: u32) -> BenchConfig {
-    let text = format!(
-        r#"
-name = "builtin-mock"
-seed = 42
-repeats = {repeats}
-scenarios = {scenarios:?}
-turn_timeout_s = 30
-concurrency = 12
-per_target_concurrency = 4
-pause_scale = 0.02
-
-[[target]]
-provider = "sim-alpha"
-model = "sim-swift"
-base_url = "{base_url}"
-price = {{ input = 0.20, cached = 0.05, output = 0.80 }}
-
-[[target]]
-provider = "sim-beta"
-model = "sim-burst"
-base_url = "{base_url}"
-price = {{ input = 0.15, output = 0.60 }}
-
-[[target]]
-provider = "sim-gamma"
-model = "sim-flaky"
-base_url = "{base_url}"
-price = {{ input = 0.10, cached = 0.05, output = 0.40 }}
-
-[[target]]
-provider = "sim-delta"
-model = "sim-thinker"
-base_url = "{base_url}"
-price = {{ input = 0.60, cached = 0.15, output = 2.40 }}
-"#,
-        scenarios = scenarios.display().to_string()
-    );
-    let src = crate::config::SourceText {
-        path: "<built-in bench>".into(),
-        text,
-    };
-    // The text above is fixed and names no key variable: it always parses (a test runs it).
-    let mut cfg = BenchConfig::from_source(&src).expect("the built-in bench is valid");
-    for t in &mut cfg.targets {
-        t.stable_url = Some("http://builtin-mock/v1".to_string());
-    }
-    cfg
 }

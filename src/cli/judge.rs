@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
-use crate::config::{BenchTargetNames, JudgeSettings, Rubric};
+use crate::config::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Rubric, Scenario};
 use crate::judge::{self, JudgeOptions, Mode, Selection};
+use crate::mock::MockServer;
 use crate::store::judgments::JudgmentStatus;
 
 /// Score stored conversations with a blind LLM judge; only what is not judged yet
@@ -54,22 +55,37 @@ pub struct JudgeArgs {
     /// answers are stored beside the old rows and the newest scored one counts.
     #[arg(long)]
     rejudge: bool,
+    /// Scenario folder: the built-in mock judge grades answers against its references.
+    #[arg(long, default_value = "scenarios")]
+    scenarios: PathBuf,
 }
 
 impl JudgeArgs {
     pub async fn run(self, global: &Global) -> Result<i32> {
         // --dry-run prints the prompts even under --audit (which then decides the mode).
         let print_prompts = self.dry_run;
-        let opts = self.into_options(global)?;
-        let (tx, rx) = tokio::sync::mpsc::channel(4);
-        tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
-                if tx.send(()).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let (report, plan) = judge::judge(&opts, rx).await?;
+        let scenarios_dir = self.scenarios.clone();
+        let mut opts = self.into_options(global)?;
+        // The built-in mock judge, for this command's calls only; it grades transcripts
+        // against the scenarios' reference answers when it has them.
+        let mut _mock = None;
+        if opts.mode == Mode::Judge && opts.settings.endpoint == JudgeEndpoint::BuiltinMock {
+            let scenarios = if scenarios_dir.is_dir() {
+                Scenario::load_dir(&scenarios_dir)?
+            } else {
+                Vec::new()
+            };
+            let server = MockServer::start(
+                crate::mock::judge::builtin_config(&opts.settings.model, opts.settings.seed),
+                &scenarios,
+                "127.0.0.1:0".parse()?,
+                None,
+            )
+            .await?;
+            opts.mock_url = Some(server.base_url());
+            _mock = Some(server);
+        }
+        let (report, plan) = judge::judge(&opts, super::interrupts()).await?;
         if print_prompts {
             print!("{}", judge::format_dry_run(&plan, &opts.settings));
         }
@@ -171,6 +187,8 @@ impl JudgeArgs {
                 conversations: self.conversations,
                 rejudge: self.rejudge,
             },
+            mock_url: None,
+            stage: None,
         })
     }
 }

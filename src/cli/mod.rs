@@ -12,6 +12,7 @@ pub mod judge;
 pub mod lint;
 pub mod mock;
 pub mod report;
+pub mod run;
 
 use std::path::PathBuf;
 
@@ -70,6 +71,20 @@ impl SelectArgs {
     }
 }
 
+/// Ctrl-C as a channel for one stage: each press sends `()`. A stage that has ended drops
+/// its receiver, and its listener stops at the next press; a new stage gets a new channel.
+pub fn interrupts() -> tokio::sync::mpsc::Receiver<()> {
+    let (tx, rx) = tokio::sync::mpsc::channel(4);
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if tx.send(()).await.is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// One variant per command; each command's help text is the doc comment of its args struct.
 #[derive(Subcommand)]
 pub enum Command {
@@ -80,6 +95,7 @@ pub enum Command {
     Mock(mock::MockArgs),
     Import(import::ImportArgs),
     Report(report::ReportArgs),
+    Run(run::RunArgs),
     /// Write stored data out.
     #[command(subcommand)]
     Export(export::ExportCommand),
@@ -99,6 +115,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Mock(args) => args.run(&global).await,
         Command::Import(args) => args.run(&global),
         Command::Report(args) => args.run(&global),
+        Command::Run(args) => args.run(&global).await,
         Command::Export(cmd) => cmd.run(&global),
     }
 }

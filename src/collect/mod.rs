@@ -37,8 +37,22 @@ pub enum CollectError {
 
 pub struct CollectOptions {
     pub db: PathBuf,
-    pub resume: bool,
+    pub resume: Resume,
     pub quiet: bool,
+    /// The label of this stage in a longer run (`[1/4 collect]`), shown on the bar.
+    pub stage: Option<String>,
+}
+
+/// Whether a collect continues a stored run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// A new run.
+    No,
+    /// The newest run of this name; refused when its settings or scenarios differ.
+    Yes,
+    /// The newest run of this name when its settings and scenarios are these; else a new
+    /// run (`turnbench run`: a re-run after a crash or Ctrl-C does no work twice).
+    IfSame,
 }
 
 /// What a collect run did.
@@ -133,8 +147,17 @@ pub async fn collect(
     .to_string();
     let settings_hash = settings_hash(&settings);
 
-    let run_id = if opts.resume {
-        match latest_run(&conn, &cfg.name)? {
+    let latest = match opts.resume {
+        Resume::No => None,
+        Resume::Yes | Resume::IfSame => latest_run(&conn, &cfg.name)?,
+    };
+    let run_id = if opts.resume == Resume::IfSame
+        && let Some((id, hash)) = &latest
+        && *hash == settings_hash
+    {
+        *id
+    } else if opts.resume == Resume::Yes {
+        match latest {
             Some((id, hash)) if hash == settings_hash => id,
             Some((id, _)) => {
                 return Err(CollectError::Setup(format!(
@@ -227,7 +250,13 @@ pub async fn collect(
 
     let writer = StoreWriter::<ConversationRecord>::spawn(conn)?;
     let sink = writer.sender();
-    let progress = crate::progress::bar(to_run as u64, !opts.quiet, "conversations");
+    let progress = crate::progress::bar(
+        to_run as u64,
+        !opts.quiet,
+        "conversations",
+        opts.stage.as_deref(),
+    );
+    let failed_so_far = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let (stop_tx, stop_rx) = watch::channel(Stop::Run);
     let stop_tx = Arc::new(stop_tx);
     let say = {
@@ -310,13 +339,16 @@ pub async fn collect(
             freed: freed.clone(),
         };
         let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());
+        let failed_so_far = failed_so_far.clone();
         let endpoint = endpoints[job.target].clone();
         let stop = stop_rx.clone();
         tasks.spawn(async move {
             // Held to the end of the task, and dropped even if it panics: the slot is freed.
             let _slot = slot;
             let record = run_slot(ctx, job, endpoint, stop).await;
-            progress.set_message(format!("last: {}", record.outcome));
+            let this = u64::from(record.outcome.failure().is_some());
+            let failed = failed_so_far.fetch_add(this, std::sync::atomic::Ordering::Relaxed) + this;
+            progress.set_message(format!("{failed} failed · last: {}", record.outcome));
             // A closed writer has already reported why; the store watch stops the run.
             let _ = sink.send(record).await;
             progress.inc(1);

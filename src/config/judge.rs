@@ -396,6 +396,19 @@ struct BenchTargetDoc {
 }
 
 impl BenchTargetNames {
+    /// The names of a loaded bench's targets (their real hosts, as requests name them).
+    pub fn of(cfg: &super::BenchConfig) -> Vec<Self> {
+        cfg.targets
+            .iter()
+            .map(|t| BenchTargetNames {
+                provider: t.provider.clone(),
+                model: t.model.clone(),
+                label: t.label.clone(),
+                host: super::bench::host_of(t.base_url.trim_end_matches('/')),
+            })
+            .collect()
+    }
+
     pub fn load(path: &Path) -> Result<Vec<Self>, ConfigError> {
         let doc: BenchNamesDoc = SourceText::read(path)?.parse()?;
         Ok(doc

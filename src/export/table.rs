@@ -495,10 +495,10 @@ pub fn run_line(r: &Report) -> String {
     };
     let date = m.generated_at.get(..10).unwrap_or(&m.generated_at);
     format!(
-        "turnbench report · store {} · {runs} · {date} · {} providers × {} models{}",
+        "turnbench report · store {} · {runs} · {date} · {} × {}{}",
         m.store,
-        m.providers,
-        m.models,
+        plural(m.providers, "provider"),
+        plural(m.models, "model"),
         if r.any_simulated() {
             " · SIMULATED"
         } else {
@@ -552,6 +552,15 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
         }
     }
     out
+}
+
+/// `1 model`, `3 models`.
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 /// 1000 as `1,000`.

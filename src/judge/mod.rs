@@ -69,6 +69,12 @@ pub struct JudgeOptions {
     pub quiet: bool,
     /// Which judgments to ask for, and whether to ask again those already scored.
     pub selection: Selection,
+    /// Where the built-in mock judge answers (its base URL, `…/v1`), when the settings
+    /// name it (`builtin_mock = true`): whoever runs this stage starts it and hands the
+    /// address down; the stage itself starts no server.
+    pub mock_url: Option<String>,
+    /// The label of this stage in a longer run (`[3/4 judge]`), shown on the bar.
+    pub stage: Option<String>,
 }
 
 /// Which judgments a run asks for, beyond the settings' sample and replicates.
@@ -433,23 +439,13 @@ async fn run_calls(
     mut interrupts: tokio::sync::mpsc::Receiver<()>,
 ) -> Result<(), JudgeError> {
     let settings = &opts.settings;
-    // The built-in mock judge lives as long as the calls do.
-    let mut _mock = None;
     let base_url = match &settings.endpoint {
         JudgeEndpoint::Url(u) => u.clone(),
-        JudgeEndpoint::BuiltinMock => {
-            let server = crate::mock::MockServer::start(
-                crate::mock::judge::builtin_config(&settings.model, settings.seed),
-                &[],
-                "127.0.0.1:0".parse().expect("loopback address"),
-                None,
+        JudgeEndpoint::BuiltinMock => opts.mock_url.clone().ok_or_else(|| {
+            JudgeError::Setup(
+                "the settings name the built-in mock judge, but none was started for this run\n  fix: run `turnbench judge` or `turnbench run`, which start it".into(),
             )
-            .await
-            .map_err(|e| JudgeError::Setup(format!("built-in mock judge: {e}")))?;
-            let url = server.base_url();
-            _mock = Some(server);
-            url
-        }
+        })?,
     };
     let endpoint = Endpoint {
         url: format!("{base_url}/chat/completions"),
@@ -484,7 +480,13 @@ async fn run_calls(
     let mut store_failed = writer.failed();
     let sink = writer.sender();
     let pending: Vec<PlannedJudgment> = plan.pending().cloned().collect();
-    let progress = crate::progress::bar(pending.len() as u64, !opts.quiet, "judgments");
+    let progress = crate::progress::bar(
+        pending.len() as u64,
+        !opts.quiet,
+        "judgments",
+        opts.stage.as_deref(),
+    );
+    let unscored_so_far = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let permits = Arc::new(Semaphore::new(settings.concurrency));
     let mut tasks = tokio::task::JoinSet::new();
     let mut interrupted = false;
@@ -508,9 +510,12 @@ async fn run_calls(
         };
         report.launched += 1;
         let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());
+        let unscored = unscored_so_far.clone();
         tasks.spawn(async move {
             let record = judge_one(&ctx, item, seq as u32 + 1).await;
-            progress.set_message(format!("last: {}", record.status.as_str()));
+            let this = u64::from(record.status != JudgmentStatus::Ok);
+            let n = unscored.fetch_add(this, std::sync::atomic::Ordering::Relaxed) + this;
+            progress.set_message(format!("{n} unscored · last: {}", record.status.as_str()));
             let outcome = (record.status, record.attempts);
             // A closed writer has already reported why; the launcher stops on it.
             let _ = sink.send(record).await;

@@ -329,122 +329,169 @@ fn cell_name(c: &Cell) -> String {
     format!("{} / {}", c.provider, c.model)
 }
 
-fn checks(cells: &[Cell], out: &mut Vec<Headline>) {
-    let mut ranked: Vec<&Cell> = cells
-        .iter()
-        .filter(|c| c.checks.pass.value.is_some())
-        .collect();
-    if ranked.len() < 2 {
-        return;
+/// One cell's quality figure, for a ranking sentence.
+struct Ranked {
+    name: String,
+    value: f64,
+    interval: Option<Interval>,
+    /// The figure as the sentence prints it, interval included.
+    text: String,
+}
+
+/// Two figures differ when their intervals do not overlap (and, with a `tolerance`, by
+/// more than it); without an interval nothing is established.
+fn apart(a: &Ranked, b: &Ranked, tolerance: f64) -> bool {
+    match (a.interval, b.interval) {
+        (Some(x), Some(y)) => !x.overlaps(&y) && (a.value - b.value).abs() > tolerance,
+        _ => false,
     }
-    ranked.sort_by(|a, b| {
-        b.checks
-            .pass
-            .value
-            .unwrap_or(0.0)
-            .total_cmp(&a.checks.pass.value.unwrap_or(0.0))
-    });
-    let (top, next) = (ranked[0], ranked[1]);
-    let lowest = ranked[ranked.len() - 1];
-    let overlap = match (top.checks.pass.interval, next.checks.pass.interval) {
-        (Some(a), Some(b)) => a.overlaps(&b),
-        _ => true,
+}
+
+/// "what" of every cell, best first: who leads, whether its lead over the next is
+/// established, and over which cells a difference is. `why_not` says what "not
+/// established" rests on. Returns the sentence and whether the lead is established.
+fn ranking(
+    what: &str,
+    mut rows: Vec<Ranked>,
+    tolerance: f64,
+    why_not: &str,
+) -> Option<(String, bool)> {
+    if rows.len() < 2 {
+        return None;
+    }
+    rows.sort_by(|a, b| b.value.total_cmp(&a.value));
+    let (top, next) = (&rows[0], &rows[1]);
+    let below: Vec<&Ranked> = rows[1..]
+        .iter()
+        .filter(|r| apart(top, r, tolerance))
+        .collect();
+    let low = rows.last().map_or(top.value, |r| r.value);
+    if below.is_empty() {
+        return Some((
+            format!(
+                "{what} {}–{} {why_not}: quality difference not established",
+                fmt_value(low, top),
+                fmt_value(top.value, top)
+            ),
+            false,
+        ));
+    }
+    let lead = apart(top, next, tolerance);
+    let list = |rs: &[&Ranked]| {
+        rs.iter()
+            .map(|r| format!("{} {}", r.name, r.text))
+            .collect::<Vec<_>>()
+            .join(", ")
     };
-    let text = if overlap {
+    let text = if lead && below.len() == rows.len() - 1 {
         format!(
-            "check pass rates {}–{} (top two: {} {}, {} {}) overlap within their intervals: \
-             quality difference not established",
-            percent(lowest.checks.pass.value.unwrap_or(0.0)),
-            percent(top.checks.pass.value.unwrap_or(0.0)),
-            cell_name(top),
-            rate_text(&top.checks.pass),
-            cell_name(next),
-            rate_text(&next.checks.pass),
+            "{what}: {} leads with {}, established over every other cell (next: {} {})",
+            top.name, top.text, next.name, next.text
+        )
+    } else if lead {
+        format!(
+            "{what}: {} leads with {}, established over {}",
+            top.name,
+            top.text,
+            list(&below)
         )
     } else {
         format!(
-            "{} passes the most checks: {} vs {} {} — established (intervals do not overlap)",
-            cell_name(top),
-            rate_text(&top.checks.pass),
-            cell_name(next),
-            rate_text(&next.checks.pass),
+            "{what}: {} leads with {}; its lead over {} {} is not established; established over {}",
+            top.name,
+            top.text,
+            next.name,
+            next.text,
+            list(&below)
         )
     };
-    out.push(Headline {
-        kind: HeadlineKind::QualityChecks,
-        model: None,
-        text,
-        established: Some(!overlap),
-        simulated: top.simulated || next.simulated,
-        comparison: None,
-    });
+    Some((text, lead))
+}
+
+/// A ranking value as the sentence prints it (a rate in %, a score with two decimals).
+fn fmt_value(v: f64, like: &Ranked) -> String {
+    if like.text.contains('%') {
+        percent(v)
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn checks(cells: &[Cell], out: &mut Vec<Headline>) {
+    let rows: Vec<Ranked> = cells
+        .iter()
+        .filter_map(|c| {
+            Some(Ranked {
+                name: cell_name(c),
+                value: c.checks.pass.value?,
+                interval: c.checks.pass.interval,
+                text: rate_text(&c.checks.pass),
+            })
+        })
+        .collect();
+    let simulated = cells.iter().any(|c| c.simulated);
+    if let Some((text, established)) = ranking(
+        "check pass rates",
+        rows,
+        0.0,
+        "overlap within their intervals",
+    ) {
+        out.push(Headline {
+            kind: HeadlineKind::QualityChecks,
+            model: None,
+            text,
+            established: Some(established),
+            simulated,
+            comparison: None,
+        });
+    }
 }
 
 fn judge(cells: &[Cell], section: &JudgeSection, out: &mut Vec<Headline>) {
-    let mut ranked: Vec<(usize, f64, Option<Interval>)> = section
+    let rows: Vec<Ranked> = section
         .cells
         .iter()
-        .enumerate()
-        .filter_map(|(i, j)| j.overall.map(|e| (i, e.value, e.interval)))
+        .zip(cells)
+        .filter_map(|(j, c)| {
+            let e = j.overall?;
+            Some(Ranked {
+                name: cell_name(c),
+                value: e.value,
+                interval: e.interval,
+                text: match e.interval {
+                    Some(i) => format!("{:.2} [{:.2}, {:.2}]", e.value, i.lo, i.hi),
+                    None => format!("{:.2}", e.value),
+                },
+            })
+        })
         .collect();
-    if ranked.len() < 2 {
-        return;
-    }
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-    let (top, next) = (ranked[0], ranked[1]);
-    let low = ranked[ranked.len() - 1].1;
+    // A gap inside the judge's own replicate disagreement is not a difference either.
     let spread = section
         .cells
         .iter()
         .filter_map(|j| j.replicate_spread)
-        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
-    let overlap = match (top.2, next.2) {
-        (Some(a), Some(b)) => a.overlaps(&b),
-        _ => true,
-    };
-    let within_spread = spread.is_some_and(|s| top.1 - next.1 <= s);
-    let simulated = if section.simulated {
-        " (simulated judge)"
+        .fold(0.0, f64::max);
+    let why_not = if spread > 0.0 {
+        format!("overlap within their intervals or the judge's own replicate spread ({spread:.2})")
     } else {
-        ""
+        "overlap within their intervals".to_string()
     };
-    let judge = format!("{} by {}{simulated}", section.rubric, section.judge);
-    let est = |(i, v, iv): (usize, f64, Option<Interval>)| {
-        format!(
-            "{} {v:.2}{}",
-            cell_name(&cells[i]),
-            iv.map(|i| format!(" [{:.2}, {:.2}]", i.lo, i.hi))
-                .unwrap_or_default()
-        )
-    };
-    let text = if overlap || within_spread {
-        let why = if overlap {
-            "overlap within their intervals".to_string()
-        } else {
-            format!(
-                "differ by less than the judge's own replicate spread ({:.2})",
-                spread.unwrap_or(0.0)
-            )
-        };
-        format!(
-            "judge means {low:.2}–{:.2} ({judge}) {why}: quality difference not established",
-            top.1
-        )
-    } else {
-        format!(
-            "judge ({judge}) rates {} highest, vs {} — established (intervals do not overlap)",
-            est(top),
-            est(next)
-        )
-    };
-    out.push(Headline {
-        kind: HeadlineKind::QualityJudge,
-        model: None,
-        text,
-        established: Some(!(overlap || within_spread)),
-        simulated: section.simulated || cells[top.0].simulated || cells[next.0].simulated,
-        comparison: None,
-    });
+    let what = format!(
+        "judge means ({} by {}{})",
+        section.rubric,
+        section.judge,
+        if section.simulated { ", simulated" } else { "" }
+    );
+    if let Some((text, established)) = ranking(&what, rows, spread, &why_not) {
+        out.push(Headline {
+            kind: HeadlineKind::QualityJudge,
+            model: None,
+            text,
+            established: Some(established),
+            simulated: section.simulated || cells.iter().any(|c| c.simulated),
+            comparison: None,
+        });
+    }
 }
 
 fn flags(cells: &[Cell], out: &mut Vec<Headline>) {

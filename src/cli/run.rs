@@ -1,0 +1,88 @@
+//! `turnbench run`: the whole pipeline in one command; the terminal report, the HTML file,
+//! what to run next.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::Global;
+use crate::export::{self, FormatOptions, REPORT_FORMATS};
+use crate::run::{self, RunOptions};
+
+/// Collect, check, judge and report in one go, each stage only on what is missing.
+///
+/// Without --config: the built-in offline run (four simulated providers from the built-in
+/// mock, the simulated judge; no key, no network). With --config: your providers; the judge
+/// stage runs for each --judge × --rubric given, and is skipped when none is. A re-run
+/// after a crash or Ctrl-C resumes the collect and does no work twice.
+///
+/// Exit status: 0 done; 1 a definition, usage or setup error (nothing sent); 2 done, but
+/// some conversations failed or judgments stayed unscored (with --config); 3 a judge prompt
+/// named a provider (nothing sent to that judge); 4 the store refused a write (re-run to
+/// finish); 130 interrupted (re-run to finish).
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// A bench.toml (see examples/bench.toml); without it, the built-in offline run.
+    #[arg(long, short)]
+    config: Option<PathBuf>,
+    /// Judge settings; repeat for a panel. Every judge judges every --rubric.
+    #[arg(long = "judge", value_name = "JUDGE.toml")]
+    judges: Vec<PathBuf>,
+    /// A rubric; repeat for more.
+    #[arg(long = "rubric", value_name = "RUBRIC.toml")]
+    rubrics: Vec<PathBuf>,
+    /// Where the HTML report is written.
+    #[arg(long, short, default_value = "report.html")]
+    out: PathBuf,
+    /// Folder of checks files.
+    #[arg(long, default_value = "checks")]
+    checks: PathBuf,
+    /// Scenario folder for the built-in run.
+    #[arg(long, default_value = "scenarios")]
+    scenarios: PathBuf,
+    /// Repeats for the built-in run.
+    #[arg(long, default_value_t = 2)]
+    repeats: u32,
+}
+
+impl RunArgs {
+    pub async fn run(self, global: &Global) -> Result<i32> {
+        let opts = RunOptions {
+            db: global.db.clone(),
+            config: self.config,
+            scenarios: self.scenarios,
+            repeats: self.repeats,
+            checks: self.checks,
+            judges: self.judges,
+            rubrics: self.rubrics,
+            out: self.out,
+            quiet: global.quiet,
+        };
+        let quiet = global.quiet;
+        let say = |line: &str| {
+            if !quiet {
+                eprintln!("{line}");
+            }
+        };
+        let outcome = run::run(&opts, &super::interrupts, &say).await?;
+        if let Some(report) = &outcome.report {
+            let terminal = export::find(REPORT_FORMATS, "terminal")?;
+            if !quiet && std::io::stdout().is_terminal() {
+                println!();
+            }
+            export::write_stdout(terminal, report, &FormatOptions { tables_only: quiet })?;
+        }
+        for f in &outcome.collect.store_failures {
+            eprintln!("store: {f}");
+        }
+        if outcome.stopped {
+            eprintln!(
+                "run stopped before its end: the same `turnbench run` command finishes it (it does no work twice)"
+            );
+        } else if !quiet {
+            eprintln!("{}", run::next_steps(&outcome, &opts.out));
+        }
+        Ok(outcome.exit_code())
+    }
+}

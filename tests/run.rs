@@ -1,0 +1,162 @@
+//! `turnbench run` through the binary: the built-in offline run end to end (the built-in
+//! mock's four simulated providers, the checks, the simulated judge, the report), its
+//! report checked against the store, and a re-run that does no work twice.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+fn repo(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A project folder laid out like the checkout: scenarios, checks, judges, rubrics.
+fn checkout_like() -> Project {
+    let project = Project::new(&[]);
+    for dir in ["scenarios", "checks", "judges", "rubrics"] {
+        let to = project.path(dir);
+        std::fs::create_dir_all(&to).unwrap();
+        for entry in std::fs::read_dir(repo(dir)).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+    project
+}
+
+fn counts(project: &Project) -> [i64; 3] {
+    let conn = project.conn();
+    [
+        count(&conn, "SELECT COUNT(*) FROM conversations"),
+        count(&conn, "SELECT COUNT(*) FROM check_results"),
+        count(&conn, "SELECT COUNT(*) FROM judgments"),
+    ]
+}
+
+#[test]
+fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
+    let project = checkout_like();
+    let (stdout, stderr) = project.run_ok(&["run"]);
+
+    // Every stage ran, said so, and the terminal report has every section.
+    for stage in [
+        "[1/4 collect]",
+        "[2/4 check]",
+        "[3/4 judge]",
+        "[4/4 report]",
+    ] {
+        assert!(stderr.contains(stage), "{stage} missing from:\n{stderr}");
+    }
+    assert!(
+        stderr.contains("scaled"),
+        "the output says delays are scaled: {stderr}"
+    );
+    assert!(
+        stderr.contains("turnbench run --config"),
+        "what to run next: {stderr}"
+    );
+    for section in [
+        "HEADLINES",
+        "CELLS · glm-sim",
+        "QUALITY",
+        "PER TURN",
+        "RELIABILITY",
+        "CACHE AND COST",
+        "QUALITY BY TAG",
+        "JUDGE · multiturn-quality@1",
+        "SIMULATED",
+    ] {
+        assert!(
+            stdout.contains(section),
+            "{section} missing from:\n{stdout}"
+        );
+    }
+    let html = std::fs::read_to_string(project.path("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("SIMULATED"));
+
+    // The report agrees with the store.
+    let r: Value =
+        serde_json::from_str(&project.run_ok(&["report", "--format", "json"]).0).unwrap();
+    let cells = r["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4, "four simulated providers");
+    let conn = project.conn();
+    let stored = count(
+        &conn,
+        "SELECT COUNT(*) FROM conversation_facts WHERE counts",
+    );
+    let attempted: i64 = cells
+        .iter()
+        .map(|c| c["reliability"]["attempted"].as_i64().unwrap())
+        .sum();
+    assert_eq!(attempted, stored);
+    let cell = |p: &str| {
+        cells
+            .iter()
+            .find(|c| c["provider"] == p)
+            .unwrap_or_else(|| panic!("no cell {p}"))
+    };
+    for c in cells {
+        // No failed conversation in latency: its n is the completed count.
+        assert_eq!(
+            c["conversation_latency"]["n"].as_u64(),
+            c["reliability"]["completed"].as_u64()
+        );
+        assert_eq!(c["simulated"], true);
+    }
+    // The injected faults appear as the right classes.
+    let flaky = &cell("sim-flaky")["reliability"]["failures"];
+    assert!(
+        !flaky.as_object().unwrap().is_empty(),
+        "sim-flaky fails now and then"
+    );
+    for class in flaky.as_object().unwrap().keys() {
+        assert!(
+            ["rate_limited", "http_5xx", "stream_cut"].contains(&class.as_str()),
+            "unexpected failure class {class}"
+        );
+    }
+    let rate = |p: &str| cell(p)["reliability"]["success"]["value"].as_f64().unwrap();
+    assert!(rate("sim-flaky") < rate("sim-swift"));
+    // The reasoning model's reasoning sometimes uses the whole budget.
+    assert!(
+        cell("sim-thinker")["flags"]["reasoning_used_budget"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    // The defective providers pass fewer checks, and the judge that reads the answers
+    // agrees in direction.
+    let pass = |p: &str| cell(p)["checks"]["pass"]["value"].as_f64().unwrap();
+    assert!(pass("sim-flaky") < pass("sim-swift"));
+    let judge = &r["judges"][0];
+    assert_eq!(judge["simulated"], true);
+    let order: Vec<&str> = cells
+        .iter()
+        .map(|c| c["provider"].as_str().unwrap())
+        .collect();
+    let mean = |p: &str| {
+        let i = order.iter().position(|x| *x == p).unwrap();
+        judge["cells"][i]["overall"]["value"].as_f64().unwrap()
+    };
+    assert!(mean("sim-flaky") < mean("sim-swift"));
+    // The headline compares the four providers of the one model.
+    assert!(
+        r["headlines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["kind"] == "latency_p50" && h["model"] == "glm-sim")
+    );
+
+    // A re-run resumes and does no new work at all.
+    let before = counts(&project);
+    let (_, stderr) = project.run_ok(&["run"]);
+    assert_eq!(counts(&project), before, "{stderr}");
+    assert!(
+        stderr.contains("0 conversations run") && stderr.contains("0 sent"),
+        "{stderr}"
+    );
+}

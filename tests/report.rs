@@ -187,6 +187,8 @@ fn fixture(judged: bool) -> Project {
             repo("judges/mock.toml").to_str().unwrap(),
             "--rubric",
             repo("rubrics/multiturn-quality.toml").to_str().unwrap(),
+            "--scenarios",
+            repo("scenarios").to_str().unwrap(),
         ]);
     }
     project

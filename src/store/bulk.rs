@@ -5,6 +5,8 @@
 //!
 //! [`insert_conversation`]: super::write::insert_conversation
 
+use std::collections::HashMap;
+
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 
 use super::StoreError;
@@ -17,6 +19,11 @@ pub struct ConversationInserter<'c> {
     attempt: CachedStatement<'c>,
     supersede_interrupted: CachedStatement<'c>,
     slot_result: CachedStatement<'c>,
+    run_has_interrupted: CachedStatement<'c>,
+    /// Per run: whether it holds an interrupted conversation. Only then can a new
+    /// conversation supersede one, so a run without (every import, most collects) skips
+    /// the per-slot statement: one probe per run instead of one per conversation.
+    interrupted_runs: HashMap<i64, bool>,
 }
 
 impl<'c> ConversationInserter<'c> {
@@ -50,6 +57,11 @@ impl<'c> ConversationInserter<'c> {
                  WHERE outcome = 'interrupted' AND run_id = ?2 AND target_id = ?3
                    AND scenario = ?4 AND repeat = ?5 AND id <> ?1",
             )?,
+            run_has_interrupted: conn.prepare_cached(
+                "SELECT EXISTS(SELECT 1 FROM conversations
+                               WHERE run_id = ?1 AND outcome = 'interrupted')",
+            )?,
+            interrupted_runs: HashMap::new(),
             slot_result: conn.prepare_cached(
                 "SELECT id FROM conversations
                  WHERE outcome <> 'interrupted' AND run_id = ?1 AND target_id = ?2
@@ -141,8 +153,19 @@ impl<'c> ConversationInserter<'c> {
         let Some(scenario) = &c.scenario else {
             return Ok(()); // a conversation without a scenario is a slot of its own
         };
+        let interrupted = c.outcome == ConversationOutcome::Interrupted;
+        let has = match self.interrupted_runs.get(&c.run_id) {
+            Some(&has) => has,
+            None => self
+                .run_has_interrupted
+                .query_row([c.run_id], |r| r.get::<_, bool>(0))?,
+        };
+        self.interrupted_runs.insert(c.run_id, has || interrupted);
+        if !has && !interrupted {
+            return Ok(());
+        }
         let slot = params![c.run_id, c.target_id, scenario, c.repeat];
-        let counted = if c.outcome == ConversationOutcome::Interrupted {
+        let counted = if interrupted {
             self.slot_result
                 .query_row(slot, |r| r.get::<_, i64>(0))
                 .optional()?

@@ -26,7 +26,11 @@ pub fn styled(bar: ProgressBar, show: bool, template: &str) -> ProgressBar {
     if !show || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    bar.set_style(ProgressStyle::with_template(template).expect("valid template"));
+    // Templates are this crate's constants; a bad one falls back to the default style
+    // rather than stopping a run over its progress display.
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }

@@ -264,6 +264,7 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             .spawn_scoped(scope, move || {
                 read_pages(&opts.db, sets, defs, page_size, page_tx, reader_bar)
             })
+            // Spawning fails only when the OS cannot create a thread at all; nothing useful can go on then.
             .expect("spawn reader");
         for _ in 0..threads {
             let page_rx = Arc::clone(&page_rx);
@@ -271,6 +272,7 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
             std::thread::Builder::new()
                 .name("turnbench-check-eval".into())
                 .spawn_scoped(scope, move || evaluate_pages(sets, defs, page_rx, batch_tx))
+                // As above: thread creation failing is an out-of-resources abort, not input.
                 .expect("spawn evaluator");
         }
         // Only the evaluators hold these now: when they stop, the channels close.

@@ -66,6 +66,7 @@ pub(crate) fn spawn(
     let handle = std::thread::Builder::new()
         .name("turnbench-import-read".into())
         .spawn(move || read_all(input, &tx, &returned, &progress))
+        // Spawning fails only when the OS cannot create a thread at all; no input reaches this.
         .expect("spawn import reader thread");
     (ReaderChannels { batches, done }, handle)
 }

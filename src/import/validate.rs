@@ -270,6 +270,7 @@ pub fn prepare(
 
     let prompts_json = turns
         .iter()
+        // Messages are strings and string maps already parsed from JSON: serialising them cannot fail.
         .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
         .collect();
     let provider = provider.unwrap_or_else(|| UNKNOWN.to_string());

@@ -1,7 +1,7 @@
 //! Loading one checks file into a [`CheckSet`]: the shared fields of every `[[check]]`, the
 //! kind's own fields (handed to the kind's builder), scopes, tags and definition hashes.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -11,6 +11,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::defect::{Defect, DefectDoc};
 use super::kinds::{self, KindFields, Rule};
+use super::toml_json::toml_to_json;
 use crate::config::scenario::{toml_files, valid_id};
 use crate::config::{ConfigError, SourceText};
 
@@ -158,7 +159,7 @@ impl CheckSet {
                 format!("name the checks file after its scenario: checks/{scenario}.toml"),
             ));
         }
-        let root = DeTable::parse(&src.text).map_err(|e| parse_error(src, e))?;
+        let root = DeTable::parse(&src.text).map_err(|e| src.toml_error(e))?;
         let tables = match root.get_ref().get("check").map(|v| v.get_ref()) {
             Some(DeValue::Array(items)) => items.to_vec(),
             _ => Vec::new(),
@@ -239,7 +240,7 @@ impl Check {
             span.clone(),
             head_table,
         )))
-        .map_err(|e| parse_error(src, e))?;
+        .map_err(|e| src.toml_error(e))?;
 
         let id = head.id.get_ref().clone();
         if !valid_id(&id) {
@@ -323,36 +324,6 @@ fn scope_of(
 
 fn tag_names() -> String {
     Tag::ALL.map(Tag::as_str).join(", ")
-}
-
-/// A TOML parser error located in `src`, the same way `SourceText::parse` locates them.
-pub(crate) fn parse_error(src: &SourceText, e: toml::de::Error) -> ConfigError {
-    ConfigError::Parse {
-        path: src.path.clone(),
-        line: e.span().map_or(1, |s| src.line_of(s.start)),
-        message: e.message().trim().to_string(),
-    }
-}
-
-/// A TOML value as JSON, with object keys sorted so that equal tables give equal text.
-/// Datetimes and non-finite floats, which JSON lacks, become their TOML text.
-pub(crate) fn toml_to_json(value: &toml::Value) -> serde_json::Value {
-    use serde_json::Value as J;
-    match value {
-        toml::Value::String(s) => J::String(s.clone()),
-        toml::Value::Integer(i) => J::Number((*i).into()),
-        toml::Value::Float(f) => serde_json::Number::from_f64(*f)
-            .map(J::Number)
-            .unwrap_or_else(|| J::String(f.to_string())),
-        toml::Value::Boolean(b) => J::Bool(*b),
-        toml::Value::Datetime(d) => J::String(d.to_string()),
-        toml::Value::Array(items) => J::Array(items.iter().map(toml_to_json).collect()),
-        toml::Value::Table(table) => {
-            let sorted: BTreeMap<&String, J> =
-                table.iter().map(|(k, v)| (k, toml_to_json(v))).collect();
-            J::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
-        }
-    }
 }
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ mod kinds;
 mod lint;
 mod run;
 mod summary;
+mod toml_json;
 
 pub use answer::read_json;
 pub use defect::{Defect, DefectChange};

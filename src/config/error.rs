@@ -67,14 +67,16 @@ impl SourceText {
 
     /// Deserializes the whole file; parser errors become `file:line: message`.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
-        toml::from_str(&self.text).map_err(|e| {
-            let line = e.span().map_or(1, |s| self.line_of(s.start));
-            ConfigError::Parse {
-                path: self.path.clone(),
-                line,
-                message: e.message().trim().to_string(),
-            }
-        })
+        toml::from_str(&self.text).map_err(|e| self.toml_error(e))
+    }
+
+    /// A TOML error in this file as `file:line: message` (line 1 when it has no position).
+    pub fn toml_error(&self, e: toml::de::Error) -> ConfigError {
+        ConfigError::Parse {
+            path: self.path.clone(),
+            line: e.span().map_or(1, |s| self.line_of(s.start)),
+            message: e.message().trim().to_string(),
+        }
     }
 
     /// 1-based line of a byte offset.

@@ -6,31 +6,12 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::svg::{self, OutcomeBar, PALETTE, QualityPoint, Series};
+use super::svg::{self, OutcomeBar, PALETTE, QualityPoint, Series, esc};
 use super::table::{Align, headline_groups, primary_judge, tables};
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::{HeadlineKind, Report};
 
 pub struct Html;
-
-/// Text safe inside HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() && c != '\n' && c != '\t' => {
-                let _ = write!(out, "&#x{:x};", 0xFFFD);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = r#"
 :root{--ink:#1b1f24;--muted:#57606a;--line:#d0d7de;--soft:#f6f8fa;--ok:#116329;--warn:#9a6700}
@@ -413,19 +394,4 @@ fn charts(h: &mut String, r: &Report) {
         );
     }
     h.push_str("</div></section>\n");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            esc("\"><img src=x onerror=alert(1)>"),
-            "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"
-        );
-        assert_eq!(esc("a'b&c"), "a&#39;b&amp;c");
-        assert_eq!(esc("bell\u{7}"), "bell&#xfffd;");
-    }
 }

@@ -6,7 +6,24 @@
 
 use std::fmt::Write;
 
-use super::html::esc;
+/// Text safe inside HTML and SVG element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c if c.is_control() && c != '\n' && c != '\t' => {
+                let _ = write!(out, "&#x{:x};", 0xFFFD);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
 
 /// Okabe & Ito (2008), "Color Universal Design": distinguishable with any colour vision.
 pub const PALETTE: [&str; 8] = [
@@ -498,6 +515,16 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            esc("\"><img src=x onerror=alert(1)>"),
+            "&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"
+        );
+        assert_eq!(esc("a'b&c"), "a&#39;b&amp;c");
+        assert_eq!(esc("bell\u{7}"), "bell&#xfffd;");
+    }
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {

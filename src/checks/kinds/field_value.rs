@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use super::{KindFields, Rule};
 use crate::checks::answer::{Answer, JsonPointer, brief, json_equal};
-use crate::checks::definition::toml_to_json;
+use crate::checks::toml_json::toml_to_json;
 use crate::config::ConfigError;
 
 #[derive(Deserialize)]

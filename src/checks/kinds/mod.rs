@@ -20,7 +20,6 @@ use toml::Spanned;
 use toml::de::DeTable;
 
 use super::answer::{Answer, JsonPointer};
-use super::definition::parse_error;
 use crate::config::{ConfigError, SourceText};
 
 /// A compiled check kind: judges one answer.
@@ -92,7 +91,7 @@ impl<'a> KindFields<'a> {
     /// Deserializes the kind's parameters; unknown keys and wrong types name their line.
     pub fn parse<P: DeserializeOwned>(&self) -> Result<P, ConfigError> {
         let de = toml::de::Deserializer::from(self.table.clone());
-        P::deserialize(de).map_err(|e| parse_error(self.src, e))
+        P::deserialize(de).map_err(|e| self.src.toml_error(e))
     }
 
     /// The span of the whole `[[check]]` table, for errors about a missing field.

@@ -691,14 +691,91 @@ async fn call_order_is_seeded_and_differs_from_storage_order() {
     assert_eq!(seqs, (1..=a.len() as i64).collect::<Vec<_>>());
 }
 
+/// Imported transcripts whose names are ordinary words: a conversation with no provider
+/// (stored as `unknown`) served under a model id that reads like the template's own
+/// words (`json-object`), and one from a provider named `together`.
+const ORDINARY_NAMES: &str = r#"{"id": "imp-1", "model": "json-object", "messages": [{"role": "user", "content": "Return a JSON object; say why the cause is unknown."}, {"role": "assistant", "content": "The cause is unknown. This is Kimi: here is the JSON object {\"cause\": \"unknown\"}."}]}
+{"id": "imp-2", "provider": "together", "model": "meta-llama/Llama-3.3-70B", "messages": [{"role": "user", "content": "Plan the launch together with the sales team."}, {"role": "assistant", "content": "Let's plan it together. Served by Together AI at https://api.together.xyz/v1; I'm Sorry for the delay. My name is Dana."}]}
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn audit_fails_on_a_name_in_the_prompt_and_nothing_is_sent() {
+async fn redaction_spares_placeholders_ordinary_words_and_the_template() {
     let fx = Fixture::collected().await;
+    std::fs::write(fx.path("ordinary.jsonl"), ORDINARY_NAMES).unwrap();
+    let out = fx.run(&["import", "ordinary.jsonl"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        fx.count(
+            "SELECT COUNT(*) FROM targets WHERE provider = 'unknown' AND model = 'json-object'"
+        ),
+        1
+    );
     let judge = fx.judge_file("mock-judge", "");
-    let leaky = fx.path("leaky.toml");
+    // The template says "JSON object"; a target is called `json-object`: the audit reads
+    // the transcripts only, and passes.
+    let out = fx.judge(&judge, "multiturn-quality", &["--audit"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &[
+                "--dry-run",
+                "--conversation",
+                "imp-1",
+                "--conversation",
+                "imp-2",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let prompts = stdout(&out);
+    for kept in [
+        "Return a JSON object; say why the cause is unknown.",
+        "The cause is unknown.",
+        "{\"cause\": \"unknown\"}",
+        "Plan the launch together with the sales team.",
+        "Let's plan it together.",
+        "I'm Sorry for the delay. My name is Dana.",
+        // The template's own words are never redacted.
+        "Answer with one JSON object and nothing else",
+    ] {
+        assert!(prompts.contains(kept), "{kept:?} changed:\n{prompts}");
+    }
+    for redacted in [
+        "This is [redacted]:",
+        "Served by [redacted] AI at https://api.[redacted].xyz/v1",
+    ] {
+        assert!(
+            prompts.contains(redacted),
+            "{redacted:?} missing:\n{prompts}"
+        );
+    }
+    for name in ["kimi", "together ai", "together.xyz", "llama", "meta-llama"] {
+        assert!(!prompts.to_lowercase().contains(name), "{name} leaked");
+    }
+    // And a real run sends them.
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &["--conversation", "imp-1", "--conversation", "imp-2"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fx.judge_requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_reads_the_transcripts_and_settings_terms_are_redacted() {
+    let fx = Fixture::collected().await;
+    // A name in the rubric is the judge's own text, not the transcript's: the audit
+    // passes, and the prompt keeps the rubric's words.
+    let judge = fx.judge_file("mock-judge", "");
+    let named = fx.path("named.toml");
     let text = std::fs::read_to_string(rubric_path("support-tone")).unwrap();
     std::fs::write(
-        &leaky,
+        &named,
         text.replace(
             "without filler or repetition?",
             "unlike Acme-Cloud's usual answers?",
@@ -706,15 +783,14 @@ async fn audit_fails_on_a_name_in_the_prompt_and_nothing_is_sent() {
     )
     .unwrap();
     let out = fx
-        .judge(&judge, leaky.to_str().unwrap(), &["--audit"])
+        .judge(&judge, named.to_str().unwrap(), &["--audit"])
         .await;
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("\"acme-cloud\""), "{}", stderr(&out));
-    // A real run audits first and refuses to send.
-    let out = fx.judge(&judge, leaky.to_str().unwrap(), &[]).await;
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = fx
+        .judge(&judge, named.to_str().unwrap(), &["--dry-run"])
+        .await;
+    assert!(stdout(&out).contains("unlike Acme-Cloud's usual answers?"));
     assert!(fx.judge_requests().is_empty());
-    assert_eq!(fx.count("SELECT COUNT(*) FROM judgments"), 0);
 
     // Terms from a bench.toml and from the settings are audited too.
     let judge = fx.judge_file("mock-judge-x", "redact = [\"Lisbon\"]");

@@ -91,13 +91,16 @@ impl JudgeArgs {
         }
         for l in &report.leaks {
             eprintln!(
-                "leak: conversation {} replicate {}: {:?} in \"…{}…\"",
-                l.conversation_id, l.replicate, l.leak.term, l.leak.context
+                "leak: conversation {}: {:?} ({}) in \"…{}…\"",
+                l.conversation_id,
+                l.leak.term,
+                l.leak.kind.as_str(),
+                l.leak.context
             );
         }
         if !report.leaks.is_empty() {
             eprintln!(
-                "audit: {} leaks in {} prompts; nothing was sent\n  fix: remove the names from the rubric or template, or check the redaction terms",
+                "audit: {} names found in the transcripts of {} prompts; nothing was sent\n  fix: add the names to the settings' `redact` list (or keep `builtin_redactions = true`), or drop those conversations with --conversation",
                 report.leaks.len(),
                 report.planned
             );
@@ -106,7 +109,7 @@ impl JudgeArgs {
         if opts.mode != Mode::Judge {
             if !opts.quiet {
                 eprintln!(
-                    "{}: {} prompts checked against {} redaction terms, no leak; {} would be sent ({} already judged); nothing was sent",
+                    "{}: the transcripts of {} prompts checked against {} redaction terms, the shipped name list and self-identification phrasing, no leak; {} would be sent ({} already judged); nothing was sent",
                     if opts.mode == Mode::Audit {
                         "audit"
                     } else {

@@ -1,7 +1,9 @@
 //! `turnbench judge`: scores stored conversations with an LLM judge that never learns who
 //! answered.
 //!
-//! - [`blind`]: visible messages only, names redacted, delimiters the text cannot forge.
+//! - [`blind`]: visible messages only, names redacted where they identify, delimiters the
+//!   text cannot forge; [`names`]: the shipped vendor and model-family list.
+//! - [`audit`]: an independent scan of the transcript parts for what redaction missed.
 //! - [`prompt`]: the template rendered with rubric, opaque label and transcript.
 //! - [`parse`]: strict JSON, else the last object; every criterion inside the scale.
 //! - [`cache`]: judgment keys and the seeded call order.
@@ -11,8 +13,10 @@
 //! unusable answers, and each judgment written as soon as it ends by one writer thread.
 //! Only keys without a final judgment are sent, so a re-run sends only what is new.
 
+pub mod audit;
 pub mod blind;
 pub mod cache;
+pub mod names;
 pub mod parse;
 pub mod prompt;
 
@@ -33,7 +37,8 @@ use crate::store::judgments::{
 };
 use crate::store::records::Message;
 use crate::store::{StoreError, StoreWriter};
-use blind::{Identity, Leak, Redactor, blind, redaction_terms};
+use audit::{AuditList, Leak};
+use blind::{Identity, Redactor, Term, blind, redaction_terms};
 use futures_util::FutureExt;
 use parse::parse_verdict;
 
@@ -106,7 +111,10 @@ pub struct PlannedJudgment {
 pub struct JudgePlan {
     pub sampled: usize,
     pub items: Vec<PlannedJudgment>,
-    pub terms: Vec<String>,
+    pub terms: Vec<Term>,
+    /// What the audit found in the sampled transcripts (one entry per conversation and
+    /// hit, whatever the replicates).
+    pub leaks: Vec<AuditLeak>,
 }
 
 impl JudgePlan {
@@ -115,11 +123,10 @@ impl JudgePlan {
     }
 }
 
-/// A redaction term found in a planned prompt.
+/// A name found in the transcript of a planned prompt.
 #[derive(Debug, Clone)]
 pub struct AuditLeak {
     pub conversation_id: i64,
-    pub replicate: u32,
     pub leak: Leak,
 }
 
@@ -203,6 +210,8 @@ pub fn plan(
     }));
     let terms = redaction_terms(&identities, &settings.redact, settings.builtin_redactions);
     let redactor = Redactor::new(terms.clone());
+    let audit_list = AuditList::new(&terms, settings.builtin_redactions);
+    let mut leaks = Vec::new();
 
     let done = if selection.rejudge {
         Default::default()
@@ -219,6 +228,17 @@ pub fn plan(
     for c in &chosen {
         let visible = visible_messages(conn, c.id)?;
         let transcript = blind(&visible, &redactor, settings.include_reasoning);
+        // The transcript parts only: the template and rubric are the judge's own words.
+        for m in &transcript.messages {
+            leaks.extend(
+                audit::audit(&m.content, &audit_list)
+                    .into_iter()
+                    .map(|leak| AuditLeak {
+                        conversation_id: c.id,
+                        leak,
+                    }),
+            );
+        }
         let label = prompt::opaque_label(&c.uid);
         let messages = prompt::build_messages(settings, rubric, &transcript, &label);
         for replicate in 1..=settings.replicates {
@@ -241,6 +261,7 @@ pub fn plan(
         sampled: chosen.len(),
         items: items.into_iter().map(|(_, i)| i).collect(),
         terms,
+        leaks,
     })
 }
 
@@ -310,6 +331,7 @@ pub fn record_definitions(
         "include_reasoning": settings.include_reasoning,
         "redact": settings.redact,
         "builtin_redactions": settings.builtin_redactions,
+        "names_version": names::shipped().version,
         "header_names": settings.headers.keys().chain(settings.headers_env.keys()).collect::<Vec<_>>(),
         "judge_hash": judge_hash,
     })
@@ -326,23 +348,6 @@ pub fn record_definitions(
         },
     )?;
     Ok((rubric_ref, judge_ref))
-}
-
-/// Every redaction term in every planned prompt (judged already or not).
-pub fn audit_plan(plan: &JudgePlan) -> Vec<AuditLeak> {
-    let mut leaks = Vec::new();
-    for item in &plan.items {
-        for m in &item.messages {
-            for leak in blind::audit(&m.content, &plan.terms) {
-                leaks.push(AuditLeak {
-                    conversation_id: item.conversation_id,
-                    replicate: item.replicate,
-                    leak,
-                });
-            }
-        }
-    }
-    leaks
 }
 
 /// The exact prompts that would be sent, with a header line each (the header is for the
@@ -401,7 +406,7 @@ pub async fn judge(
         sampled: plan.sampled,
         planned: plan.items.len(),
         cached: plan.items.iter().filter(|i| i.cached).count(),
-        leaks: audit_plan(&plan),
+        leaks: plan.leaks.clone(),
         simulated: opts.settings.simulated,
         rejudged: opts.selection.rejudge,
         ..Default::default()

@@ -870,3 +870,148 @@ async fn the_builtin_mock_judge_labels_its_results_simulated() {
     // The built-in mock ran in-process: the test's mock saw no judge request.
     assert!(fx.judge_requests().is_empty());
 }
+
+/// The criteria ids in the order a prompt lists them.
+fn criteria_order(request: &Value) -> Vec<String> {
+    user_text(request)
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `"))
+        .filter_map(|l| l.split('`').next())
+        .map(String::from)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panel_with_varied_replicates_reports_agreement_per_criterion() {
+    let fx = Fixture::collected().await;
+    let convs = fx.count("SELECT COUNT(*) FROM conversations");
+    // Replicates that vary nothing at temperature 0 measure nothing: refused.
+    let flat = fx.judge_file("mock-judge-prose", "vary = []");
+    let out = fx
+        .judge(&flat, "multiturn-quality", &["--replicates", "2"])
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("measure nothing"), "{}", stderr(&out));
+    assert!(fx.judge_requests().is_empty());
+
+    let a = fx.judge_file("mock-judge", "");
+    let b = fx.judge_file("mock-judge-nolist", "");
+    let out = fx
+        .run(&[
+            "judge",
+            "--judge",
+            a.to_str().unwrap(),
+            "--judge",
+            b.to_str().unwrap(),
+            "--rubric",
+            rubric_path("multiturn-quality").to_str().unwrap(),
+            "--replicates",
+            "3",
+            "--sample",
+            "all",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = fx.judge_requests();
+    assert_eq!(requests.len() as i64, 2 * 3 * convs);
+    // Replicates differ in what should not matter: each prompt has its own label and
+    // nonce, and the criteria come in more than one order.
+    let of_a: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["model"] == "mock-judge")
+        .collect();
+    let labels: std::collections::HashSet<String> = of_a.iter().map(|r| label_of(r)).collect();
+    assert_eq!(labels.len() as i64, 3 * convs);
+    // The nonce is a hash of the content and the replicate: each distinct transcript is
+    // sent under three nonces, one per replicate (repeats with equal answers share them).
+    let mut nonces: std::collections::HashMap<String, std::collections::HashSet<String>> =
+        Default::default();
+    for r in &of_a {
+        let t = user_text(r);
+        let at = t.find("<<<message 1:").unwrap();
+        let end = t.rfind("<<<transcript ").unwrap();
+        let nonce = t[end..end + 26].to_string();
+        nonces
+            .entry(t[at..end].to_string())
+            .or_default()
+            .insert(nonce);
+    }
+    assert!(nonces.values().all(|n| n.len() == 3), "{nonces:?}");
+    let orders: std::collections::HashSet<Vec<String>> =
+        of_a.iter().map(|r| criteria_order(r)).collect();
+    assert!(orders.len() >= 2, "{orders:?}");
+    assert!(orders.iter().all(|o| o.len() == 5), "{orders:?}");
+    // A second run sends nothing: varied prompts are cached like plain ones.
+    let again = fx
+        .run(&[
+            "judge",
+            "--judge",
+            a.to_str().unwrap(),
+            "--judge",
+            b.to_str().unwrap(),
+            "--rubric",
+            rubric_path("multiturn-quality").to_str().unwrap(),
+            "--replicates",
+            "3",
+            "--sample",
+            "all",
+        ])
+        .await;
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(fx.judge_requests().len(), requests.len());
+
+    // The report: self-agreement of each judge and agreement between them, per criterion.
+    let out = fx.run(&["report", "--format", "json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sections = report["agreement"].as_array().unwrap();
+    let kinds: Vec<(&str, usize)> = sections
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap(),
+                s["judges"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![("replicates", 1), ("replicates", 1), ("judges", 2)]
+    );
+    let mut defined = 0;
+    for s in sections {
+        assert_eq!(s["rubric"], "multiturn-quality@1");
+        assert_eq!(s["simulated"], true);
+        let coders = s["coders"].as_i64().unwrap();
+        assert_eq!(coders, if s["kind"] == "replicates" { 3 } else { 2 });
+        let criteria = s["criteria"].as_array().unwrap();
+        assert_eq!(criteria.len(), 5);
+        for c in criteria {
+            // Every conversation was scored by every coder.
+            assert_eq!(c["n"].as_i64().unwrap(), convs, "{c}");
+            assert_eq!(c["values"].as_i64().unwrap(), convs * coders, "{c}");
+            if let Some(alpha) = c["alpha"].as_f64() {
+                defined += 1;
+                assert!((-1.0..=1.0).contains(&alpha), "{c}");
+                if c["interval"].is_object() {
+                    let (lo, hi) = (
+                        c["interval"]["lo"].as_f64().unwrap(),
+                        c["interval"]["hi"].as_f64().unwrap(),
+                    );
+                    assert!(lo <= alpha + 1e-12 && alpha <= hi + 1e-12, "{c}");
+                }
+            }
+        }
+    }
+    assert!(defined > 0, "{sections:?}");
+    let out = fx.run(&["report"]).await;
+    let text = stdout(&out);
+    assert!(
+        text.contains("JUDGE AGREEMENT · multiturn-quality@1 · 3 replicates of mock-judge (mock-judge) · SIMULATED"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 judges: mock-judge (mock-judge), mock-judge-nolist"),
+        "{text}"
+    );
+}

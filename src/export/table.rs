@@ -4,7 +4,10 @@
 //! %, intervals in brackets), so every format prints the same digits.
 
 use crate::report::headlines::percent;
-use crate::report::model::{Cell, Estimate, JudgeSection, Percentiles, Report, TagTally};
+use crate::report::model::{
+    AgreementKind, AgreementSection, Cell, CriterionAgreement, Estimate, JudgeSection, Percentiles,
+    Report, TagTally,
+};
 
 /// A column's alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +161,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     for s in &r.judges {
         out.push(judge(r, s, m));
     }
+    out.extend(agreement(&r.agreement, m));
     out.retain(|t| !t.rows.is_empty());
     out
 }
@@ -477,6 +481,78 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
             .into(),
     );
     t
+}
+
+/// One table per agreement section; the reading guide under the last.
+fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
+    let mut out: Vec<Table> = sections
+        .iter()
+        .map(|s| {
+            let between = match s.kind {
+                AgreementKind::Replicates => {
+                    format!("{} replicates of {}", s.coders, s.judges.join(", "))
+                }
+                AgreementKind::Judges => {
+                    format!("{} judges: {}", s.coders, s.judges.join(", "))
+                }
+            };
+            let mut t = Table::new(
+                format!(
+                    "JUDGE AGREEMENT · {} · {between}{} · Krippendorff's α (ordinal) [95 % interval over conversations]",
+                    s.rubric,
+                    if s.simulated || m.all {
+                        " · SIMULATED"
+                    } else {
+                        ""
+                    }
+                ),
+                &[
+                    ("criterion", L),
+                    ("α", R),
+                    ("n conv.", R),
+                    ("scores", R),
+                    ("reading", L),
+                ],
+            );
+            for c in &s.criteria {
+                t.rows.push(vec![
+                    c.criterion.clone(),
+                    alpha_text(c),
+                    c.n.to_string(),
+                    c.values.to_string(),
+                    alpha_reading(c).into(),
+                ]);
+            }
+            t
+        })
+        .collect();
+    if let Some(last) = out.last_mut() {
+        last.footnotes.push(
+            "α: 1 perfect agreement, 0 what chance gives; Krippendorff's thresholds 0.8 (reliable) and 0.667 (tentative conclusions only), read off the interval's lower end. n conv.: conversations scored at least twice; replicates vary what should not matter (criteria order, label, nonce) or sample at temperature > 0; between judges, each judge's first scored replicate.".into(),
+        );
+    }
+    out
+}
+
+fn alpha_text(c: &CriterionAgreement) -> String {
+    match (c.alpha, c.interval) {
+        (Some(a), Some(i)) => format!("{a:.2} [{:.2}, {:.2}]", i.lo, i.hi),
+        (Some(a), None) => format!("{a:.2}"),
+        (None, _) if c.values >= 2 => "undefined".into(),
+        (None, _) => "-".into(),
+    }
+}
+
+fn alpha_reading(c: &CriterionAgreement) -> &'static str {
+    match (c.alpha, c.interval) {
+        (None, _) if c.values >= 2 => "no variation in the scores",
+        (None, _) => "too few scores",
+        (Some(_), None) => "too few conversations for an interval",
+        (Some(_), Some(i)) if i.lo >= 0.8 => "reliable",
+        (Some(_), Some(i)) if i.lo >= 0.667 => "tentative",
+        (Some(_), Some(i)) if i.hi < 0.667 => "unreliable",
+        (Some(_), Some(_)) => "not established (interval spans 0.667)",
+    }
 }
 
 /// The one-line run card: store, runs, when, how many providers and models.

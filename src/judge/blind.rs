@@ -492,8 +492,24 @@ pub fn blind(
         };
         messages.push(Message::new(role, clean(content)));
     }
+    delimit(messages, None)
+}
+
+impl BlindTranscript {
+    /// The same messages between delimiters with another nonce: salted with `salt` (a
+    /// replicate that varies the nonce).
+    pub fn with_salted_nonce(&self, salt: u32) -> BlindTranscript {
+        delimit(self.messages.clone(), Some(salt))
+    }
+}
+
+fn delimit(messages: Vec<Message>, salt: Option<u32>) -> BlindTranscript {
     // The nonce is a hash of the content: stable for the cache, unguessable by the text.
     let mut h = blake3::Hasher::new();
+    if let Some(salt) = salt {
+        h.update(b"turnbench-nonce-salt\0");
+        h.update(&salt.to_le_bytes());
+    }
     for m in &messages {
         h.update(&(m.role.len() as u64).to_le_bytes());
         h.update(m.role.as_bytes());

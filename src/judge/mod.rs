@@ -19,6 +19,7 @@ pub mod cache;
 pub mod names;
 pub mod parse;
 pub mod prompt;
+pub mod vary;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -63,6 +64,7 @@ pub enum Mode {
     Audit,
 }
 
+#[derive(Clone)]
 pub struct JudgeOptions {
     pub db: PathBuf,
     /// Settings with command-line overrides applied.
@@ -239,19 +241,30 @@ pub fn plan(
                     }),
             );
         }
-        let label = prompt::opaque_label(&c.uid);
-        let messages = prompt::build_messages(settings, rubric, &transcript, &label);
         for replicate in 1..=settings.replicates {
-            let key = cache::judgment_key(&judge_hash, rubric, &transcript.text, replicate);
+            let inputs =
+                vary::replicate_inputs(&settings.vary, rubric, &transcript, &c.uid, replicate);
+            let messages =
+                prompt::build_messages(settings, &inputs.shown, &inputs.transcript, &inputs.label);
+            let key = match &inputs.variation {
+                None => cache::judgment_key(&judge_hash, rubric, &transcript.text, replicate),
+                Some(v) => cache::varied_judgment_key(
+                    &judge_hash,
+                    rubric,
+                    &inputs.transcript.text,
+                    replicate,
+                    v,
+                ),
+            };
             items.push((
                 cache::order_key(settings.seed, &c.uid, replicate),
                 PlannedJudgment {
                     conversation_id: c.id,
-                    label: label.clone(),
+                    label: inputs.label,
                     replicate,
                     cached: done.contains(&(c.id, key.clone())),
                     key,
-                    messages: messages.clone(),
+                    messages,
                 },
             ));
         }
@@ -332,6 +345,7 @@ pub fn record_definitions(
         "redact": settings.redact,
         "builtin_redactions": settings.builtin_redactions,
         "names_version": names::shipped().version,
+        "vary": settings.vary,
         "header_names": settings.headers.keys().chain(settings.headers_env.keys()).collect::<Vec<_>>(),
         "judge_hash": judge_hash,
     })

@@ -5,6 +5,7 @@
 //! - [`cells`]: per-cell figures: reliability, latency, per-turn, usable, checks, cache,
 //!   cost, flags.
 //! - [`judges`]: judge means per rubric × judge × cell.
+//! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
 //! - [`headlines`]: the sentences a reader decides from.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
@@ -12,6 +13,7 @@
 //! The report computes; it never formats (exporters do) and never writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
 
+mod agreement;
 pub mod cells;
 pub mod headlines;
 mod judges;
@@ -76,6 +78,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     };
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
     let judge_sections = judges::sections(&facts, &opts.bootstrap);
+    let agreement = agreement::sections(&facts, &opts.bootstrap);
     let mut headlines = headlines::headlines(
         &facts,
         &by_cell,
@@ -152,6 +155,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         cells: report_cells,
         checks,
         judges: judge_sections,
+        agreement,
         notes,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })

@@ -42,6 +42,9 @@ pub struct Report {
     pub checks: ChecksSection,
     /// One per (rubric, judge, simulated or real) with current judgments.
     pub judges: Vec<JudgeSection>,
+    /// How far the judges can be trusted: agreement between replicates of one judge and
+    /// between the judges of a panel, per criterion (empty without replicates or a panel).
+    pub agreement: Vec<AgreementSection>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Per-conversation rows, built one at a time as they are written; present only when
@@ -346,6 +349,45 @@ pub struct JudgeCell {
     pub replicate_conversations: usize,
     /// Share of scored judgments that say the task was completed.
     pub judged_completed: Rate,
+}
+
+/// Whose agreement an [`AgreementSection`] measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgreementKind {
+    /// The replicates of one judge (self-agreement).
+    Replicates,
+    /// The judges of a panel, each by its first scored replicate.
+    Judges,
+}
+
+/// Agreement for one rubric: between replicates of one judge, or between judges.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgreementSection {
+    /// `id@version`.
+    pub rubric: String,
+    pub kind: AgreementKind,
+    /// The judge (replicates) or the panel's judges, each `id (model)`.
+    pub judges: Vec<String>,
+    /// Any of those judges is simulated.
+    pub simulated: bool,
+    /// The coders compared: replicates, or judges.
+    pub coders: usize,
+    pub criteria: Vec<CriterionAgreement>,
+}
+
+/// Krippendorff's α (ordinal) of one criterion's scores.
+#[derive(Debug, Clone, Serialize)]
+pub struct CriterionAgreement {
+    pub criterion: String,
+    /// `None` when undefined: fewer than 2 pairable scores, or no variation at all.
+    pub alpha: Option<f64>,
+    /// Bootstrap over conversations, at the report's level.
+    pub interval: Option<Interval>,
+    /// Conversations with at least two scores (pairable units).
+    pub n: usize,
+    /// Scores in those conversations (pairable values).
+    pub values: usize,
 }
 
 /// One conversation, for the JSON format; borrowed from the report's facts, built one at a

@@ -36,6 +36,12 @@ ttft_ms = { dist = "fixed", ms = 2 }
 gap_ms = { dist = "fixed", ms = 0 }
 
 [[profile]]
+model = "mock-judge-a"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { prefer_a = 1.0 }
+
+[[profile]]
 model = "mock-judge-badjson"
 ttft_ms = { dist = "fixed", ms = 2 }
 gap_ms = { dist = "fixed", ms = 0 }
@@ -1014,4 +1020,129 @@ async fn a_panel_with_varied_replicates_reports_agreement_per_criterion() {
         text.contains("2 judges: mock-judge (mock-judge), mock-judge-nolist"),
         "{text}"
     );
+}
+
+/// The two transcripts of a pairwise prompt, A then B.
+fn pair_of(request: &Value) -> (String, String) {
+    let text = user_text(request);
+    let a = text.split("Transcript A:").nth(1).unwrap();
+    let (a, b) = a.split_once("Transcript B:").unwrap();
+    let body = |t: &str| {
+        let from = t.find("<<<message 1:").unwrap();
+        let to = t.rfind("<<<transcript ").unwrap();
+        t[from..to].to_string()
+    };
+    (body(a), body(b))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairwise_mode_swaps_positions_and_a_position_biased_judge_is_never_consistent() {
+    let fx = Fixture::collected().await;
+    // 2 scenarios × 2 repeats in which both targets completed: 4 pairs.
+    let pairs = 4;
+    let judge = fx.judge_file("mock-judge", "");
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &["--pairwise", "--baseline", "nobody"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("acme-cloud"), "{}", stderr(&out));
+
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &["--pairwise", "--baseline", "acme-cloud"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = fx.judge_requests();
+    assert_eq!(requests.len(), 2 * pairs);
+    // Every pair is asked twice, with the positions swapped; both prompts are blind.
+    let shown: Vec<(String, String)> = requests.iter().map(pair_of).collect();
+    for (a, b) in &shown {
+        assert_ne!(a, b);
+        assert!(shown.contains(&(b.clone(), a.clone())), "no swapped ask");
+        for name in ["acme", "zeta", "kimi", "glm"] {
+            assert!(!a.to_lowercase().contains(name) && !b.to_lowercase().contains(name));
+        }
+    }
+    assert_eq!(
+        fx.count("SELECT COUNT(*) FROM pairwise_judgments WHERE status = 'ok' AND simulated = 1"),
+        2 * pairs as i64
+    );
+    assert_eq!(
+        fx.count("SELECT COUNT(*) FROM pairwise_verdicts WHERE scored"),
+        pairs as i64
+    );
+    // Cached like single judgments: a second run sends nothing.
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &["--pairwise", "--baseline", "acme-cloud"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fx.judge_requests().len(), 2 * pairs);
+
+    // A judge that always prefers position A: every verdict flips with the position.
+    let biased = fx.judge_file("mock-judge-a", "");
+    let out = fx
+        .judge(
+            &biased,
+            "multiturn-quality",
+            &["--pairwise", "--baseline", "acme-cloud"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("position-consistent 0 of 4"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(fx.judge_requests().len(), 4 * pairs);
+
+    let out = fx.run(&["report", "--format", "json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sections = report["pairwise"].as_array().unwrap();
+    assert_eq!(sections.len(), 2);
+    let section = |judge: &str| {
+        sections
+            .iter()
+            .find(|s| s["judge"] == judge)
+            .unwrap_or_else(|| panic!("no section for {judge}"))
+    };
+    let biased = section("mock-judge-a");
+    assert_eq!(biased["simulated"], true);
+    assert_eq!(
+        biased["baseline"],
+        serde_json::json!(["acme-cloud / glm-5.3-flash"])
+    );
+    assert_eq!(biased["consistency"]["k"], 0);
+    assert_eq!(biased["consistency"]["n"], pairs);
+    assert_eq!(biased["consistency"]["value"], 0.0);
+    let cells = biased["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 1);
+    let cell = &cells[0];
+    assert_eq!(cell["provider"], "zeta-infer");
+    assert_eq!(cell["n"], pairs);
+    assert_eq!(cell["inconsistent"], pairs);
+    assert_eq!(cell["tie"]["value"], 1.0);
+    assert_eq!(cell["win"]["k"], 0);
+    assert_eq!(cell["loss"]["k"], 0);
+    assert_eq!(cell["verdict"], "not established");
+    // The reading judge: every pair counted once in win, tie or loss.
+    let reading = &section("mock-judge")["cells"][0];
+    let ks: i64 = ["win", "tie", "loss"]
+        .iter()
+        .map(|k| reading[k]["k"].as_i64().unwrap())
+        .sum();
+    assert_eq!(ks, pairs as i64);
+    let out = fx.run(&["report"]).await;
+    assert!(stdout(&out).contains("PAIRWISE · multiturn-quality@1 by mock-judge-a"));
 }

@@ -56,6 +56,13 @@ pub struct JudgeArgs {
     /// answers are stored beside the old rows and the newest scored one counts.
     #[arg(long)]
     rejudge: bool,
+    /// Pairwise mode: the judge compares each conversation with the baseline's of the same
+    /// scenario and repeat (A or B, or a tie), asked twice with the positions swapped.
+    #[arg(long, requires = "baseline")]
+    pairwise: bool,
+    /// The baseline of --pairwise: a provider or a model label as stored.
+    #[arg(long, value_name = "LABEL_OR_TARGET", requires = "pairwise")]
+    baseline: Option<String>,
     /// Scenario folder: the built-in mock judge grades answers against its references.
     #[arg(long, default_value = "scenarios")]
     scenarios: PathBuf,
@@ -155,14 +162,19 @@ impl JudgeArgs {
                 );
                 return Ok(3);
             }
-            let table = {
-                let conn = crate::store::open(&opts.db)?;
-                crate::store::judgments::judgment_summary(&conn, judge::unscored_reason)?
-            };
+            let conn = crate::store::open(&opts.db)?;
+            let table = crate::store::judgments::judgment_summary(&conn, judge::unscored_reason)?;
             print!(
                 "{}",
                 judge::format_summary(&report, &opts.settings, &opts.rubric, &table)
             );
+            if report.pairwise.is_some() {
+                let verdicts = crate::store::pairwise::pairwise_verdicts(&conn)?;
+                print!(
+                    "{}",
+                    judge::format_pairwise_summary(&opts.settings, &opts.rubric, &verdicts)
+                );
+            }
             for f in &report.store_failures {
                 eprintln!("store: {f}");
             }
@@ -249,6 +261,7 @@ impl JudgeArgs {
                 selection: Selection {
                     conversations: self.conversations.clone(),
                     rejudge: self.rejudge,
+                    pairwise: self.baseline.clone(),
                 },
                 mock_url: None,
                 stage: None,

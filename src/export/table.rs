@@ -5,8 +5,8 @@
 
 use crate::report::headlines::percent;
 use crate::report::model::{
-    AgreementKind, AgreementSection, Cell, CriterionAgreement, Estimate, JudgeSection, Percentiles,
-    Report, TagTally,
+    AgreementKind, AgreementSection, Cell, CriterionAgreement, Estimate, JudgeSection,
+    PairwiseSection, Percentiles, Report, TagTally,
 };
 
 /// A column's alignment.
@@ -162,6 +162,9 @@ pub fn tables(r: &Report) -> Vec<Table> {
         out.push(judge(r, s, m));
     }
     out.extend(agreement(&r.agreement, m));
+    for p in &r.pairwise {
+        out.push(pairwise(p, m));
+    }
     out.retain(|t| !t.rows.is_empty());
     out
 }
@@ -480,6 +483,61 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
         "Replicates of a conversation are averaged first; spread: mean |difference| between replicates of one conversation."
             .into(),
     );
+    t
+}
+
+fn pairwise(p: &PairwiseSection, m: Marks) -> Table {
+    let mut t = Table::new(
+        format!(
+            "PAIRWISE · {} by {} ({}){} · against {} · % of pairs [95 % interval over pairs]",
+            p.rubric,
+            p.judge,
+            p.judge_model,
+            if p.simulated || m.all {
+                " · SIMULATED"
+            } else {
+                ""
+            },
+            p.baseline.join(", ")
+        ),
+        &[
+            ("cell", L),
+            ("pairs", R),
+            ("win %", R),
+            ("tie %", R),
+            ("loss %", R),
+            ("consistent %", R),
+            ("vs baseline", L),
+        ],
+    );
+    for c in &p.cells {
+        let net = c.net.map_or("-".into(), |e| match e.interval {
+            Some(i) => format!(
+                "{} (net {:+.2} [{:+.2}, {:+.2}])",
+                c.verdict, e.value, i.lo, i.hi
+            ),
+            None => format!("{} (net {:+.2})", c.verdict, e.value),
+        });
+        t.rows.push(vec![
+            format!("{} / {}{}", c.provider, c.model, m.row(c.simulated)),
+            c.n.to_string(),
+            pct(&c.win),
+            format!("{} ({} inconsistent)", pct(&c.tie), c.inconsistent),
+            pct(&c.loss),
+            pct(&c.consistency),
+            net,
+        ]);
+    }
+    t.footnotes.push(format!(
+        "Each pair (same run, scenario, repeat) asked twice, the baseline shown first and then second; a verdict that changes with position is inconsistent and counts as a tie. Position consistency over all {} scored pairs: {}{}. Net: win +1, tie 0, loss −1, averaged; better or worse only when its interval excludes 0.",
+        p.consistency.n,
+        pct(&p.consistency),
+        if p.unscored > 0 {
+            format!("; {} pairs unscored (in no rate)", p.unscored)
+        } else {
+            String::new()
+        }
+    ));
     t
 }
 

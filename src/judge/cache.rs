@@ -87,6 +87,25 @@ pub fn varied_judgment_key(
         .hex(32)
 }
 
+/// The key of one pairwise ask: the judge's settings, the rubric's content, the two
+/// blinded transcripts in the order shown and which of them is the baseline (so the
+/// swapped ask has its own key even when both transcripts read the same).
+pub fn pairwise_key(
+    judge_hash: &str,
+    rubric: &Rubric,
+    first: &str,
+    second: &str,
+    baseline_position: &str,
+) -> String {
+    KeyHasher::new("turnbench-pairwise-v1")
+        .field(judge_hash.as_bytes())
+        .field(rubric.content_json().as_bytes())
+        .field(first.as_bytes())
+        .field(second.as_bytes())
+        .field(baseline_position.as_bytes())
+        .hex(32)
+}
+
 /// Position of a judge call in the run's order: a seeded hash, so the order is random
 /// across targets, the same for the same seed, and a partial re-run keeps the relative
 /// order of what is left.

@@ -17,6 +17,7 @@ pub mod audit;
 pub mod blind;
 pub mod cache;
 pub mod names;
+pub mod pairwise;
 pub mod parse;
 pub mod prompt;
 pub mod vary;
@@ -36,7 +37,9 @@ use crate::store::judgments::{
     completed_conversations, final_keys, stored_rubric_hash, target_names, upsert_judge,
     upsert_rubric, visible_messages,
 };
+use crate::store::pairwise::PairwiseRecord;
 use crate::store::records::Message;
+use crate::store::writer::Storable;
 use crate::store::{StoreError, StoreWriter};
 use audit::{AuditList, Leak};
 use blind::{Identity, Redactor, Term, blind, redaction_terms};
@@ -93,6 +96,9 @@ pub struct Selection {
     /// Ask every selected judgment again, even one already scored: each fresh answer is
     /// stored beside the old rows, and the newest scored one is what reports read.
     pub rejudge: bool,
+    /// Pairwise mode against this baseline (a provider or a model label as stored):
+    /// [`pairwise`].
+    pub pairwise: Option<String>,
 }
 
 /// One judgment to obtain: a sampled conversation × a replicate.
@@ -106,6 +112,8 @@ pub struct PlannedJudgment {
     pub messages: Vec<Message>,
     /// Already judged (a scored judgment for this key is stored) and not to be asked again.
     pub cached: bool,
+    /// A pairwise ask: what it compares (`conversation_id` is the candidate).
+    pub pair: Option<pairwise::PairSubject>,
 }
 
 /// Everything a run would send, in call order.
@@ -151,6 +159,8 @@ pub struct JudgeReport {
     pub store_failures: Vec<String>,
     /// `--rejudge`: scored judgments were asked again.
     pub rejudged: bool,
+    /// `--pairwise`: against this baseline.
+    pub pairwise: Option<String>,
 }
 
 impl JudgeReport {
@@ -194,25 +204,11 @@ pub fn plan(
     if let Some(stored_hash) = rubric_conflict(conn, rubric)? {
         return Err(rubric_conflict_error(rubric, &stored_hash));
     }
+    if let Some(baseline) = &selection.pairwise {
+        return pairwise::plan(conn, settings, rubric, bench_targets, baseline);
+    }
     let judge_hash = cache::judge_hash(settings);
-    let mut identities: Vec<Identity> = target_names(conn)?
-        .into_iter()
-        .map(|t| Identity {
-            provider: t.provider,
-            model: t.model,
-            label: t.label,
-            host: t.host,
-        })
-        .collect();
-    identities.extend(bench_targets.iter().map(|t| Identity {
-        provider: t.provider.clone(),
-        model: t.model.clone(),
-        label: t.label.clone(),
-        host: Some(t.host.clone()),
-    }));
-    let terms = redaction_terms(&identities, &settings.redact, settings.builtin_redactions);
-    let redactor = Redactor::new(terms.clone());
-    let audit_list = AuditList::new(&terms, settings.builtin_redactions);
+    let (terms, redactor, audit_list) = blinding(conn, settings, bench_targets)?;
     let mut leaks = Vec::new();
 
     let done = if selection.rejudge {
@@ -265,6 +261,7 @@ pub fn plan(
                     cached: done.contains(&(c.id, key.clone())),
                     key,
                     messages,
+                    pair: None,
                 },
             ));
         }
@@ -276,6 +273,34 @@ pub fn plan(
         terms,
         leaks,
     })
+}
+
+/// The redaction terms (from the store's targets, a bench.toml's, the settings and the
+/// shipped list), the redactor and the independent audit's list.
+fn blinding(
+    conn: &rusqlite::Connection,
+    settings: &JudgeSettings,
+    bench_targets: &[BenchTargetNames],
+) -> Result<(Vec<Term>, Redactor, AuditList), JudgeError> {
+    let mut identities: Vec<Identity> = target_names(conn)?
+        .into_iter()
+        .map(|t| Identity {
+            provider: t.provider,
+            model: t.model,
+            label: t.label,
+            host: t.host,
+        })
+        .collect();
+    identities.extend(bench_targets.iter().map(|t| Identity {
+        provider: t.provider.clone(),
+        model: t.model.clone(),
+        label: t.label.clone(),
+        host: Some(t.host.clone()),
+    }));
+    let terms = redaction_terms(&identities, &settings.redact, settings.builtin_redactions);
+    let redactor = Redactor::new(terms.clone());
+    let audit_list = AuditList::new(&terms, settings.builtin_redactions);
+    Ok((terms, redactor, audit_list))
 }
 
 /// The conversations named on the command line (id or uid), each a completed one.
@@ -369,21 +394,32 @@ pub fn record_definitions(
 pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
     let pending: Vec<_> = plan.pending().collect();
     let mut out = String::new();
+    let sim = if settings.simulated {
+        " (simulated)"
+    } else {
+        ""
+    };
     for (n, item) in pending.iter().enumerate() {
-        out.push_str(&format!(
-            "=== judge prompt {}/{} · conversation {} · {} · replicate {} · model {}{} ===\n",
-            n + 1,
-            pending.len(),
-            item.conversation_id,
-            item.label,
-            item.replicate,
-            settings.model,
-            if settings.simulated {
-                " (simulated)"
-            } else {
-                ""
-            },
-        ));
+        out.push_str(&match &item.pair {
+            None => format!(
+                "=== judge prompt {}/{} · conversation {} · {} · replicate {} · model {}{sim} ===\n",
+                n + 1,
+                pending.len(),
+                item.conversation_id,
+                item.label,
+                item.replicate,
+                settings.model,
+            ),
+            Some(p) => format!(
+                "=== pairwise prompt {}/{} · conversation {} against baseline {} · baseline shown as {} · model {}{sim} ===\n",
+                n + 1,
+                pending.len(),
+                p.candidate_id,
+                p.baseline_id,
+                p.baseline_position.as_str(),
+                settings.model,
+            ),
+        });
         for m in &item.messages {
             out.push_str(&format!("--- {} ---\n{}\n", m.role, m.content));
         }
@@ -411,10 +447,16 @@ pub async fn judge(
         &opts.selection,
     )?;
     if plan.sampled == 0 {
-        return Err(JudgeError::Setup(format!(
-            "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
-            opts.db.display()
-        )));
+        return Err(JudgeError::Setup(match &opts.selection.pairwise {
+            None => format!(
+                "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
+                opts.db.display()
+            ),
+            Some(b) => format!(
+                "{}: no scenario and repeat in which baseline {b} and another target both completed\n  fix: collect both into one run (pairs are made within a run, scenario and repeat)",
+                opts.db.display()
+            ),
+        }));
     }
     let mut report = JudgeReport {
         sampled: plan.sampled,
@@ -423,6 +465,7 @@ pub async fn judge(
         leaks: plan.leaks.clone(),
         simulated: opts.settings.simulated,
         rejudged: opts.selection.rejudge,
+        pairwise: opts.selection.pairwise.clone(),
         ..Default::default()
     };
     if opts.mode != Mode::Judge || !report.leaks.is_empty() {
@@ -495,7 +538,7 @@ async fn run_calls(
         rejudge: opts.selection.rejudge,
     });
 
-    let writer = StoreWriter::<JudgmentRecord>::spawn(conn)?;
+    let writer = StoreWriter::<Answer>::spawn(conn)?;
     let mut store_failed = writer.failed();
     let sink = writer.sender();
     let pending: Vec<PlannedJudgment> = plan.pending().cloned().collect();
@@ -532,10 +575,10 @@ async fn run_calls(
         let unscored = unscored_so_far.clone();
         tasks.spawn(async move {
             let record = judge_one(&ctx, item, seq as u32 + 1).await;
-            let this = u64::from(record.status != JudgmentStatus::Ok);
+            let this = u64::from(record.status() != JudgmentStatus::Ok);
             let n = unscored.fetch_add(this, std::sync::atomic::Ordering::Relaxed) + this;
-            progress.set_message(format!("{n} unscored · last: {}", record.status.as_str()));
-            let outcome = (record.status, record.attempts);
+            progress.set_message(format!("{n} unscored · last: {}", record.status().as_str()));
+            let outcome = (record.status(), record.attempts());
             // A closed writer has already reported why; the launcher stops on it.
             let _ = sink.send(record).await;
             progress.inc(1);
@@ -566,32 +609,22 @@ async fn run_calls(
     report.store_failures = written
         .failed
         .iter()
-        .map(|(j, e)| {
-            format!(
-                "judgment of conversation {} ({} v{}, judge {}, replicate {}; {}): not stored: {e}",
-                j.conversation_id,
-                j.rubric_id,
-                j.rubric_version,
-                j.judge_id,
-                j.replicate,
-                j.status.as_str()
-            )
-        })
+        .map(|(j, e)| format!("{}: not stored: {e}", j.describe()))
         .collect();
     report.interrupted = interrupted;
     Ok(())
 }
 
 /// One judgment: ask, re-ask after unusable answers, and never make up a score.
-async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> JudgmentRecord {
+async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer {
     let s = &ctx.settings;
     let started = Instant::now();
-    let mut messages = item.messages;
+    let mut messages = item.messages.clone();
     let mut problems: Vec<String> = Vec::new();
     let (mut asks, mut attempts) = (0u32, 0u32);
     let (mut prompt_tokens, mut completion_tokens) = (None::<i64>, None::<i64>);
     let mut record = JudgmentRecord {
-        key: item.key,
+        key: item.key.clone(),
         conversation_id: item.conversation_id,
         rubric_ref: ctx.rubric_ref,
         judge_ref: ctx.judge_ref,
@@ -599,7 +632,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
         rubric_version: ctx.rubric.version,
         judge_id: s.id.clone(),
         replicate: item.replicate,
-        label: item.label,
+        label: item.label.clone(),
         status: JudgmentStatus::JudgeError,
         scores: None,
         completed: None,
@@ -620,6 +653,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
     // The judge's last usable-or-not answer: a later ask that fails with no answer (an
     // HTTP error after a re-ask) keeps it as the raw output.
     let mut last_raw: Option<String> = None;
+    let mut winner = None;
     loop {
         asks += 1;
         let (turn, _) = ctx
@@ -651,12 +685,20 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
             break;
         }
         let raw = turn.answer.unwrap_or_default();
-        match parse_verdict(&raw, &ctx.rubric) {
-            Ok(v) => {
-                record.status = JudgmentStatus::Ok;
+        let parsed = match &item.pair {
+            None => parse_verdict(&raw, &ctx.rubric).map(|v| {
                 record.scores = Some(v.scores);
                 record.completed = Some(v.completed);
                 record.rationale = Some(v.rationale);
+            }),
+            Some(_) => pairwise::parse_preference(&raw).map(|p| {
+                winner = Some(p.winner);
+                record.rationale = Some(p.rationale);
+            }),
+        };
+        match parsed {
+            Ok(()) => {
+                record.status = JudgmentStatus::Ok;
                 record.raw_output = Some(raw);
                 break;
             }
@@ -671,7 +713,10 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
                     "assistant",
                     blind::neutralise(&ctx.redactor.redact(&raw)),
                 ));
-                messages.push(prompt::reask_message(&problem.to_string(), &ctx.rubric));
+                messages.push(match item.pair {
+                    None => prompt::reask_message(&problem.to_string(), &ctx.rubric),
+                    Some(_) => pairwise::reask_message(&problem.to_string()),
+                });
                 last_raw = Some(raw);
             }
         }
@@ -682,7 +727,121 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
     record.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
     record.prompt_tokens = prompt_tokens;
     record.completion_tokens = completion_tokens;
-    record
+    match item.pair {
+        None => Answer::Single(record),
+        Some(pair) => Answer::Pair(PairwiseRecord {
+            key: record.key,
+            baseline_id: pair.baseline_id,
+            candidate_id: pair.candidate_id,
+            rubric_ref: record.rubric_ref,
+            judge_ref: record.judge_ref,
+            rubric_id: record.rubric_id,
+            rubric_version: record.rubric_version,
+            judge_id: record.judge_id,
+            baseline_position: pair.baseline_position,
+            status: record.status,
+            winner: winner.filter(|_| record.status == JudgmentStatus::Ok),
+            rationale: record.rationale,
+            raw_output: record.raw_output,
+            error: record.error,
+            asks: record.asks,
+            attempts: record.attempts,
+            http_status: record.http_status,
+            latency_ms: record.latency_ms,
+            prompt_tokens: record.prompt_tokens,
+            completion_tokens: record.completion_tokens,
+            simulated: record.simulated,
+            invocation: record.invocation,
+            seq: record.seq,
+        }),
+    }
+}
+
+/// A finished ask, single or pairwise, on its way to the store's one writer.
+#[derive(Debug)]
+enum Answer {
+    Single(JudgmentRecord),
+    Pair(PairwiseRecord),
+}
+
+impl Answer {
+    fn status(&self) -> JudgmentStatus {
+        match self {
+            Answer::Single(r) => r.status,
+            Answer::Pair(r) => r.status,
+        }
+    }
+
+    fn attempts(&self) -> u32 {
+        match self {
+            Answer::Single(r) => r.attempts,
+            Answer::Pair(r) => r.attempts,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Answer::Single(j) => format!(
+                "judgment of conversation {} ({} v{}, judge {}, replicate {}; {})",
+                j.conversation_id,
+                j.rubric_id,
+                j.rubric_version,
+                j.judge_id,
+                j.replicate,
+                j.status.as_str()
+            ),
+            Answer::Pair(j) => format!(
+                "pairwise judgment of conversation {} against baseline {} ({} v{}, judge {}, baseline shown {}; {})",
+                j.candidate_id,
+                j.baseline_id,
+                j.rubric_id,
+                j.rubric_version,
+                j.judge_id,
+                j.baseline_position.as_str(),
+                j.status.as_str()
+            ),
+        }
+    }
+}
+
+impl Storable for Answer {
+    const THREAD: &'static str = "turnbench-judgments";
+
+    fn insert(&self, tx: &rusqlite::Transaction) -> Result<bool, StoreError> {
+        match self {
+            Answer::Single(r) => r.insert(tx),
+            Answer::Pair(r) => r.insert(tx),
+        }
+    }
+}
+
+/// The closing lines of a pairwise run: the verdicts of this rubric and judge as reports
+/// read them (`pairwise_verdicts`).
+pub fn format_pairwise_summary(
+    settings: &JudgeSettings,
+    rubric: &Rubric,
+    verdicts: &[crate::store::pairwise::PairwiseVerdict],
+) -> String {
+    use crate::store::pairwise::Preferred;
+    let rubric_key = format!("{}@{}", rubric.id, rubric.version);
+    let this: Vec<_> = verdicts
+        .iter()
+        .filter(|v| {
+            v.rubric == rubric_key && v.judge_id == settings.id && v.simulated == settings.simulated
+        })
+        .collect();
+    let scored: Vec<_> = this.iter().filter(|v| v.scored).collect();
+    let count = |p: Preferred| scored.iter().filter(|v| v.verdict == Some(p)).count();
+    let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count();
+    format!(
+        "pairwise verdicts (as reports read them): {} pairs with both positions judged, {} scored; position-consistent {consistent} of {}; candidate better {}, tie {} (inconsistent ones included), baseline better {}\n",
+        this.len(),
+        scored.len(),
+        scored.len(),
+        count(Preferred::Candidate),
+        count(Preferred::Tie),
+        count(Preferred::Baseline),
+    )
 }
 
 /// Why a judgment is unscored, in a few words: for `judge_error`, the class of the last
@@ -712,15 +871,22 @@ pub fn format_summary(
     table: &[JudgmentSummary],
 ) -> String {
     let mut out = format!(
-        "judge {} ({}{}) · rubric {} v{}: {} conversations sampled × {} replicates = {} judgments; {}\n",
+        "judge {} ({}{}) · rubric {} v{}: {}; {}\n",
         settings.id,
         settings.model,
         if report.simulated { ", simulated" } else { "" },
         rubric.id,
         rubric.version,
-        report.sampled,
-        settings.replicates,
-        report.planned,
+        match &report.pairwise {
+            None => format!(
+                "{} conversations sampled × {} replicates = {} judgments",
+                report.sampled, settings.replicates, report.planned
+            ),
+            Some(baseline) => format!(
+                "{} pairs against baseline {baseline} × 2 positions = {} pairwise judgments",
+                report.sampled, report.planned
+            ),
+        },
         if report.rejudged {
             "--rejudge: every one asked again".to_string()
         } else {
@@ -742,6 +908,9 @@ pub fn format_summary(
                 ""
             }
         ));
+    }
+    if report.pairwise.is_some() {
+        return out;
     }
     let this: Vec<&JudgmentSummary> = table
         .iter()

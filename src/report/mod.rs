@@ -6,6 +6,7 @@
 //!   cost, flags.
 //! - [`judges`]: judge means per rubric × judge × cell.
 //! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
+//! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
 //! - [`headlines`]: the sentences a reader decides from.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
@@ -19,6 +20,7 @@ pub mod headlines;
 mod judges;
 mod load;
 pub mod model;
+mod pairwise;
 pub mod rows;
 
 use std::collections::BTreeSet;
@@ -79,6 +81,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
     let judge_sections = judges::sections(&facts, &opts.bootstrap);
     let agreement = agreement::sections(&facts, &opts.bootstrap);
+    let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, &opts.bootstrap)?;
     let mut headlines = headlines::headlines(
         &facts,
         &by_cell,
@@ -156,6 +159,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         checks,
         judges: judge_sections,
         agreement,
+        pairwise,
         notes,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })

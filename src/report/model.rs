@@ -45,6 +45,9 @@ pub struct Report {
     /// How far the judges can be trusted: agreement between replicates of one judge and
     /// between the judges of a panel, per criterion (empty without replicates or a panel).
     pub agreement: Vec<AgreementSection>,
+    /// Pairwise comparisons against a baseline (`turnbench judge --pairwise`), one per
+    /// rubric × judge; empty without them.
+    pub pairwise: Vec<PairwiseSection>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Per-conversation rows, built one at a time as they are written; present only when
@@ -56,7 +59,9 @@ pub struct Report {
 impl Report {
     /// Whether any figure in the report comes from a simulated provider or judge.
     pub fn any_simulated(&self) -> bool {
-        self.meta.simulated_providers || self.judges.iter().any(|j| j.simulated)
+        self.meta.simulated_providers
+            || self.judges.iter().any(|j| j.simulated)
+            || self.pairwise.iter().any(|p| p.simulated)
     }
 }
 
@@ -349,6 +354,48 @@ pub struct JudgeCell {
     pub replicate_conversations: usize,
     /// Share of scored judgments that say the task was completed.
     pub judged_completed: Rate,
+}
+
+/// Pairwise verdicts of one rubric × judge against a baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairwiseSection {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    /// The baseline's cells, `provider / model label`.
+    pub baseline: Vec<String>,
+    /// Pairs with both positions judged, scored or not.
+    pub pairs: u64,
+    /// Of those, pairs with an unscored ask (unparseable or judge error): in no rate.
+    pub unscored: u64,
+    /// Scored pairs whose verdict did not change with position (Wilson interval).
+    pub consistency: Rate,
+    /// One per candidate cell.
+    pub cells: Vec<PairwiseCell>,
+}
+
+/// A candidate cell against the baseline: rates over its scored pairs, intervals by
+/// bootstrap over pairs. An inconsistent verdict counts as a tie.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairwiseCell {
+    pub provider: String,
+    pub model: String,
+    pub simulated: bool,
+    /// Scored pairs.
+    pub n: u64,
+    pub win: Rate,
+    pub tie: Rate,
+    pub loss: Rate,
+    /// Of the ties, how many were inconsistent verdicts.
+    pub inconsistent: u64,
+    pub consistency: Rate,
+    /// Mean of +1 (win), 0 (tie), −1 (loss) with its bootstrap interval: the candidate is
+    /// better (or worse) than the baseline only when the interval excludes 0.
+    pub net: Option<Estimate>,
+    /// `better`, `worse`, or `not established`.
+    pub verdict: String,
 }
 
 /// Whose agreement an [`AgreementSection`] measures.

@@ -9,6 +9,7 @@ pub mod checks;
 pub mod facts;
 pub mod judgments;
 mod migrate;
+pub mod pairwise;
 pub mod read;
 pub mod records;
 pub mod write;

@@ -103,3 +103,69 @@ JOIN current_pairwise_judgments b
   ON b.baseline_id = a.baseline_id AND b.candidate_id = a.candidate_id
  AND b.rubric_ref = a.rubric_ref AND b.judge_ref = a.judge_ref
 WHERE a.baseline_position = 'A' AND b.baseline_position = 'B';
+
+-- Reference anchors (`turnbench judge --anchors`): the judge's sanity run scores each
+-- scenario's reference conversation (the scenario's user turns with its reference answers)
+-- and the spoiled variants its checks file's `[[defect]]` tables make of it. Not stored
+-- conversations: each row names its scenario and variant. Keyed like judgments.
+CREATE TABLE anchor_judgments (
+    id                INTEGER PRIMARY KEY,
+    key               TEXT NOT NULL,
+    scenario          TEXT NOT NULL,
+    -- NULL: the reference conversation; else the name of the defect that spoiled it.
+    defect            TEXT,
+    rubric_ref        INTEGER NOT NULL REFERENCES rubrics(id),
+    judge_ref         INTEGER NOT NULL REFERENCES judges(id),
+    rubric_id         TEXT NOT NULL,
+    rubric_version    INTEGER NOT NULL,
+    judge_id          TEXT NOT NULL,
+    status            TEXT NOT NULL CHECK (status IN ('ok', 'unparseable', 'judge_error')),
+    scores            TEXT,               -- JSON {criterion: integer}; only when ok
+    completed         INTEGER,
+    rationale         TEXT,
+    raw_output        TEXT,
+    error             TEXT,
+    asks              INTEGER NOT NULL,
+    attempts          INTEGER NOT NULL,
+    http_status       INTEGER,
+    latency_ms        REAL,
+    prompt_tokens     INTEGER,
+    completion_tokens INTEGER,
+    simulated         INTEGER NOT NULL,
+    invocation        TEXT NOT NULL,
+    seq               INTEGER NOT NULL,
+    created_at        TEXT NOT NULL
+);
+CREATE INDEX anchor_judgments_key ON anchor_judgments (key);
+
+-- current_anchor_judgments: per (scenario, variant, rubric, judge) the ask that counts, by
+-- the rule of current_judgments.
+CREATE VIEW current_anchor_judgments AS
+WITH latest_rubric AS (
+    SELECT r.id FROM rubrics r
+    WHERE r.version = (SELECT MAX(r2.version) FROM rubrics r2 WHERE r2.rubric_id = r.rubric_id)),
+latest_judge AS (
+    SELECT a.judge_ref AS id FROM anchor_judgments a
+    WHERE a.id IN (SELECT MAX(k.id) FROM anchor_judgments k GROUP BY k.judge_id, k.simulated)),
+ranked AS (
+    SELECT a.*, ROW_NUMBER() OVER (
+               PARTITION BY a.scenario, COALESCE(a.defect, ''), a.rubric_ref, a.judge_ref
+               ORDER BY (a.status = 'ok') DESC, a.id DESC) AS pick
+    FROM anchor_judgments a
+    WHERE a.rubric_ref IN (SELECT id FROM latest_rubric)
+      AND a.judge_ref IN (SELECT id FROM latest_judge))
+SELECT ranked.id AS anchor_judgment_id,
+       ranked.scenario,
+       ranked.defect,
+       ranked.rubric_id,
+       ranked.rubric_version,
+       ranked.judge_id,
+       judges.model AS judge_model,
+       ranked.simulated,
+       ranked.status,
+       ranked.scores,
+       ranked.rationale,
+       ranked.key,
+       ranked.created_at
+FROM ranked JOIN judges ON judges.id = ranked.judge_ref
+WHERE ranked.pick = 1;

@@ -1146,3 +1146,159 @@ async fn pairwise_mode_swaps_positions_and_a_position_biased_judge_is_never_cons
     let out = fx.run(&["report"]).await;
     assert!(stdout(&out).contains("PAIRWISE · multiturn-quality@1 by mock-judge-a"));
 }
+
+const ANCHOR_PROFILES: &str = r#"
+seed = 5
+
+[[profile]]
+model = "mock-judge-reading"
+ttft_ms = { dist = "fixed", ms = 1 }
+gap_ms = { dist = "fixed", ms = 0 }
+
+[[profile]]
+model = "mock-judge-random"
+ttft_ms = { dist = "fixed", ms = 1 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { random = 1.0 }
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in_reports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("profiles.toml"), ANCHOR_PROFILES).unwrap();
+    let scenarios = Scenario::load_dir(&root.join("scenarios")).unwrap();
+    let mock = MockServer::start(
+        MockConfig::load(&dir.path().join("profiles.toml")).unwrap(),
+        &scenarios,
+        "127.0.0.1:0".parse().unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    let db = dir.path().join("a.db");
+    let judge_file = |model: &str| {
+        let path = dir.path().join(format!("{model}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "base_url = \"{}\"\nmodel = \"{model}\"\ntemplate = \"{}\"\nconcurrency = 8\n[retry]\nattempts = 2\nbackoff_ms = 1\n",
+                mock.base_url(),
+                root.join("judges/prompt.md").display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let run = |args: Vec<String>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"));
+        cmd.current_dir(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .arg("--quiet")
+            .args(args);
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+    };
+    let judge_args = |judge: &Path, more: &[&str]| -> Vec<String> {
+        let mut a = vec![
+            "judge".to_string(),
+            "--judge".into(),
+            judge.display().to_string(),
+            "--rubric".into(),
+            rubric_path("multiturn-quality").display().to_string(),
+            "--scenarios".into(),
+            root.join("scenarios").display().to_string(),
+            "--checks".into(),
+            root.join("checks").display().to_string(),
+        ];
+        a.extend(more.iter().map(|s| s.to_string()));
+        a
+    };
+    let defects: usize = turnbench::checks::CheckSet::load_dir(&root.join("checks"))
+        .unwrap()
+        .iter()
+        .map(|c| c.defects.len())
+        .sum();
+    let variants = (scenarios.len() + defects) as i64;
+
+    let reading = judge_file("mock-judge-reading");
+    let out = run(judge_args(&reading, &["--anchors"])).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("it tells references from spoiled answers"),
+        "{}",
+        stdout(&out)
+    );
+    let conn = Connection::open(&db).unwrap();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM anchor_judgments WHERE status = 'ok'"),
+        variants
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM anchor_judgments WHERE defect IS NULL"),
+        scenarios.len() as i64
+    );
+    // Cached: a second run sends nothing and adds nothing.
+    let out = run(judge_args(&reading, &["--anchors"])).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!("{variants} already judged")));
+    assert_eq!(count("SELECT COUNT(*) FROM anchor_judgments"), variants);
+
+    let random = judge_file("mock-judge-random");
+    let out = run(judge_args(&random, &["--anchors"])).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("it cannot tell references from spoiled answers"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A report that shows the random judge's scores says it cannot be trusted.
+    std::fs::write(dir.path().join("t.jsonl"), ORDINARY_NAMES).unwrap();
+    let out = run(vec!["import".into(), "t.jsonl".into()]).await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for judge in [&reading, &random] {
+        let out = run(judge_args(judge, &[])).await.unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let out = run(vec!["report".into(), "--format".into(), "json".into()])
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let anchors = report["anchors"].as_array().unwrap();
+    assert_eq!(anchors.len(), 2);
+    for a in anchors {
+        assert_eq!(
+            a["pairs"].as_i64().unwrap() + a["unscored"].as_i64().unwrap(),
+            defects as i64
+        );
+        let reads = a["judge"] == "mock-judge-reading";
+        assert_eq!(a["passed"], reads, "{a}");
+    }
+    let flags: Vec<&str> = report["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["kind"] == "flag")
+        .map(|h| h["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        flags
+            .iter()
+            .any(|f| f.contains("mock-judge-random") && f.contains("not evidence")),
+        "{flags:?}"
+    );
+    assert!(
+        !flags.iter().any(|f| f.contains("mock-judge-reading")),
+        "{flags:?}"
+    );
+    let out = run(vec!["report".into()]).await.unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("by mock-judge-random (mock-judge-random) · SIMULATED · FAILED"),
+        "{text}"
+    );
+    assert!(text.contains("REFERENCE ANCHORS"), "{text}");
+}

@@ -63,7 +63,16 @@ pub struct JudgeArgs {
     /// The baseline of --pairwise: a provider or a model label as stored.
     #[arg(long, value_name = "LABEL_OR_TARGET", requires = "pairwise")]
     baseline: Option<String>,
-    /// Scenario folder: the built-in mock judge grades answers against its references.
+    /// The judge's sanity run: score each scenario's reference conversation and the
+    /// variants the checks files' [[defect]] tables spoil; a judge that cannot rank the
+    /// references above them is flagged in every report that uses it.
+    #[arg(long, conflicts_with_all = ["pairwise", "conversations", "rejudge"])]
+    anchors: bool,
+    /// Folder of checks files whose [[defect]] tables --anchors spoils references with.
+    #[arg(long, default_value = "checks")]
+    checks: PathBuf,
+    /// Scenario folder: the built-in mock judge grades answers against its references
+    /// (and --anchors takes the reference answers from it).
     #[arg(long, default_value = "scenarios")]
     scenarios: PathBuf,
 }
@@ -168,6 +177,17 @@ impl JudgeArgs {
                 "{}",
                 judge::format_summary(&report, &opts.settings, &opts.rubric, &table)
             );
+            if report.anchors {
+                let rows = crate::store::anchors::current_anchor_judgments(&conn)?;
+                let rubric_key = format!("{}@{}", opts.rubric.id, opts.rubric.version);
+                for a in crate::report::anchors::sections(&rows).iter().filter(|a| {
+                    a.rubric == rubric_key
+                        && a.judge == opts.settings.id
+                        && a.simulated == opts.settings.simulated
+                }) {
+                    println!("anchors: {}", crate::report::anchors::sentence(a));
+                }
+            }
             if report.pairwise.is_some() {
                 let verdicts = crate::store::pairwise::pairwise_verdicts(&conn)?;
                 print!(
@@ -216,6 +236,24 @@ impl JudgeArgs {
             Some(path) => BenchTargetNames::load(path)?,
             None => Vec::new(),
         };
+        let anchors = if self.anchors {
+            let scenarios = Scenario::load_dir(&self.scenarios)?;
+            let checks = if self.checks.is_dir() {
+                crate::checks::CheckSet::load_dir(&self.checks)?
+            } else {
+                Vec::new()
+            };
+            let inputs = crate::anchors::inputs(&scenarios, &checks).map_err(anyhow::Error::msg)?;
+            anyhow::ensure!(
+                inputs.iter().any(|a| a.defect.is_some()),
+                "--anchors: no scenario in {} has reference answers and [[defect]] tables in {}\n  fix: point --scenarios and --checks at the suite (defaults: scenarios/, checks/)",
+                self.scenarios.display(),
+                self.checks.display()
+            );
+            Some(inputs)
+        } else {
+            None
+        };
         let mut panel: Vec<JudgeOptions> = Vec::new();
         for path in &self.judges {
             let mut settings = JudgeSettings::load(path)?;
@@ -262,6 +300,7 @@ impl JudgeArgs {
                     conversations: self.conversations.clone(),
                     rejudge: self.rejudge,
                     pairwise: self.baseline.clone(),
+                    anchors: anchors.clone(),
                 },
                 mock_url: None,
                 stage: None,

@@ -165,6 +165,9 @@ pub fn tables(r: &Report) -> Vec<Table> {
     for p in &r.pairwise {
         out.push(pairwise(p, m));
     }
+    if !r.anchors.is_empty() {
+        out.push(anchors(r, m));
+    }
     out.retain(|t| !t.rows.is_empty());
     out
 }
@@ -431,9 +434,13 @@ fn by_tag(r: &Report, m: Marks) -> Table {
 }
 
 fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
+    let anchors = r
+        .anchors
+        .iter()
+        .find(|a| a.rubric == s.rubric && a.judge == s.judge && a.simulated == s.simulated);
     let mut t = Table::new(
         format!(
-            "JUDGE · {} by {} ({}){} · mean score [95 % interval] over conversations",
+            "JUDGE · {} by {} ({}){}{} · mean score [95 % interval] over conversations",
             s.rubric,
             s.judge,
             s.judge_model,
@@ -441,6 +448,11 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
                 " · SIMULATED"
             } else {
                 ""
+            },
+            match anchors {
+                Some(a) if !a.passed => " · FAILED REFERENCE ANCHORS: not evidence",
+                Some(_) => " · anchors passed",
+                None => "",
             }
         ),
         &[
@@ -481,6 +493,44 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
     }
     t.footnotes.push(
         "Replicates of a conversation are averaged first; spread: mean |difference| between replicates of one conversation."
+            .into(),
+    );
+    t
+}
+
+fn anchors(r: &Report, m: Marks) -> Table {
+    let mut t = Table::new(
+        format!(
+            "REFERENCE ANCHORS{} · does each judge score the reference conversation above the variants its defects spoil?",
+            if r.anchors.iter().any(|a| a.simulated) || m.all {
+                " · SIMULATED"
+            } else {
+                ""
+            }
+        ),
+        &[
+            ("judge", L),
+            ("rubric", L),
+            ("pairs", R),
+            ("above %", R),
+            ("tied", R),
+            ("below", R),
+            ("check", L),
+        ],
+    );
+    for a in &r.anchors {
+        t.rows.push(vec![
+            format!("{} ({}){}", a.judge, a.judge_model, sim(a.simulated)),
+            a.rubric.clone(),
+            a.pairs.to_string(),
+            pct(&a.above),
+            a.ties.to_string(),
+            a.below.to_string(),
+            if a.passed { "passed" } else { "FAILED" }.into(),
+        ]);
+    }
+    t.footnotes.push(
+        "A pair is one scenario's reference conversation and one variant a [[defect]] of its checks file spoils, compared by the judge's mean criterion score; passed: the reference is strictly above in more than 50 % of pairs at the lower end of the Wilson 95 % interval (ties count against)."
             .into(),
     );
     t

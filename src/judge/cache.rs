@@ -106,6 +106,24 @@ pub fn pairwise_key(
         .hex(32)
 }
 
+/// The key of one reference-anchor ask: the judge's settings, the rubric's content, the
+/// blinded transcript, and which scenario and variant (reference or defect) it is.
+pub fn anchor_key(
+    judge_hash: &str,
+    rubric: &Rubric,
+    blinded_transcript: &str,
+    scenario: &str,
+    defect: Option<&str>,
+) -> String {
+    KeyHasher::new("turnbench-anchor-v1")
+        .field(judge_hash.as_bytes())
+        .field(rubric.content_json().as_bytes())
+        .field(blinded_transcript.as_bytes())
+        .field(scenario.as_bytes())
+        .field(defect.unwrap_or("\0reference").as_bytes())
+        .hex(32)
+}
+
 /// Position of a judge call in the run's order: a seeded hash, so the order is random
 /// across targets, the same for the same seed, and a partial re-run keeps the relative
 /// order of what is left.

@@ -13,6 +13,7 @@
 //! unusable answers, and each judgment written as soon as it ends by one writer thread.
 //! Only keys without a final judgment are sent, so a re-run sends only what is new.
 
+pub mod anchors;
 pub mod audit;
 pub mod blind;
 pub mod cache;
@@ -32,6 +33,7 @@ use tokio::sync::Semaphore;
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
 use crate::outcome::TurnOutcome;
+use crate::store::anchors::AnchorRecord;
 use crate::store::judgments::{
     CompletedConversation, JudgmentRecord, JudgmentStatus, JudgmentSummary, NewJudge, RubricRow,
     completed_conversations, final_keys, stored_rubric_hash, target_names, upsert_judge,
@@ -99,6 +101,9 @@ pub struct Selection {
     /// Pairwise mode against this baseline (a provider or a model label as stored):
     /// [`pairwise`].
     pub pairwise: Option<String>,
+    /// The reference-anchor sanity run: these conversations instead of stored ones
+    /// ([`anchors`]).
+    pub anchors: Option<Vec<anchors::AnchorInput>>,
 }
 
 /// One judgment to obtain: a sampled conversation × a replicate.
@@ -114,6 +119,8 @@ pub struct PlannedJudgment {
     pub cached: bool,
     /// A pairwise ask: what it compares (`conversation_id` is the candidate).
     pub pair: Option<pairwise::PairSubject>,
+    /// A reference-anchor ask (`conversation_id` is 0: no stored conversation).
+    pub anchor: Option<anchors::AnchorSubject>,
 }
 
 /// Everything a run would send, in call order.
@@ -161,6 +168,8 @@ pub struct JudgeReport {
     pub rejudged: bool,
     /// `--pairwise`: against this baseline.
     pub pairwise: Option<String>,
+    /// `--anchors`: the reference-anchor sanity run.
+    pub anchors: bool,
 }
 
 impl JudgeReport {
@@ -206,6 +215,9 @@ pub fn plan(
     }
     if let Some(baseline) = &selection.pairwise {
         return pairwise::plan(conn, settings, rubric, bench_targets, baseline);
+    }
+    if let Some(inputs) = &selection.anchors {
+        return anchors::plan(conn, settings, rubric, inputs);
     }
     let judge_hash = cache::judge_hash(settings);
     let (terms, redactor, audit_list) = blinding(conn, settings, bench_targets)?;
@@ -262,6 +274,7 @@ pub fn plan(
                     key,
                     messages,
                     pair: None,
+                    anchor: None,
                 },
             ));
         }
@@ -401,6 +414,17 @@ pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
     };
     for (n, item) in pending.iter().enumerate() {
         out.push_str(&match &item.pair {
+            None if item.anchor.is_some() => format!(
+                "=== anchor prompt {}/{} · scenario {} · {} · model {}{sim} ===\n",
+                n + 1,
+                pending.len(),
+                item.anchor.as_ref().map_or("", |a| a.scenario.as_str()),
+                item.anchor
+                    .as_ref()
+                    .and_then(|a| a.defect.as_deref())
+                    .map_or("reference".to_string(), |d| format!("spoiled by {d}")),
+                settings.model,
+            ),
             None => format!(
                 "=== judge prompt {}/{} · conversation {} · {} · replicate {} · model {}{sim} ===\n",
                 n + 1,
@@ -448,6 +472,9 @@ pub async fn judge(
     )?;
     if plan.sampled == 0 {
         return Err(JudgeError::Setup(match &opts.selection.pairwise {
+            None if opts.selection.anchors.is_some() => {
+                "--anchors: no reference conversation to judge\n  fix: point --scenarios at scenarios with reference answers".to_string()
+            }
             None => format!(
                 "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
                 opts.db.display()
@@ -466,6 +493,7 @@ pub async fn judge(
         simulated: opts.settings.simulated,
         rejudged: opts.selection.rejudge,
         pairwise: opts.selection.pairwise.clone(),
+        anchors: opts.selection.anchors.is_some(),
         ..Default::default()
     };
     if opts.mode != Mode::Judge || !report.leaks.is_empty() {
@@ -727,6 +755,33 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
     record.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
     record.prompt_tokens = prompt_tokens;
     record.completion_tokens = completion_tokens;
+    if let Some(anchor) = item.anchor {
+        return Answer::Anchor(AnchorRecord {
+            key: record.key,
+            scenario: anchor.scenario,
+            defect: anchor.defect,
+            rubric_ref: record.rubric_ref,
+            judge_ref: record.judge_ref,
+            rubric_id: record.rubric_id,
+            rubric_version: record.rubric_version,
+            judge_id: record.judge_id,
+            status: record.status,
+            scores: record.scores,
+            completed: record.completed,
+            rationale: record.rationale,
+            raw_output: record.raw_output,
+            error: record.error,
+            asks: record.asks,
+            attempts: record.attempts,
+            http_status: record.http_status,
+            latency_ms: record.latency_ms,
+            prompt_tokens: record.prompt_tokens,
+            completion_tokens: record.completion_tokens,
+            simulated: record.simulated,
+            invocation: record.invocation,
+            seq: record.seq,
+        });
+    }
     match item.pair {
         None => Answer::Single(record),
         Some(pair) => Answer::Pair(PairwiseRecord {
@@ -762,6 +817,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
 enum Answer {
     Single(JudgmentRecord),
     Pair(PairwiseRecord),
+    Anchor(AnchorRecord),
 }
 
 impl Answer {
@@ -769,6 +825,7 @@ impl Answer {
         match self {
             Answer::Single(r) => r.status,
             Answer::Pair(r) => r.status,
+            Answer::Anchor(r) => r.status,
         }
     }
 
@@ -776,6 +833,7 @@ impl Answer {
         match self {
             Answer::Single(r) => r.attempts,
             Answer::Pair(r) => r.attempts,
+            Answer::Anchor(r) => r.attempts,
         }
     }
 
@@ -800,6 +858,15 @@ impl Answer {
                 j.baseline_position.as_str(),
                 j.status.as_str()
             ),
+            Answer::Anchor(j) => format!(
+                "anchor judgment of scenario {} ({}; {} v{}, judge {}; {})",
+                j.scenario,
+                j.defect.as_deref().unwrap_or("reference"),
+                j.rubric_id,
+                j.rubric_version,
+                j.judge_id,
+                j.status.as_str()
+            ),
         }
     }
 }
@@ -811,6 +878,7 @@ impl Storable for Answer {
         match self {
             Answer::Single(r) => r.insert(tx),
             Answer::Pair(r) => r.insert(tx),
+            Answer::Anchor(r) => r.insert(tx),
         }
     }
 }
@@ -878,6 +946,10 @@ pub fn format_summary(
         rubric.id,
         rubric.version,
         match &report.pairwise {
+            None if report.anchors => format!(
+                "{} reference-anchor conversations (references and their spoiled variants)",
+                report.planned
+            ),
             None => format!(
                 "{} conversations sampled × {} replicates = {} judgments",
                 report.sampled, settings.replicates, report.planned
@@ -909,7 +981,7 @@ pub fn format_summary(
             }
         ));
     }
-    if report.pairwise.is_some() {
+    if report.pairwise.is_some() || report.anchors {
         return out;
     }
     let this: Vec<&JudgmentSummary> = table

@@ -240,6 +240,7 @@ pub fn plan(
                         candidate_id: cand.id,
                         baseline_position: position,
                     }),
+                    anchor: None,
                 },
             ));
         }

@@ -11,6 +11,9 @@
 //! matches no scenario (imports, a server started without scenarios) is not graded: every
 //! score is the middle of the scale, `completed` is false and the rationale says so.
 //!
+//! `random` scores every criterion uniformly at random over the scale (a judge that does not
+//! read: the reference-anchor sanity run must fail it).
+//!
 //! Pairwise prompts (a `pairwise-spec:` line, two transcripts A and B) are answered with
 //! `{"winner": …}`: each transcript graded as above, the better mean of the five criteria
 //! wins, a difference under 0.05 is a tie, a transcript that matches no scenario makes a
@@ -53,6 +56,9 @@ pub struct JudgeFaultRates {
     pub prose: f64,
     /// Pairwise prompts: answer "A" whatever the transcripts say (position bias).
     pub prefer_a: f64,
+    /// Score every criterion uniformly at random over the scale, whatever the transcript
+    /// says (a judge that does not read).
+    pub random: f64,
 }
 
 /// Whether this profile answers as a judge.
@@ -142,6 +148,17 @@ pub fn answer(
     };
 
     let rates = profile.judge.unwrap_or_default();
+    let (completed, rationale) = if rng.random::<f64>() < rates.random {
+        for c in &spec.criteria {
+            scores.insert(c.clone(), json!(rng.random_range(spec.min..=spec.max)));
+        }
+        (
+            rng.random_bool(0.5),
+            "Simulated judge: scores drawn at random, the transcript unread.".to_string(),
+        )
+    } else {
+        (completed, rationale)
+    };
     let u: f64 = rng.random();
     let table = [
         rates.invalid_json,

@@ -7,6 +7,7 @@
 //! - [`judges`]: judge means per rubric × judge × cell.
 //! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
+//! - [`anchors`]: whether each judge ranks reference answers above spoiled ones.
 //! - [`headlines`]: the sentences a reader decides from.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
@@ -15,6 +16,7 @@
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
 
 mod agreement;
+pub mod anchors;
 pub mod cells;
 pub mod headlines;
 mod judges;
@@ -82,6 +84,8 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     let judge_sections = judges::sections(&facts, &opts.bootstrap);
     let agreement = agreement::sections(&facts, &opts.bootstrap);
     let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, &opts.bootstrap)?;
+    let anchor_sections =
+        anchors::sections(&crate::store::anchors::current_anchor_judgments(&conn)?);
     let mut headlines = headlines::headlines(
         &facts,
         &by_cell,
@@ -89,7 +93,37 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         &judge_sections,
         &opts.bootstrap,
     );
-    let notes = notes(&conn, &facts, &report_cells, &judge_sections, opts)?;
+    let mut notes = notes(&conn, &facts, &report_cells, &judge_sections, opts)?;
+    // Every judge whose scores this report shows: flagged when it failed its anchors,
+    // noted when it never ran them.
+    let used: BTreeSet<(&str, &str, bool)> = judge_sections
+        .iter()
+        .map(|j| (j.rubric.as_str(), j.judge.as_str(), j.simulated))
+        .chain(
+            pairwise
+                .iter()
+                .map(|p| (p.rubric.as_str(), p.judge.as_str(), p.simulated)),
+        )
+        .collect();
+    for (rubric, judge, simulated) in &used {
+        let found = anchor_sections
+            .iter()
+            .find(|a| a.rubric == *rubric && a.judge == *judge && a.simulated == *simulated);
+        match found {
+            Some(a) if !a.passed => headlines.push(model::Headline {
+                kind: model::HeadlineKind::Flag,
+                model: None,
+                text: anchors::sentence(a),
+                established: None,
+                simulated: a.simulated,
+                comparison: None,
+            }),
+            Some(_) => {}
+            None => notes.push(format!(
+                "judge {judge} on {rubric} has no reference-anchor check: run `turnbench judge --judge JUDGE.toml --rubric RUBRIC.toml --anchors`"
+            )),
+        }
+    }
     if report_cells.iter().any(|c| c.simulated) {
         let which = if report_cells.iter().all(|c| c.simulated) {
             "every cell was"
@@ -160,6 +194,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         judges: judge_sections,
         agreement,
         pairwise,
+        anchors: anchor_sections,
         notes,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })

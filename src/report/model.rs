@@ -48,6 +48,9 @@ pub struct Report {
     /// Pairwise comparisons against a baseline (`turnbench judge --pairwise`), one per
     /// rubric × judge; empty without them.
     pub pairwise: Vec<PairwiseSection>,
+    /// Each judge's reference-anchor check (`turnbench judge --anchors`), one per rubric ×
+    /// judge with anchor judgments.
+    pub anchors: Vec<AnchorSection>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Per-conversation rows, built one at a time as they are written; present only when
@@ -354,6 +357,29 @@ pub struct JudgeCell {
     pub replicate_conversations: usize,
     /// Share of scored judgments that say the task was completed.
     pub judged_completed: Rate,
+}
+
+/// A judge's reference-anchor check: does it score each scenario's reference conversation
+/// above the variants its defects spoil?
+#[derive(Debug, Clone, Serialize)]
+pub struct AnchorSection {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    /// Scenarios whose reference was scored.
+    pub scenarios: usize,
+    /// (reference, spoiled variant) pairs both scored.
+    pub pairs: u64,
+    /// Pairs in which the reference scored strictly higher (Wilson interval).
+    pub above: Rate,
+    pub ties: u64,
+    pub below: u64,
+    /// Spoiled variants (or their reference) without a score: in no pair.
+    pub unscored: u64,
+    /// The lower end of `above`'s interval is above 50 %.
+    pub passed: bool,
 }
 
 /// Pairwise verdicts of one rubric × judge against a baseline.

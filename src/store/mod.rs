@@ -4,6 +4,7 @@
 //! WAL and foreign keys are set on every open, outside migrations. Nothing here deletes
 //! evaluation data.
 
+pub mod anchors;
 pub mod bulk;
 pub mod checks;
 pub mod facts;

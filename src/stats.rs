@@ -714,6 +714,36 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
     pearson(&average_ranks(x), &average_ranks(y))
 }
 
+/// A percentile bootstrap interval of [`spearman`] that resamples pairs (each resample as
+/// many pairs as the sample, drawn with replacement). Resamples where ρ is undefined (one
+/// side constant) are left out; `None` when more than 10 % are, when fewer than 3 pairs are
+/// given, when [`spearman`] is `None`, or when `boot` is invalid.
+pub fn bootstrap_spearman(x: &[f64], y: &[f64], boot: &Bootstrap) -> Option<Interval> {
+    spearman(x, y)?;
+    let tails = boot.tails()?;
+    let n = x.len();
+    let n32 = u32::try_from(n).ok().filter(|&n| n >= 3)?;
+    let (mut rx, mut ry) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut stats = Vec::with_capacity(boot.resamples);
+    for r in 0..boot.resamples {
+        rx.clear();
+        ry.clear();
+        Rng::stream(boot.seed, r).indices(n32, n, |i| {
+            if let (Some(&a), Some(&b)) = (x.get(i), y.get(i)) {
+                rx.push(a);
+                ry.push(b);
+            }
+        });
+        if let Some(rho) = spearman(&rx, &ry) {
+            stats.push(rho);
+        }
+    }
+    if (stats.len() as f64) < 0.9 * boot.resamples as f64 {
+        return None;
+    }
+    percentile_interval(stats, tails)
+}
+
 /// 1-based ranks, ties given the mean of the ranks they span.
 fn average_ranks(values: &[f64]) -> Vec<f64> {
     let mut order: Vec<(usize, f64)> = values.iter().copied().enumerate().collect();
@@ -1840,6 +1870,39 @@ mod tests {
             i.hi - i.lo
         };
         assert!(wide(400) < wide(40), "{} vs {}", wide(400), wide(40));
+    }
+
+    #[test]
+    fn spearman_bootstrap_resamples_pairs() {
+        let boot = Bootstrap::default();
+        // A monotone relation: every resample with variation has ρ = 1.
+        let x: Vec<f64> = (0..30).map(f64::from).collect();
+        let y: Vec<f64> = x.iter().map(|v| v * v).collect();
+        let i = bootstrap_spearman(&x, &y, &boot).unwrap();
+        assert_eq!((i.lo, i.hi), (1.0, 1.0));
+        // A noisy positive relation: the interval holds ρ, is seeded, and narrows with n.
+        let noisy = |n: usize| -> (Vec<f64>, Vec<f64>) {
+            let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let y: Vec<f64> = (0..n).map(|i| (i % 7) as f64 + i as f64 / 10.0).collect();
+            (x, y)
+        };
+        let (x, y) = noisy(60);
+        let rho = spearman(&x, &y).unwrap();
+        let i = bootstrap_spearman(&x, &y, &boot).unwrap();
+        assert!(i.lo <= rho && rho <= i.hi, "{rho} {i:?}");
+        assert_eq!(bootstrap_spearman(&x, &y, &boot), Some(i));
+        let (x4, y4) = noisy(600);
+        let wide = bootstrap_spearman(&x4, &y4, &boot).unwrap();
+        assert!(wide.hi - wide.lo < i.hi - i.lo);
+        // The first resample, the obvious way.
+        let mut drawn = Vec::new();
+        Rng::stream(boot.seed, 0).indices(60, 60, |k| drawn.push(k));
+        let rx: Vec<f64> = drawn.iter().map(|&k| x[k]).collect();
+        let ry: Vec<f64> = drawn.iter().map(|&k| y[k]).collect();
+        assert!(spearman(&rx, &ry).is_some());
+        // Too few pairs, or a constant side: no interval.
+        assert_eq!(bootstrap_spearman(&[1.0, 2.0], &[1.0, 2.0], &boot), None);
+        assert_eq!(bootstrap_spearman(&x, &vec![1.0; 60], &boot), None);
     }
 
     #[test]

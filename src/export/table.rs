@@ -168,6 +168,9 @@ pub fn tables(r: &Report) -> Vec<Table> {
     if !r.anchors.is_empty() {
         out.push(anchors(r, m));
     }
+    if !r.check_agreement.is_empty() {
+        out.push(check_agreement(r, m));
+    }
     out.retain(|t| !t.rows.is_empty());
     out
 }
@@ -494,6 +497,45 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
     t.footnotes.push(
         "Replicates of a conversation are averaged first; spread: mean |difference| between replicates of one conversation."
             .into(),
+    );
+    t
+}
+
+fn check_agreement(r: &Report, m: Marks) -> Table {
+    let mut t = Table::new(
+        format!(
+            "CHECKS × JUDGE{} · Spearman's ρ over conversations: criterion score vs pass rate of the checks with its tags [95 % interval]",
+            if r.check_agreement.iter().any(|c| c.simulated) || m.all {
+                " · SIMULATED"
+            } else {
+                ""
+            }
+        ),
+        &[
+            ("judge", L),
+            ("criterion", L),
+            ("tags", L),
+            ("n conv.", R),
+            ("ρ", R),
+            ("reading", L),
+        ],
+    );
+    for c in &r.check_agreement {
+        t.rows.push(vec![
+            format!("{} · {}{}", c.rubric, c.judge, sim(c.simulated)),
+            c.criterion.clone(),
+            c.tags.join(", "),
+            c.n.to_string(),
+            match (c.rho, c.interval) {
+                (Some(v), Some(i)) => format!("{v:+.2} [{:+.2}, {:+.2}]", i.lo, i.hi),
+                (Some(v), None) => format!("{v:+.2}"),
+                (None, _) => "-".into(),
+            },
+            c.verdict.clone(),
+        ]);
+    }
+    t.footnotes.push(
+        "n conv.: conversations with both a score for the criterion (replicates averaged) and a scored check of its tags. Criteria compared: correction_handling ~ superseded_instruction, state_tracking ~ retained_constraint, instruction_following ~ both, final_answer_usability ~ json_validity, required_fields, format.".into(),
     );
     t
 }

@@ -8,6 +8,7 @@
 //! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
 //! - [`anchors`]: whether each judge ranks reference answers above spoiled ones.
+//! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
 //! - [`headlines`]: the sentences a reader decides from.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
@@ -18,6 +19,7 @@
 mod agreement;
 pub mod anchors;
 pub mod cells;
+mod check_agreement;
 pub mod headlines;
 mod judges;
 mod load;
@@ -83,6 +85,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
     let judge_sections = judges::sections(&facts, &opts.bootstrap);
     let agreement = agreement::sections(&facts, &opts.bootstrap);
+    let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
     let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, &opts.bootstrap)?;
     let anchor_sections =
         anchors::sections(&crate::store::anchors::current_anchor_judgments(&conn)?);
@@ -195,6 +198,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         agreement,
         pairwise,
         anchors: anchor_sections,
+        check_agreement,
         notes,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })

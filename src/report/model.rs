@@ -51,6 +51,8 @@ pub struct Report {
     /// Each judge's reference-anchor check (`turnbench judge --anchors`), one per rubric ×
     /// judge with anchor judgments.
     pub anchors: Vec<AnchorSection>,
+    /// Rank agreement between judge criteria and the checks that test the same thing.
+    pub check_agreement: Vec<CheckAgreement>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Per-conversation rows, built one at a time as they are written; present only when
@@ -357,6 +359,26 @@ pub struct JudgeCell {
     pub replicate_conversations: usize,
     /// Share of scored judgments that say the task was completed.
     pub judged_completed: Rate,
+}
+
+/// Spearman's ρ, over conversations, between one criterion's judge score and the pass rate
+/// of the checks with the tags it speaks to.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckAgreement {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    pub criterion: String,
+    pub tags: Vec<String>,
+    /// Conversations with both a score and a scored check of those tags.
+    pub n: usize,
+    /// `None` when either side does not vary.
+    pub rho: Option<f64>,
+    /// Bootstrap over conversations.
+    pub interval: Option<Interval>,
+    pub verdict: String,
 }
 
 /// A judge's reference-anchor check: does it score each scenario's reference conversation

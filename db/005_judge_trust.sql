@@ -169,3 +169,15 @@ SELECT ranked.id AS anchor_judgment_id,
        ranked.created_at
 FROM ranked JOIN judges ON judges.id = ranked.judge_ref
 WHERE ranked.pick = 1;
+
+-- current_judges: for each judge id (real and simulated apart) the settings of its newest
+-- judgment — the judge current_judgments reads — so a report can say what its replicates
+-- varied (`settings` JSON: `vary`, `request.temperature`).
+CREATE VIEW current_judges AS
+SELECT j.judge_id,
+       j.simulated,
+       judges.model,
+       judges.host,
+       judges.settings
+FROM judgments j JOIN judges ON judges.id = j.judge_ref
+WHERE j.id IN (SELECT MAX(k.id) FROM judgments k GROUP BY k.judge_id, k.simulated);

@@ -989,6 +989,12 @@ async fn a_panel_with_varied_replicates_reports_agreement_per_criterion() {
         assert_eq!(s["rubric"], "multiturn-quality@1");
         assert_eq!(s["simulated"], true);
         let coders = s["coders"].as_i64().unwrap();
+        // The report says what the replicates varied (the settings' default).
+        if s["kind"] == "replicates" {
+            assert_eq!(s["varied"], "criteria order, label, nonce at temperature 0");
+        } else {
+            assert!(s["varied"].is_null());
+        }
         assert_eq!(coders, if s["kind"] == "replicates" { 3 } else { 2 });
         let criteria = s["criteria"].as_array().unwrap();
         assert_eq!(criteria.len(), 5);
@@ -1013,7 +1019,9 @@ async fn a_panel_with_varied_replicates_reports_agreement_per_criterion() {
     let out = fx.run(&["report"]).await;
     let text = stdout(&out);
     assert!(
-        text.contains("JUDGE AGREEMENT · multiturn-quality@1 · 3 replicates of mock-judge (mock-judge) · SIMULATED"),
+        text.contains(
+            "JUDGE AGREEMENT · multiturn-quality@1 · 3 replicates of mock-judge (mock-judge)"
+        ),
         "{text}"
     );
     assert!(

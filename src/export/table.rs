@@ -639,9 +639,14 @@ fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
         .iter()
         .map(|s| {
             let between = match s.kind {
-                AgreementKind::Replicates => {
-                    format!("{} replicates of {}", s.coders, s.judges.join(", "))
-                }
+                AgreementKind::Replicates => format!(
+                    "{} replicates of {}{}",
+                    s.coders,
+                    s.judges.join(", "),
+                    s.varied
+                        .as_deref()
+                        .map_or(String::new(), |v| format!(" (varying {v})"))
+                ),
                 AgreementKind::Judges => {
                     format!("{} judges: {}", s.coders, s.judges.join(", "))
                 }

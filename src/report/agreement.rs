@@ -12,7 +12,12 @@ use crate::stats::{self, Bootstrap};
 /// conversation → replicate → (criterion → score), for one judge section.
 type Scores = BTreeMap<usize, BTreeMap<i64, BTreeMap<usize, i64>>>;
 
-pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<AgreementSection> {
+/// `variation`: (judge id, simulated, what its replicates varied), from the store.
+pub(super) fn sections(
+    facts: &Facts,
+    variation: &[(String, bool, String)],
+    boot: &Bootstrap,
+) -> Vec<AgreementSection> {
     let j = &facts.judges;
     let mut by_section: Vec<Scores> = vec![BTreeMap::new(); j.sections.len()];
     for judgment in j
@@ -59,6 +64,12 @@ pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<AgreementSection>
             judges: vec![name(s)],
             simulated: j.sections[s].simulated,
             coders: replicates.len(),
+            varied: variation
+                .iter()
+                .find(|(judge, sim, _)| {
+                    *judge == j.sections[s].judge && *sim == j.sections[s].simulated
+                })
+                .map(|(_, _, what)| what.clone()),
             criteria: criteria
                 .iter()
                 .map(|&c| {
@@ -109,6 +120,7 @@ pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<AgreementSection>
             judges: panel.iter().map(|&s| name(s)).collect(),
             simulated: panel.iter().any(|&s| j.sections[s].simulated),
             coders: panel.len(),
+            varied: None,
             criteria: criteria
                 .iter()
                 .map(|&c| {

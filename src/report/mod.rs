@@ -84,7 +84,8 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     };
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
     let judge_sections = judges::sections(&facts, &opts.bootstrap);
-    let agreement = agreement::sections(&facts, &opts.bootstrap);
+    let variation = crate::store::judgments::replicate_variation(&conn)?;
+    let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
     let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
     let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, &opts.bootstrap)?;
     let anchor_sections =

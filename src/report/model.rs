@@ -468,6 +468,9 @@ pub struct AgreementSection {
     pub simulated: bool,
     /// The coders compared: replicates, or judges.
     pub coders: usize,
+    /// Replicates: what their prompts varied and the temperature, from the judge's current
+    /// settings ("criteria order, label, nonce at temperature 0"); `None` between judges.
+    pub varied: Option<String>,
     pub criteria: Vec<CriterionAgreement>,
 }
 

@@ -1058,6 +1058,21 @@ async fn pairwise_mode_swaps_positions_and_a_position_biased_judge_is_never_cons
         .await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("acme-cloud"), "{}", stderr(&out));
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &[
+                "--pairwise",
+                "--baseline",
+                "acme-cloud",
+                "--replicates",
+                "2",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not apply"), "{}", stderr(&out));
 
     let out = fx
         .judge(

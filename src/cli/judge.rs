@@ -226,6 +226,10 @@ impl JudgeArgs {
         if let Some(n) = self.concurrency {
             anyhow::ensure!(n >= 1, "--concurrency must be at least 1");
         }
+        anyhow::ensure!(
+            !(self.pairwise || self.anchors) || self.replicates.is_none_or(|n| n == 1),
+            "--replicates does not apply to --pairwise or --anchors: each pair is asked once per position, each anchor once\n  fix: leave out --replicates"
+        );
         let mode = match (self.audit, self.dry_run) {
             (true, _) => Mode::Audit,
             (false, true) => Mode::DryRun,

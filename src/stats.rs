@@ -803,25 +803,25 @@ pub fn krippendorff_alpha_ordinal<R: AsRef<[Option<f64>]>>(data: &[R]) -> Option
 
 /// Ordinal α over pairable units (each with at least two values).
 fn ordinal_alpha_of_units<U: AsRef<[f64]>>(units: &[U]) -> Option<f64> {
-    let mut all: Vec<f64> = units.iter().flat_map(|u| u.as_ref()).copied().collect();
-    all.sort_unstable_by(f64::total_cmp);
+    // Counts of each distinct value (scores take few values: counting, not sorting, keeps a
+    // bootstrap of many resamples linear in the values). −0 was folded into 0 and no value
+    // is NaN, so a value's bits identify it.
+    let mut counts: std::collections::HashMap<u64, (f64, usize)> = std::collections::HashMap::new();
+    for &x in units.iter().flat_map(|u| u.as_ref()) {
+        counts.entry(x.to_bits()).or_insert((x, 0)).1 += 1;
+    }
+    let mut distinct: Vec<(f64, usize)> = counts.into_values().collect();
+    distinct.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     // Mid-rank of each distinct value among all pairable values: values below it, plus half of
     // its own count.
-    let mut mid_ranks: Vec<(f64, f64)> = Vec::new();
+    let mut mid_ranks: std::collections::HashMap<u64, f64> =
+        std::collections::HashMap::with_capacity(distinct.len());
     let mut below = 0usize;
-    for group in all.chunk_by(|a, b| a == b) {
-        if let Some(&value) = group.first() {
-            mid_ranks.push((value, below as f64 + group.len() as f64 / 2.0));
-        }
-        below += group.len();
+    for (value, n) in distinct {
+        mid_ranks.insert(value.to_bits(), below as f64 + n as f64 / 2.0);
+        below += n;
     }
-    let mid_rank = |x: &f64| {
-        mid_ranks
-            .binary_search_by(|(v, _)| v.total_cmp(x))
-            .ok()
-            .and_then(|i| mid_ranks.get(i))
-            .map_or(f64::NAN, |&(_, m)| m)
-    };
+    let mid_rank = |x: &f64| mid_ranks.get(&x.to_bits()).copied().unwrap_or(f64::NAN);
     let ranked: Vec<Vec<f64>> = units
         .iter()
         .map(|unit| unit.as_ref().iter().map(mid_rank).collect())

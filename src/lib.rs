@@ -13,7 +13,10 @@
 //! - [`import`]: transcript files into the store (streaming, validated, idempotent).
 //! - [`export`]: stored conversations out in the exchange format.
 //! - [`exchange`]: the JSON Lines exchange format shared by import and export.
-//! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run.
+//! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run;
+//!   panels, varied replicates, pairwise comparison, reference anchors.
+//! - [`anchors`]: the reference-anchor conversations (scenario references and the variants
+//!   their checks' defects spoil) that a judge's sanity run scores.
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
 //! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
 //! - [`config`]: definition files (bench, scenarios, rubrics, judge settings), parsed and
@@ -27,6 +30,7 @@
 //!   the shared services (the built-in mock) and hands endpoints to the stages.
 //! - [`stats`]: percentiles, intervals, bootstrap, agreement: pure functions.
 //! - [`tokens`]: visible-token counting (o200k_base).
+pub mod anchors;
 pub mod checks;
 pub mod cli;
 pub mod client;

@@ -714,6 +714,36 @@ pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
     pearson(&average_ranks(x), &average_ranks(y))
 }
 
+/// A percentile bootstrap interval of [`spearman`] that resamples pairs (each resample as
+/// many pairs as the sample, drawn with replacement). Resamples where ρ is undefined (one
+/// side constant) are left out; `None` when more than 10 % are, when fewer than 3 pairs are
+/// given, when [`spearman`] is `None`, or when `boot` is invalid.
+pub fn bootstrap_spearman(x: &[f64], y: &[f64], boot: &Bootstrap) -> Option<Interval> {
+    spearman(x, y)?;
+    let tails = boot.tails()?;
+    let n = x.len();
+    let n32 = u32::try_from(n).ok().filter(|&n| n >= 3)?;
+    let (mut rx, mut ry) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut stats = Vec::with_capacity(boot.resamples);
+    for r in 0..boot.resamples {
+        rx.clear();
+        ry.clear();
+        Rng::stream(boot.seed, r).indices(n32, n, |i| {
+            if let (Some(&a), Some(&b)) = (x.get(i), y.get(i)) {
+                rx.push(a);
+                ry.push(b);
+            }
+        });
+        if let Some(rho) = spearman(&rx, &ry) {
+            stats.push(rho);
+        }
+    }
+    if (stats.len() as f64) < 0.9 * boot.resamples as f64 {
+        return None;
+    }
+    percentile_interval(stats, tails)
+}
+
 /// 1-based ranks, ties given the mean of the ranks they span.
 fn average_ranks(values: &[f64]) -> Vec<f64> {
     let mut order: Vec<(usize, f64)> = values.iter().copied().enumerate().collect();
@@ -768,31 +798,91 @@ fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
 /// `None` when rows differ in length, a score is NaN or infinite, fewer than 2 values are
 /// pairable, or all pairable values are equal (expected disagreement 0: α is undefined).
 pub fn krippendorff_alpha_ordinal<R: AsRef<[Option<f64>]>>(data: &[R]) -> Option<f64> {
-    let units = pairable_units(data)?;
-    let mut all: Vec<f64> = units.iter().flatten().copied().collect();
-    all.sort_unstable_by(f64::total_cmp);
+    ordinal_alpha_of_units(&pairable_units(data)?)
+}
+
+/// Ordinal α over pairable units (each with at least two values).
+fn ordinal_alpha_of_units<U: AsRef<[f64]>>(units: &[U]) -> Option<f64> {
+    // Counts of each distinct value (scores take few values: counting, not sorting, keeps a
+    // bootstrap of many resamples linear in the values). −0 was folded into 0 and no value
+    // is NaN, so a value's bits identify it.
+    let mut counts: std::collections::HashMap<u64, (f64, usize)> = std::collections::HashMap::new();
+    for &x in units.iter().flat_map(|u| u.as_ref()) {
+        counts.entry(x.to_bits()).or_insert((x, 0)).1 += 1;
+    }
+    let mut distinct: Vec<(f64, usize)> = counts.into_values().collect();
+    distinct.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     // Mid-rank of each distinct value among all pairable values: values below it, plus half of
     // its own count.
-    let mut mid_ranks: Vec<(f64, f64)> = Vec::new();
+    let mut mid_ranks: std::collections::HashMap<u64, f64> =
+        std::collections::HashMap::with_capacity(distinct.len());
     let mut below = 0usize;
-    for group in all.chunk_by(|a, b| a == b) {
-        if let Some(&value) = group.first() {
-            mid_ranks.push((value, below as f64 + group.len() as f64 / 2.0));
-        }
-        below += group.len();
+    for (value, n) in distinct {
+        mid_ranks.insert(value.to_bits(), below as f64 + n as f64 / 2.0);
+        below += n;
     }
-    let mid_rank = |x: &f64| {
-        mid_ranks
-            .binary_search_by(|(v, _)| v.total_cmp(x))
-            .ok()
-            .and_then(|i| mid_ranks.get(i))
-            .map_or(f64::NAN, |&(_, m)| m)
-    };
+    let mid_rank = |x: &f64| mid_ranks.get(&x.to_bits()).copied().unwrap_or(f64::NAN);
     let ranked: Vec<Vec<f64>> = units
         .iter()
-        .map(|unit| unit.iter().map(mid_rank).collect())
+        .map(|unit| unit.as_ref().iter().map(mid_rank).collect())
         .collect();
     interval_alpha(&ranked)
+}
+
+/// Ordinal α ([`krippendorff_alpha_ordinal`]) with what it rests on and a percentile
+/// bootstrap interval that resamples units (conversations), the way Krippendorff's own
+/// bootstrap and Hayes & Krippendorff (2007) resample: each resample draws as many pairable
+/// units as there are, with replacement, and computes α again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlphaEstimate {
+    pub alpha: f64,
+    /// Pairable units: those with at least two scores.
+    pub units: usize,
+    /// Pairable values: the scores in those units.
+    pub values: usize,
+    /// `None` when fewer than 2 units are pairable or more than 10 % of resamples have no
+    /// variation at all (α undefined there), so that an interval would speak for a biased
+    /// subset of resamples.
+    pub interval: Option<Interval>,
+}
+
+/// See [`AlphaEstimate`]. `None` where [`krippendorff_alpha_ordinal`] is `None`.
+pub fn krippendorff_alpha_ordinal_bootstrap<R: AsRef<[Option<f64>]>>(
+    data: &[R],
+    boot: &Bootstrap,
+) -> Option<AlphaEstimate> {
+    let units = pairable_units(data)?;
+    let alpha = ordinal_alpha_of_units(&units)?;
+    let values = units.iter().map(Vec::len).sum();
+    let n = units.len();
+    let interval = (|| {
+        let tails = boot.tails()?;
+        let n32 = u32::try_from(n).ok().filter(|&n| n >= 2)?;
+        let mut stats = Vec::with_capacity(boot.resamples);
+        let mut resample: Vec<&[f64]> = Vec::with_capacity(n);
+        for r in 0..boot.resamples {
+            resample.clear();
+            Rng::stream(boot.seed, r).indices(n32, n, |i| {
+                if let Some(u) = units.get(i) {
+                    resample.push(u);
+                }
+            });
+            if let Some(a) = ordinal_alpha_of_units(&resample) {
+                stats.push(a);
+            }
+        }
+        // Resamples without variation are left out; too many of them and no interval.
+        if (stats.len() as f64) < 0.9 * boot.resamples as f64 {
+            return None;
+        }
+        percentile_interval(stats, tails)
+    })();
+    Some(AlphaEstimate {
+        alpha,
+        units: n,
+        values,
+        interval,
+    })
 }
 
 /// Krippendorff's α for interval data, as `krippendorff.alpha(..., level_of_measurement=
@@ -1713,6 +1803,106 @@ mod tests {
         assert_eq!(krippendorff_alpha_nominal(&data), Some(1.0));
         assert_eq!(krippendorff_alpha_ordinal(&data), Some(1.0));
         assert_eq!(krippendorff_alpha_interval(&data), Some(1.0));
+    }
+
+    #[test]
+    fn alpha_bootstrap_resamples_units_and_reports_what_it_rests_on() {
+        let boot = Bootstrap::default();
+        let data = paper();
+        let e = krippendorff_alpha_ordinal_bootstrap(&data, &boot).unwrap();
+        // The point estimate is the published one; 11 of 12 units are pairable (unit 12 has
+        // one score), holding 40 values (the paper's n = 40).
+        close(e.alpha, 0.8153875037548814, 1e-12);
+        assert_eq!((e.units, e.values), (11, 40));
+        let i = e.interval.unwrap();
+        assert!(i.lo < e.alpha && e.alpha <= i.hi, "{i:?}");
+        assert!(i.hi <= 1.0 && i.lo > -1.0, "{i:?}");
+        // Seeded: the same interval every time; another seed, another interval.
+        assert_eq!(
+            krippendorff_alpha_ordinal_bootstrap(&data, &boot).unwrap(),
+            e
+        );
+        let other = Bootstrap { seed: 9, ..boot };
+        assert_ne!(
+            krippendorff_alpha_ordinal_bootstrap(&data, &other)
+                .unwrap()
+                .interval,
+            e.interval
+        );
+        // Each resample is α over units drawn with replacement: checked the obvious way for
+        // the first resample.
+        let units = pairable_units(&data).unwrap();
+        let mut drawn = Vec::new();
+        Rng::stream(boot.seed, 0).indices(units.len() as u32, units.len(), |i| {
+            drawn.push(units[i].clone())
+        });
+        let columns = drawn.len();
+        let rows: Vec<Vec<Option<f64>>> = (0..4)
+            .map(|r| (0..columns).map(|u| drawn[u].get(r).copied()).collect())
+            .collect();
+        close(
+            ordinal_alpha_of_units(&drawn).unwrap(),
+            krippendorff_alpha_ordinal(&rows).unwrap(),
+            1e-12,
+        );
+        // Perfect agreement with variation: α = 1 and the interval is [1, 1].
+        let perfect = coded(&[&[1., 2., 3., 4., 5., 1., 2.], &[1., 2., 3., 4., 5., 1., 2.]]);
+        let e = krippendorff_alpha_ordinal_bootstrap(&perfect, &boot).unwrap();
+        assert_eq!(e.alpha, 1.0);
+        assert_eq!(e.interval.map(|i| (i.lo, i.hi)), Some((1.0, 1.0)));
+        // Two units only: resamples often hold one value twice and no variation.
+        let tiny = coded(&[&[1., 5.], &[1., 4.]]);
+        let e = krippendorff_alpha_ordinal_bootstrap(&tiny, &boot).unwrap();
+        assert_eq!(e.units, 2);
+        assert!(e.interval.is_none());
+        // More units agreeing the same way: a narrower interval.
+        let wide = |k: usize| {
+            let a: Vec<f64> = (0..k).map(|i| (i % 5) as f64 + 1.0).collect();
+            let b: Vec<f64> = a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| if i % 4 == 0 { (x % 5.0) + 1.0 } else { *x })
+                .collect();
+            let i = krippendorff_alpha_ordinal_bootstrap(&coded(&[&a, &b]), &boot)
+                .unwrap()
+                .interval
+                .unwrap();
+            i.hi - i.lo
+        };
+        assert!(wide(400) < wide(40), "{} vs {}", wide(400), wide(40));
+    }
+
+    #[test]
+    fn spearman_bootstrap_resamples_pairs() {
+        let boot = Bootstrap::default();
+        // A monotone relation: every resample with variation has ρ = 1.
+        let x: Vec<f64> = (0..30).map(f64::from).collect();
+        let y: Vec<f64> = x.iter().map(|v| v * v).collect();
+        let i = bootstrap_spearman(&x, &y, &boot).unwrap();
+        assert_eq!((i.lo, i.hi), (1.0, 1.0));
+        // A noisy positive relation: the interval holds ρ, is seeded, and narrows with n.
+        let noisy = |n: usize| -> (Vec<f64>, Vec<f64>) {
+            let x: Vec<f64> = (0..n).map(|i| i as f64).collect();
+            let y: Vec<f64> = (0..n).map(|i| (i % 7) as f64 + i as f64 / 10.0).collect();
+            (x, y)
+        };
+        let (x, y) = noisy(60);
+        let rho = spearman(&x, &y).unwrap();
+        let i = bootstrap_spearman(&x, &y, &boot).unwrap();
+        assert!(i.lo <= rho && rho <= i.hi, "{rho} {i:?}");
+        assert_eq!(bootstrap_spearman(&x, &y, &boot), Some(i));
+        let (x4, y4) = noisy(600);
+        let wide = bootstrap_spearman(&x4, &y4, &boot).unwrap();
+        assert!(wide.hi - wide.lo < i.hi - i.lo);
+        // The first resample, the obvious way.
+        let mut drawn = Vec::new();
+        Rng::stream(boot.seed, 0).indices(60, 60, |k| drawn.push(k));
+        let rx: Vec<f64> = drawn.iter().map(|&k| x[k]).collect();
+        let ry: Vec<f64> = drawn.iter().map(|&k| y[k]).collect();
+        assert!(spearman(&rx, &ry).is_some());
+        // Too few pairs, or a constant side: no interval.
+        assert_eq!(bootstrap_spearman(&[1.0, 2.0], &[1.0, 2.0], &boot), None);
+        assert_eq!(bootstrap_spearman(&x, &vec![1.0; 60], &boot), None);
     }
 
     #[test]

@@ -36,6 +36,12 @@ ttft_ms = { dist = "fixed", ms = 2 }
 gap_ms = { dist = "fixed", ms = 0 }
 
 [[profile]]
+model = "mock-judge-a"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { prefer_a = 1.0 }
+
+[[profile]]
 model = "mock-judge-badjson"
 ttft_ms = { dist = "fixed", ms = 2 }
 gap_ms = { dist = "fixed", ms = 0 }
@@ -691,14 +697,91 @@ async fn call_order_is_seeded_and_differs_from_storage_order() {
     assert_eq!(seqs, (1..=a.len() as i64).collect::<Vec<_>>());
 }
 
+/// Imported transcripts whose names are ordinary words: a conversation with no provider
+/// (stored as `unknown`) served under a model id that reads like the template's own
+/// words (`json-object`), and one from a provider named `together`.
+const ORDINARY_NAMES: &str = r#"{"id": "imp-1", "model": "json-object", "messages": [{"role": "user", "content": "Return a JSON object; say why the cause is unknown."}, {"role": "assistant", "content": "The cause is unknown. This is Kimi: here is the JSON object {\"cause\": \"unknown\"}."}]}
+{"id": "imp-2", "provider": "together", "model": "meta-llama/Llama-3.3-70B", "messages": [{"role": "user", "content": "Plan the launch together with the sales team."}, {"role": "assistant", "content": "Let's plan it together. Served by Together AI at https://api.together.xyz/v1; I'm Sorry for the delay. My name is Dana."}]}
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn audit_fails_on_a_name_in_the_prompt_and_nothing_is_sent() {
+async fn redaction_spares_placeholders_ordinary_words_and_the_template() {
     let fx = Fixture::collected().await;
+    std::fs::write(fx.path("ordinary.jsonl"), ORDINARY_NAMES).unwrap();
+    let out = fx.run(&["import", "ordinary.jsonl"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        fx.count(
+            "SELECT COUNT(*) FROM targets WHERE provider = 'unknown' AND model = 'json-object'"
+        ),
+        1
+    );
     let judge = fx.judge_file("mock-judge", "");
-    let leaky = fx.path("leaky.toml");
+    // The template says "JSON object"; a target is called `json-object`: the audit reads
+    // the transcripts only, and passes.
+    let out = fx.judge(&judge, "multiturn-quality", &["--audit"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &[
+                "--dry-run",
+                "--conversation",
+                "imp-1",
+                "--conversation",
+                "imp-2",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let prompts = stdout(&out);
+    for kept in [
+        "Return a JSON object; say why the cause is unknown.",
+        "The cause is unknown.",
+        "{\"cause\": \"unknown\"}",
+        "Plan the launch together with the sales team.",
+        "Let's plan it together.",
+        "I'm Sorry for the delay. My name is Dana.",
+        // The template's own words are never redacted.
+        "Answer with one JSON object and nothing else",
+    ] {
+        assert!(prompts.contains(kept), "{kept:?} changed:\n{prompts}");
+    }
+    for redacted in [
+        "This is [redacted]:",
+        "Served by [redacted] AI at https://api.[redacted].xyz/v1",
+    ] {
+        assert!(
+            prompts.contains(redacted),
+            "{redacted:?} missing:\n{prompts}"
+        );
+    }
+    for name in ["kimi", "together ai", "together.xyz", "llama", "meta-llama"] {
+        assert!(!prompts.to_lowercase().contains(name), "{name} leaked");
+    }
+    // And a real run sends them.
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &["--conversation", "imp-1", "--conversation", "imp-2"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fx.judge_requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_audit_reads_the_transcripts_and_settings_terms_are_redacted() {
+    let fx = Fixture::collected().await;
+    // A name in the rubric is the judge's own text, not the transcript's: the audit
+    // passes, and the prompt keeps the rubric's words.
+    let judge = fx.judge_file("mock-judge", "");
+    let named = fx.path("named.toml");
     let text = std::fs::read_to_string(rubric_path("support-tone")).unwrap();
     std::fs::write(
-        &leaky,
+        &named,
         text.replace(
             "without filler or repetition?",
             "unlike Acme-Cloud's usual answers?",
@@ -706,15 +789,14 @@ async fn audit_fails_on_a_name_in_the_prompt_and_nothing_is_sent() {
     )
     .unwrap();
     let out = fx
-        .judge(&judge, leaky.to_str().unwrap(), &["--audit"])
+        .judge(&judge, named.to_str().unwrap(), &["--audit"])
         .await;
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("\"acme-cloud\""), "{}", stderr(&out));
-    // A real run audits first and refuses to send.
-    let out = fx.judge(&judge, leaky.to_str().unwrap(), &[]).await;
-    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = fx
+        .judge(&judge, named.to_str().unwrap(), &["--dry-run"])
+        .await;
+    assert!(stdout(&out).contains("unlike Acme-Cloud's usual answers?"));
     assert!(fx.judge_requests().is_empty());
-    assert_eq!(fx.count("SELECT COUNT(*) FROM judgments"), 0);
 
     // Terms from a bench.toml and from the settings are audited too.
     let judge = fx.judge_file("mock-judge-x", "redact = [\"Lisbon\"]");
@@ -793,4 +875,453 @@ async fn the_builtin_mock_judge_labels_its_results_simulated() {
     );
     // The built-in mock ran in-process: the test's mock saw no judge request.
     assert!(fx.judge_requests().is_empty());
+}
+
+/// The criteria ids in the order a prompt lists them.
+fn criteria_order(request: &Value) -> Vec<String> {
+    user_text(request)
+        .lines()
+        .filter_map(|l| l.strip_prefix("- `"))
+        .filter_map(|l| l.split('`').next())
+        .map(String::from)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panel_with_varied_replicates_reports_agreement_per_criterion() {
+    let fx = Fixture::collected().await;
+    let convs = fx.count("SELECT COUNT(*) FROM conversations");
+    // Replicates that vary nothing at temperature 0 measure nothing: refused.
+    let flat = fx.judge_file("mock-judge-prose", "vary = []");
+    let out = fx
+        .judge(&flat, "multiturn-quality", &["--replicates", "2"])
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("measure nothing"), "{}", stderr(&out));
+    assert!(fx.judge_requests().is_empty());
+
+    let a = fx.judge_file("mock-judge", "");
+    let b = fx.judge_file("mock-judge-nolist", "");
+    let out = fx
+        .run(&[
+            "judge",
+            "--judge",
+            a.to_str().unwrap(),
+            "--judge",
+            b.to_str().unwrap(),
+            "--rubric",
+            rubric_path("multiturn-quality").to_str().unwrap(),
+            "--replicates",
+            "3",
+            "--sample",
+            "all",
+        ])
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = fx.judge_requests();
+    assert_eq!(requests.len() as i64, 2 * 3 * convs);
+    // Replicates differ in what should not matter: each prompt has its own label and
+    // nonce, and the criteria come in more than one order.
+    let of_a: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["model"] == "mock-judge")
+        .collect();
+    let labels: std::collections::HashSet<String> = of_a.iter().map(|r| label_of(r)).collect();
+    assert_eq!(labels.len() as i64, 3 * convs);
+    // The nonce is a hash of the content and the replicate: each distinct transcript is
+    // sent under three nonces, one per replicate (repeats with equal answers share them).
+    let mut nonces: std::collections::HashMap<String, std::collections::HashSet<String>> =
+        Default::default();
+    for r in &of_a {
+        let t = user_text(r);
+        let at = t.find("<<<message 1:").unwrap();
+        let end = t.rfind("<<<transcript ").unwrap();
+        let nonce = t[end..end + 26].to_string();
+        nonces
+            .entry(t[at..end].to_string())
+            .or_default()
+            .insert(nonce);
+    }
+    assert!(nonces.values().all(|n| n.len() == 3), "{nonces:?}");
+    let orders: std::collections::HashSet<Vec<String>> =
+        of_a.iter().map(|r| criteria_order(r)).collect();
+    assert!(orders.len() >= 2, "{orders:?}");
+    assert!(orders.iter().all(|o| o.len() == 5), "{orders:?}");
+    // A second run sends nothing: varied prompts are cached like plain ones.
+    let again = fx
+        .run(&[
+            "judge",
+            "--judge",
+            a.to_str().unwrap(),
+            "--judge",
+            b.to_str().unwrap(),
+            "--rubric",
+            rubric_path("multiturn-quality").to_str().unwrap(),
+            "--replicates",
+            "3",
+            "--sample",
+            "all",
+        ])
+        .await;
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(fx.judge_requests().len(), requests.len());
+
+    // The report: self-agreement of each judge and agreement between them, per criterion.
+    let out = fx.run(&["report", "--format", "json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sections = report["agreement"].as_array().unwrap();
+    let kinds: Vec<(&str, usize)> = sections
+        .iter()
+        .map(|s| {
+            (
+                s["kind"].as_str().unwrap(),
+                s["judges"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![("replicates", 1), ("replicates", 1), ("judges", 2)]
+    );
+    let mut defined = 0;
+    for s in sections {
+        assert_eq!(s["rubric"], "multiturn-quality@1");
+        assert_eq!(s["simulated"], true);
+        let coders = s["coders"].as_i64().unwrap();
+        // The report says what the replicates varied (the settings' default).
+        if s["kind"] == "replicates" {
+            assert_eq!(s["varied"], "criteria order, label, nonce at temperature 0");
+        } else {
+            assert!(s["varied"].is_null());
+        }
+        assert_eq!(coders, if s["kind"] == "replicates" { 3 } else { 2 });
+        let criteria = s["criteria"].as_array().unwrap();
+        assert_eq!(criteria.len(), 5);
+        for c in criteria {
+            // Every conversation was scored by every coder.
+            assert_eq!(c["n"].as_i64().unwrap(), convs, "{c}");
+            assert_eq!(c["values"].as_i64().unwrap(), convs * coders, "{c}");
+            if let Some(alpha) = c["alpha"].as_f64() {
+                defined += 1;
+                assert!((-1.0..=1.0).contains(&alpha), "{c}");
+                if c["interval"].is_object() {
+                    let (lo, hi) = (
+                        c["interval"]["lo"].as_f64().unwrap(),
+                        c["interval"]["hi"].as_f64().unwrap(),
+                    );
+                    assert!(lo <= alpha + 1e-12 && alpha <= hi + 1e-12, "{c}");
+                }
+            }
+        }
+    }
+    assert!(defined > 0, "{sections:?}");
+    let out = fx.run(&["report"]).await;
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "JUDGE AGREEMENT · multiturn-quality@1 · 3 replicates of mock-judge (mock-judge)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 judges: mock-judge (mock-judge), mock-judge-nolist"),
+        "{text}"
+    );
+}
+
+/// The two transcripts of a pairwise prompt, A then B.
+fn pair_of(request: &Value) -> (String, String) {
+    let text = user_text(request);
+    let a = text.split("Transcript A:").nth(1).unwrap();
+    let (a, b) = a.split_once("Transcript B:").unwrap();
+    let body = |t: &str| {
+        let from = t.find("<<<message 1:").unwrap();
+        let to = t.rfind("<<<transcript ").unwrap();
+        t[from..to].to_string()
+    };
+    (body(a), body(b))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairwise_mode_swaps_positions_and_a_position_biased_judge_is_never_consistent() {
+    let fx = Fixture::collected().await;
+    // 2 scenarios × 2 repeats in which both targets completed: 4 pairs.
+    let pairs = 4;
+    let judge = fx.judge_file("mock-judge", "");
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &["--pairwise", "--baseline", "nobody"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("acme-cloud"), "{}", stderr(&out));
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &[
+                "--pairwise",
+                "--baseline",
+                "acme-cloud",
+                "--replicates",
+                "2",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not apply"), "{}", stderr(&out));
+
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &["--pairwise", "--baseline", "acme-cloud"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = fx.judge_requests();
+    assert_eq!(requests.len(), 2 * pairs);
+    // Every pair is asked twice, with the positions swapped; both prompts are blind.
+    let shown: Vec<(String, String)> = requests.iter().map(pair_of).collect();
+    for (a, b) in &shown {
+        assert_ne!(a, b);
+        assert!(shown.contains(&(b.clone(), a.clone())), "no swapped ask");
+        for name in ["acme", "zeta", "kimi", "glm"] {
+            assert!(!a.to_lowercase().contains(name) && !b.to_lowercase().contains(name));
+        }
+    }
+    assert_eq!(
+        fx.count("SELECT COUNT(*) FROM pairwise_judgments WHERE status = 'ok' AND simulated = 1"),
+        2 * pairs as i64
+    );
+    assert_eq!(
+        fx.count("SELECT COUNT(*) FROM pairwise_verdicts WHERE scored"),
+        pairs as i64
+    );
+    // Cached like single judgments: a second run sends nothing.
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &["--pairwise", "--baseline", "acme-cloud"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(fx.judge_requests().len(), 2 * pairs);
+
+    // A judge that always prefers position A: every verdict flips with the position.
+    let biased = fx.judge_file("mock-judge-a", "");
+    let out = fx
+        .judge(
+            &biased,
+            "multiturn-quality",
+            &["--pairwise", "--baseline", "acme-cloud"],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("position-consistent 0 of 4"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(fx.judge_requests().len(), 4 * pairs);
+
+    let out = fx.run(&["report", "--format", "json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sections = report["pairwise"].as_array().unwrap();
+    assert_eq!(sections.len(), 2);
+    let section = |judge: &str| {
+        sections
+            .iter()
+            .find(|s| s["judge"] == judge)
+            .unwrap_or_else(|| panic!("no section for {judge}"))
+    };
+    let biased = section("mock-judge-a");
+    assert_eq!(biased["simulated"], true);
+    assert_eq!(
+        biased["baseline"],
+        serde_json::json!(["acme-cloud / glm-5.3-flash"])
+    );
+    assert_eq!(biased["consistency"]["k"], 0);
+    assert_eq!(biased["consistency"]["n"], pairs);
+    assert_eq!(biased["consistency"]["value"], 0.0);
+    let cells = biased["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 1);
+    let cell = &cells[0];
+    assert_eq!(cell["provider"], "zeta-infer");
+    assert_eq!(cell["n"], pairs);
+    assert_eq!(cell["inconsistent"], pairs);
+    assert_eq!(cell["tie"]["value"], 1.0);
+    assert_eq!(cell["win"]["k"], 0);
+    assert_eq!(cell["loss"]["k"], 0);
+    assert_eq!(cell["verdict"], "not established");
+    // The reading judge: every pair counted once in win, tie or loss.
+    let reading = &section("mock-judge")["cells"][0];
+    let ks: i64 = ["win", "tie", "loss"]
+        .iter()
+        .map(|k| reading[k]["k"].as_i64().unwrap())
+        .sum();
+    assert_eq!(ks, pairs as i64);
+    let out = fx.run(&["report"]).await;
+    assert!(stdout(&out).contains("PAIRWISE · multiturn-quality@1 by mock-judge-a"));
+}
+
+const ANCHOR_PROFILES: &str = r#"
+seed = 5
+
+[[profile]]
+model = "mock-judge-reading"
+ttft_ms = { dist = "fixed", ms = 1 }
+gap_ms = { dist = "fixed", ms = 0 }
+
+[[profile]]
+model = "mock-judge-random"
+ttft_ms = { dist = "fixed", ms = 1 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { random = 1.0 }
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in_reports() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("profiles.toml"), ANCHOR_PROFILES).unwrap();
+    let scenarios = Scenario::load_dir(&root.join("scenarios")).unwrap();
+    let mock = MockServer::start(
+        MockConfig::load(&dir.path().join("profiles.toml")).unwrap(),
+        &scenarios,
+        "127.0.0.1:0".parse().unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    let db = dir.path().join("a.db");
+    let judge_file = |model: &str| {
+        let path = dir.path().join(format!("{model}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "base_url = \"{}\"\nmodel = \"{model}\"\ntemplate = \"{}\"\nconcurrency = 8\n[retry]\nattempts = 2\nbackoff_ms = 1\n",
+                mock.base_url(),
+                root.join("judges/prompt.md").display()
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let run = |args: Vec<String>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"));
+        cmd.current_dir(dir.path())
+            .arg("--db")
+            .arg(&db)
+            .arg("--quiet")
+            .args(args);
+        tokio::task::spawn_blocking(move || cmd.output().unwrap())
+    };
+    let judge_args = |judge: &Path, more: &[&str]| -> Vec<String> {
+        let mut a = vec![
+            "judge".to_string(),
+            "--judge".into(),
+            judge.display().to_string(),
+            "--rubric".into(),
+            rubric_path("multiturn-quality").display().to_string(),
+            "--scenarios".into(),
+            root.join("scenarios").display().to_string(),
+            "--checks".into(),
+            root.join("checks").display().to_string(),
+        ];
+        a.extend(more.iter().map(|s| s.to_string()));
+        a
+    };
+    let defects: usize = turnbench::checks::CheckSet::load_dir(&root.join("checks"))
+        .unwrap()
+        .iter()
+        .map(|c| c.defects.len())
+        .sum();
+    let variants = (scenarios.len() + defects) as i64;
+
+    let reading = judge_file("mock-judge-reading");
+    let out = run(judge_args(&reading, &["--anchors"])).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("it tells references from spoiled answers"),
+        "{}",
+        stdout(&out)
+    );
+    let conn = Connection::open(&db).unwrap();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM anchor_judgments WHERE status = 'ok'"),
+        variants
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM anchor_judgments WHERE defect IS NULL"),
+        scenarios.len() as i64
+    );
+    // Cached: a second run sends nothing and adds nothing.
+    let out = run(judge_args(&reading, &["--anchors"])).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!("{variants} already judged")));
+    assert_eq!(count("SELECT COUNT(*) FROM anchor_judgments"), variants);
+
+    let random = judge_file("mock-judge-random");
+    let out = run(judge_args(&random, &["--anchors"])).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("it cannot tell references from spoiled answers"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A report that shows the random judge's scores says it cannot be trusted.
+    std::fs::write(dir.path().join("t.jsonl"), ORDINARY_NAMES).unwrap();
+    let out = run(vec!["import".into(), "t.jsonl".into()]).await.unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for judge in [&reading, &random] {
+        let out = run(judge_args(judge, &[])).await.unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let out = run(vec!["report".into(), "--format".into(), "json".into()])
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let anchors = report["anchors"].as_array().unwrap();
+    assert_eq!(anchors.len(), 2);
+    for a in anchors {
+        assert_eq!(
+            a["pairs"].as_i64().unwrap() + a["unscored"].as_i64().unwrap(),
+            defects as i64
+        );
+        let reads = a["judge"] == "mock-judge-reading";
+        assert_eq!(a["passed"], reads, "{a}");
+    }
+    let flags: Vec<&str> = report["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["kind"] == "flag")
+        .map(|h| h["text"].as_str().unwrap())
+        .collect();
+    assert!(
+        flags
+            .iter()
+            .any(|f| f.contains("mock-judge-random") && f.contains("not evidence")),
+        "{flags:?}"
+    );
+    assert!(
+        !flags.iter().any(|f| f.contains("mock-judge-reading")),
+        "{flags:?}"
+    );
+    let out = run(vec!["report".into()]).await.unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("by mock-judge-random (mock-judge-random) · SIMULATED · FAILED"),
+        "{text}"
+    );
+    assert!(text.contains("REFERENCE ANCHORS"), "{text}");
 }

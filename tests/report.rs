@@ -616,3 +616,140 @@ fn an_sla_lowers_the_usable_rate_and_files_are_written_whole() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("terminal, md, csv, json, html"), "{err}");
 }
+
+/// Spearman's ρ the textbook way: Pearson's r of average ranks.
+fn spearman_by_hand(x: &[f64], y: &[f64]) -> f64 {
+    let ranks = |v: &[f64]| -> Vec<f64> {
+        v.iter()
+            .map(|a| {
+                let below = v.iter().filter(|b| *b < a).count() as f64;
+                let equal = v.iter().filter(|b| *b == a).count() as f64;
+                below + (equal + 1.0) / 2.0
+            })
+            .collect()
+    };
+    let (rx, ry) = (ranks(x), ranks(y));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (mx, my) = (mean(&rx), mean(&ry));
+    let cov: f64 = rx.iter().zip(&ry).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let var = |v: &[f64], m: f64| v.iter().map(|a| (a - m) * (a - m)).sum::<f64>();
+    cov / (var(&rx, mx) * var(&ry, my)).sqrt()
+}
+
+#[test]
+fn check_judge_agreement_is_the_rank_correlation_of_scores_and_pass_rates() {
+    let project = fixture(true);
+    // The fixture's stale answers fail only custom checks: add conversations that the
+    // checks' own defects spoil (a superseded per-diem back, a constraint lost), one per
+    // defect, with as many unspoiled ones, then check and judge every conversation.
+    let sc = scenario("biz-policy-faq");
+    let set = turnbench::checks::CheckSet::load(&repo("checks/biz-policy-faq.toml")).unwrap();
+    let references: Vec<String> = sc
+        .turns
+        .iter()
+        .map(|t| t.reference.clone().unwrap())
+        .collect();
+    let mut lines = String::new();
+    let mut variants: Vec<Vec<String>> = Vec::new();
+    for d in &set.defects {
+        let mut answers = references.clone();
+        d.apply(&mut answers).unwrap();
+        variants.push(answers);
+        variants.push(references.clone());
+    }
+    for (i, answers) in variants.iter().enumerate() {
+        let mut messages = vec![json!({"role": "system", "content": sc.system})];
+        for (turn, answer) in sc.turns.iter().zip(answers) {
+            messages.push(json!({"role": "user", "content": turn.user}));
+            messages.push(json!({"role": "assistant", "content": answer, "finish_reason": "stop"}));
+        }
+        let line = json!({"id": format!("spoiled-{i}"), "provider": "spoiler", "model": "m-z",
+            "scenario": sc.id, "repeat": i + 1, "outcome": "completed", "messages": messages});
+        lines.push_str(&format!("{line}\n"));
+    }
+    let file = project.write("spoiled.jsonl", &lines);
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    project.run_ok(&[
+        "check",
+        "--checks",
+        repo("checks").to_str().unwrap(),
+        "--scenarios",
+        repo("scenarios").to_str().unwrap(),
+    ]);
+    project.run_ok(&[
+        "judge",
+        "--judge",
+        repo("judges/mock.toml").to_str().unwrap(),
+        "--rubric",
+        repo("rubrics/multiturn-quality.toml").to_str().unwrap(),
+        "--scenarios",
+        repo("scenarios").to_str().unwrap(),
+        "--sample",
+        "all",
+    ]);
+    let r = json_report(&project, &[]);
+    let rows = r["check_agreement"].as_array().unwrap();
+    // The shipped rubric's criteria that speak to check tags.
+    let criteria: Vec<&str> = rows
+        .iter()
+        .map(|c| c["criterion"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        criteria,
+        vec![
+            "correction_handling",
+            "final_answer_usability",
+            "state_tracking"
+        ]
+    );
+    let conn = project.conn();
+    let mut defined = 0;
+    for row in rows {
+        let criterion = row["criterion"].as_str().unwrap();
+        let tags: Vec<String> = row["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| format!("'{}'", t.as_str().unwrap()))
+            .collect();
+        // Independently of the report: from the read model's views, in SQL.
+        let sql = format!(
+            "WITH j AS (SELECT conversation_id, AVG(json_extract(scores, '$.{criterion}')) AS score
+                        FROM current_judgments WHERE status = 'ok' GROUP BY conversation_id),
+                  c AS (SELECT conversation_id, AVG(passed) AS rate FROM current_check_results
+                        WHERE tag IN ({}) AND passed IS NOT NULL GROUP BY conversation_id)
+             SELECT j.score, c.rate FROM j JOIN c USING (conversation_id)
+             JOIN conversation_facts f USING (conversation_id) WHERE f.counts = 1",
+            tags.join(", ")
+        );
+        let mut stmt = conn.prepare(&sql).unwrap();
+        let pairs: Vec<(f64, f64)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert!(pairs.len() > 20, "{criterion}: {}", pairs.len());
+        assert_eq!(
+            row["n"].as_u64().unwrap() as usize,
+            pairs.len(),
+            "{criterion}"
+        );
+        let (x, y): (Vec<f64>, Vec<f64>) = pairs.into_iter().unzip();
+        let expected = spearman_by_hand(&x, &y);
+        let Some(rho) = row["rho"].as_f64() else {
+            // Undefined only when one side does not vary.
+            assert!(expected.is_nan(), "{row}");
+            continue;
+        };
+        defined += 1;
+        assert!(
+            (rho - expected).abs() < 1e-9,
+            "{criterion}: {rho} vs {expected}"
+        );
+        if let Some(i) = row["interval"].as_object() {
+            let (lo, hi) = (i["lo"].as_f64().unwrap(), i["hi"].as_f64().unwrap());
+            assert!(lo <= rho + 1e-12 && rho <= hi + 1e-12, "{row}");
+        }
+    }
+    assert!(defined >= 2, "{rows:?}");
+}

@@ -1,6 +1,6 @@
-//! `turnbench judge`: settings overridden by flags, the Ctrl-C channel, the report and its
-//! exit code (0 judged, 1 error, 2 unscored judgments stored, 3 leak, 4 the store refused
-//! a judgment, 130 interrupted).
+//! `turnbench judge`: settings overridden by flags (one or several judges: a panel), the
+//! Ctrl-C channel, the report and its exit code (0 judged, 1 error, 2 unscored judgments
+//! stored, 3 leak, 4 the store refused a judgment, 130 interrupted).
 
 use std::path::PathBuf;
 
@@ -21,9 +21,10 @@ use crate::store::judgments::JudgmentStatus;
 /// See docs/judge.md.
 #[derive(clap::Args)]
 pub struct JudgeArgs {
-    /// Judge settings (see judges/default.toml, judges/mock.toml).
-    #[arg(long)]
-    judge: PathBuf,
+    /// Judge settings (see judges/default.toml, judges/mock.toml); repeat for a panel:
+    /// each judge judges the same conversations, and the report shows their agreement.
+    #[arg(long = "judge", value_name = "JUDGE.toml", required = true)]
+    judges: Vec<PathBuf>,
     /// The rubric (see rubrics/).
     #[arg(long)]
     rubric: PathBuf,
@@ -55,7 +56,23 @@ pub struct JudgeArgs {
     /// answers are stored beside the old rows and the newest scored one counts.
     #[arg(long)]
     rejudge: bool,
-    /// Scenario folder: the built-in mock judge grades answers against its references.
+    /// Pairwise mode: the judge compares each conversation with the baseline's of the same
+    /// scenario and repeat (A or B, or a tie), asked twice with the positions swapped.
+    #[arg(long, requires = "baseline")]
+    pairwise: bool,
+    /// The baseline of --pairwise: a provider or a model label as stored.
+    #[arg(long, value_name = "LABEL_OR_TARGET", requires = "pairwise")]
+    baseline: Option<String>,
+    /// The judge's sanity run: score each scenario's reference conversation and the
+    /// variants the checks files' [[defect]] tables spoil; a judge that cannot rank the
+    /// references above them is flagged in every report that uses it.
+    #[arg(long, conflicts_with_all = ["pairwise", "conversations", "rejudge"])]
+    anchors: bool,
+    /// Folder of checks files whose [[defect]] tables --anchors spoils references with.
+    #[arg(long, default_value = "checks")]
+    checks: PathBuf,
+    /// Scenario folder: the built-in mock judge grades answers against its references
+    /// (and --anchors takes the reference answers from it).
     #[arg(long, default_value = "scenarios")]
     scenarios: PathBuf,
 }
@@ -65,130 +82,234 @@ impl JudgeArgs {
         // --dry-run prints the prompts even under --audit (which then decides the mode).
         let print_prompts = self.dry_run;
         let scenarios_dir = self.scenarios.clone();
-        let mut opts = self.into_options(global)?;
-        // The built-in mock judge, for this command's calls only; it grades transcripts
-        // against the scenarios' reference answers when it has them.
-        let mut _mock = None;
-        if opts.mode == Mode::Judge && opts.settings.endpoint == JudgeEndpoint::BuiltinMock {
-            let scenarios = if scenarios_dir.is_dir() {
-                Scenario::load_dir(&scenarios_dir)?
-            } else {
-                Vec::new()
+        let panel = self.into_options(global)?;
+        let mode = panel.first().map_or(Mode::Judge, |o| o.mode);
+        // Audit every judge's prompts before any judge of a panel sends: a leak in the
+        // second judge's transcripts stops the first one too. (A lone judge audits its own
+        // prompts before it sends.)
+        let mut leaks = 0;
+        let mut planned = 0;
+        let pre_audit = mode != Mode::Judge || panel.len() > 1;
+        for opts in panel.iter().filter(|_| pre_audit) {
+            let audit_opts = JudgeOptions {
+                mode: if mode == Mode::Judge {
+                    Mode::Audit
+                } else {
+                    mode
+                },
+                ..opts.clone()
             };
-            let server = MockServer::start(
-                crate::mock::judge::builtin_config(&opts.settings.model, opts.settings.seed),
-                &scenarios,
-                "127.0.0.1:0".parse()?,
-                None,
-            )
-            .await?;
-            opts.mock_url = Some(server.base_url());
-            _mock = Some(server);
-        }
-        let (report, plan) = judge::judge(&opts, super::interrupts()).await?;
-        if print_prompts {
-            print!("{}", judge::format_dry_run(&plan, &opts.settings));
-        }
-        for l in &report.leaks {
-            eprintln!(
-                "leak: conversation {} replicate {}: {:?} in \"…{}…\"",
-                l.conversation_id, l.replicate, l.leak.term, l.leak.context
-            );
-        }
-        if !report.leaks.is_empty() {
-            eprintln!(
-                "audit: {} leaks in {} prompts; nothing was sent\n  fix: remove the names from the rubric or template, or check the redaction terms",
-                report.leaks.len(),
-                report.planned
-            );
-            return Ok(3);
-        }
-        if opts.mode != Mode::Judge {
-            if !opts.quiet {
+            let (report, plan) = judge::judge(&audit_opts, super::interrupts()).await?;
+            if print_prompts {
+                print!("{}", judge::format_dry_run(&plan, &opts.settings));
+            }
+            for l in &report.leaks {
                 eprintln!(
-                    "{}: {} prompts checked against {} redaction terms, no leak; {} would be sent ({} already judged); nothing was sent",
-                    if opts.mode == Mode::Audit {
+                    "leak: judge {} · conversation {}: {:?} ({}) in \"…{}…\"",
+                    opts.settings.id,
+                    l.conversation_id,
+                    l.leak.term,
+                    l.leak.kind.as_str(),
+                    l.leak.context
+                );
+            }
+            leaks += report.leaks.len();
+            planned += report.planned;
+            if mode != Mode::Judge && report.leaks.is_empty() && !opts.quiet {
+                eprintln!(
+                    "{} · judge {}: the transcripts of {} prompts checked against {} redaction terms, the shipped name list and self-identification phrasing, no leak; {} would be sent ({} already judged); nothing was sent",
+                    if mode == Mode::Audit {
                         "audit"
                     } else {
                         "dry run"
                     },
+                    opts.settings.id,
                     report.planned,
                     plan.terms.len(),
                     report.planned - report.cached,
                     report.cached
                 );
             }
+        }
+        if leaks > 0 {
+            eprintln!(
+                "audit: {leaks} names found in the transcripts of {planned} prompts; nothing was sent\n  fix: add the names to the settings' `redact` list (or keep `builtin_redactions = true`), or leave those conversations out with --conversation"
+            );
+            return Ok(3);
+        }
+        if mode != Mode::Judge {
             return Ok(0);
         }
-        let table = {
+        let mut code = 0;
+        for mut opts in panel {
+            // The built-in mock judge, for this judge's calls only; it grades transcripts
+            // against the scenarios' reference answers when it has them.
+            let mut _mock = None;
+            if opts.settings.endpoint == JudgeEndpoint::BuiltinMock {
+                let scenarios = if scenarios_dir.is_dir() {
+                    Scenario::load_dir(&scenarios_dir)?
+                } else {
+                    Vec::new()
+                };
+                let server = MockServer::start(
+                    crate::mock::judge::builtin_config(&opts.settings.model, opts.settings.seed),
+                    &scenarios,
+                    "127.0.0.1:0".parse()?,
+                    None,
+                )
+                .await?;
+                opts.mock_url = Some(server.base_url());
+                _mock = Some(server);
+            }
+            let (report, _) = judge::judge(&opts, super::interrupts()).await?;
+            if !report.leaks.is_empty() {
+                // Audited above; only a store changed in between gets here.
+                eprintln!(
+                    "audit: judge {}: {} names found; nothing was sent to it",
+                    opts.settings.id,
+                    report.leaks.len()
+                );
+                return Ok(3);
+            }
             let conn = crate::store::open(&opts.db)?;
-            crate::store::judgments::judgment_summary(&conn, judge::unscored_reason)?
-        };
-        print!(
-            "{}",
-            judge::format_summary(&report, &opts.settings, &opts.rubric, &table)
-        );
-        for f in &report.store_failures {
-            eprintln!("store: {f}");
-        }
-        if !report.store_failures.is_empty() {
-            eprintln!(
-                "store: {} judgments could not be written; the run stopped sending\n  fix: free disk space (or fix the store), then run the same command again: it asks only what is missing",
-                report.store_failures.len()
+            let table = crate::store::judgments::judgment_summary(&conn, judge::unscored_reason)?;
+            print!(
+                "{}",
+                judge::format_summary(&report, &opts.settings, &opts.rubric, &table)
             );
+            if report.anchors {
+                let rows = crate::store::anchors::current_anchor_judgments(&conn)?;
+                let rubric_key = format!("{}@{}", opts.rubric.id, opts.rubric.version);
+                for a in crate::report::anchors::sections(&rows).iter().filter(|a| {
+                    a.rubric == rubric_key
+                        && a.judge == opts.settings.id
+                        && a.simulated == opts.settings.simulated
+                }) {
+                    println!("anchors: {}", crate::report::anchors::sentence(a));
+                }
+            }
+            if report.pairwise.is_some() {
+                let verdicts = crate::store::pairwise::pairwise_verdicts(&conn)?;
+                print!(
+                    "{}",
+                    judge::format_pairwise_summary(&opts.settings, &opts.rubric, &verdicts)
+                );
+            }
+            for f in &report.store_failures {
+                eprintln!("store: {f}");
+            }
+            if !report.store_failures.is_empty() {
+                eprintln!(
+                    "store: {} judgments could not be written; the run stopped sending\n  fix: free disk space (or fix the store), then run the same command again: it asks only what is missing",
+                    report.store_failures.len()
+                );
+                return Ok(4);
+            }
+            if report.interrupted {
+                return Ok(130);
+            }
+            let failed = report.count(JudgmentStatus::Unparseable)
+                + report.count(JudgmentStatus::JudgeError);
+            if failed > 0 {
+                code = 2;
+            }
         }
-        let failed =
-            report.count(JudgmentStatus::Unparseable) + report.count(JudgmentStatus::JudgeError);
-        Ok(if !report.store_failures.is_empty() {
-            4
-        } else if report.interrupted {
-            130
-        } else if failed > 0 {
-            2
-        } else {
-            0
-        })
+        Ok(code)
     }
 
-    /// The second stage of argument resolution: settings, rubric and redaction names
-    /// loaded, flags applied over the settings file.
-    fn into_options(self, global: &Global) -> Result<JudgeOptions> {
-        let mut settings = JudgeSettings::load(&self.judge)?;
+    /// The second stage of argument resolution: each judge's settings, the rubric and the
+    /// redaction names loaded, flags applied over every settings file.
+    fn into_options(self, global: &Global) -> Result<Vec<JudgeOptions>> {
         if let Some(n) = self.replicates {
             anyhow::ensure!(n >= 1, "--replicates must be at least 1");
-            settings.replicates = n;
-        }
-        if let Some(s) = self.sample {
-            settings.sample = s.parse().map_err(anyhow::Error::msg)?;
-        }
-        if let Some(s) = self.seed {
-            settings.seed = s;
         }
         if let Some(n) = self.concurrency {
             anyhow::ensure!(n >= 1, "--concurrency must be at least 1");
-            settings.concurrency = n;
         }
+        anyhow::ensure!(
+            !(self.pairwise || self.anchors) || self.replicates.is_none_or(|n| n == 1),
+            "--replicates does not apply to --pairwise or --anchors: each pair is asked once per position, each anchor once\n  fix: leave out --replicates"
+        );
         let mode = match (self.audit, self.dry_run) {
             (true, _) => Mode::Audit,
             (false, true) => Mode::DryRun,
             (false, false) => Mode::Judge,
         };
-        Ok(JudgeOptions {
-            db: global.db.clone(),
-            settings,
-            rubric: Rubric::load(&self.rubric)?,
-            bench_targets: match &self.config {
-                Some(path) => BenchTargetNames::load(path)?,
-                None => Vec::new(),
-            },
-            mode,
-            quiet: global.quiet,
-            selection: Selection {
-                conversations: self.conversations,
-                rejudge: self.rejudge,
-            },
-            mock_url: None,
-            stage: None,
-        })
+        let rubric = Rubric::load(&self.rubric)?;
+        let bench_targets = match &self.config {
+            Some(path) => BenchTargetNames::load(path)?,
+            None => Vec::new(),
+        };
+        let anchors = if self.anchors {
+            let scenarios = Scenario::load_dir(&self.scenarios)?;
+            let checks = if self.checks.is_dir() {
+                crate::checks::CheckSet::load_dir(&self.checks)?
+            } else {
+                Vec::new()
+            };
+            let inputs = crate::anchors::inputs(&scenarios, &checks).map_err(anyhow::Error::msg)?;
+            anyhow::ensure!(
+                inputs.iter().any(|a| a.defect.is_some()),
+                "--anchors: no scenario in {} has reference answers and [[defect]] tables in {}\n  fix: point --scenarios and --checks at the suite (defaults: scenarios/, checks/)",
+                self.scenarios.display(),
+                self.checks.display()
+            );
+            Some(inputs)
+        } else {
+            None
+        };
+        let mut panel: Vec<JudgeOptions> = Vec::new();
+        for path in &self.judges {
+            let mut settings = JudgeSettings::load(path)?;
+            if let Some(n) = self.replicates {
+                settings.replicates = n;
+            }
+            if let Some(s) = &self.sample {
+                settings.sample = s.parse().map_err(anyhow::Error::msg)?;
+            }
+            if let Some(s) = self.seed {
+                settings.seed = s;
+            }
+            if let Some(n) = self.concurrency {
+                settings.concurrency = n;
+            }
+            settings.check_replicates()?;
+            let hash = judge::cache::judge_hash(&settings);
+            if let Some(other) = panel
+                .iter()
+                .find(|o| judge::cache::judge_hash(&o.settings) == hash)
+            {
+                anyhow::bail!(
+                    "{} and {} would send identical requests (same endpoint, model, parameters, system text and template), so their judgments would be one judge's\n  fix: a panel's judges must differ in what they send: another model (for the built-in mock, another `mock-judge-…` name), parameters or template",
+                    other.settings.path.display(),
+                    path.display(),
+                );
+            }
+            if let Some(other) = panel.iter().find(|o| o.settings.id == settings.id) {
+                anyhow::bail!(
+                    "{} and {} both name judge {:?}: a panel's judges must differ\n  fix: give one of them another `id`",
+                    other.settings.path.display(),
+                    path.display(),
+                    settings.id
+                );
+            }
+            panel.push(JudgeOptions {
+                db: global.db.clone(),
+                settings,
+                rubric: rubric.clone(),
+                bench_targets: bench_targets.clone(),
+                mode,
+                quiet: global.quiet,
+                selection: Selection {
+                    conversations: self.conversations.clone(),
+                    rejudge: self.rejudge,
+                    pairwise: self.baseline.clone(),
+                    anchors: anchors.clone(),
+                },
+                mock_url: None,
+                stage: None,
+            });
+        }
+        Ok(panel)
     }
 }

@@ -9,6 +9,7 @@
 //! system = "You are an impartial evaluator."   # optional system message
 //! sample = "first"                        # or "all" (every completed repeat)
 //! replicates = 1                          # judgments per conversation
+//! vary = ["order", "label", "nonce"]      # what replicates 2.. vary (default: all three)
 //! seed = 0                                # order of judge calls
 //! concurrency = 8
 //! timeout_s = 120
@@ -57,6 +58,30 @@ impl std::str::FromStr for Sample {
     }
 }
 
+/// What replicates after the first vary, so that they measure something even at
+/// temperature 0: things a judge's verdict should not depend on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variation {
+    /// The order of the rubric's criteria in the prompt (seeded per conversation and
+    /// replicate).
+    Order,
+    /// The opaque label the transcript is introduced by.
+    Label,
+    /// The nonce in the transcript's delimiters.
+    Nonce,
+}
+
+impl Variation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Variation::Order => "order",
+            Variation::Label => "label",
+            Variation::Nonce => "nonce",
+        }
+    }
+}
+
 /// Where judge requests go.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum JudgeEndpoint {
@@ -89,6 +114,12 @@ pub struct JudgeSettings {
     pub template: PromptTemplate,
     pub sample: Sample,
     pub replicates: u32,
+    /// What replicates 2.. vary (sorted, no duplicates); replicate 1 is always the plain
+    /// prompt.
+    pub vary: Vec<Variation>,
+    /// Line of `vary` (1 when absent), for the "replicates measure nothing" error.
+    #[serde(skip)]
+    pub vary_line: usize,
     pub seed: u64,
     pub concurrency: usize,
     pub timeout_s: f64,
@@ -165,6 +196,7 @@ struct JudgeDoc {
     sample: Sample,
     #[serde(default = "one")]
     replicates: Spanned<u32>,
+    vary: Option<Spanned<Vec<Variation>>>,
     #[serde(default)]
     seed: u64,
     #[serde(default = "default_concurrency")]
@@ -340,7 +372,7 @@ impl JudgeSettings {
         let simulated = doc.simulated
             || endpoint == JudgeEndpoint::BuiltinMock
             || doc.model.get_ref().starts_with("mock-");
-        Ok(JudgeSettings {
+        let settings = JudgeSettings {
             id,
             path: path.to_path_buf(),
             endpoint,
@@ -359,6 +391,16 @@ impl JudgeSettings {
             template,
             sample: doc.sample,
             replicates: doc.replicates.into_inner(),
+            vary_line: doc.vary.as_ref().map_or(1, |v| src.line_of(v.span().start)),
+            vary: {
+                let mut v = doc.vary.map_or_else(
+                    || vec![Variation::Order, Variation::Label, Variation::Nonce],
+                    Spanned::into_inner,
+                );
+                v.sort_unstable();
+                v.dedup();
+                v
+            },
             seed: doc.seed,
             concurrency: doc.concurrency.into_inner(),
             timeout_s: t,
@@ -367,7 +409,28 @@ impl JudgeSettings {
             redact,
             builtin_redactions: doc.builtin_redactions,
             simulated,
-        })
+        };
+        settings.check_replicates()?;
+        Ok(settings)
+    }
+
+    /// Replicates at temperature 0 that vary nothing send one prompt several times: they
+    /// would report perfect self-agreement that measures nothing. Called after loading and
+    /// again after command-line overrides.
+    pub fn check_replicates(&self) -> Result<(), ConfigError> {
+        let temperature = self.request.temperature.unwrap_or(0.0);
+        if self.replicates > 1 && self.vary.is_empty() && temperature == 0.0 {
+            return Err(ConfigError::invalid(
+                &self.path,
+                self.vary_line,
+                format!(
+                    "{} replicates at temperature 0 with `vary = []` send the same prompt {} times: their agreement would measure nothing",
+                    self.replicates, self.replicates
+                ),
+                "vary what should not matter (vary = [\"order\", \"label\", \"nonce\"], the default), or set [request] temperature above 0, or use replicates = 1",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -674,5 +737,47 @@ mod tests {
         let p = write(dir.path(), "j.toml", &format!("{base}redact = [\"x\"]\n"));
         let err = JudgeSettings::load(&p).unwrap_err().to_string();
         assert!(err.contains("j.toml:4:"), "{err}");
+    }
+
+    #[test]
+    fn replicates_must_vary_something_or_sample() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "t.md", TEMPLATE);
+        let base =
+            "base_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"t.md\"\nreplicates = 3\n";
+        // Default: everything varies.
+        let p = write(dir.path(), "j.toml", base);
+        let s = JudgeSettings::load(&p).unwrap();
+        assert_eq!(
+            s.vary,
+            vec![Variation::Order, Variation::Label, Variation::Nonce]
+        );
+        // Nothing varied at temperature 0: refused, naming the line.
+        let p = write(dir.path(), "j.toml", &format!("{base}vary = []\n"));
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("j.toml:5:"), "{err}");
+        assert!(err.contains("measure nothing"), "{err}");
+        // Sampling instead of varying is fine; so is one replicate.
+        let p = write(
+            dir.path(),
+            "j.toml",
+            &format!("{base}vary = []\n[request]\ntemperature = 0.7\n"),
+        );
+        assert!(JudgeSettings::load(&p).is_ok());
+        let p = write(
+            dir.path(),
+            "j.toml",
+            &format!("{base}vary = [\"nonce\", \"order\", \"nonce\"]\n"),
+        );
+        assert_eq!(
+            JudgeSettings::load(&p).unwrap().vary,
+            vec![Variation::Order, Variation::Nonce]
+        );
+        let p = write(
+            dir.path(),
+            "j.toml",
+            &format!("{base}vary = [\"colour\"]\n"),
+        );
+        assert!(JudgeSettings::load(&p).is_err());
     }
 }

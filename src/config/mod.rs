@@ -10,5 +10,5 @@ pub mod bench;
 pub use bench::{BenchConfig, Prices, RequestParams, RetryPolicy, TargetConfig};
 pub mod judge;
 pub mod rubric;
-pub use judge::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Sample};
+pub use judge::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Sample, Variation};
 pub use rubric::Rubric;

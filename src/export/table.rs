@@ -4,7 +4,10 @@
 //! %, intervals in brackets), so every format prints the same digits.
 
 use crate::report::headlines::percent;
-use crate::report::model::{Cell, Estimate, JudgeSection, Percentiles, Report, TagTally};
+use crate::report::model::{
+    AgreementKind, AgreementSection, Cell, CriterionAgreement, Estimate, JudgeSection,
+    PairwiseSection, Percentiles, Report, TagTally,
+};
 
 /// A column's alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,6 +160,16 @@ pub fn tables(r: &Report) -> Vec<Table> {
     }
     for s in &r.judges {
         out.push(judge(r, s, m));
+    }
+    out.extend(agreement(&r.agreement, m));
+    for p in &r.pairwise {
+        out.push(pairwise(p, m));
+    }
+    if !r.anchors.is_empty() {
+        out.push(anchors(r, m));
+    }
+    if !r.check_agreement.is_empty() {
+        out.push(check_agreement(r, m));
     }
     out.retain(|t| !t.rows.is_empty());
     out
@@ -424,9 +437,13 @@ fn by_tag(r: &Report, m: Marks) -> Table {
 }
 
 fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
+    let anchors = r
+        .anchors
+        .iter()
+        .find(|a| a.rubric == s.rubric && a.judge == s.judge && a.simulated == s.simulated);
     let mut t = Table::new(
         format!(
-            "JUDGE · {} by {} ({}){} · mean score [95 % interval] over conversations",
+            "JUDGE · {} by {} ({}){}{} · mean score [95 % interval] over conversations",
             s.rubric,
             s.judge,
             s.judge_model,
@@ -434,6 +451,11 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
                 " · SIMULATED"
             } else {
                 ""
+            },
+            match anchors {
+                Some(a) if !a.passed => " · FAILED REFERENCE ANCHORS: not evidence",
+                Some(_) => " · anchors passed",
+                None => "",
             }
         ),
         &[
@@ -477,6 +499,215 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
             .into(),
     );
     t
+}
+
+fn check_agreement(r: &Report, m: Marks) -> Table {
+    let mut t = Table::new(
+        format!(
+            "CHECKS × JUDGE{} · Spearman's ρ over conversations: criterion score vs pass rate of the checks with its tags [95 % interval]",
+            if r.check_agreement.iter().any(|c| c.simulated) || m.all {
+                " · SIMULATED"
+            } else {
+                ""
+            }
+        ),
+        &[
+            ("judge", L),
+            ("criterion", L),
+            ("tags", L),
+            ("n conv.", R),
+            ("ρ", R),
+            ("reading", L),
+        ],
+    );
+    for c in &r.check_agreement {
+        t.rows.push(vec![
+            format!("{} · {}{}", c.rubric, c.judge, sim(c.simulated)),
+            c.criterion.clone(),
+            c.tags.join(", "),
+            c.n.to_string(),
+            match (c.rho, c.interval) {
+                (Some(v), Some(i)) => format!("{v:+.2} [{:+.2}, {:+.2}]", i.lo, i.hi),
+                (Some(v), None) => format!("{v:+.2}"),
+                (None, _) => "-".into(),
+            },
+            c.verdict.clone(),
+        ]);
+    }
+    t.footnotes.push(
+        "n conv.: conversations with both a score for the criterion (replicates averaged) and a scored check of its tags. Criteria compared: correction_handling ~ superseded_instruction, state_tracking ~ retained_constraint, instruction_following ~ both, final_answer_usability ~ json_validity, required_fields, format.".into(),
+    );
+    t
+}
+
+fn anchors(r: &Report, m: Marks) -> Table {
+    let mut t = Table::new(
+        format!(
+            "REFERENCE ANCHORS{} · does each judge score the reference conversation above the variants its defects spoil?",
+            if r.anchors.iter().any(|a| a.simulated) || m.all {
+                " · SIMULATED"
+            } else {
+                ""
+            }
+        ),
+        &[
+            ("judge", L),
+            ("rubric", L),
+            ("pairs", R),
+            ("above %", R),
+            ("tied", R),
+            ("below", R),
+            ("check", L),
+        ],
+    );
+    for a in &r.anchors {
+        t.rows.push(vec![
+            format!("{} ({}){}", a.judge, a.judge_model, sim(a.simulated)),
+            a.rubric.clone(),
+            a.pairs.to_string(),
+            pct(&a.above),
+            a.ties.to_string(),
+            a.below.to_string(),
+            if a.passed { "passed" } else { "FAILED" }.into(),
+        ]);
+    }
+    t.footnotes.push(
+        "A pair is one scenario's reference conversation and one variant a [[defect]] of its checks file spoils, compared by the judge's mean criterion score; passed: the reference is strictly above in more than 50 % of pairs at the lower end of the Wilson 95 % interval (ties count against)."
+            .into(),
+    );
+    t
+}
+
+fn pairwise(p: &PairwiseSection, m: Marks) -> Table {
+    let mut t = Table::new(
+        format!(
+            "PAIRWISE · {} by {} ({}){} · against {} · % of pairs [95 % interval over pairs]",
+            p.rubric,
+            p.judge,
+            p.judge_model,
+            if p.simulated || m.all {
+                " · SIMULATED"
+            } else {
+                ""
+            },
+            p.baseline.join(", ")
+        ),
+        &[
+            ("cell", L),
+            ("pairs", R),
+            ("win %", R),
+            ("tie %", R),
+            ("loss %", R),
+            ("consistent %", R),
+            ("vs baseline", L),
+        ],
+    );
+    for c in &p.cells {
+        let net = c.net.map_or("-".into(), |e| match e.interval {
+            Some(i) => format!(
+                "{} (net {:+.2} [{:+.2}, {:+.2}])",
+                c.verdict, e.value, i.lo, i.hi
+            ),
+            None => format!("{} (net {:+.2})", c.verdict, e.value),
+        });
+        t.rows.push(vec![
+            format!("{} / {}{}", c.provider, c.model, m.row(c.simulated)),
+            c.n.to_string(),
+            pct(&c.win),
+            format!("{} ({} inconsistent)", pct(&c.tie), c.inconsistent),
+            pct(&c.loss),
+            pct(&c.consistency),
+            net,
+        ]);
+    }
+    t.footnotes.push(format!(
+        "Each pair (same run, scenario, repeat) asked twice, the baseline shown first and then second; a verdict that changes with position is inconsistent and counts as a tie. Position consistency over all {} scored pairs: {}{}. Net: win +1, tie 0, loss −1, averaged; better or worse only when its interval excludes 0.",
+        p.consistency.n,
+        pct(&p.consistency),
+        if p.unscored > 0 {
+            format!("; {} pairs unscored (in no rate)", p.unscored)
+        } else {
+            String::new()
+        }
+    ));
+    t
+}
+
+/// One table per agreement section; the reading guide under the last.
+fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
+    let mut out: Vec<Table> = sections
+        .iter()
+        .map(|s| {
+            let between = match s.kind {
+                AgreementKind::Replicates => format!(
+                    "{} replicates of {}{}",
+                    s.coders,
+                    s.judges.join(", "),
+                    s.varied
+                        .as_deref()
+                        .map_or(String::new(), |v| format!(" (varying {v})"))
+                ),
+                AgreementKind::Judges => {
+                    format!("{} judges: {}", s.coders, s.judges.join(", "))
+                }
+            };
+            let mut t = Table::new(
+                format!(
+                    "JUDGE AGREEMENT · {} · {between}{} · Krippendorff's α (ordinal) [95 % interval over conversations]",
+                    s.rubric,
+                    if s.simulated || m.all {
+                        " · SIMULATED"
+                    } else {
+                        ""
+                    }
+                ),
+                &[
+                    ("criterion", L),
+                    ("α", R),
+                    ("n conv.", R),
+                    ("scores", R),
+                    ("reading", L),
+                ],
+            );
+            for c in &s.criteria {
+                t.rows.push(vec![
+                    c.criterion.clone(),
+                    alpha_text(c),
+                    c.n.to_string(),
+                    c.values.to_string(),
+                    alpha_reading(c).into(),
+                ]);
+            }
+            t
+        })
+        .collect();
+    if let Some(last) = out.last_mut() {
+        last.footnotes.push(
+            "α: 1 perfect agreement, 0 what chance gives; Krippendorff's thresholds 0.8 (reliable) and 0.667 (tentative conclusions only), read off the interval's lower end. n conv.: conversations scored at least twice; replicates vary what should not matter (criteria order, label, nonce) or sample at temperature > 0; between judges, each judge's first scored replicate.".into(),
+        );
+    }
+    out
+}
+
+fn alpha_text(c: &CriterionAgreement) -> String {
+    match (c.alpha, c.interval) {
+        (Some(a), Some(i)) => format!("{a:.2} [{:.2}, {:.2}]", i.lo, i.hi),
+        (Some(a), None) => format!("{a:.2}"),
+        (None, _) if c.values >= 2 => "undefined".into(),
+        (None, _) => "-".into(),
+    }
+}
+
+fn alpha_reading(c: &CriterionAgreement) -> &'static str {
+    match (c.alpha, c.interval) {
+        (None, _) if c.values >= 2 => "no variation in the scores",
+        (None, _) => "too few scores",
+        (Some(_), None) => "too few conversations for an interval",
+        (Some(_), Some(i)) if i.lo >= 0.8 => "reliable",
+        (Some(_), Some(i)) if i.lo >= 0.667 => "tentative",
+        (Some(_), Some(i)) if i.hi < 0.667 => "unreliable",
+        (Some(_), Some(_)) => "not established (interval spans 0.667)",
+    }
 }
 
 /// The one-line run card: store, runs, when, how many providers and models.

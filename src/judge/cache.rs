@@ -68,6 +68,62 @@ pub fn judgment_key(
         .hex(32)
 }
 
+/// The key of a replicate whose prompt varies (criteria order, label, nonce): the plain
+/// key's inputs plus a description of exactly what was varied, so a changed variation is
+/// asked anew and an unchanged one is found again.
+pub fn varied_judgment_key(
+    judge_hash: &str,
+    rubric: &Rubric,
+    blinded_transcript: &str,
+    replicate: u32,
+    variation: &str,
+) -> String {
+    KeyHasher::new("turnbench-judgment-varied-v1")
+        .field(judge_hash.as_bytes())
+        .field(rubric.content_json().as_bytes())
+        .field(blinded_transcript.as_bytes())
+        .field(&replicate.to_le_bytes())
+        .field(variation.as_bytes())
+        .hex(32)
+}
+
+/// The key of one pairwise ask: the judge's settings, the rubric's content, the two
+/// blinded transcripts in the order shown and which of them is the baseline (so the
+/// swapped ask has its own key even when both transcripts read the same).
+pub fn pairwise_key(
+    judge_hash: &str,
+    rubric: &Rubric,
+    first: &str,
+    second: &str,
+    baseline_position: &str,
+) -> String {
+    KeyHasher::new("turnbench-pairwise-v1")
+        .field(judge_hash.as_bytes())
+        .field(rubric.content_json().as_bytes())
+        .field(first.as_bytes())
+        .field(second.as_bytes())
+        .field(baseline_position.as_bytes())
+        .hex(32)
+}
+
+/// The key of one reference-anchor ask: the judge's settings, the rubric's content, the
+/// blinded transcript, and which scenario and variant (reference or defect) it is.
+pub fn anchor_key(
+    judge_hash: &str,
+    rubric: &Rubric,
+    blinded_transcript: &str,
+    scenario: &str,
+    defect: Option<&str>,
+) -> String {
+    KeyHasher::new("turnbench-anchor-v1")
+        .field(judge_hash.as_bytes())
+        .field(rubric.content_json().as_bytes())
+        .field(blinded_transcript.as_bytes())
+        .field(scenario.as_bytes())
+        .field(defect.unwrap_or("\0reference").as_bytes())
+        .hex(32)
+}
+
 /// Position of a judge call in the run's order: a seeded hash, so the order is random
 /// across targets, the same for the same seed, and a partial re-run keeps the relative
 /// order of what is left.
@@ -103,6 +159,16 @@ mod tests {
         assert_ne!(base, judgment_key("j", &rubric("B?"), "t", 1));
         assert_ne!(base, judgment_key("j", &r, "u", 1));
         assert_ne!(base, judgment_key("j", &r, "t", 2));
+        let varied = varied_judgment_key("j", &r, "t", 2, "vary=order;order=a");
+        assert_ne!(varied, judgment_key("j", &r, "t", 2));
+        assert_ne!(
+            varied,
+            varied_judgment_key("j", &r, "t", 2, "vary=order;order=b")
+        );
+        assert_eq!(
+            varied,
+            varied_judgment_key("j", &r, "t", 2, "vary=order;order=a")
+        );
     }
 
     #[test]

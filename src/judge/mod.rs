@@ -1,7 +1,9 @@
 //! `turnbench judge`: scores stored conversations with an LLM judge that never learns who
 //! answered.
 //!
-//! - [`blind`]: visible messages only, names redacted, delimiters the text cannot forge.
+//! - [`blind`]: visible messages only, names redacted where they identify, delimiters the
+//!   text cannot forge; [`names`]: the shipped vendor and model-family list.
+//! - [`audit`]: an independent scan of the transcript parts for what redaction missed.
 //! - [`prompt`]: the template rendered with rubric, opaque label and transcript.
 //! - [`parse`]: strict JSON, else the last object; every criterion inside the scale.
 //! - [`cache`]: judgment keys and the seeded call order.
@@ -11,10 +13,15 @@
 //! unusable answers, and each judgment written as soon as it ends by one writer thread.
 //! Only keys without a final judgment are sent, so a re-run sends only what is new.
 
+pub mod anchors;
+pub mod audit;
 pub mod blind;
 pub mod cache;
+pub mod names;
+pub mod pairwise;
 pub mod parse;
 pub mod prompt;
+pub mod vary;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -26,14 +33,18 @@ use tokio::sync::Semaphore;
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
 use crate::outcome::TurnOutcome;
+use crate::store::anchors::AnchorRecord;
 use crate::store::judgments::{
     CompletedConversation, JudgmentRecord, JudgmentStatus, JudgmentSummary, NewJudge, RubricRow,
     completed_conversations, final_keys, stored_rubric_hash, target_names, upsert_judge,
     upsert_rubric, visible_messages,
 };
+use crate::store::pairwise::PairwiseRecord;
 use crate::store::records::Message;
+use crate::store::writer::Storable;
 use crate::store::{StoreError, StoreWriter};
-use blind::{Identity, Leak, Redactor, blind, redaction_terms};
+use audit::{AuditList, Leak};
+use blind::{Identity, Redactor, Term, blind, redaction_terms};
 use futures_util::FutureExt;
 use parse::parse_verdict;
 
@@ -58,6 +69,7 @@ pub enum Mode {
     Audit,
 }
 
+#[derive(Clone)]
 pub struct JudgeOptions {
     pub db: PathBuf,
     /// Settings with command-line overrides applied.
@@ -86,6 +98,12 @@ pub struct Selection {
     /// Ask every selected judgment again, even one already scored: each fresh answer is
     /// stored beside the old rows, and the newest scored one is what reports read.
     pub rejudge: bool,
+    /// Pairwise mode against this baseline (a provider or a model label as stored):
+    /// [`pairwise`].
+    pub pairwise: Option<String>,
+    /// The reference-anchor sanity run: these conversations instead of stored ones
+    /// ([`anchors`]).
+    pub anchors: Option<Vec<anchors::AnchorInput>>,
 }
 
 /// One judgment to obtain: a sampled conversation × a replicate.
@@ -99,6 +117,10 @@ pub struct PlannedJudgment {
     pub messages: Vec<Message>,
     /// Already judged (a scored judgment for this key is stored) and not to be asked again.
     pub cached: bool,
+    /// A pairwise ask: what it compares (`conversation_id` is the candidate).
+    pub pair: Option<pairwise::PairSubject>,
+    /// A reference-anchor ask (`conversation_id` is 0: no stored conversation).
+    pub anchor: Option<anchors::AnchorSubject>,
 }
 
 /// Everything a run would send, in call order.
@@ -106,7 +128,10 @@ pub struct PlannedJudgment {
 pub struct JudgePlan {
     pub sampled: usize,
     pub items: Vec<PlannedJudgment>,
-    pub terms: Vec<String>,
+    pub terms: Vec<Term>,
+    /// What the audit found in the sampled transcripts (one entry per conversation and
+    /// hit, whatever the replicates).
+    pub leaks: Vec<AuditLeak>,
 }
 
 impl JudgePlan {
@@ -115,11 +140,10 @@ impl JudgePlan {
     }
 }
 
-/// A redaction term found in a planned prompt.
+/// A name found in the transcript of a planned prompt.
 #[derive(Debug, Clone)]
 pub struct AuditLeak {
     pub conversation_id: i64,
-    pub replicate: u32,
     pub leak: Leak,
 }
 
@@ -142,6 +166,10 @@ pub struct JudgeReport {
     pub store_failures: Vec<String>,
     /// `--rejudge`: scored judgments were asked again.
     pub rejudged: bool,
+    /// `--pairwise`: against this baseline.
+    pub pairwise: Option<String>,
+    /// `--anchors`: the reference-anchor sanity run.
+    pub anchors: bool,
 }
 
 impl JudgeReport {
@@ -185,7 +213,88 @@ pub fn plan(
     if let Some(stored_hash) = rubric_conflict(conn, rubric)? {
         return Err(rubric_conflict_error(rubric, &stored_hash));
     }
+    if let Some(baseline) = &selection.pairwise {
+        return pairwise::plan(conn, settings, rubric, bench_targets, baseline);
+    }
+    if let Some(inputs) = &selection.anchors {
+        return anchors::plan(conn, settings, rubric, inputs);
+    }
     let judge_hash = cache::judge_hash(settings);
+    let (terms, redactor, audit_list) = blinding(conn, settings, bench_targets)?;
+    let mut leaks = Vec::new();
+
+    let done = if selection.rejudge {
+        Default::default()
+    } else {
+        final_keys(conn)?
+    };
+    let convs = completed_conversations(conn)?;
+    let chosen = if selection.conversations.is_empty() {
+        sample(&convs, settings.sample)
+    } else {
+        select(&convs, &selection.conversations)?
+    };
+    let mut items = Vec::new();
+    for c in &chosen {
+        let visible = visible_messages(conn, c.id)?;
+        let transcript = blind(&visible, &redactor, settings.include_reasoning);
+        // The transcript parts only: the template and rubric are the judge's own words.
+        for m in &transcript.messages {
+            leaks.extend(
+                audit::audit(&m.content, &audit_list)
+                    .into_iter()
+                    .map(|leak| AuditLeak {
+                        conversation_id: c.id,
+                        leak,
+                    }),
+            );
+        }
+        for replicate in 1..=settings.replicates {
+            let inputs =
+                vary::replicate_inputs(&settings.vary, rubric, &transcript, &c.uid, replicate);
+            let messages =
+                prompt::build_messages(settings, &inputs.shown, &inputs.transcript, &inputs.label);
+            let key = match &inputs.variation {
+                None => cache::judgment_key(&judge_hash, rubric, &transcript.text, replicate),
+                Some(v) => cache::varied_judgment_key(
+                    &judge_hash,
+                    rubric,
+                    &inputs.transcript.text,
+                    replicate,
+                    v,
+                ),
+            };
+            items.push((
+                cache::order_key(settings.seed, &c.uid, replicate),
+                PlannedJudgment {
+                    conversation_id: c.id,
+                    label: inputs.label,
+                    replicate,
+                    cached: done.contains(&(c.id, key.clone())),
+                    key,
+                    messages,
+                    pair: None,
+                    anchor: None,
+                },
+            ));
+        }
+    }
+    items.sort_by_key(|(order, _)| *order);
+    Ok(JudgePlan {
+        sampled: chosen.len(),
+        items: items.into_iter().map(|(_, i)| i).collect(),
+        terms,
+        leaks,
+    })
+}
+
+/// The redaction terms (from the store's targets, a bench.toml's, the settings and the
+/// shipped list), the redactor and the independent audit's list.
+fn blinding(
+    conn: &rusqlite::Connection,
+    settings: &JudgeSettings,
+    bench_targets: &[BenchTargetNames],
+) -> Result<(Vec<Term>, Redactor, AuditList), JudgeError> {
     let mut identities: Vec<Identity> = target_names(conn)?
         .into_iter()
         .map(|t| Identity {
@@ -203,45 +312,8 @@ pub fn plan(
     }));
     let terms = redaction_terms(&identities, &settings.redact, settings.builtin_redactions);
     let redactor = Redactor::new(terms.clone());
-
-    let done = if selection.rejudge {
-        Default::default()
-    } else {
-        final_keys(conn)?
-    };
-    let convs = completed_conversations(conn)?;
-    let chosen = if selection.conversations.is_empty() {
-        sample(&convs, settings.sample)
-    } else {
-        select(&convs, &selection.conversations)?
-    };
-    let mut items = Vec::new();
-    for c in &chosen {
-        let visible = visible_messages(conn, c.id)?;
-        let transcript = blind(&visible, &redactor, settings.include_reasoning);
-        let label = prompt::opaque_label(&c.uid);
-        let messages = prompt::build_messages(settings, rubric, &transcript, &label);
-        for replicate in 1..=settings.replicates {
-            let key = cache::judgment_key(&judge_hash, rubric, &transcript.text, replicate);
-            items.push((
-                cache::order_key(settings.seed, &c.uid, replicate),
-                PlannedJudgment {
-                    conversation_id: c.id,
-                    label: label.clone(),
-                    replicate,
-                    cached: done.contains(&(c.id, key.clone())),
-                    key,
-                    messages: messages.clone(),
-                },
-            ));
-        }
-    }
-    items.sort_by_key(|(order, _)| *order);
-    Ok(JudgePlan {
-        sampled: chosen.len(),
-        items: items.into_iter().map(|(_, i)| i).collect(),
-        terms,
-    })
+    let audit_list = AuditList::new(&terms, settings.builtin_redactions);
+    Ok((terms, redactor, audit_list))
 }
 
 /// The conversations named on the command line (id or uid), each a completed one.
@@ -310,6 +382,8 @@ pub fn record_definitions(
         "include_reasoning": settings.include_reasoning,
         "redact": settings.redact,
         "builtin_redactions": settings.builtin_redactions,
+        "names_version": names::shipped().version,
+        "vary": settings.vary,
         "header_names": settings.headers.keys().chain(settings.headers_env.keys()).collect::<Vec<_>>(),
         "judge_hash": judge_hash,
     })
@@ -328,43 +402,48 @@ pub fn record_definitions(
     Ok((rubric_ref, judge_ref))
 }
 
-/// Every redaction term in every planned prompt (judged already or not).
-pub fn audit_plan(plan: &JudgePlan) -> Vec<AuditLeak> {
-    let mut leaks = Vec::new();
-    for item in &plan.items {
-        for m in &item.messages {
-            for leak in blind::audit(&m.content, &plan.terms) {
-                leaks.push(AuditLeak {
-                    conversation_id: item.conversation_id,
-                    replicate: item.replicate,
-                    leak,
-                });
-            }
-        }
-    }
-    leaks
-}
-
 /// The exact prompts that would be sent, with a header line each (the header is for the
 /// reader; only what follows it is sent).
 pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
     let pending: Vec<_> = plan.pending().collect();
     let mut out = String::new();
+    let sim = if settings.simulated {
+        " (simulated)"
+    } else {
+        ""
+    };
     for (n, item) in pending.iter().enumerate() {
-        out.push_str(&format!(
-            "=== judge prompt {}/{} · conversation {} · {} · replicate {} · model {}{} ===\n",
-            n + 1,
-            pending.len(),
-            item.conversation_id,
-            item.label,
-            item.replicate,
-            settings.model,
-            if settings.simulated {
-                " (simulated)"
-            } else {
-                ""
-            },
-        ));
+        out.push_str(&match &item.pair {
+            None if item.anchor.is_some() => format!(
+                "=== anchor prompt {}/{} · scenario {} · {} · model {}{sim} ===\n",
+                n + 1,
+                pending.len(),
+                item.anchor.as_ref().map_or("", |a| a.scenario.as_str()),
+                item.anchor
+                    .as_ref()
+                    .and_then(|a| a.defect.as_deref())
+                    .map_or("reference".to_string(), |d| format!("spoiled by {d}")),
+                settings.model,
+            ),
+            None => format!(
+                "=== judge prompt {}/{} · conversation {} · {} · replicate {} · model {}{sim} ===\n",
+                n + 1,
+                pending.len(),
+                item.conversation_id,
+                item.label,
+                item.replicate,
+                settings.model,
+            ),
+            Some(p) => format!(
+                "=== pairwise prompt {}/{} · conversation {} against baseline {} · baseline shown as {} · model {}{sim} ===\n",
+                n + 1,
+                pending.len(),
+                p.candidate_id,
+                p.baseline_id,
+                p.baseline_position.as_str(),
+                settings.model,
+            ),
+        });
         for m in &item.messages {
             out.push_str(&format!("--- {} ---\n{}\n", m.role, m.content));
         }
@@ -392,18 +471,29 @@ pub async fn judge(
         &opts.selection,
     )?;
     if plan.sampled == 0 {
-        return Err(JudgeError::Setup(format!(
-            "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
-            opts.db.display()
-        )));
+        return Err(JudgeError::Setup(match &opts.selection.pairwise {
+            None if opts.selection.anchors.is_some() => {
+                "--anchors: no reference conversation to judge\n  fix: point --scenarios at scenarios with reference answers".to_string()
+            }
+            None => format!(
+                "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
+                opts.db.display()
+            ),
+            Some(b) => format!(
+                "{}: no scenario and repeat in which baseline {b} and another target both completed\n  fix: collect both into one run (pairs are made within a run, scenario and repeat)",
+                opts.db.display()
+            ),
+        }));
     }
     let mut report = JudgeReport {
         sampled: plan.sampled,
         planned: plan.items.len(),
         cached: plan.items.iter().filter(|i| i.cached).count(),
-        leaks: audit_plan(&plan),
+        leaks: plan.leaks.clone(),
         simulated: opts.settings.simulated,
         rejudged: opts.selection.rejudge,
+        pairwise: opts.selection.pairwise.clone(),
+        anchors: opts.selection.anchors.is_some(),
         ..Default::default()
     };
     if opts.mode != Mode::Judge || !report.leaks.is_empty() {
@@ -476,7 +566,7 @@ async fn run_calls(
         rejudge: opts.selection.rejudge,
     });
 
-    let writer = StoreWriter::<JudgmentRecord>::spawn(conn)?;
+    let writer = StoreWriter::<Answer>::spawn(conn)?;
     let mut store_failed = writer.failed();
     let sink = writer.sender();
     let pending: Vec<PlannedJudgment> = plan.pending().cloned().collect();
@@ -513,10 +603,10 @@ async fn run_calls(
         let unscored = unscored_so_far.clone();
         tasks.spawn(async move {
             let record = judge_one(&ctx, item, seq as u32 + 1).await;
-            let this = u64::from(record.status != JudgmentStatus::Ok);
+            let this = u64::from(record.status() != JudgmentStatus::Ok);
             let n = unscored.fetch_add(this, std::sync::atomic::Ordering::Relaxed) + this;
-            progress.set_message(format!("{n} unscored · last: {}", record.status.as_str()));
-            let outcome = (record.status, record.attempts);
+            progress.set_message(format!("{n} unscored · last: {}", record.status().as_str()));
+            let outcome = (record.status(), record.attempts());
             // A closed writer has already reported why; the launcher stops on it.
             let _ = sink.send(record).await;
             progress.inc(1);
@@ -547,32 +637,22 @@ async fn run_calls(
     report.store_failures = written
         .failed
         .iter()
-        .map(|(j, e)| {
-            format!(
-                "judgment of conversation {} ({} v{}, judge {}, replicate {}; {}): not stored: {e}",
-                j.conversation_id,
-                j.rubric_id,
-                j.rubric_version,
-                j.judge_id,
-                j.replicate,
-                j.status.as_str()
-            )
-        })
+        .map(|(j, e)| format!("{}: not stored: {e}", j.describe()))
         .collect();
     report.interrupted = interrupted;
     Ok(())
 }
 
 /// One judgment: ask, re-ask after unusable answers, and never make up a score.
-async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> JudgmentRecord {
+async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer {
     let s = &ctx.settings;
     let started = Instant::now();
-    let mut messages = item.messages;
+    let mut messages = item.messages.clone();
     let mut problems: Vec<String> = Vec::new();
     let (mut asks, mut attempts) = (0u32, 0u32);
     let (mut prompt_tokens, mut completion_tokens) = (None::<i64>, None::<i64>);
     let mut record = JudgmentRecord {
-        key: item.key,
+        key: item.key.clone(),
         conversation_id: item.conversation_id,
         rubric_ref: ctx.rubric_ref,
         judge_ref: ctx.judge_ref,
@@ -580,7 +660,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
         rubric_version: ctx.rubric.version,
         judge_id: s.id.clone(),
         replicate: item.replicate,
-        label: item.label,
+        label: item.label.clone(),
         status: JudgmentStatus::JudgeError,
         scores: None,
         completed: None,
@@ -601,6 +681,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
     // The judge's last usable-or-not answer: a later ask that fails with no answer (an
     // HTTP error after a re-ask) keeps it as the raw output.
     let mut last_raw: Option<String> = None;
+    let mut winner = None;
     loop {
         asks += 1;
         let (turn, _) = ctx
@@ -632,12 +713,20 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
             break;
         }
         let raw = turn.answer.unwrap_or_default();
-        match parse_verdict(&raw, &ctx.rubric) {
-            Ok(v) => {
-                record.status = JudgmentStatus::Ok;
+        let parsed = match &item.pair {
+            None => parse_verdict(&raw, &ctx.rubric).map(|v| {
                 record.scores = Some(v.scores);
                 record.completed = Some(v.completed);
                 record.rationale = Some(v.rationale);
+            }),
+            Some(_) => pairwise::parse_preference(&raw).map(|p| {
+                winner = Some(p.winner);
+                record.rationale = Some(p.rationale);
+            }),
+        };
+        match parsed {
+            Ok(()) => {
+                record.status = JudgmentStatus::Ok;
                 record.raw_output = Some(raw);
                 break;
             }
@@ -652,7 +741,10 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
                     "assistant",
                     blind::neutralise(&ctx.redactor.redact(&raw)),
                 ));
-                messages.push(prompt::reask_message(&problem.to_string(), &ctx.rubric));
+                messages.push(match item.pair {
+                    None => prompt::reask_message(&problem.to_string(), &ctx.rubric),
+                    Some(_) => pairwise::reask_message(&problem.to_string()),
+                });
                 last_raw = Some(raw);
             }
         }
@@ -663,7 +755,161 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Judgme
     record.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
     record.prompt_tokens = prompt_tokens;
     record.completion_tokens = completion_tokens;
-    record
+    if let Some(anchor) = item.anchor {
+        return Answer::Anchor(AnchorRecord {
+            key: record.key,
+            scenario: anchor.scenario,
+            defect: anchor.defect,
+            rubric_ref: record.rubric_ref,
+            judge_ref: record.judge_ref,
+            rubric_id: record.rubric_id,
+            rubric_version: record.rubric_version,
+            judge_id: record.judge_id,
+            status: record.status,
+            scores: record.scores,
+            completed: record.completed,
+            rationale: record.rationale,
+            raw_output: record.raw_output,
+            error: record.error,
+            asks: record.asks,
+            attempts: record.attempts,
+            http_status: record.http_status,
+            latency_ms: record.latency_ms,
+            prompt_tokens: record.prompt_tokens,
+            completion_tokens: record.completion_tokens,
+            simulated: record.simulated,
+            invocation: record.invocation,
+            seq: record.seq,
+        });
+    }
+    match item.pair {
+        None => Answer::Single(record),
+        Some(pair) => Answer::Pair(PairwiseRecord {
+            key: record.key,
+            baseline_id: pair.baseline_id,
+            candidate_id: pair.candidate_id,
+            rubric_ref: record.rubric_ref,
+            judge_ref: record.judge_ref,
+            rubric_id: record.rubric_id,
+            rubric_version: record.rubric_version,
+            judge_id: record.judge_id,
+            baseline_position: pair.baseline_position,
+            status: record.status,
+            winner: winner.filter(|_| record.status == JudgmentStatus::Ok),
+            rationale: record.rationale,
+            raw_output: record.raw_output,
+            error: record.error,
+            asks: record.asks,
+            attempts: record.attempts,
+            http_status: record.http_status,
+            latency_ms: record.latency_ms,
+            prompt_tokens: record.prompt_tokens,
+            completion_tokens: record.completion_tokens,
+            simulated: record.simulated,
+            invocation: record.invocation,
+            seq: record.seq,
+        }),
+    }
+}
+
+/// A finished ask, single or pairwise, on its way to the store's one writer.
+#[derive(Debug)]
+enum Answer {
+    Single(JudgmentRecord),
+    Pair(PairwiseRecord),
+    Anchor(AnchorRecord),
+}
+
+impl Answer {
+    fn status(&self) -> JudgmentStatus {
+        match self {
+            Answer::Single(r) => r.status,
+            Answer::Pair(r) => r.status,
+            Answer::Anchor(r) => r.status,
+        }
+    }
+
+    fn attempts(&self) -> u32 {
+        match self {
+            Answer::Single(r) => r.attempts,
+            Answer::Pair(r) => r.attempts,
+            Answer::Anchor(r) => r.attempts,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Answer::Single(j) => format!(
+                "judgment of conversation {} ({} v{}, judge {}, replicate {}; {})",
+                j.conversation_id,
+                j.rubric_id,
+                j.rubric_version,
+                j.judge_id,
+                j.replicate,
+                j.status.as_str()
+            ),
+            Answer::Pair(j) => format!(
+                "pairwise judgment of conversation {} against baseline {} ({} v{}, judge {}, baseline shown {}; {})",
+                j.candidate_id,
+                j.baseline_id,
+                j.rubric_id,
+                j.rubric_version,
+                j.judge_id,
+                j.baseline_position.as_str(),
+                j.status.as_str()
+            ),
+            Answer::Anchor(j) => format!(
+                "anchor judgment of scenario {} ({}; {} v{}, judge {}; {})",
+                j.scenario,
+                j.defect.as_deref().unwrap_or("reference"),
+                j.rubric_id,
+                j.rubric_version,
+                j.judge_id,
+                j.status.as_str()
+            ),
+        }
+    }
+}
+
+impl Storable for Answer {
+    const THREAD: &'static str = "turnbench-judgments";
+
+    fn insert(&self, tx: &rusqlite::Transaction) -> Result<bool, StoreError> {
+        match self {
+            Answer::Single(r) => r.insert(tx),
+            Answer::Pair(r) => r.insert(tx),
+            Answer::Anchor(r) => r.insert(tx),
+        }
+    }
+}
+
+/// The closing lines of a pairwise run: the verdicts of this rubric and judge as reports
+/// read them (`pairwise_verdicts`).
+pub fn format_pairwise_summary(
+    settings: &JudgeSettings,
+    rubric: &Rubric,
+    verdicts: &[crate::store::pairwise::PairwiseVerdict],
+) -> String {
+    use crate::store::pairwise::Preferred;
+    let rubric_key = format!("{}@{}", rubric.id, rubric.version);
+    let this: Vec<_> = verdicts
+        .iter()
+        .filter(|v| {
+            v.rubric == rubric_key && v.judge_id == settings.id && v.simulated == settings.simulated
+        })
+        .collect();
+    let scored: Vec<_> = this.iter().filter(|v| v.scored).collect();
+    let count = |p: Preferred| scored.iter().filter(|v| v.verdict == Some(p)).count();
+    let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count();
+    format!(
+        "pairwise verdicts (as reports read them): {} pairs with both positions judged, {} scored; position-consistent {consistent} of {}; candidate better {}, tie {} (inconsistent ones included), baseline better {}\n",
+        this.len(),
+        scored.len(),
+        scored.len(),
+        count(Preferred::Candidate),
+        count(Preferred::Tie),
+        count(Preferred::Baseline),
+    )
 }
 
 /// Why a judgment is unscored, in a few words: for `judge_error`, the class of the last
@@ -693,15 +939,26 @@ pub fn format_summary(
     table: &[JudgmentSummary],
 ) -> String {
     let mut out = format!(
-        "judge {} ({}{}) · rubric {} v{}: {} conversations sampled × {} replicates = {} judgments; {}\n",
+        "judge {} ({}{}) · rubric {} v{}: {}; {}\n",
         settings.id,
         settings.model,
         if report.simulated { ", simulated" } else { "" },
         rubric.id,
         rubric.version,
-        report.sampled,
-        settings.replicates,
-        report.planned,
+        match &report.pairwise {
+            None if report.anchors => format!(
+                "{} reference-anchor conversations (references and their spoiled variants)",
+                report.planned
+            ),
+            None => format!(
+                "{} conversations sampled × {} replicates = {} judgments",
+                report.sampled, settings.replicates, report.planned
+            ),
+            Some(baseline) => format!(
+                "{} pairs against baseline {baseline} × 2 positions = {} pairwise judgments",
+                report.sampled, report.planned
+            ),
+        },
         if report.rejudged {
             "--rejudge: every one asked again".to_string()
         } else {
@@ -723,6 +980,9 @@ pub fn format_summary(
                 ""
             }
         ));
+    }
+    if report.pairwise.is_some() || report.anchors {
+        return out;
     }
     let this: Vec<&JudgmentSummary> = table
         .iter()

@@ -43,13 +43,15 @@ pub enum ParseFailure {
     NoCompleted,
     #[error("`rationale` is missing or not a string")]
     NoRationale,
+    #[error("`winner` is missing or not \"A\", \"B\" or \"tie\"")]
+    NoWinner,
 }
 
 impl ParseFailure {
     /// The kind of failure a stored message names (what `Display` wrote, perhaps after
     /// "ask N: "), in a few words, for summaries that group unscored judgments.
     pub fn kind_of(message: &str) -> &'static str {
-        const KINDS: [(&str, &str); 9] = [
+        const KINDS: [(&str, &str); 10] = [
             ("the answer is empty", "empty answer"),
             ("holds no JSON object", "no JSON object"),
             ("`scores` is missing", "no scores object"),
@@ -59,6 +61,7 @@ impl ParseFailure {
             (", outside ", "a score out of range"),
             ("`completed` is missing", "no completed flag"),
             ("`rationale` is missing", "no rationale"),
+            ("`winner` is missing", "no winner"),
         ];
         KINDS
             .iter()
@@ -83,7 +86,7 @@ pub fn parse_verdict(raw: &str, rubric: &Rubric) -> Result<Verdict, ParseFailure
 }
 
 /// The last top-level JSON object in free text (after prose, inside a code fence, …).
-fn last_object(text: &str) -> Option<Map<String, Value>> {
+pub(super) fn last_object(text: &str) -> Option<Map<String, Value>> {
     let text = &text[..floor_boundary(text, text.len().min(MAX_SCAN))];
     let mut found = None;
     let mut at = 0;

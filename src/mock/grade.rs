@@ -17,16 +17,17 @@
 //! | the reference inside prose or a fence | 1 | 0.6 |
 //! | a JSON object missing k of n top-level keys | (n − k)/n | 0.6 · (n − k)/n (× 0.6 if wrapped) |
 //! | an earlier turn's reference (stale) | 0.2 | 0.1 |
-//! | near its reference (word overlap d ≥ 0.85) | d | d |
+//! | its reference with names redacted | 1 | 1 |
+//! | near its reference (word overlap d ≥ 0.85): a detail changed | 0.5 | d |
 //! | unrelated (overlap d) | 0.3 · d | 0.1 |
 //! | empty | 0 | 0 |
 //!
 //! Criteria, by what their id names: task completion = 0.8 × the final answer's content
 //! (× 0.9 wrapped, × 0.55 missing fields, × 0.75 stale) + 0.2 × mean content;
 //! correctness = mean content; state tracking = 1 − Σ per answer (stale, unrelated or
-//! empty 0.5; missing fields 0.35 + the share missing; near 1 − overlap); correction
+//! empty 0.5; missing fields 0.35 + the share missing; near 0.5); correction
 //! handling = 1 − Σ per answer after the first (stale, unrelated or empty 0.7; missing
-//! fields 0.1; near (1 − overlap)/2); final-answer usability = the final answer's form;
+//! fields 0.1; near 0.35); final-answer usability = the final answer's form;
 //! any other criterion = the mean of those five. `completed`: the final answer's task
 //! value is at least 0.75 (a wrapped reference yes; missing fields or stale no).
 
@@ -59,6 +60,9 @@ pub enum Finding {
     Stale {
         of_turn: usize,
     },
+    /// The reference with some words replaced by `[redacted]` (blinding, not the answer).
+    Redacted,
+    /// Close to the reference with a detail changed: a careful reader sees a wrong answer.
     Near {
         overlap: f64,
     },
@@ -72,10 +76,10 @@ impl Finding {
     /// How much of the reference's content the answer carries, in [0, 1].
     pub fn content(&self) -> f64 {
         match self {
-            Finding::Exact | Finding::Wrapped => 1.0,
+            Finding::Exact | Finding::Wrapped | Finding::Redacted => 1.0,
             Finding::MissingKeys { missing, total, .. } => present_share(missing, *total),
             Finding::Stale { .. } => 0.2,
-            Finding::Near { overlap } => *overlap,
+            Finding::Near { .. } => 0.5,
             Finding::Unrelated { overlap } => 0.3 * overlap,
             Finding::Empty => 0.0,
         }
@@ -84,7 +88,7 @@ impl Finding {
     /// Whether the user could use the answer as given, in the demanded form, in [0, 1].
     pub fn form(&self) -> f64 {
         match self {
-            Finding::Exact => 1.0,
+            Finding::Exact | Finding::Redacted => 1.0,
             Finding::Wrapped => 0.6,
             Finding::MissingKeys {
                 missing,
@@ -113,11 +117,11 @@ impl Finding {
     /// What the answer costs in details kept from earlier turns.
     fn state_penalty(&self) -> f64 {
         match self {
-            Finding::Exact | Finding::Wrapped => 0.0,
+            Finding::Exact | Finding::Wrapped | Finding::Redacted => 0.0,
             Finding::MissingKeys { missing, total, .. } => {
                 0.35 + (1.0 - present_share(missing, *total))
             }
-            Finding::Near { overlap } => 1.0 - overlap,
+            Finding::Near { .. } => 0.5,
             Finding::Stale { .. } | Finding::Unrelated { .. } | Finding::Empty => 0.5,
         }
     }
@@ -125,9 +129,9 @@ impl Finding {
     /// What the answer costs in corrections applied (turns after the first only).
     fn correction_penalty(&self) -> f64 {
         match self {
-            Finding::Exact | Finding::Wrapped => 0.0,
+            Finding::Exact | Finding::Wrapped | Finding::Redacted => 0.0,
             Finding::MissingKeys { .. } => 0.1,
-            Finding::Near { overlap } => (1.0 - overlap) / 2.0,
+            Finding::Near { .. } => 0.35,
             Finding::Stale { .. } | Finding::Unrelated { .. } | Finding::Empty => 0.7,
         }
     }
@@ -135,6 +139,7 @@ impl Finding {
     fn describe(&self) -> String {
         match self {
             Finding::Exact => "matches its reference".to_string(),
+            Finding::Redacted => "matches its reference but for redacted names".to_string(),
             Finding::Wrapped => "holds its reference with text around it".to_string(),
             Finding::MissingKeys {
                 missing,
@@ -403,6 +408,9 @@ pub fn grade_answer(answer: &str, turn: usize, references: &[Option<String>]) ->
         }
     }
     let d = overlap(answer, reference);
+    if d >= NEAR && only_redactions_added(answer, reference) {
+        return Finding::Redacted;
+    }
     if d >= NEAR {
         return Finding::Near { overlap: d };
     }
@@ -413,6 +421,23 @@ pub fn grade_answer(answer: &str, turn: usize, references: &[Option<String>]) ->
         Some((e, de)) if de >= NEAR && de > d => Finding::Stale { of_turn: e },
         _ => Finding::Unrelated { overlap: d },
     }
+}
+
+/// Whether every word the answer has beyond the reference's is `redacted` (blinding
+/// replaced a name), with at least one.
+fn only_redactions_added(answer: &str, reference: &str) -> bool {
+    let (a, r) = (words(answer), words(reference));
+    let mut redactions = false;
+    for (w, n) in &a {
+        if r.get(w).copied().unwrap_or(0) < *n {
+            if w == "redacted" {
+                redactions = true;
+            } else {
+                return false;
+            }
+        }
+    }
+    redactions
 }
 
 /// For a reference that is a JSON object: the answer's object equal to it, or equal but
@@ -549,12 +574,17 @@ mod tests {
             grade_answer("I cannot help with that request.", last, &r),
             Finding::Unrelated { .. }
         ));
-        // A redacted word or two: near, not unrelated.
+        // A redacted word or two: the reference, not a changed answer.
         let redacted = r[0].as_deref().unwrap().replace("NORDLICHT", "[redacted]");
-        assert!(matches!(
-            grade_answer(&redacted, 0, &r),
-            Finding::Near { overlap } if overlap > 0.95
-        ));
+        assert_eq!(grade_answer(&redacted, 0, &r), Finding::Redacted);
+        // A detail changed: near, and worth much less than the reference.
+        let changed = r[0].as_deref().unwrap().replace("NORDLICHT", "SUDWIND");
+        let near = grade_answer(&changed, 0, &r);
+        assert!(
+            matches!(near, Finding::Near { overlap } if overlap > 0.9),
+            "{near:?}"
+        );
+        assert!(near.content() <= 0.5);
         // A stale answer with a redacted word still reads as stale.
         let stale = r[1].as_deref().unwrap().replace("USB-C", "[redacted]");
         assert_eq!(grade_answer(&stale, 2, &r), Finding::Stale { of_turn: 1 });

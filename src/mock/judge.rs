@@ -11,6 +11,14 @@
 //! matches no scenario (imports, a server started without scenarios) is not graded: every
 //! score is the middle of the scale, `completed` is false and the rationale says so.
 //!
+//! `random` scores every criterion uniformly at random over the scale (a judge that does not
+//! read: the reference-anchor sanity run must fail it).
+//!
+//! Pairwise prompts (a `pairwise-spec:` line, two transcripts A and B) are answered with
+//! `{"winner": …}`: each transcript graded as above, the better mean of the five criteria
+//! wins, a difference under 0.05 is a tie, a transcript that matches no scenario makes a
+//! tie that says so; `prefer_a` answers "A" whatever it reads (a position-biased judge).
+//!
 //! The rubric is read from the `rubric-spec: {"criteria": […], "min": …, "max": …}` line
 //! that the `{{rubric_spec}}` placeholder writes into a prompt. HTTP faults (429 with
 //! Retry-After, 500, …) come from the profile's ordinary `faults` table.
@@ -46,6 +54,11 @@ pub struct JudgeFaultRates {
     pub missing_criterion: f64,
     /// Valid JSON inside prose and a code fence (usable through the fallback).
     pub prose: f64,
+    /// Pairwise prompts: answer "A" whatever the transcripts say (position bias).
+    pub prefer_a: f64,
+    /// Score every criterion uniformly at random over the scale, whatever the transcript
+    /// says (a judge that does not read).
+    pub random: f64,
 }
 
 /// Whether this profile answers as a judge.
@@ -105,6 +118,9 @@ pub fn answer(
     let mut seed = [0u8; 32];
     seed.copy_from_slice(blake3::keyed_hash(&key, b"mock-judge").as_bytes());
     let mut rng = StdRng::from_seed(seed);
+    if let Some(text) = pairwise_prompt(messages) {
+        return pairwise_answer(profile, &mut rng, text, index);
+    }
     let Some(spec) = find_spec(messages) else {
         return "I cannot find a rubric-spec line in this request, so I cannot score it."
             .to_string();
@@ -132,6 +148,17 @@ pub fn answer(
     };
 
     let rates = profile.judge.unwrap_or_default();
+    let (completed, rationale) = if rng.random::<f64>() < rates.random {
+        for c in &spec.criteria {
+            scores.insert(c.clone(), json!(rng.random_range(spec.min..=spec.max)));
+        }
+        (
+            rng.random_bool(0.5),
+            "Simulated judge: scores drawn at random, the transcript unread.".to_string(),
+        )
+    } else {
+        (completed, rationale)
+    };
     let u: f64 = rng.random();
     let table = [
         rates.invalid_json,
@@ -174,6 +201,64 @@ pub fn answer(
     } else {
         body
     }
+}
+
+/// The user message of a pairwise prompt.
+fn pairwise_prompt(messages: &[Message]) -> Option<&str> {
+    messages
+        .iter()
+        .filter(|m| m.role == "user")
+        .map(|m| m.content.as_str())
+        .find(|t| t.lines().any(|l| l.starts_with("pairwise-spec:")))
+}
+
+/// Below this difference of mean criterion values two transcripts tie.
+const PAIRWISE_TIE: f64 = 0.05;
+
+fn pairwise_answer(
+    profile: &Profile,
+    rng: &mut StdRng,
+    text: &str,
+    index: &ScenarioIndex,
+) -> String {
+    // Transcript A is the first block; B is the first block after A's end line.
+    let a_end = text
+        .lines()
+        .scan(0usize, |at, l| {
+            let start = *at;
+            *at += l.len() + 1;
+            Some((start + l.len(), l))
+        })
+        .find(|(_, l)| l.starts_with("<<<transcript ") && l.ends_with(" end>>>"))
+        .map(|(end, _)| end.min(text.len()));
+    let grade_of =
+        |t: &str| grade::grade(index, &[Message::new("user", t)]).map(|g| g.criterion("overall"));
+    let a = grade_of(text);
+    let b = a_end.and_then(|end| grade_of(&text[end..]));
+    let rates = profile.judge.unwrap_or_default();
+    let biased = rng.random::<f64>() < rates.prefer_a;
+    let (winner, rationale) = match (biased, a, b) {
+        (true, _, _) => (
+            "A",
+            "Simulated judge: A, whatever the transcripts say (position bias).".to_string(),
+        ),
+        (false, Some(a), Some(b)) => {
+            let diff = a - b;
+            let w = if diff.abs() < PAIRWISE_TIE {
+                "tie"
+            } else if diff > 0.0 {
+                "A"
+            } else {
+                "B"
+            };
+            (
+                w,
+                format!("Simulated judge: graded against the references, A {a:.2} and B {b:.2}."),
+            )
+        }
+        _ => ("tie", format!("{UNMATCHED} (pairwise: a tie)")),
+    };
+    json!({"winner": winner, "rationale": rationale}).to_string()
 }
 
 /// Replaces a planned scenario answer with a judge answer, sent at the planned first-token

@@ -5,6 +5,10 @@
 //! - [`cells`]: per-cell figures: reliability, latency, per-turn, usable, checks, cache,
 //!   cost, flags.
 //! - [`judges`]: judge means per rubric × judge × cell.
+//! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
+//! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
+//! - [`anchors`]: whether each judge ranks reference answers above spoiled ones.
+//! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
 //! - [`headlines`]: the sentences a reader decides from.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
@@ -12,11 +16,15 @@
 //! The report computes; it never formats (exporters do) and never writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
 
+mod agreement;
+pub mod anchors;
 pub mod cells;
+mod check_agreement;
 pub mod headlines;
 mod judges;
 mod load;
 pub mod model;
+mod pairwise;
 pub mod rows;
 
 use std::collections::BTreeSet;
@@ -76,6 +84,12 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     };
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
     let judge_sections = judges::sections(&facts, &opts.bootstrap);
+    let variation = crate::store::judgments::replicate_variation(&conn)?;
+    let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
+    let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
+    let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, &opts.bootstrap)?;
+    let anchor_sections =
+        anchors::sections(&crate::store::anchors::current_anchor_judgments(&conn)?);
     let mut headlines = headlines::headlines(
         &facts,
         &by_cell,
@@ -83,7 +97,37 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         &judge_sections,
         &opts.bootstrap,
     );
-    let notes = notes(&conn, &facts, &report_cells, &judge_sections, opts)?;
+    let mut notes = notes(&conn, &facts, &report_cells, &judge_sections, opts)?;
+    // Every judge whose scores this report shows: flagged when it failed its anchors,
+    // noted when it never ran them.
+    let used: BTreeSet<(&str, &str, bool)> = judge_sections
+        .iter()
+        .map(|j| (j.rubric.as_str(), j.judge.as_str(), j.simulated))
+        .chain(
+            pairwise
+                .iter()
+                .map(|p| (p.rubric.as_str(), p.judge.as_str(), p.simulated)),
+        )
+        .collect();
+    for (rubric, judge, simulated) in &used {
+        let found = anchor_sections
+            .iter()
+            .find(|a| a.rubric == *rubric && a.judge == *judge && a.simulated == *simulated);
+        match found {
+            Some(a) if !a.passed => headlines.push(model::Headline {
+                kind: model::HeadlineKind::Flag,
+                model: None,
+                text: anchors::sentence(a),
+                established: None,
+                simulated: a.simulated,
+                comparison: None,
+            }),
+            Some(_) => {}
+            None => notes.push(format!(
+                "judge {judge} on {rubric} has no reference-anchor check: run `turnbench judge --judge JUDGE.toml --rubric RUBRIC.toml --anchors`"
+            )),
+        }
+    }
     if report_cells.iter().any(|c| c.simulated) {
         let which = if report_cells.iter().all(|c| c.simulated) {
             "every cell was"
@@ -152,6 +196,10 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         cells: report_cells,
         checks,
         judges: judge_sections,
+        agreement,
+        pairwise,
+        anchors: anchor_sections,
+        check_agreement,
         notes,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })

@@ -42,6 +42,17 @@ pub struct Report {
     pub checks: ChecksSection,
     /// One per (rubric, judge, simulated or real) with current judgments.
     pub judges: Vec<JudgeSection>,
+    /// How far the judges can be trusted: agreement between replicates of one judge and
+    /// between the judges of a panel, per criterion (empty without replicates or a panel).
+    pub agreement: Vec<AgreementSection>,
+    /// Pairwise comparisons against a baseline (`turnbench judge --pairwise`), one per
+    /// rubric × judge; empty without them.
+    pub pairwise: Vec<PairwiseSection>,
+    /// Each judge's reference-anchor check (`turnbench judge --anchors`), one per rubric ×
+    /// judge with anchor judgments.
+    pub anchors: Vec<AnchorSection>,
+    /// Rank agreement between judge criteria and the checks that test the same thing.
+    pub check_agreement: Vec<CheckAgreement>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Per-conversation rows, built one at a time as they are written; present only when
@@ -53,7 +64,9 @@ pub struct Report {
 impl Report {
     /// Whether any figure in the report comes from a simulated provider or judge.
     pub fn any_simulated(&self) -> bool {
-        self.meta.simulated_providers || self.judges.iter().any(|j| j.simulated)
+        self.meta.simulated_providers
+            || self.judges.iter().any(|j| j.simulated)
+            || self.pairwise.iter().any(|p| p.simulated)
     }
 }
 
@@ -346,6 +359,133 @@ pub struct JudgeCell {
     pub replicate_conversations: usize,
     /// Share of scored judgments that say the task was completed.
     pub judged_completed: Rate,
+}
+
+/// Spearman's ρ, over conversations, between one criterion's judge score and the pass rate
+/// of the checks with the tags it speaks to.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckAgreement {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    pub criterion: String,
+    pub tags: Vec<String>,
+    /// Conversations with both a score and a scored check of those tags.
+    pub n: usize,
+    /// `None` when either side does not vary.
+    pub rho: Option<f64>,
+    /// Bootstrap over conversations.
+    pub interval: Option<Interval>,
+    pub verdict: String,
+}
+
+/// A judge's reference-anchor check: does it score each scenario's reference conversation
+/// above the variants its defects spoil?
+#[derive(Debug, Clone, Serialize)]
+pub struct AnchorSection {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    /// Scenarios whose reference was scored.
+    pub scenarios: usize,
+    /// (reference, spoiled variant) pairs both scored.
+    pub pairs: u64,
+    /// Pairs in which the reference scored strictly higher (Wilson interval).
+    pub above: Rate,
+    pub ties: u64,
+    pub below: u64,
+    /// Spoiled variants (or their reference) without a score: in no pair.
+    pub unscored: u64,
+    /// The lower end of `above`'s interval is above 50 %.
+    pub passed: bool,
+}
+
+/// Pairwise verdicts of one rubric × judge against a baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairwiseSection {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    /// The baseline's cells, `provider / model label`.
+    pub baseline: Vec<String>,
+    /// Pairs with both positions judged, scored or not.
+    pub pairs: u64,
+    /// Of those, pairs with an unscored ask (unparseable or judge error): in no rate.
+    pub unscored: u64,
+    /// Scored pairs whose verdict did not change with position (Wilson interval).
+    pub consistency: Rate,
+    /// One per candidate cell.
+    pub cells: Vec<PairwiseCell>,
+}
+
+/// A candidate cell against the baseline: rates over its scored pairs, intervals by
+/// bootstrap over pairs. An inconsistent verdict counts as a tie.
+#[derive(Debug, Clone, Serialize)]
+pub struct PairwiseCell {
+    pub provider: String,
+    pub model: String,
+    pub simulated: bool,
+    /// Scored pairs.
+    pub n: u64,
+    pub win: Rate,
+    pub tie: Rate,
+    pub loss: Rate,
+    /// Of the ties, how many were inconsistent verdicts.
+    pub inconsistent: u64,
+    pub consistency: Rate,
+    /// Mean of +1 (win), 0 (tie), −1 (loss) with its bootstrap interval: the candidate is
+    /// better (or worse) than the baseline only when the interval excludes 0.
+    pub net: Option<Estimate>,
+    /// `better`, `worse`, or `not established`.
+    pub verdict: String,
+}
+
+/// Whose agreement an [`AgreementSection`] measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgreementKind {
+    /// The replicates of one judge (self-agreement).
+    Replicates,
+    /// The judges of a panel, each by its first scored replicate.
+    Judges,
+}
+
+/// Agreement for one rubric: between replicates of one judge, or between judges.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgreementSection {
+    /// `id@version`.
+    pub rubric: String,
+    pub kind: AgreementKind,
+    /// The judge (replicates) or the panel's judges, each `id (model)`.
+    pub judges: Vec<String>,
+    /// Any of those judges is simulated.
+    pub simulated: bool,
+    /// The coders compared: replicates, or judges.
+    pub coders: usize,
+    /// Replicates: what their prompts varied and the temperature, from the judge's current
+    /// settings ("criteria order, label, nonce at temperature 0"); `None` between judges.
+    pub varied: Option<String>,
+    pub criteria: Vec<CriterionAgreement>,
+}
+
+/// Krippendorff's α (ordinal) of one criterion's scores.
+#[derive(Debug, Clone, Serialize)]
+pub struct CriterionAgreement {
+    pub criterion: String,
+    /// `None` when undefined: fewer than 2 pairable scores, or no variation at all.
+    pub alpha: Option<f64>,
+    /// Bootstrap over conversations, at the report's level.
+    pub interval: Option<Interval>,
+    /// Conversations with at least two scores (pairable units).
+    pub n: usize,
+    /// Scores in those conversations (pairable values).
+    pub values: usize,
 }
 
 /// One conversation, for the JSON format; borrowed from the report's facts, built one at a

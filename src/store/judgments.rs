@@ -477,6 +477,46 @@ pub fn judgment_summary(
     Ok(out)
 }
 
+/// What replicates of each current judge varied, from `current_judges`: judge id,
+/// simulated, and a phrase such as "criteria order, label, nonce at temperature 0" (or
+/// "nothing at temperature 0" for settings stored before replicates varied).
+pub fn replicate_variation(conn: &Connection) -> Result<Vec<(String, bool, String)>, StoreError> {
+    let mut stmt = conn.prepare("SELECT judge_id, simulated, settings FROM current_judges")?;
+    let rows = stmt.query_map([], |r| {
+        let settings: String = r.get(2)?;
+        Ok((r.get(0)?, r.get(1)?, settings))
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let (judge, simulated, settings): (String, bool, String) = row?;
+        let json: serde_json::Value = serde_json::from_str(&settings).unwrap_or_default();
+        let varied: Vec<&str> = json["vary"]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .filter_map(|x| x.as_str())
+                    .map(|x| match x {
+                        "order" => "criteria order",
+                        other => other,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let temperature = json["request"]["temperature"].as_f64().unwrap_or(0.0);
+        let what = if varied.is_empty() {
+            "nothing".to_string()
+        } else {
+            varied.join(", ")
+        };
+        out.push((
+            judge,
+            simulated,
+            format!("{what} at temperature {temperature}"),
+        ));
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

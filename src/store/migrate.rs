@@ -15,6 +15,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "004_read_model",
         include_str!("../../db/004_read_model.sql"),
     ),
+    (
+        "005_judge_trust",
+        include_str!("../../db/005_judge_trust.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

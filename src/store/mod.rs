@@ -4,11 +4,13 @@
 //! WAL and foreign keys are set on every open, outside migrations. Nothing here deletes
 //! evaluation data.
 
+pub mod anchors;
 pub mod bulk;
 pub mod checks;
 pub mod facts;
 pub mod judgments;
 mod migrate;
+pub mod pairwise;
 pub mod read;
 pub mod records;
 pub mod write;

@@ -1,0 +1,182 @@
+//! How far the judges can be trusted: Krippendorff's α (ordinal) per rubric criterion,
+//! with its n and a bootstrap interval over conversations, between the replicates of one
+//! judge (self-agreement) and between the judges of a panel. Scored judgments only; the
+//! statistics are `crate::stats`'.
+
+use std::collections::BTreeMap;
+
+use super::load::{Facts, JudgmentStatus};
+use super::model::{AgreementKind, AgreementSection, CriterionAgreement};
+use crate::stats::{self, Bootstrap};
+
+/// conversation → replicate → (criterion → score), for one judge section.
+type Scores = BTreeMap<usize, BTreeMap<i64, BTreeMap<usize, i64>>>;
+
+/// `variation`: (judge id, simulated, what its replicates varied), from the store.
+pub(super) fn sections(
+    facts: &Facts,
+    variation: &[(String, bool, String)],
+    boot: &Bootstrap,
+) -> Vec<AgreementSection> {
+    let j = &facts.judges;
+    let mut by_section: Vec<Scores> = vec![BTreeMap::new(); j.sections.len()];
+    for judgment in j
+        .judgments
+        .iter()
+        .filter(|x| x.status == JudgmentStatus::Ok)
+    {
+        if let Some(scores) = by_section.get_mut(judgment.section) {
+            scores.entry(judgment.conv).or_default().insert(
+                judgment.replicate,
+                judgment.scores.iter().copied().collect(),
+            );
+        }
+    }
+    let name = |s: usize| format!("{} ({})", j.sections[s].judge, j.sections[s].judge_model);
+    let criteria_of = |sections: &[usize]| -> Vec<usize> {
+        let mut c: Vec<usize> = sections
+            .iter()
+            .flat_map(|&s| by_section[s].values())
+            .flat_map(|reps| reps.values())
+            .flat_map(|scores| scores.keys().copied())
+            .collect();
+        c.sort_by(|&a, &b| j.criteria[a].cmp(&j.criteria[b]));
+        c.dedup();
+        c
+    };
+    let mut order: Vec<usize> = (0..j.sections.len()).collect();
+    order.sort_by(|&a, &b| j.sections[a].cmp(&j.sections[b]));
+    let mut out = Vec::new();
+
+    // Self-agreement: rows are replicate numbers, columns conversations.
+    for &s in &order {
+        let scores = &by_section[s];
+        if !scores.values().any(|reps| reps.len() >= 2) {
+            continue;
+        }
+        let mut replicates: Vec<i64> = scores.values().flat_map(|r| r.keys().copied()).collect();
+        replicates.sort_unstable();
+        replicates.dedup();
+        let criteria = criteria_of(&[s]);
+        out.push(AgreementSection {
+            rubric: j.sections[s].rubric.clone(),
+            kind: AgreementKind::Replicates,
+            judges: vec![name(s)],
+            simulated: j.sections[s].simulated,
+            coders: replicates.len(),
+            varied: variation
+                .iter()
+                .find(|(judge, sim, _)| {
+                    *judge == j.sections[s].judge && *sim == j.sections[s].simulated
+                })
+                .map(|(_, _, what)| what.clone()),
+            criteria: criteria
+                .iter()
+                .map(|&c| {
+                    let rows: Vec<Vec<Option<f64>>> = replicates
+                        .iter()
+                        .map(|r| {
+                            scores
+                                .values()
+                                .map(|reps| reps.get(r).and_then(|x| x.get(&c)).map(|&v| v as f64))
+                                .collect()
+                        })
+                        .collect();
+                    criterion(&j.criteria[c], &rows, boot)
+                })
+                .collect(),
+        });
+    }
+
+    // Between judges of one rubric: rows are judges, each by its first scored replicate.
+    let mut by_rubric: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for &s in &order {
+        by_rubric.entry(&j.sections[s].rubric).or_default().push(s);
+    }
+    for (rubric, panel) in by_rubric {
+        if panel.len() < 2 {
+            continue;
+        }
+        let mut convs: Vec<usize> = panel
+            .iter()
+            .flat_map(|&s| by_section[s].keys().copied())
+            .collect();
+        convs.sort_unstable();
+        convs.dedup();
+        let shared = convs.iter().any(|c| {
+            panel
+                .iter()
+                .filter(|&&s| by_section[s].contains_key(c))
+                .count()
+                >= 2
+        });
+        if !shared {
+            continue;
+        }
+        let criteria = criteria_of(&panel);
+        out.push(AgreementSection {
+            rubric: rubric.to_string(),
+            kind: AgreementKind::Judges,
+            judges: panel.iter().map(|&s| name(s)).collect(),
+            simulated: panel.iter().any(|&s| j.sections[s].simulated),
+            coders: panel.len(),
+            varied: None,
+            criteria: criteria
+                .iter()
+                .map(|&c| {
+                    let rows: Vec<Vec<Option<f64>>> = panel
+                        .iter()
+                        .map(|&s| {
+                            convs
+                                .iter()
+                                .map(|conv| {
+                                    by_section[s]
+                                        .get(conv)
+                                        .and_then(|reps| reps.values().find_map(|x| x.get(&c)))
+                                        .map(|&v| v as f64)
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    criterion(&j.criteria[c], &rows, boot)
+                })
+                .collect(),
+        });
+    }
+    out
+}
+
+fn criterion(name: &str, rows: &[Vec<Option<f64>>], boot: &Bootstrap) -> CriterionAgreement {
+    let pairable = |rows: &[Vec<Option<f64>>]| {
+        let width = rows.first().map_or(0, Vec::len);
+        let per_unit: Vec<usize> = (0..width)
+            .map(|u| {
+                rows.iter()
+                    .filter(|r| r.get(u).copied().flatten().is_some())
+                    .count()
+            })
+            .collect();
+        let units = per_unit.iter().filter(|&&k| k >= 2).count();
+        let values = per_unit.iter().filter(|&&k| k >= 2).sum();
+        (units, values)
+    };
+    match stats::krippendorff_alpha_ordinal_bootstrap(rows, boot) {
+        Some(e) => CriterionAgreement {
+            criterion: name.to_string(),
+            alpha: Some(e.alpha),
+            interval: e.interval.map(Into::into),
+            n: e.units,
+            values: e.values,
+        },
+        None => {
+            let (n, values) = pairable(rows);
+            CriterionAgreement {
+                criterion: name.to_string(),
+                alpha: None,
+                interval: None,
+                n,
+                values,
+            }
+        }
+    }
+}

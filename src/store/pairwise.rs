@@ -1,0 +1,224 @@
+//! Pairwise judgments: a candidate conversation against a baseline conversation of the same
+//! scenario and repeat, asked twice with the positions swapped (`db/005_judge_trust.sql`).
+//! Written one ask at a time by the judge stage; read through the `pairwise_verdicts` view.
+
+use std::collections::HashSet;
+
+use rusqlite::{Connection, Transaction, named_params};
+
+use super::StoreError;
+use super::judgments::JudgmentStatus;
+use super::writer::Storable;
+
+/// Where a transcript was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Position {
+    A,
+    B,
+}
+
+impl Position {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Position::A => "A",
+            Position::B => "B",
+        }
+    }
+}
+
+/// A judge's answer to "which is better", by position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Winner {
+    Position(Position),
+    Tie,
+}
+
+impl Winner {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Winner::Position(p) => p.as_str(),
+            Winner::Tie => "tie",
+        }
+    }
+}
+
+/// An answer read through the positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Preferred {
+    Baseline,
+    Candidate,
+    Tie,
+}
+
+impl Preferred {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preferred::Baseline => "baseline",
+            Preferred::Candidate => "candidate",
+            Preferred::Tie => "tie",
+        }
+    }
+
+    /// What `winner` says when the baseline was shown at `baseline_position`.
+    pub fn of(winner: Winner, baseline_position: Position) -> Preferred {
+        match winner {
+            Winner::Tie => Preferred::Tie,
+            Winner::Position(p) if p == baseline_position => Preferred::Baseline,
+            Winner::Position(_) => Preferred::Candidate,
+        }
+    }
+
+    fn parse(s: &str) -> Option<Preferred> {
+        match s {
+            "baseline" => Some(Preferred::Baseline),
+            "candidate" => Some(Preferred::Candidate),
+            "tie" => Some(Preferred::Tie),
+            _ => None,
+        }
+    }
+}
+
+/// One pairwise ask, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairwiseRecord {
+    pub key: String,
+    pub baseline_id: i64,
+    pub candidate_id: i64,
+    pub rubric_ref: i64,
+    pub judge_ref: i64,
+    pub rubric_id: String,
+    pub rubric_version: u32,
+    pub judge_id: String,
+    pub baseline_position: Position,
+    pub status: JudgmentStatus,
+    /// Only when `ok`.
+    pub winner: Option<Winner>,
+    pub rationale: Option<String>,
+    pub raw_output: Option<String>,
+    pub error: Option<String>,
+    pub asks: u32,
+    pub attempts: u32,
+    pub http_status: Option<u16>,
+    pub latency_ms: Option<f64>,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub simulated: bool,
+    pub invocation: String,
+    pub seq: u32,
+}
+
+/// Writes an ask; an `ok` one already stored for the same key wins (returns false).
+pub fn insert_pairwise(conn: &Connection, j: &PairwiseRecord) -> Result<bool, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO pairwise_judgments (key, baseline_id, candidate_id, rubric_ref, judge_ref,
+            rubric_id, rubric_version, judge_id, baseline_position, status, winner, preferred,
+            rationale, raw_output, error, asks, attempts, http_status, latency_ms,
+            prompt_tokens, completion_tokens, simulated, invocation, seq, created_at)
+         SELECT :key, :baseline, :candidate, :rubric_ref, :judge_ref, :rubric_id,
+            :rubric_version, :judge_id, :position, :status, :winner, :preferred, :rationale,
+            :raw, :error, :asks, :attempts, :http_status, :latency, :prompt_tokens,
+            :completion_tokens, :simulated, :invocation, :seq, :now
+         WHERE NOT EXISTS (SELECT 1 FROM pairwise_judgments
+                           WHERE candidate_id = :candidate AND key = :key AND status = 'ok')",
+    )?;
+    let n = stmt.execute(named_params! {
+        ":key": j.key,
+        ":baseline": j.baseline_id,
+        ":candidate": j.candidate_id,
+        ":rubric_ref": j.rubric_ref,
+        ":judge_ref": j.judge_ref,
+        ":rubric_id": j.rubric_id,
+        ":rubric_version": j.rubric_version,
+        ":judge_id": j.judge_id,
+        ":position": j.baseline_position.as_str(),
+        ":status": j.status.as_str(),
+        ":winner": j.winner.map(Winner::as_str),
+        ":preferred": j.winner.map(|w| Preferred::of(w, j.baseline_position).as_str()),
+        ":rationale": j.rationale,
+        ":raw": j.raw_output,
+        ":error": j.error,
+        ":asks": j.asks,
+        ":attempts": j.attempts,
+        ":http_status": j.http_status,
+        ":latency": j.latency_ms,
+        ":prompt_tokens": j.prompt_tokens,
+        ":completion_tokens": j.completion_tokens,
+        ":simulated": j.simulated,
+        ":invocation": j.invocation,
+        ":seq": j.seq,
+        ":now": super::now_rfc3339(),
+    })?;
+    Ok(n == 1)
+}
+
+impl Storable for PairwiseRecord {
+    const THREAD: &'static str = "turnbench-pairwise";
+
+    fn insert(&self, tx: &Transaction) -> Result<bool, StoreError> {
+        insert_pairwise(tx, self)
+    }
+}
+
+/// (candidate id, key) of every scored pairwise ask: a re-run does not ask them again.
+pub fn final_pairwise_keys(conn: &Connection) -> Result<HashSet<(i64, String)>, StoreError> {
+    let mut stmt =
+        conn.prepare("SELECT candidate_id, key FROM pairwise_judgments WHERE status = 'ok'")?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// One row of `pairwise_verdicts`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairwiseVerdict {
+    pub baseline_id: i64,
+    pub candidate_id: i64,
+    /// `id@version`.
+    pub rubric: String,
+    pub judge_id: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    /// Both asks scored.
+    pub scored: bool,
+    /// Both asks read the same through the positions (`None` unless scored).
+    pub consistent: Option<bool>,
+    /// The reading when consistent, a tie when not (`None` unless scored).
+    pub verdict: Option<Preferred>,
+}
+
+/// Every current pairwise verdict, ordered by rubric, judge, candidate.
+pub fn pairwise_verdicts(conn: &Connection) -> Result<Vec<PairwiseVerdict>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT baseline_id, candidate_id, rubric_id, rubric_version, judge_id, judge_model,
+                simulated, scored, consistent, verdict
+         FROM pairwise_verdicts
+         ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let verdict: Option<String> = r.get(9)?;
+        Ok(PairwiseVerdict {
+            baseline_id: r.get(0)?,
+            candidate_id: r.get(1)?,
+            rubric: format!("{}@{}", r.get::<_, String>(2)?, r.get::<_, i64>(3)?),
+            judge_id: r.get(4)?,
+            judge_model: r.get(5)?,
+            simulated: r.get(6)?,
+            scored: r.get(7)?,
+            consistent: r.get(8)?,
+            verdict: verdict.as_deref().and_then(Preferred::parse),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_winner_is_read_through_the_position() {
+        use Position::{A, B};
+        assert_eq!(Preferred::of(Winner::Position(A), A), Preferred::Baseline);
+        assert_eq!(Preferred::of(Winner::Position(A), B), Preferred::Candidate);
+        assert_eq!(Preferred::of(Winner::Tie, B), Preferred::Tie);
+    }
+}

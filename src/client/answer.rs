@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use super::Usage;
 use super::sse::SseEvent;
 use crate::outcome::TurnOutcome;
-use crate::store::records::Usage;
 
 /// What a response said, independent of transport.
 #[derive(Debug, Default)]

@@ -8,10 +8,10 @@ use tokio::sync::watch;
 
 use super::schedule::{Job, pause_ms};
 use super::{RunContext, Stop};
-use crate::client::Endpoint;
+use crate::client::{Endpoint, Reply};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::now_rfc3339;
-use crate::store::records::{ConversationRecord, Message, TurnRecord};
+use crate::store::records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
 
 pub(super) async fn run_conversation(
     ctx: Arc<RunContext>,
@@ -58,23 +58,23 @@ pub(super) async fn run_conversation(
         let send =
             ctx.client
                 .send_with_retries(&endpoint, &history, ctx.timeout, &ctx.retry, i as u32);
-        let (mut turn, turn_attempts) = tokio::select! {
+        let (reply, turn_attempts) = tokio::select! {
             r = send => r,
             _ = stop.wait_for(|s| *s == Stop::Abort) => {
-                let turn = TurnRecord {
+                let reply = Reply {
                     outcome: Some(TurnOutcome::Interrupted),
                     error: Some("interrupted by the user while in flight".into()),
                     attempts: 1,
                     ..Default::default()
                 };
-                (turn, Vec::new())
+                (reply, Vec::new())
             }
         };
-        turn.prompt = prompt;
+        let mut turn = TurnRecord::from_reply(reply, prompt);
         turn.pause_ms = step.pause_ms.map(|_| pause);
         turn.start_ms = Some(start_ms);
         turn.visible_tokens = turn.answer.as_deref().map(crate::tokens::count);
-        attempts.extend(turn_attempts);
+        attempts.extend(turn_attempts.into_iter().map(AttemptRecord::from));
         let go_on = turn
             .outcome()
             .lets_conversation_continue(turn.has_visible_text());

@@ -1,0 +1,65 @@
+//! What the client hands back for one request: the answer as read ([`Reply`]), each attempt
+//! under a retry policy ([`Attempt`]) and the token counts a provider reported ([`Usage`]).
+//!
+//! These are the client's own types: the stages decide what to keep, and the store maps
+//! them to its rows (`store::records`), so the client knows nothing of the store.
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::TurnOutcome;
+
+/// Token counts; `None` = the provider did not report it (never 0 in its place).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub cached_tokens: Option<i64>,
+    pub reasoning_tokens: Option<i64>,
+}
+
+/// One request's answer, or how it failed; every fault is data here, never an error.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reply {
+    pub answer: Option<String>,
+    pub reasoning: Option<String>,
+    pub finish_reason: Option<String>,
+    pub http_status: Option<u16>,
+    pub outcome: Option<TurnOutcome>,
+    pub error: Option<String>,
+    /// How many attempts the retry policy made (1 without retries; 0 before it set it).
+    pub attempts: u32,
+    pub ttft_ms: Option<f64>,
+    pub ttfa_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    /// From the first attempt's send to the final answer: retries, backoff waits and a
+    /// stale keep-alive connection included; `None` when the final attempt has no E2E.
+    pub wall_ms: Option<f64>,
+    pub usage: Usage,
+    pub request_id: Option<String>,
+    /// Microseconds from request start, one per SSE event.
+    pub chunk_offsets_us: Vec<u32>,
+}
+
+impl Reply {
+    pub fn outcome(&self) -> TurnOutcome {
+        self.outcome.unwrap_or(TurnOutcome::Ok)
+    }
+
+    pub fn has_visible_text(&self) -> bool {
+        self.answer.as_deref().is_some_and(|a| !a.trim().is_empty())
+    }
+}
+
+/// One attempt of a request under a retry policy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    /// The caller's index of the request (a conversation's turn).
+    pub turn_idx: u32,
+    pub attempt: u32,
+    pub outcome: TurnOutcome,
+    pub http_status: Option<u16>,
+    pub error: Option<String>,
+    pub e2e_ms: Option<f64>,
+    /// The wait before this attempt.
+    pub waited_ms: f64,
+}

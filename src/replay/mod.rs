@@ -1,0 +1,3 @@
+//! `turnbench replay`: recorded agent sessions replayed against every target.
+
+pub mod session;

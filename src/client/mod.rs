@@ -19,7 +19,7 @@ use tokio::time::timeout_at;
 use crate::config::{RequestParams, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use answer::{AnswerAccumulator, clip};
-pub use reply::{Attempt, Reply, Usage};
+pub use reply::{Attempt, Reply, ToolCall, Usage};
 use sse::SseParser;
 
 /// Where and how to send a turn; the key and header values are held in memory only
@@ -478,6 +478,8 @@ fn finish(mut turn: Reply, acc: &AnswerAccumulator, streamed: bool) -> Reply {
     let split = acc.split();
     turn.answer = (!split.answer.is_empty()).then_some(split.answer);
     turn.reasoning = split.reasoning;
+    turn.tool_calls = acc.tool_calls.clone();
+    turn.tool_calls.sort_by_key(|c| c.index);
     turn.finish_reason = acc.finish_reason.clone();
     turn.usage = acc.usage;
     if streamed {
@@ -494,7 +496,8 @@ fn finish(mut turn: Reply, acc: &AnswerAccumulator, streamed: bool) -> Reply {
 fn classify_finished(turn: &Reply) -> TurnOutcome {
     match turn.finish_reason.as_deref() {
         Some("length") => TurnOutcome::Truncated,
-        _ if !turn.has_visible_text() => TurnOutcome::EmptyAnswer,
+        // A turn that only called tools said something: it is not empty.
+        _ if !turn.has_output() => TurnOutcome::EmptyAnswer,
         // The server reports that generation failed, after a successful start.
         Some("error" | "abort") => TurnOutcome::Http5xx,
         _ => TurnOutcome::Ok,

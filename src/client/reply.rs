@@ -17,11 +17,36 @@ pub struct Usage {
     pub reasoning_tokens: Option<i64>,
 }
 
+/// One tool call an answer made, assembled from its streamed deltas (or read whole).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolCall {
+    /// The call's position in the answer (`index` in the OpenAI delta format).
+    pub index: u32,
+    pub id: Option<String>,
+    /// Empty when the provider never sent one.
+    pub name: String,
+    /// The arguments exactly as sent (a JSON text when the provider behaves).
+    pub arguments: String,
+}
+
+impl ToolCall {
+    /// Whether the arguments parse as one JSON object (what a function call takes; an
+    /// empty text does not).
+    pub fn arguments_parse(&self) -> bool {
+        matches!(
+            serde_json::from_str::<serde_json::Value>(&self.arguments),
+            Ok(serde_json::Value::Object(_))
+        )
+    }
+}
+
 /// One request's answer, or how it failed; every fault is data here, never an error.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reply {
     pub answer: Option<String>,
     pub reasoning: Option<String>,
+    /// Tool calls, in the order of their index.
+    pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<String>,
     pub http_status: Option<u16>,
     pub outcome: Option<TurnOutcome>,
@@ -47,6 +72,11 @@ impl Reply {
 
     pub fn has_visible_text(&self) -> bool {
         self.answer.as_deref().is_some_and(|a| !a.trim().is_empty())
+    }
+
+    /// Whether the answer said anything: visible text or a tool call.
+    pub fn has_output(&self) -> bool {
+        self.has_visible_text() || !self.tool_calls.is_empty()
     }
 }
 

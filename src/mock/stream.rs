@@ -135,14 +135,22 @@ impl Writer {
         let content_pieces = plan
             .pieces
             .iter()
-            .filter(|p| matches!(p.kind, PieceKind::Content(_)))
+            .filter(|p| {
+                matches!(
+                    p.kind,
+                    PieceKind::Content(_) | PieceKind::ToolArguments { .. }
+                )
+            })
             .count();
         let midway = content_pieces / 2;
         let mut content_sent = 0;
         let mut first_text = true;
         for Piece { at_ms, kind } in &plan.pieces {
             sleep_to(arrived, *at_ms).await;
-            if matches!(kind, PieceKind::Content(_)) {
+            if matches!(
+                kind,
+                PieceKind::Content(_) | PieceKind::ToolArguments { .. }
+            ) {
                 if content_sent == midway && self.inject(plan.fault).await {
                     return;
                 }
@@ -158,6 +166,14 @@ impl Writer {
                 ),
                 PieceKind::Reasoning(t) => (self.delta(plan.reasoning_field, t), Mark::FirstText),
                 PieceKind::Content(t) => (self.delta("content", t), Mark::FirstText),
+                PieceKind::ToolStart { .. } | PieceKind::ToolArguments { .. } => {
+                    let delta = super::tools::delta(kind).unwrap_or_default();
+                    let bytes = Bytes::from(format!(
+                        "{}{delta},\"finish_reason\":null}}]}}\n\n",
+                        self.prefix
+                    ));
+                    (bytes, Mark::FirstText)
+                }
             };
             let mark = if mark == Mark::FirstText && first_text {
                 first_text = false;

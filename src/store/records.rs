@@ -59,6 +59,8 @@ impl TurnRecord {
         let Reply {
             answer,
             reasoning,
+            // Scripted scenarios send no tools; replay stores calls in its own rows.
+            tool_calls: _,
             finish_reason,
             http_status,
             outcome,

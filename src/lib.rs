@@ -32,6 +32,7 @@ pub mod cli;
 pub mod client;
 pub mod collect;
 pub mod config;
+pub mod drive;
 pub mod exchange;
 pub mod export;
 pub mod import;

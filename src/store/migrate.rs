@@ -15,6 +15,7 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "004_read_model",
         include_str!("../../db/004_read_model.sql"),
     ),
+    ("006_replay", include_str!("../../db/006_replay.sql")),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
@@ -72,11 +73,12 @@ pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
 
 /// A table each migration creates, by which a store that predates recorded migration
 /// names shows which ones it has.
-const CREATES: [&str; 4] = [
+const CREATES: [&str; 5] = [
     "turns",
     "judgments",
     "check_results",
     "check_run_definitions",
+    "replay_turns",
 ];
 
 fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {

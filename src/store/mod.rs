@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 pub use records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
-pub use writer::{Storable, StoreWriter};
+pub use writer::{Storable, StoreWriter, Written};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

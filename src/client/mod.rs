@@ -102,6 +102,9 @@ pub struct Client {
     /// No pool: every request on a new connection. Used once for a request whose pooled
     /// connection turned out to be closed by the server before it answered.
     fresh: reqwest::Client,
+    /// Response headers returned in [`Reply::headers`] (lower case), e.g. the one a
+    /// gateway names the serving provider in.
+    capture: std::sync::Arc<[String]>,
 }
 
 static CRYPTO: Once = Once::new();
@@ -133,7 +136,18 @@ impl Client {
         Ok(Client {
             http: build(1024)?,
             fresh: build(0)?,
+            capture: std::sync::Arc::new([]),
         })
+    }
+
+    /// This client, returning these response headers with each reply (the same
+    /// connection pools).
+    pub fn capturing(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        let mut names: Vec<String> = names.into_iter().map(|n| n.to_ascii_lowercase()).collect();
+        names.sort();
+        names.dedup();
+        self.capture = names.into();
+        self
     }
 
     /// Sends one turn under a retry policy; every attempt is returned, the last is the turn.
@@ -329,6 +343,13 @@ impl Client {
             .iter()
             .find_map(|h| response.headers().get(*h)?.to_str().ok())
             .map(str::to_string);
+        for name in self.capture.iter() {
+            if let Some(v) = response.headers().get(name.as_str())
+                && let Ok(v) = v.to_str()
+            {
+                turn.headers.push((name.clone(), v.to_string()));
+            }
+        }
         if !status.is_success() {
             let header = response
                 .headers()

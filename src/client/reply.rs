@@ -61,6 +61,9 @@ pub struct Reply {
     pub wall_ms: Option<f64>,
     pub usage: Usage,
     pub request_id: Option<String>,
+    /// The response headers the client was asked to capture ([`super::Client::capturing`]),
+    /// when present.
+    pub headers: Vec<(String, String)>,
     /// Microseconds from request start, one per SSE event.
     pub chunk_offsets_us: Vec<u32>,
 }

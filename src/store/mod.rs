@@ -11,6 +11,7 @@ pub mod judgments;
 mod migrate;
 pub mod read;
 pub mod records;
+pub mod replay;
 pub mod write;
 pub mod writer;
 

@@ -72,6 +72,8 @@ impl TurnRecord {
             wall_ms,
             usage,
             request_id,
+            // Captured for the stage that asked (replay's serving provider).
+            headers: _,
             chunk_offsets_us,
         } = reply;
         TurnRecord {

@@ -12,7 +12,9 @@ CREATE TABLE replay_runs (
     pause_scale   REAL NOT NULL,          -- every pause and break was slept at this share
     break_share   REAL NOT NULL,          -- share of turns after the first with a break
     break_min_ms  REAL NOT NULL,
-    break_max_ms  REAL NOT NULL
+    break_max_ms  REAL NOT NULL,
+    clock_scale   REAL NOT NULL DEFAULT 1 -- the providers' clock ÷ real time: 1, or the
+                                          -- built-in mock's time scale
 );
 
 -- One row per replayed pass (conversation).
@@ -61,6 +63,9 @@ SELECT f.*,
        r.prompt_hash,
        r.pause_ms      AS recorded_pause_ms,
        r.break_ms,
+       -- The break as the provider's clock saw it: slept (× pause_scale), in its time.
+       r.break_ms * (SELECT rr.pause_scale / rr.clock_scale FROM replay_runs rr
+                     WHERE rr.run_id = f.run_id) AS break_seen_ms,
        r.served_by,
        (SELECT prev.served_by FROM replay_turns prev
          WHERE prev.conversation_id = r.conversation_id AND prev.idx < r.idx

@@ -126,6 +126,62 @@ fn every_target_gets_the_same_prompts_and_pauses_and_block_twins_send_the_same()
         )
         .unwrap();
     assert_eq!(mismatched, 0);
+
+    // The report's replay section: valid against the schema, counts as the store says.
+    let (json, _) = openai.run_ok(&["report", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo("docs/report.schema.json")).unwrap())
+            .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let cells = report["replay"]["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    for cell in cells {
+        let provider = cell["provider"].as_str().unwrap();
+        let (turns, answered_later, reported): (i64, i64, i64) = conn
+            .query_row(
+                "SELECT COUNT(*),
+                        SUM(idx > 0 AND outcome IN ('ok', 'truncated')),
+                        SUM(idx > 0 AND outcome IN ('ok', 'truncated') AND cached_tokens IS NOT NULL)
+                 FROM replay_turn_facts WHERE provider = ?1",
+                [provider],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!(cell["reliability"]["turns_sent"], turns, "{provider}");
+        assert_eq!(cell["cache"]["turns_reported"], reported, "{provider}");
+        assert_eq!(cell["simulated"], true);
+        if provider == "sim-burst" {
+            // Reports no cached tokens: "not reported", never 0 %.
+            assert_eq!(reported, 0);
+            assert!(cell["cache"]["hit_rate"].is_null());
+        } else {
+            assert_eq!(reported, answered_later, "{provider}");
+            assert!(cell["cache"]["hit_rate"].as_f64().unwrap() > 0.5);
+        }
+        assert!(cell["tools"]["turns_with_calls"].as_u64().unwrap() > 0);
+        assert_eq!(
+            cell["switches"].is_null(),
+            provider != "sim-flaky",
+            "{provider}"
+        );
+    }
+    let (text, _) = openai.run_ok(&["report"]);
+    for section in [
+        "REPLAY CACHE · SIMULATED",
+        "REPLAY CACHE AFTER A BREAK",
+        "REPLAY SPEED",
+        "REPLAY COST",
+        "REPLAY TOOL CALLS AND RELIABILITY",
+    ] {
+        assert!(text.contains(section), "{section}: {text}");
+    }
+    assert!(text.contains("not reported"), "sim-burst's cache: {text}");
 }
 
 /// Two short sessions with timestamps a few seconds apart, six turns each.

@@ -109,6 +109,7 @@ impl ReplayArgs {
             sessions_path: self.sessions.clone(),
             resume: if self.resume { Resume::Yes } else { Resume::No },
             quiet,
+            clock_scale: if builtin { BUILTIN_SCALE } else { 1.0 },
         };
         let report = replay::replay(&cfg, sessions, &opts, super::interrupts()).await?;
         print!("{}", crate::collect::format_summary(&report.summary));

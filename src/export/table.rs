@@ -158,6 +158,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     for s in &r.judges {
         out.push(judge(r, s, m));
     }
+    out.extend(super::replay_tables::tables(r));
     out.retain(|t| !t.rows.is_empty());
     out
 }

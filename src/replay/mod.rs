@@ -42,6 +42,9 @@ pub struct ReplayOptions {
     pub sessions_path: PathBuf,
     pub resume: Resume,
     pub quiet: bool,
+    /// The providers' clock ÷ real time: 1 for real providers; the built-in mock's time
+    /// scale, so that a break is bucketed by the length the simulated provider saw.
+    pub clock_scale: f64,
 }
 
 /// What a replay run did.
@@ -123,6 +126,7 @@ pub async fn replay(
             break_share: settings.breaks.share,
             break_min_ms: settings.breaks.min_s * 1000.0,
             break_max_ms: settings.breaks.max_s * 1000.0,
+            clock_scale: opts.clock_scale,
         },
     )?;
     let target_ids = store_targets(&conn, cfg)?;

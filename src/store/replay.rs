@@ -65,14 +65,16 @@ pub struct NewReplayRun<'a> {
     pub break_share: f64,
     pub break_min_ms: f64,
     pub break_max_ms: f64,
+    /// The providers' clock ÷ real time: 1, or the built-in mock's time scale.
+    pub clock_scale: f64,
 }
 
 /// Marks a run as a replay (once; a resumed run keeps its row).
 pub fn insert_replay_run(conn: &Connection, r: &NewReplayRun) -> Result<(), StoreError> {
     conn.execute(
         "INSERT OR IGNORE INTO replay_runs (run_id, sessions, sessions_hash, pause_cap_ms,
-             pause_scale, break_share, break_min_ms, break_max_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             pause_scale, break_share, break_min_ms, break_max_ms, clock_scale)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         params![
             r.run_id,
             r.sessions,
@@ -81,7 +83,8 @@ pub fn insert_replay_run(conn: &Connection, r: &NewReplayRun) -> Result<(), Stor
             r.pause_scale,
             r.break_share,
             r.break_min_ms,
-            r.break_max_ms
+            r.break_max_ms,
+            r.clock_scale
         ],
     )?;
     Ok(())
@@ -141,4 +144,81 @@ impl Storable for ReplayRecord {
     fn insert(&self, tx: &Transaction) -> Result<bool, StoreError> {
         insert_replay(tx, self).map(|_| true)
     }
+}
+
+/// One replayed turn as the report reads it (`replay_turn_facts` with its target's prices
+/// and whether it was simulated); only conversations that count for their slot.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayTurnFact {
+    pub provider: String,
+    pub label: String,
+    pub simulated: bool,
+    /// The target's prices as stored (JSON), if any.
+    pub prices: Option<String>,
+    pub conversation_id: i64,
+    pub idx: i64,
+    pub session_id: String,
+    pub outcome: String,
+    pub conversation_outcome: String,
+    pub ttft_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub reasoning_tokens: Option<i64>,
+    pub cached_tokens: Option<i64>,
+    /// The break as the provider's clock saw it (`break_seen_ms`).
+    pub break_ms: f64,
+    pub served_by: Option<String>,
+    pub previous_served_by: Option<String>,
+    /// JSON names of the recorded calls, if the recorded answer called tools.
+    pub recorded_tools: Option<String>,
+    pub tool_calls: i64,
+    pub tool_calls_valid: Option<bool>,
+    pub first_tool: Option<String>,
+}
+
+/// Every selected replayed turn, by provider, label, conversation and turn.
+pub fn replay_turn_facts(
+    conn: &Connection,
+    sel: &super::facts::Selection,
+) -> Result<Vec<ReplayTurnFact>, StoreError> {
+    let sql = format!(
+        "SELECT f.provider, f.label, IFNULL(t.host, '') = 'builtin-mock', t.prices,
+                f.conversation_id, f.idx, f.session_id, f.outcome, f.conversation_outcome,
+                f.ttft_ms, f.e2e_ms, f.prompt_tokens, f.completion_tokens, f.reasoning_tokens,
+                f.cached_tokens, IFNULL(f.break_seen_ms, 0), f.served_by, f.previous_served_by,
+                f.recorded_tools, f.tool_calls, f.tool_calls_valid, f.first_tool
+         FROM (SELECT * FROM replay_turn_facts WHERE counts AND {}) f
+         JOIN targets t ON t.id = f.target_id
+         ORDER BY f.label, f.provider, f.conversation_id, f.idx",
+        super::facts::SELECTED
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(&sel.params()[..], |r| {
+        Ok(ReplayTurnFact {
+            provider: r.get(0)?,
+            label: r.get(1)?,
+            simulated: r.get(2)?,
+            prices: r.get(3)?,
+            conversation_id: r.get(4)?,
+            idx: r.get(5)?,
+            session_id: r.get(6)?,
+            outcome: r.get(7)?,
+            conversation_outcome: r.get(8)?,
+            ttft_ms: r.get(9)?,
+            e2e_ms: r.get(10)?,
+            prompt_tokens: r.get(11)?,
+            completion_tokens: r.get(12)?,
+            reasoning_tokens: r.get(13)?,
+            cached_tokens: r.get(14)?,
+            break_ms: r.get(15)?,
+            served_by: r.get(16)?,
+            previous_served_by: r.get(17)?,
+            recorded_tools: r.get(18)?,
+            tool_calls: r.get(19)?,
+            tool_calls_valid: r.get(20)?,
+            first_tool: r.get(21)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }

@@ -39,6 +39,8 @@ pub struct Lines<R> {
     pub number: u64,
     /// Bytes consumed so far (for progress).
     pub bytes: u64,
+    /// Byte offset in the input of the last line returned (its first byte after any BOM).
+    pub start: u64,
 }
 
 impl<R: BufRead> Lines<R> {
@@ -48,12 +50,19 @@ impl<R: BufRead> Lines<R> {
             buf: Vec::new(),
             number: 0,
             bytes: 0,
+            start: 0,
         }
     }
 
     pub fn next_line(&mut self) -> io::Result<Option<(u64, &[u8])>> {
+        Ok(self.next_line_at()?.map(|(n, _, text)| (n, text)))
+    }
+
+    /// [`Self::next_line`] with the byte offset where the line starts.
+    pub fn next_line_at(&mut self) -> io::Result<Option<(u64, u64, &[u8])>> {
         loop {
             self.buf.clear();
+            let line_start = self.bytes;
             let n = self.input.read_until(b'\n', &mut self.buf)?;
             if n == 0 {
                 return Ok(None);
@@ -75,7 +84,12 @@ impl<R: BufRead> Lines<R> {
                     .count();
             // Re-slice from the buffer so the borrow ends with `self`.
             let start = self.buf.len() - text.len();
-            return Ok(Some((self.number, &self.buf[start..start + end])));
+            self.start = line_start + start as u64;
+            return Ok(Some((
+                self.number,
+                self.start,
+                &self.buf[start..start + end],
+            )));
         }
     }
 }
@@ -91,6 +105,17 @@ mod tests {
             out.push((n, String::from_utf8(l.to_vec()).unwrap()));
         }
         out
+    }
+
+    #[test]
+    fn each_line_knows_where_it_starts() {
+        let text = b"\xEF\xBB\xBFab\r\n\ncd\n";
+        let mut lines = Lines::new(&text[..]);
+        let (_, at, l) = lines.next_line_at().unwrap().unwrap();
+        assert_eq!((l, at), (&b"ab"[..], 3));
+        let (_, at, l) = lines.next_line_at().unwrap().unwrap();
+        assert_eq!((l, at), (&b"cd"[..], 8));
+        assert_eq!(lines.start, 8);
     }
 
     #[test]

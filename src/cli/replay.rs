@@ -51,7 +51,7 @@ pub struct ReplayArgs {
 impl ReplayArgs {
     pub async fn run(self, global: &Global) -> Result<i32> {
         let (db, quiet) = (global.db.as_path(), global.quiet);
-        let sessions = replay::read_sessions(&self.sessions)?;
+        let sessions = replay::SessionIndex::build(&self.sessions)?;
         // The built-in run keeps its mock alive for as long as the replay lasts.
         let mut _mock = None;
         let builtin = self.config.is_none();
@@ -87,12 +87,12 @@ impl ReplayArgs {
             bail!("{problem}\n  fix: --rounds at least 1, --pause-scale 0 or more");
         }
         if !quiet {
-            let turns: usize = sessions.iter().map(|s| s.turn_indices().count()).sum();
+            let turns: usize = sessions.entries.iter().map(|s| s.turns).sum();
             eprintln!(
                 "replay {:?}: {} targets × {} sessions ({turns} turns) × {} rounds → {}{}",
                 cfg.name,
                 cfg.targets.len(),
-                sessions.len(),
+                sessions.entries.len(),
                 cfg.replay.rounds,
                 db.display(),
                 if builtin {

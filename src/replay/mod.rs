@@ -24,7 +24,7 @@ use crate::store::read::{TargetSummary, finished_slots, run_summary};
 use crate::store::replay::{NewReplayRun, insert_replay_run};
 use crate::store::write::{NewRun, finish_run};
 use pass::{PassJob, ReplayContext};
-pub use session::{Session, SessionError, read_sessions};
+pub use session::{Session, SessionError, SessionIndex, read_sessions};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
@@ -65,34 +65,17 @@ impl ReplayReport {
     }
 }
 
-/// A hash of the sessions as read: a resumed run must replay the same sessions.
-pub fn sessions_hash(sessions: &[Session]) -> String {
-    let mut h = blake3::Hasher::new();
-    for s in sessions {
-        h.update(s.id.as_bytes());
-        if let Some(tools) = &s.tools {
-            h.update(tools.to_string().as_bytes());
-        }
-        // Messages always serialise.
-        h.update(&serde_json::to_vec(&s.messages).expect("messages serialise"));
-        for m in &s.messages {
-            h.update(&m.at_ms.unwrap_or(i64::MIN).to_le_bytes());
-        }
-    }
-    h.finalize().to_hex()[..16].to_string()
-}
-
 /// Replays every session `cfg.replay.rounds` times against every target.
 pub async fn replay(
     cfg: &BenchConfig,
-    sessions: Vec<Session>,
+    sessions: SessionIndex,
     opts: &ReplayOptions,
     interrupts: tokio::sync::mpsc::Receiver<()>,
 ) -> Result<ReplayReport, ReplayError> {
     let settings = cfg.replay.clone();
     settings.check().map_err(ReplayError::Setup)?;
     let conn = crate::store::open(&opts.db)?;
-    let hash = sessions_hash(&sessions);
+    let hash = sessions.hash();
     let stored_settings = serde_json::json!({
         "bench": stable_settings(cfg),
         "replay": settings,
@@ -157,7 +140,7 @@ pub async fn replay(
         .map(|target| {
             let mut q = Vec::new();
             for round in 1..=settings.rounds {
-                for (i, s) in ctx.sessions.iter().enumerate() {
+                for (i, s) in ctx.sessions.entries.iter().enumerate() {
                     total += 1;
                     if !done.contains(&(target_ids[target], s.id.clone(), round)) {
                         q.push(PassJob {

@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::schedule::{break_ms, capped_pause_ms, salt};
-use super::session::{Role, Session, SessionMessage};
+use super::session::{Role, Session, SessionIndex, SessionMessage};
 use crate::client::{Client, Endpoint};
 use crate::config::{CacheHint, ReplaySettings, RetryPolicy, TargetReplay};
 use crate::drive::{Stop, pause as sleep_pause, send_turn};
@@ -28,7 +28,8 @@ pub(super) struct ReplayContext {
     pub timeout: Duration,
     pub retry: RetryPolicy,
     pub client: Client,
-    pub sessions: Vec<Session>,
+    /// Where each session is; a pass reads its session when it starts.
+    pub sessions: SessionIndex,
     pub target_ids: Vec<i64>,
     pub endpoints: Vec<Endpoint>,
     pub hints: Vec<TargetReplay>,
@@ -132,7 +133,16 @@ fn stored_prompt(added: &[SessionMessage]) -> Vec<Message> {
 
 pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> ReplayRecord {
     let ctx = &job.ctx;
-    let session = &ctx.sessions[job.session];
+    let index = ctx.clone();
+    let i = job.session;
+    let loaded = tokio::task::spawn_blocking(move || index.sessions.load(i))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading the session failed: {e}")));
+    let session = match loaded {
+        Ok(s) => s,
+        Err(message) => return internal_error(&job, message),
+    };
+    let session = &session;
     let salt = salt(ctx.seed, ctx.run_id, &session.id, job.round);
     let pass_id = format!("{}#{}-{salt}", session.id, job.round);
     let hint = &ctx.hints[job.target].cache_hint;
@@ -242,7 +252,7 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
 /// The record of a pass whose task panicked (a bug): failed with `internal_error` and the
 /// message, no turns.
 pub(super) fn internal_error(job: &PassJob, message: String) -> ReplayRecord {
-    let session = &job.ctx.sessions[job.session];
+    let id = &job.ctx.sessions.entries[job.session].id;
     let turn = TurnRecord {
         outcome: Some(TurnOutcome::InternalError),
         error: Some(format!(
@@ -257,12 +267,12 @@ pub(super) fn internal_error(job: &PassJob, message: String) -> ReplayRecord {
             turns: vec![turn],
             ..pass_record(job)
         },
-        session_id: session.id.clone(),
+        session_id: id.clone(),
         round: job.round,
-        salt: salt(job.ctx.seed, job.ctx.run_id, &session.id, job.round),
+        salt: salt(job.ctx.seed, job.ctx.run_id, id, job.round),
         cache_hint: job.ctx.hints[job.target].cache_hint.clone().into(),
         turns: vec![ReplayTurnRecord {
-            message_idx: session.turn_indices().next().unwrap_or(0) as u32,
+            message_idx: 0,
             prompt_hash: String::new(),
             pause_ms: 0.0,
             break_ms: 0.0,
@@ -276,14 +286,14 @@ pub(super) fn internal_error(job: &PassJob, message: String) -> ReplayRecord {
 /// A conversation record for the pass with its identity filled in, no turns, ended now.
 fn pass_record(job: &PassJob) -> ConversationRecord {
     let ctx = &job.ctx;
-    let session = &ctx.sessions[job.session];
+    let id = &ctx.sessions.entries[job.session].id;
     let target_id = ctx.target_ids[job.target];
     ConversationRecord {
         uid: format!(
             "{}-{}-{}-{}-{}",
             ctx.run_id,
             target_id,
-            session.id,
+            id,
             job.round,
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -292,7 +302,7 @@ fn pass_record(job: &PassJob) -> ConversationRecord {
         ),
         run_id: ctx.run_id,
         target_id,
-        scenario: Some(session.id.clone()),
+        scenario: Some(id.clone()),
         scenario_ref: None,
         repeat: job.round,
         outcome: ConversationOutcome::Interrupted,

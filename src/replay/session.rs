@@ -214,31 +214,143 @@ fn bad_lines_message(lines: &[BadLine], total: usize) -> String {
 /// Reads every session of a file. Any bad line is an error (listing every bad line): a
 /// replay with a silently skipped session would compare less than the user asked for.
 pub fn read_sessions(path: &Path) -> Result<Vec<Session>, SessionError> {
-    let file = std::fs::File::open(path).map_err(|error| SessionError::Open {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    read_sessions_from(std::io::BufReader::new(file), path)
+    let mut sessions = Vec::new();
+    scan(open(path)?, path, |s, _| sessions.push(s))?;
+    Ok(sessions)
 }
 
 /// [`read_sessions`] from any reader; `path` names it in messages.
 pub fn read_sessions_from(input: impl BufRead, path: &Path) -> Result<Vec<Session>, SessionError> {
-    let mut lines = Lines::new(input);
     let mut sessions = Vec::new();
+    scan(input, path, |s, _| sessions.push(s))?;
+    Ok(sessions)
+}
+
+fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, SessionError> {
+    let file = std::fs::File::open(path).map_err(|error| SessionError::Open {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    Ok(std::io::BufReader::new(file))
+}
+
+/// Where a session's line is, so that it can be read again when its pass starts: a
+/// replay holds the index of every session and the sessions of passes in flight only, so
+/// its memory does not grow with the number of sessions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionEntry {
+    pub id: String,
+    pub line: u64,
+    pub offset: u64,
+    pub len: u64,
+    /// blake3 of the line: a session read again must be the one validated.
+    pub hash: [u8; 32],
+    /// Recorded assistant turns.
+    pub turns: usize,
+}
+
+/// Every session of a file, validated once, as positions in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionIndex {
+    pub path: PathBuf,
+    pub entries: Vec<SessionEntry>,
+}
+
+impl SessionIndex {
+    /// Validates every line of the file (errors as [`read_sessions`]) and keeps where each
+    /// session is.
+    pub fn build(path: &Path) -> Result<SessionIndex, SessionError> {
+        let mut entries = Vec::new();
+        scan(open(path)?, path, |s, at| {
+            entries.push(SessionEntry {
+                turns: s.turn_indices().count(),
+                id: s.id,
+                line: s.line,
+                offset: at.offset,
+                len: at.len,
+                hash: at.hash,
+            })
+        })?;
+        Ok(SessionIndex {
+            path: path.to_path_buf(),
+            entries,
+        })
+    }
+
+    /// Reads session `i` again; an error if the file changed since it was validated.
+    pub fn load(&self, i: usize) -> Result<Session, String> {
+        use std::io::{Read, Seek, SeekFrom};
+        let e = self
+            .entries
+            .get(i)
+            .ok_or_else(|| format!("no session {i} in the index"))?;
+        let changed = || {
+            format!(
+                "{}:{}: the sessions file changed during the replay; replay it again (or --resume) with the file left as it is",
+                self.path.display(),
+                e.line
+            )
+        };
+        let mut file = std::fs::File::open(&self.path)
+            .map_err(|err| format!("{}: cannot read: {err}", self.path.display()))?;
+        file.seek(SeekFrom::Start(e.offset))
+            .map_err(|_| changed())?;
+        let mut text = Vec::with_capacity(e.len as usize);
+        file.take(e.len)
+            .read_to_end(&mut text)
+            .map_err(|_| changed())?;
+        if *blake3::hash(&text).as_bytes() != e.hash {
+            return Err(changed());
+        }
+        parse_session(&text, e.line).map_err(|p| format!("{}:{}: {p}", self.path.display(), e.line))
+    }
+
+    /// A hash of every session as read: a resumed run must replay the same sessions.
+    pub fn hash(&self) -> String {
+        let mut h = blake3::Hasher::new();
+        for e in &self.entries {
+            h.update(&e.hash);
+        }
+        h.finalize().to_hex()[..16].to_string()
+    }
+}
+
+/// Where a valid line was.
+struct LineAt {
+    offset: u64,
+    len: u64,
+    hash: [u8; 32],
+}
+
+/// Validates every line, handing each valid session to `keep`; any bad line makes the
+/// whole file an error listing the bad lines.
+fn scan(
+    input: impl BufRead,
+    path: &Path,
+    mut keep: impl FnMut(Session, LineAt),
+) -> Result<(), SessionError> {
+    let mut lines = Lines::new(input);
     let mut bad = Vec::new();
     let mut total_bad = 0;
+    let mut kept = 0;
     let mut ids = HashSet::new();
     loop {
-        let (line, text) = match lines.next_line() {
+        let number = lines.number;
+        let (line, offset, text) = match lines.next_line_at() {
             Ok(Some(next)) => next,
             Ok(None) => break,
             Err(error) => {
                 return Err(SessionError::Read {
                     path: path.to_path_buf(),
-                    line: lines.number + 1,
+                    line: number + 1,
                     error,
                 });
             }
+        };
+        let at = LineAt {
+            offset,
+            len: text.len() as u64,
+            hash: *blake3::hash(text).as_bytes(),
         };
         let parsed = parse_session(text, line).and_then(|s| {
             if ids.insert(s.id.clone()) {
@@ -254,7 +366,13 @@ pub fn read_sessions_from(input: impl BufRead, path: &Path) -> Result<Vec<Sessio
             }
         });
         match parsed {
-            Ok(s) => sessions.push(s),
+            Ok(s) => {
+                kept += 1;
+                // Once a line is bad the run will not start: keep nothing more.
+                if total_bad == 0 {
+                    keep(s, at);
+                }
+            }
             Err(problem) => {
                 total_bad += 1;
                 if bad.len() < MAX_REPORTED {
@@ -270,10 +388,10 @@ pub fn read_sessions_from(input: impl BufRead, path: &Path) -> Result<Vec<Sessio
     if total_bad > 0 {
         return Err(SessionError::BadLines(bad, total_bad));
     }
-    if sessions.is_empty() {
+    if kept == 0 {
         return Err(SessionError::Empty(path.to_path_buf()));
     }
-    Ok(sessions)
+    Ok(())
 }
 
 /// Parses and validates one line (without its newline).
@@ -828,6 +946,29 @@ mod tests {
             assert_eq!(p.field, field, "{line}: {p}");
             assert!(p.problem.contains(words), "{line}: {p}");
         }
+    }
+
+    #[test]
+    fn an_index_reads_each_session_again_and_notices_a_changed_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let original = std::fs::read_to_string(repo("sessions/agent-sessions.jsonl")).unwrap();
+        std::fs::write(&path, format!("\u{feff}\n{original}")).unwrap();
+        let index = SessionIndex::build(&path).unwrap();
+        let whole = read_sessions(&repo("sessions/agent-sessions.jsonl")).unwrap();
+        assert_eq!(index.entries.len(), whole.len());
+        for (i, s) in whole.iter().enumerate() {
+            let again = index.load(i).unwrap();
+            assert_eq!(
+                (&again.id, &again.messages, &again.tools),
+                (&s.id, &s.messages, &s.tools)
+            );
+            assert_eq!(index.entries[i].turns, s.turn_indices().count());
+            assert_eq!(again.line, i as u64 + 2, "after the BOM line");
+        }
+        std::fs::write(&path, original.replace("negative stock", "positive stock")).unwrap();
+        let err = index.load(0).unwrap_err();
+        assert!(err.contains("changed during the replay"), "{err}");
     }
 
     #[test]

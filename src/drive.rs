@@ -305,12 +305,14 @@ where
             let _ = sink.send(record).await;
             progress.inc(1);
         });
+        // Finished tasks are reaped as the run goes: each holds its future's whole
+        // allocation until joined, which would make memory grow with the number of jobs.
+        while let Some(joined) = tasks.try_join_next() {
+            report_join(joined);
+        }
     }
     while let Some(joined) = tasks.join_next().await {
-        if let Err(e) = joined {
-            // Jobs are caught; a task that still failed is reported, never silent.
-            eprintln!("a conversation task failed: {e}");
-        }
+        report_join(joined);
     }
     signal_task.abort();
     store_watch.abort();
@@ -323,6 +325,13 @@ where
         stopped,
         written,
     })
+}
+
+/// Jobs are caught; a task that still failed is reported, never silent.
+fn report_join(joined: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = joined {
+        eprintln!("a conversation task failed: {e}");
+    }
 }
 
 /// A conversation's hold on its concurrency slots. Dropping it, however the task ends

@@ -32,6 +32,9 @@ pub struct AnswerAccumulator {
     pub response_id: Option<String>,
     /// A fault found in the stream itself: class and detail.
     pub fault: Option<(TurnOutcome, String)>,
+    /// Top-level string fields to keep from the response (e.g. the `provider` a gateway
+    /// names), each with the first value seen.
+    pub fields: Vec<(String, Option<String>)>,
 }
 
 /// Answer and reasoning after `<think>` handling.
@@ -43,6 +46,39 @@ pub struct SplitAnswer {
 }
 
 impl AnswerAccumulator {
+    /// An accumulator that also keeps these top-level string fields of the response.
+    pub fn capturing(fields: &[String]) -> Self {
+        AnswerAccumulator {
+            fields: fields.iter().map(|f| (f.clone(), None)).collect(),
+            ..AnswerAccumulator::default()
+        }
+    }
+
+    /// Fills wanted fields not seen yet from one chunk or body; the text is parsed again
+    /// only when it names a wanted field, and only until every one is found.
+    fn capture_fields(&mut self, data: &str) {
+        if self.fields.iter().all(|(_, v)| v.is_some()) {
+            return;
+        }
+        if !self
+            .fields
+            .iter()
+            .any(|(k, v)| v.is_none() && data.contains(&format!("\"{k}\"")))
+        {
+            return;
+        }
+        let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(data) else {
+            return;
+        };
+        for (k, v) in &mut self.fields {
+            if v.is_none()
+                && let Some(found) = obj.get(k.as_str()).and_then(Value::as_str)
+            {
+                *v = Some(found.to_string());
+            }
+        }
+    }
+
     /// One SSE event that arrived at `at_ms`. Returns false when reading should stop: a
     /// `[DONE]`, or an error (llama.cpp's `error:` field, an `event: error`, an error object).
     pub fn on_event(&mut self, event: SseEvent, at_ms: f64) -> bool {
@@ -68,6 +104,7 @@ impl AnswerAccumulator {
             self.done_ms = Some(at_ms);
             return false;
         }
+        self.capture_fields(data);
         // Fast path: the usual chunk shape, borrowed, without building a JSON tree. Anything
         // else (error objects, content as parts, odd types) takes the general path.
         match serde_json::from_str::<ChunkDoc>(data) {
@@ -152,6 +189,7 @@ impl AnswerAccumulator {
 
     /// A non-streamed body.
     pub fn on_body(&mut self, body: &str, at_ms: f64) {
+        self.capture_fields(body);
         self.last_event_ms = Some(at_ms);
         self.done_ms = Some(at_ms);
         let value: Value = match serde_json::from_str(body) {
@@ -849,5 +887,32 @@ mod tests {
             .collect();
         assert_eq!(names, [(0, "ls", "{}"), (1, "cat", r#"{"p":1}"#)]);
         assert_eq!(acc.ttft_ms, None);
+    }
+
+    #[test]
+    fn wanted_top_level_fields_are_kept_from_the_first_chunk_naming_them() {
+        let mut acc = AnswerAccumulator::capturing(&["provider".to_string()]);
+        for (data, t) in [
+            (r#"{"choices":[{"delta":{"content":"a"}}]}"#, 1.0),
+            (
+                r#"{"provider":"DeepInfra","choices":[{"delta":{"content":"b"}}]}"#,
+                2.0,
+            ),
+            (
+                r#"{"provider":"Other","choices":[{"delta":{"content":"c"}}]}"#,
+                3.0,
+            ),
+        ] {
+            acc.on_data(data, t);
+        }
+        assert_eq!(
+            acc.fields,
+            vec![("provider".to_string(), Some("DeepInfra".to_string()))]
+        );
+        assert_eq!(acc.split().answer, "abc");
+        // A field named only inside the text is not the field.
+        let mut acc = AnswerAccumulator::capturing(&["provider".to_string()]);
+        acc.on_data(r#"{"choices":[{"delta":{"content":"\"provider\""}}]}"#, 1.0);
+        assert_eq!(acc.fields[0].1, None);
     }
 }

@@ -105,6 +105,9 @@ pub struct Client {
     /// Response headers returned in [`Reply::headers`] (lower case), e.g. the one a
     /// gateway names the serving provider in.
     capture: std::sync::Arc<[String]>,
+    /// Top-level response fields returned in [`Reply::fields`] (e.g. a gateway's
+    /// `provider`).
+    capture_fields: std::sync::Arc<[String]>,
 }
 
 static CRYPTO: Once = Once::new();
@@ -137,6 +140,7 @@ impl Client {
             http: build(1024)?,
             fresh: build(0)?,
             capture: std::sync::Arc::new([]),
+            capture_fields: std::sync::Arc::new([]),
         })
     }
 
@@ -147,6 +151,16 @@ impl Client {
         names.sort();
         names.dedup();
         self.capture = names.into();
+        self
+    }
+
+    /// This client, returning these top-level string fields of each response (the first
+    /// value a stream carries) with each reply.
+    pub fn capturing_fields(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        let mut names: Vec<String> = names.into_iter().collect();
+        names.sort();
+        names.dedup();
+        self.capture_fields = names.into();
         self
     }
 
@@ -382,7 +396,7 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.contains("text/event-stream"));
 
-        let mut acc = AnswerAccumulator::default();
+        let mut acc = AnswerAccumulator::capturing(&self.capture_fields);
         let mut transport_error = None;
         // Only an event stream has a first token to time.
         let streamed = stream && is_sse;
@@ -500,6 +514,11 @@ fn finish(mut turn: Reply, acc: &AnswerAccumulator, streamed: bool) -> Reply {
     turn.answer = (!split.answer.is_empty()).then_some(split.answer);
     turn.reasoning = split.reasoning;
     turn.tool_calls = acc.tool_calls.clone();
+    turn.fields = acc
+        .fields
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+        .collect();
     turn.tool_calls.sort_by_key(|c| c.index);
     turn.finish_reason = acc.finish_reason.clone();
     turn.usage = acc.usage;

@@ -64,6 +64,9 @@ pub struct Reply {
     /// The response headers the client was asked to capture ([`super::Client::capturing`]),
     /// when present.
     pub headers: Vec<(String, String)>,
+    /// The top-level response fields the client was asked to capture
+    /// ([`super::Client::capturing_fields`]), when present.
+    pub fields: Vec<(String, String)>,
     /// Microseconds from request start, one per SSE event.
     pub chunk_offsets_us: Vec<u32>,
 }

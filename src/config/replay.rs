@@ -13,6 +13,7 @@
 //! # …
 //! replay = { cache_hint = "user", served_by_header = "x-served-by" }
 //! # cache_hint: "user" (the `user` field), "header:x-session-affinity", or "none"
+//! # served_by_field = "provider": a top-level response field naming the provider instead
 //! ```
 
 use std::fmt;
@@ -197,6 +198,9 @@ pub struct TargetReplay {
     pub cache_hint: CacheHint,
     /// The response header in which a gateway names the provider that served.
     pub served_by_header: Option<String>,
+    /// Or the top-level field of the response (every chunk, or the body) that does, e.g.
+    /// OpenRouter's `provider`.
+    pub served_by_field: Option<String>,
 }
 
 impl TargetReplay {

@@ -122,6 +122,11 @@ pub async fn replay(
             cfg.targets
                 .iter()
                 .filter_map(|t| t.replay.served_by_header.clone()),
+        )
+        .capturing_fields(
+            cfg.targets
+                .iter()
+                .filter_map(|t| t.replay.served_by_field.clone()),
         );
     let ctx = Arc::new(ReplayContext {
         run_id,

@@ -153,6 +153,7 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
         &pass_id,
     );
     let served_header = ctx.hints[job.target].served_by_header.as_deref();
+    let served_field = ctx.hints[job.target].served_by_field.as_deref();
     let (messages, offset) = salted(session, &salt);
     let started_at = now_rfc3339();
     let t0 = Instant::now();
@@ -184,13 +185,14 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
             &mut stop,
         )
         .await;
-        let served_by = served_header.and_then(|name| {
-            reply
-                .headers
-                .iter()
-                .find(|(h, _)| h.eq_ignore_ascii_case(name))
+        let named = |list: &[(String, String)], name: &str| {
+            list.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
                 .map(|(_, v)| v.clone())
-        });
+        };
+        let served_by = served_header
+            .and_then(|h| named(&reply.headers, h))
+            .or_else(|| served_field.and_then(|f| named(&reply.fields, f)));
         let tool_calls = std::mem::take(&mut reply.tool_calls)
             .into_iter()
             .map(|c| ToolCallRecord {

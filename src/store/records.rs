@@ -74,6 +74,7 @@ impl TurnRecord {
             request_id,
             // Captured for the stage that asked (replay's serving provider).
             headers: _,
+            fields: _,
             chunk_offsets_us,
         } = reply;
         TurnRecord {

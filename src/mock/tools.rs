@@ -118,7 +118,13 @@ pub fn apply(plan: &mut Plan, behaviour: &ToolBehaviour, key: [u8; 32], tools: &
             .collect();
         let mut arguments = Value::Object(args).to_string();
         if rng.random::<f64>() < behaviour.bad_arguments {
-            arguments.truncate(arguments.len() / 2);
+            // Cut at a character boundary: property names come from the request.
+            let half = arguments.chars().count() / 2;
+            let cut = arguments
+                .char_indices()
+                .nth(half)
+                .map_or(arguments.len(), |(i, _)| i);
+            arguments.truncate(cut);
         }
         let id = format!("call_{}_{i}", hex(&key[..6]));
         calls.push((i as u32, id, name, arguments));
@@ -293,6 +299,30 @@ mod tests {
             );
         }
         assert!(seen_several);
+    }
+
+    #[test]
+    fn arguments_cut_short_stay_text_whatever_the_property_names() {
+        let broken = ToolBehaviour {
+            call_rate: 1.0,
+            max_calls: 1,
+            bad_arguments: 1.0,
+            ..ToolBehaviour::default()
+        };
+        let offered = offered(&[
+            json!({"type":"function","function":{"name":"é","parameters":{"properties":{"çhemin→ñ":{},"日本語":{}}}}}),
+        ]);
+        for k in 0..20u8 {
+            let mut plan = text_plan();
+            apply(&mut plan, &broken, [k; 32], &offered);
+            let calls = whole_calls(&plan.pieces).unwrap();
+            let args = calls[0]
+                .pointer("/function/arguments")
+                .unwrap()
+                .as_str()
+                .unwrap();
+            assert!(serde_json::from_str::<Value>(args).is_err(), "{args}");
+        }
     }
 
     #[test]

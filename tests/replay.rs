@@ -383,3 +383,90 @@ fn sigkill_mid_replay_then_resume_completes_every_pass_once() {
         .unwrap();
     assert_eq!(integrity, "ok");
 }
+
+#[test]
+fn a_gateway_named_in_a_field_is_read_and_a_switch_starts_cold() {
+    let mut gw = Profile::quick("gw", 1.0, 0.2);
+    gw.cache_retention_s = Some(3600.0);
+    gw.gateway = Some(turnbench::mock::cache::Gateway {
+        providers: vec!["up-a".into(), "up-b".into()],
+        switch_rate: 0.4,
+        header: "x-upstream".into(),
+        field: Some("provider".into()),
+    });
+    let mock = Mock::start(profiles(vec![gw]), None);
+    let project = Project::new(&[]);
+    let sessions = project.write("sessions.jsonl", &small_sessions());
+    let bench = format!(
+        "name = \"gw\"\nseed = 9\n[replay]\nrounds = 3\npause_scale = 0\n{}",
+        target(
+            "gateway",
+            "gw",
+            &mock.url(),
+            "replay = { served_by_field = \"provider\", cache_hint = \"header:x-session-affinity\" }"
+        )
+    );
+    let bench = project.write("bench.toml", &bench);
+    project.run_ok(&[
+        "replay",
+        "-q",
+        "--config",
+        bench.to_str().unwrap(),
+        "--sessions",
+        sessions.to_str().unwrap(),
+    ]);
+    // The pass id went in the header the target asked for, the same for a pass's turns.
+    let served = mock.server.served();
+    let hints: BTreeSet<String> = served
+        .iter()
+        .filter_map(|s| {
+            s.headers
+                .iter()
+                .find(|(k, _)| k == "x-session-affinity")
+                .map(|(_, v)| v.clone())
+        })
+        .collect();
+    assert_eq!(served.len(), 2 * 3 * 6);
+    assert_eq!(hints.len(), 2 * 3, "one hint per pass: {hints:?}");
+    assert!(hints.iter().all(|h| h.starts_with('s') && h.contains('#')));
+
+    let facts = rows(
+        &project.conn(),
+        "SELECT served_by, previous_served_by, cached_tokens, idx FROM replay_turn_facts",
+        [],
+        |r| {
+            Ok((
+                r.get::<_, Option<String>>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        },
+    );
+    assert_eq!(facts.len(), 36);
+    assert!(
+        facts
+            .iter()
+            .all(|f| matches!(f.0.as_deref(), Some("up-a" | "up-b")))
+    );
+    let switches: Vec<_> = facts
+        .iter()
+        .filter(|f| f.1.is_some() && f.0 != f.1)
+        .collect();
+    assert!(!switches.is_empty());
+    // The cache is per upstream: a turn moved to the other one finds nothing cached
+    // unless that upstream saw the prefix before (then it is a hit, never a miss counted
+    // as a switch). Turns that stayed keep their prefix.
+    assert!(
+        facts
+            .iter()
+            .filter(|f| f.3 > 0 && f.1.is_some() && f.0 == f.1)
+            .all(|f| f.2 > 0)
+    );
+    assert!(switches.iter().any(|f| f.2 == 0));
+    let (json, _) = project.run_ok(&["report", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let s = &report["replay"]["cells"][0]["switches"];
+    assert_eq!(s["switches"], switches.len());
+    assert_eq!(s["providers"], serde_json::json!(["up-a", "up-b"]));
+}

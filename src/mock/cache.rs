@@ -106,6 +106,10 @@ pub struct Gateway {
     /// The response header naming the provider.
     #[serde(default = "default_header")]
     pub header: String,
+    /// Also name it in this top-level field of every chunk (or of the body), as
+    /// OpenRouter's `provider`.
+    #[serde(default)]
+    pub field: Option<String>,
 }
 
 fn default_header() -> String {
@@ -225,6 +229,7 @@ mod tests {
             providers: vec!["a".into(), "b".into(), "c".into()],
             switch_rate: 0.25,
             header: default_header(),
+            field: None,
         };
         let routes = Routes::default();
         let mut switches = 0;

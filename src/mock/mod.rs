@@ -292,6 +292,11 @@ async fn answer(
         let conversation = conversation_hint(&req, &headers);
         (g.header.clone(), st.routes.route(g, &conversation, key))
     });
+    let served_field = profile
+        .gateway
+        .as_ref()
+        .and_then(|g| g.field.clone())
+        .zip(served_by.as_ref().map(|(_, p)| p.clone()));
     if let Some(retention) = profile.cache_retention_s {
         let raw: Vec<Vec<u8>> = req
             .messages
@@ -356,12 +361,35 @@ async fn answer(
             model: &req.model,
             include_usage,
             stall_ms: profile.stall_ms,
+            served_field: served_field.as_ref().map(|(f, p)| (f.as_str(), p.as_str())),
         };
         (sse.respond(plan, arrived, st.clone(), served), served_by)
     } else {
-        let resp = whole_response(&st, plan, &profile, served, &req.model, arrived).await;
+        // A body cut short stays cut: it is not parsed to add the field.
+        let cut = plan.fault == Some(Fault::StreamCut);
+        let mut resp = whole_response(&st, plan, &profile, served, &req.model, arrived).await;
+        if let Some(field) = served_field.filter(|_| !cut) {
+            resp = with_field(resp, field).await;
+        }
         (resp, served_by)
     }
+}
+
+/// A whole JSON body with a gateway's (field, provider) added at its top level.
+async fn with_field(resp: Response, (field, provider): (String, String)) -> Response {
+    let (parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    let body = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(mut obj)) => {
+            obj.insert(field, Value::String(provider));
+            Value::Object(obj).to_string().into()
+        }
+        // Not an object (a planned malformed body): sent as planned.
+        _ => bytes,
+    };
+    Response::from_parts(parts, Body::from(body))
 }
 
 impl MockState {

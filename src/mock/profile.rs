@@ -392,6 +392,7 @@ impl MockConfig {
             providers: vec!["upstream-a".into(), "upstream-b".into()],
             switch_rate: 0.1,
             header: "x-served-by".into(),
+            field: None,
         });
         flaky.faults = FaultRates {
             rate_limited: 0.02,

@@ -29,6 +29,8 @@ pub(super) struct SseStream<'a> {
     pub model: &'a str,
     pub include_usage: bool,
     pub stall_ms: f64,
+    /// A gateway's (field, provider), put at the top level of every chunk.
+    pub served_field: Option<(&'a str, &'a str)>,
 }
 
 /// Records what was served when the body is dropped: after the last byte, or when the
@@ -70,8 +72,16 @@ impl SseStream<'_> {
     ) -> Response {
         let (tx, rx) = mpsc::channel::<Frame>(64);
         // Everything before the delta is the same in every chunk of this response.
+        let gateway = match self.served_field {
+            Some((field, provider)) => format!(
+                "{}:{},",
+                serde_json::to_string(field).expect("string"),
+                serde_json::to_string(provider).expect("string")
+            ),
+            None => String::new(),
+        };
         let prefix = format!(
-            "data: {{\"id\":\"{}\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":{},\"choices\":[{{\"index\":0,\"delta\":",
+            "data: {{\"id\":\"{}\",{gateway}\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":{},\"choices\":[{{\"index\":0,\"delta\":",
             self.id,
             serde_json::to_string(self.model).expect("string")
         );

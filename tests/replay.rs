@@ -171,6 +171,27 @@ fn every_target_gets_the_same_prompts_and_pauses_and_block_twins_send_the_same()
             "{provider}"
         );
     }
+    // CSV: the replay columns appended to each cell's row, as in JSON.
+    let (csv, _) = openai.run_ok(&["report", "--format", "csv"]);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields.len(), header.len(), "{line}");
+        let cell = cells
+            .iter()
+            .find(|c| c["provider"] == fields[col("provider")])
+            .unwrap();
+        assert_eq!(
+            fields[col("replay_turns")],
+            cell["reliability"]["turns_sent"].to_string()
+        );
+        assert_eq!(
+            fields[col("replay_tool_turns")],
+            cell["tools"]["turns_with_calls"].to_string()
+        );
+    }
     let (text, _) = openai.run_ok(&["report"]);
     for section in [
         "REPLAY CACHE · SIMULATED",

@@ -5,7 +5,7 @@
 
 use super::table::{Align, Table};
 use crate::report::model::Report;
-use crate::report::replay::{ReplayCell, ReplaySection, Share};
+use crate::report::replay::{BREAK_BUCKETS, ReplayCell, ReplaySection, Share};
 
 use Align::{Left as L, Right as R};
 
@@ -224,4 +224,107 @@ pub fn tables(r: &Report) -> Vec<Table> {
         ]);
     }
     vec![cache, after, speed, cost, tools]
+}
+
+/// The CSV columns of the replay section, appended after the others (docs/report.md).
+pub fn csv_header() -> Vec<String> {
+    let mut h: Vec<String> = [
+        "replay_turns",
+        "replay_passes",
+        "replay_passes_completed",
+        "replay_cache_turns_reported",
+        "replay_cache_hit_rate",
+        "replay_cache_cold_turns",
+    ]
+    .map(String::from)
+    .to_vec();
+    for b in bucket_names() {
+        h.push(format!("replay_cache_{b}_n"));
+        h.push(format!("replay_cache_{b}_share"));
+    }
+    h.extend(
+        [
+            "replay_uncached_prompt_tokens",
+            "replay_cost_turns_priced",
+            "replay_cost_per_1000_turns_usd",
+            "replay_cost_per_session_usd",
+            "replay_cost_sessions_priced",
+            "replay_decode_tps_n",
+            "replay_decode_tps_p50",
+            "replay_decode_tps_p10",
+            "replay_ttft_n",
+            "replay_ttft_p50_ms",
+            "replay_ttft_p95_ms",
+            "replay_reasoning_turns",
+            "replay_reasoning_tokens_per_turn",
+            "replay_tool_turns",
+            "replay_tool_valid",
+            "replay_tool_agreement_n",
+            "replay_tool_agreement",
+            "replay_switch_turns",
+            "replay_switches",
+        ]
+        .map(String::from),
+    );
+    h
+}
+
+/// Column-name forms of the break buckets: none, lt_1m, 1_5m, 5_15m, 15_20m, ge_20m.
+fn bucket_names() -> Vec<&'static str> {
+    debug_assert_eq!(BREAK_BUCKETS.len(), 5);
+    vec!["none", "lt_1m", "1_5m", "5_15m", "15_20m", "ge_20m"]
+}
+
+/// The replay columns of the cell (provider, model label); empty without replayed turns.
+pub fn csv_row(r: &Report, provider: &str, model: &str) -> Vec<String> {
+    let width = csv_header().len();
+    let Some(c) = r.replay.as_ref().and_then(|s| {
+        s.cells
+            .iter()
+            .find(|c| c.provider == provider && c.model == model)
+    }) else {
+        return vec![String::new(); width];
+    };
+    let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    let mut row = vec![
+        c.reliability.turns_sent.to_string(),
+        c.reliability.passes.to_string(),
+        c.reliability.passes_completed.to_string(),
+        c.cache.turns_reported.to_string(),
+        num(c.cache.hit_rate),
+        c.cache.cold_turns.to_string(),
+    ];
+    for b in &c.cache.after_break {
+        row.push(b.n.to_string());
+        row.push(num(b.share));
+    }
+    row.extend([
+        c.cache
+            .uncached_prompt_tokens
+            .map_or(String::new(), |u| u.to_string()),
+        c.cost.turns_priced.to_string(),
+        num(c.cost.per_1000_turns_usd),
+        num(c.cost.per_session_usd),
+        c.cost.sessions_priced.to_string(),
+        c.decode_tokens_per_s.n.to_string(),
+        num(c.decode_tokens_per_s.at(50.0)),
+        num(c.decode_tokens_per_s.at(10.0)),
+        c.ttft_ms.n.to_string(),
+        num(c.ttft_ms.at(50.0)),
+        num(c.ttft_ms.at(95.0)),
+        c.reasoning_turns.to_string(),
+        num(c.reasoning_tokens_per_turn),
+        c.tools.turns_with_calls.to_string(),
+        num(c.tools.valid.value),
+        c.tools.agreement.n.to_string(),
+        num(c.tools.agreement.value),
+        c.switches
+            .as_ref()
+            .map_or(String::new(), |s| s.turns.to_string()),
+        c.switches
+            .as_ref()
+            .map_or(String::new(), |s| s.switches.to_string()),
+    ]);
+    debug_assert_eq!(row.len(), width);
+    row
 }

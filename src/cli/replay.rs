@@ -51,6 +51,11 @@ pub struct ReplayArgs {
 impl ReplayArgs {
     pub async fn run(self, global: &Global) -> Result<i32> {
         let (db, quiet) = (global.db.as_path(), global.quiet);
+        if self.sessions == std::path::Path::new(SHIPPED_SESSIONS) && !self.sessions.exists() {
+            bail!(
+                "{SHIPPED_SESSIONS}: the shipped sessions are not here\n  fix: run from the turnbench checkout, or pass --sessions FILE"
+            );
+        }
         let sessions = replay::SessionIndex::build(&self.sessions)?;
         // The built-in run keeps its mock alive for as long as the replay lasts.
         let mut _mock = None;

@@ -6,7 +6,12 @@
 //!
 //! ## Layout
 //! - [`cli`]: argument parsing and dispatch only.
-//! - [`collect`]: the collect stage: schedule, concurrency, pauses, resume, Ctrl-C.
+//! - [`collect`]: the collect stage: scenarios × targets × repeats, pauses.
+//! - [`replay`]: the replay stage: recorded agent sessions (read, converted, validated)
+//!   replayed against every target with their tools, pauses, breaks and salts.
+//! - [`drive`]: what collect and replay share: resume, the launcher, Ctrl-C, the writer.
+//! - [`jsonl`]: JSON Lines input with line numbers and the problem with a line.
+//! - [`timestamp`]: RFC 3339 times read from user files.
 //! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate;
 //!   the `check` stage storing one result per (conversation, check definition), `--explain`.
 //! - [`lint`]: `turnbench lint`, the list of linters over every definition file.
@@ -36,16 +41,20 @@ pub mod cli;
 pub mod client;
 pub mod collect;
 pub mod config;
+pub mod drive;
 pub mod exchange;
 pub mod export;
 pub mod import;
+pub mod jsonl;
 pub mod judge;
 pub mod lint;
 pub mod mock;
 pub mod outcome;
 pub mod progress;
+pub mod replay;
 pub mod report;
 pub mod run;
 pub mod stats;
 pub mod store;
+pub mod timestamp;
 pub mod tokens;

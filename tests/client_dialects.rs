@@ -7,10 +7,10 @@ use std::time::Duration;
 
 mod common;
 
-use turnbench::client::{Client, Endpoint};
+use turnbench::client::{Client, Endpoint, Reply};
 use turnbench::config::RequestParams;
 use turnbench::outcome::TurnOutcome;
-use turnbench::store::records::{Message, TurnRecord};
+use turnbench::store::records::Message;
 
 /// Serves one request: `head` (status line and headers), then `pieces` with small pauses.
 fn serve_once(head: &'static str, pieces: Vec<&'static [u8]>) -> String {
@@ -43,7 +43,7 @@ fn serve_once(head: &'static str, pieces: Vec<&'static [u8]>) -> String {
     format!("http://{addr}/v1")
 }
 
-fn send(base: &str, stream: bool) -> TurnRecord {
+fn send(base: &str, stream: bool) -> Reply {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

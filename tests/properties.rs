@@ -5,10 +5,10 @@
 use std::io::{BufRead, BufReader, Read};
 
 use proptest::prelude::*;
+use turnbench::client::Reply;
 use turnbench::client::answer::AnswerAccumulator;
 use turnbench::client::conclude;
 use turnbench::client::sse::{SseEvent, SseParser};
-use turnbench::store::records::TurnRecord;
 
 fn parse_in(bytes: &[u8], cuts: &[usize]) -> Vec<SseEvent> {
     let mut p = SseParser::new();
@@ -26,14 +26,14 @@ fn parse_in(bytes: &[u8], cuts: &[usize]) -> Vec<SseEvent> {
 }
 
 /// The outcome a turn gets from these events: exactly one, whatever they hold.
-fn outcome_of(events: Vec<SseEvent>) -> TurnRecord {
+fn outcome_of(events: Vec<SseEvent>) -> Reply {
     let mut acc = AnswerAccumulator::default();
     for (i, e) in events.into_iter().enumerate() {
         if !acc.on_event(e, i as f64) {
             break;
         }
     }
-    conclude(TurnRecord::default(), &acc, None)
+    conclude(Reply::default(), &acc, None)
 }
 
 fn json_value() -> impl Strategy<Value = serde_json::Value> {

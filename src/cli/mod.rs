@@ -11,6 +11,7 @@ pub mod import;
 pub mod judge;
 pub mod lint;
 pub mod mock;
+pub mod replay;
 pub mod report;
 pub mod run;
 
@@ -93,6 +94,7 @@ pub enum Command {
     Check(check::CheckArgs),
     Lint(lint::LintArgs),
     Mock(mock::MockArgs),
+    Replay(replay::ReplayArgs),
     Import(import::ImportArgs),
     Report(report::ReportArgs),
     Run(run::RunArgs),
@@ -113,6 +115,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Check(args) => args.run(&global),
         Command::Lint(args) => args.run(&global),
         Command::Mock(args) => args.run(&global).await,
+        Command::Replay(args) => args.run(&global).await,
         Command::Import(args) => args.run(&global),
         Command::Report(args) => args.run(&global),
         Command::Run(args) => args.run(&global).await,

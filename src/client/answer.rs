@@ -11,8 +11,8 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::sse::SseEvent;
+use super::{ToolCall, Usage};
 use crate::outcome::TurnOutcome;
-use crate::store::records::Usage;
 
 /// What a response said, independent of transport.
 #[derive(Debug, Default)]
@@ -22,6 +22,8 @@ pub struct AnswerAccumulator {
     /// (byte end in `raw`, ms since request start) per content delta.
     marks: Vec<(usize, f64)>,
     reasoning_field: String,
+    /// Tool calls as their deltas arrived, in order of first appearance.
+    pub tool_calls: Vec<ToolCall>,
     pub ttft_ms: Option<f64>,
     pub last_event_ms: Option<f64>,
     pub done_ms: Option<f64>,
@@ -30,6 +32,9 @@ pub struct AnswerAccumulator {
     pub response_id: Option<String>,
     /// A fault found in the stream itself: class and detail.
     pub fault: Option<(TurnOutcome, String)>,
+    /// Top-level string fields to keep from the response (e.g. the `provider` a gateway
+    /// names), each with the first value seen.
+    pub fields: Vec<(String, Option<String>)>,
 }
 
 /// Answer and reasoning after `<think>` handling.
@@ -41,6 +46,39 @@ pub struct SplitAnswer {
 }
 
 impl AnswerAccumulator {
+    /// An accumulator that also keeps these top-level string fields of the response.
+    pub fn capturing(fields: &[String]) -> Self {
+        AnswerAccumulator {
+            fields: fields.iter().map(|f| (f.clone(), None)).collect(),
+            ..AnswerAccumulator::default()
+        }
+    }
+
+    /// Fills wanted fields not seen yet from one chunk or body; the text is parsed again
+    /// only when it names a wanted field, and only until every one is found.
+    fn capture_fields(&mut self, data: &str) {
+        if self.fields.iter().all(|(_, v)| v.is_some()) {
+            return;
+        }
+        if !self
+            .fields
+            .iter()
+            .any(|(k, v)| v.is_none() && data.contains(&format!("\"{k}\"")))
+        {
+            return;
+        }
+        let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(data) else {
+            return;
+        };
+        for (k, v) in &mut self.fields {
+            if v.is_none()
+                && let Some(found) = obj.get(k.as_str()).and_then(Value::as_str)
+            {
+                *v = Some(found.to_string());
+            }
+        }
+    }
+
     /// One SSE event that arrived at `at_ms`. Returns false when reading should stop: a
     /// `[DONE]`, or an error (llama.cpp's `error:` field, an `event: error`, an error object).
     pub fn on_event(&mut self, event: SseEvent, at_ms: f64) -> bool {
@@ -66,6 +104,7 @@ impl AnswerAccumulator {
             self.done_ms = Some(at_ms);
             return false;
         }
+        self.capture_fields(data);
         // Fast path: the usual chunk shape, borrowed, without building a JSON tree. Anything
         // else (error objects, content as parts, odd types) takes the general path.
         match serde_json::from_str::<ChunkDoc>(data) {
@@ -102,6 +141,19 @@ impl AnswerAccumulator {
                     self.marks.push((self.raw.len(), at_ms));
                     self.ttft_ms.get_or_insert(at_ms);
                 }
+                for call in delta.tool_calls.into_iter().flatten() {
+                    let (name, arguments) = match call.function {
+                        Some(f) => (f.name, f.arguments),
+                        None => (None, None),
+                    };
+                    self.on_tool_delta(
+                        call.index,
+                        call.id.as_deref(),
+                        name.as_deref(),
+                        arguments.as_deref(),
+                        at_ms,
+                    );
+                }
             }
             if let Some(reason) = choice.finish_reason {
                 self.finish_reason = Some(reason.into_owned());
@@ -137,6 +189,7 @@ impl AnswerAccumulator {
 
     /// A non-streamed body.
     pub fn on_body(&mut self, body: &str, at_ms: f64) {
+        self.capture_fields(body);
         self.last_event_ms = Some(at_ms);
         self.done_ms = Some(at_ms);
         let value: Value = match serde_json::from_str(body) {
@@ -206,7 +259,84 @@ impl AnswerAccumulator {
         }
     }
 
+    /// One tool-call delta (OpenAI format): the first for an index carries its id and name,
+    /// later ones carry pieces of the arguments. A delta without an index opens a new call
+    /// when it has an id, else continues the last one. The first delta that names a tool
+    /// or carries arguments is output, so it starts TTFT (never TTFA: it is not text).
+    fn on_tool_delta(
+        &mut self,
+        index: Option<u32>,
+        id: Option<&str>,
+        name: Option<&str>,
+        arguments: Option<&str>,
+        at_ms: f64,
+    ) {
+        let found = match index {
+            Some(i) => self.tool_calls.iter().position(|c| c.index == i),
+            None if id.is_some() => None,
+            None => self.tool_calls.len().checked_sub(1),
+        };
+        let slot = match found {
+            Some(k) => k,
+            None => {
+                let index = index.unwrap_or(self.tool_calls.len() as u32);
+                self.tool_calls.push(ToolCall {
+                    index,
+                    ..ToolCall::default()
+                });
+                self.tool_calls.len() - 1
+            }
+        };
+        let call = &mut self.tool_calls[slot];
+        if let Some(id) = id.filter(|i| !i.is_empty()) {
+            call.id.get_or_insert_with(|| id.to_string());
+        }
+        let mut output = false;
+        if let Some(name) = name.filter(|n| !n.is_empty()) {
+            // Sent whole by most servers; appended in case one streams it in pieces.
+            call.name.push_str(name);
+            output = true;
+        }
+        if let Some(arguments) = arguments.filter(|a| !a.is_empty()) {
+            call.arguments.push_str(arguments);
+            output = true;
+        }
+        if output {
+            self.ttft_ms.get_or_insert(at_ms);
+        }
+    }
+
+    /// Tool calls in the general path: a delta's or a whole message's `tool_calls`.
+    fn on_tool_values(&mut self, holder: &Value, at_ms: f64) {
+        let Some(calls) = holder.get("tool_calls").and_then(Value::as_array) else {
+            return;
+        };
+        for call in calls {
+            let index = call
+                .get("index")
+                .and_then(Value::as_u64)
+                .and_then(|i| u32::try_from(i).ok());
+            let function = call.get("function");
+            fn text<'v>(v: Option<&'v Value>, k: &str) -> Option<&'v str> {
+                v.and_then(|v| v.get(k)).and_then(Value::as_str)
+            }
+            // A whole message may give arguments as an object: kept as its JSON text.
+            let object_args = function
+                .and_then(|f| f.get("arguments"))
+                .filter(|a| a.is_object())
+                .map(Value::to_string);
+            self.on_tool_delta(
+                index,
+                text(Some(call), "id"),
+                text(function, "name"),
+                object_args.as_deref().or(text(function, "arguments")),
+                at_ms,
+            );
+        }
+    }
+
     fn on_text(&mut self, delta: &Value, at_ms: f64) {
+        self.on_tool_values(delta, at_ms);
         for field in ["reasoning_content", "reasoning"] {
             if let Some(text) = delta.get(field).and_then(Value::as_str)
                 && !text.is_empty()
@@ -291,6 +421,25 @@ struct DeltaDoc<'a> {
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(borrow)]
     reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool_calls: Option<Vec<ToolDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolDelta<'a> {
+    index: Option<u32>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
 }
 
 /// (reasoning inside think tags, byte where the answer starts).
@@ -652,5 +801,118 @@ mod tests {
         assert_eq!(acc.ttft_ms, None);
         assert_eq!(acc.done_ms, Some(50.0));
         assert_eq!(acc.usage.completion_tokens, Some(1));
+    }
+
+    #[test]
+    fn streamed_tool_call_deltas_assemble_into_calls() {
+        // Two calls in one answer, arguments split mid-token and interleaved, the second
+        // call's arguments escaped, the way OpenAI and vLLM stream them.
+        let acc = feed(&[
+            (
+                r#"{"choices":[{"delta":{"role":"assistant","content":null}}]}"#,
+                1.0,
+            ),
+            (
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read_file","arguments":""}}]}}]}"#,
+                4.0,
+            ),
+            (
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"pa"}}]}}]}"#,
+                5.0,
+            ),
+            (
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"search","arguments":"{\"pattern\":"}}]}}]}"#,
+                6.0,
+            ),
+            (
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"th\":\"a.py\"}"}}]}}]}"#,
+                7.0,
+            ),
+            (
+                r#"{"choices":[{"delta":{"tool_calls":[{"index":1,"function":{"arguments":"\"x\\\"y\"}"}}]}}]}"#,
+                8.0,
+            ),
+            (
+                r#"{"choices":[{"delta":{},"finish_reason":"tool_calls"}]}"#,
+                9.0,
+            ),
+            ("[DONE]", 10.0),
+        ]);
+        assert_eq!(acc.tool_calls.len(), 2);
+        let (a, b) = (&acc.tool_calls[0], &acc.tool_calls[1]);
+        assert_eq!(
+            (a.index, a.id.as_deref(), a.name.as_str()),
+            (0, Some("call_a"), "read_file")
+        );
+        assert_eq!(a.arguments, r#"{"path":"a.py"}"#);
+        assert!(a.arguments_parse());
+        assert_eq!(
+            (b.index, b.id.as_deref(), b.name.as_str()),
+            (1, Some("call_b"), "search")
+        );
+        assert_eq!(b.arguments, r#"{"pattern":"x\"y"}"#);
+        assert!(b.arguments_parse());
+        // The first call's name is the first output; no text, so no TTFA.
+        assert_eq!(acc.ttft_ms, Some(4.0));
+        assert_eq!(acc.split().ttfa_ms, None);
+        assert_eq!(acc.finish_reason.as_deref(), Some("tool_calls"));
+    }
+
+    #[test]
+    fn broken_tool_arguments_are_kept_as_sent_and_do_not_parse() {
+        let acc = feed(&[(
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"edit","arguments":"{\"path\": \"a"}}]}}]}"#,
+            1.0,
+        )]);
+        assert_eq!(acc.tool_calls[0].arguments, r#"{"path": "a"#);
+        assert!(!acc.tool_calls[0].arguments_parse());
+        let array = ToolCall {
+            arguments: "[1]".into(),
+            ..ToolCall::default()
+        };
+        assert!(!array.arguments_parse(), "arguments are an object");
+    }
+
+    #[test]
+    fn whole_body_tool_calls_are_read() {
+        let mut acc = AnswerAccumulator::default();
+        acc.on_body(
+            r#"{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"x","type":"function","function":{"name":"ls","arguments":"{}"}},{"id":"y","type":"function","function":{"name":"cat","arguments":{"p":1}}}]},"finish_reason":"tool_calls"}]}"#,
+            3.0,
+        );
+        let names: Vec<_> = acc
+            .tool_calls
+            .iter()
+            .map(|c| (c.index, c.name.as_str(), c.arguments.as_str()))
+            .collect();
+        assert_eq!(names, [(0, "ls", "{}"), (1, "cat", r#"{"p":1}"#)]);
+        assert_eq!(acc.ttft_ms, None);
+    }
+
+    #[test]
+    fn wanted_top_level_fields_are_kept_from_the_first_chunk_naming_them() {
+        let mut acc = AnswerAccumulator::capturing(&["provider".to_string()]);
+        for (data, t) in [
+            (r#"{"choices":[{"delta":{"content":"a"}}]}"#, 1.0),
+            (
+                r#"{"provider":"DeepInfra","choices":[{"delta":{"content":"b"}}]}"#,
+                2.0,
+            ),
+            (
+                r#"{"provider":"Other","choices":[{"delta":{"content":"c"}}]}"#,
+                3.0,
+            ),
+        ] {
+            acc.on_data(data, t);
+        }
+        assert_eq!(
+            acc.fields,
+            vec![("provider".to_string(), Some("DeepInfra".to_string()))]
+        );
+        assert_eq!(acc.split().answer, "abc");
+        // A field named only inside the text is not the field.
+        let mut acc = AnswerAccumulator::capturing(&["provider".to_string()]);
+        acc.on_data(r#"{"choices":[{"delta":{"content":"\"provider\""}}]}"#, 1.0);
+        assert_eq!(acc.fields[0].1, None);
     }
 }

@@ -4,6 +4,7 @@
 //! Every fault is returned as data (a classified [`TurnOutcome`]), never as an error.
 
 pub mod answer;
+mod reply;
 mod retry_after;
 pub mod sse;
 
@@ -11,13 +12,14 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::timeout_at;
 
 use crate::config::{RequestParams, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
-use crate::store::records::{AttemptRecord, Message, TurnRecord};
 use answer::{AnswerAccumulator, clip};
+pub use reply::{Attempt, Reply, ToolCall, Usage};
 use sse::SseParser;
 
 /// Where and how to send a turn; the key and header values are held in memory only
@@ -43,7 +45,7 @@ impl Endpoint {
     }
 
     /// The JSON body for a request with these messages.
-    pub fn body(&self, messages: &[Message]) -> Value {
+    pub fn body<M: Serialize>(&self, messages: &[M]) -> Value {
         let p = &self.params;
         let mut body = json!({ "model": self.model, "messages": messages });
         // `json!` with braces builds an object.
@@ -100,6 +102,12 @@ pub struct Client {
     /// No pool: every request on a new connection. Used once for a request whose pooled
     /// connection turned out to be closed by the server before it answered.
     fresh: reqwest::Client,
+    /// Response headers returned in [`Reply::headers`] (lower case), e.g. the one a
+    /// gateway names the serving provider in.
+    capture: std::sync::Arc<[String]>,
+    /// Top-level response fields returned in [`Reply::fields`] (e.g. a gateway's
+    /// `provider`).
+    capture_fields: std::sync::Arc<[String]>,
 }
 
 static CRYPTO: Once = Once::new();
@@ -109,7 +117,7 @@ static CRYPTO: Once = Once::new();
 /// turn's clock started (`t0`; later than `sent` only when a stale pooled connection made
 /// the client send again on a fresh one).
 struct Sent {
-    turn: TurnRecord,
+    turn: Reply,
     retry_after: Option<Duration>,
     sent: Instant,
     t0: Instant,
@@ -131,7 +139,29 @@ impl Client {
         Ok(Client {
             http: build(1024)?,
             fresh: build(0)?,
+            capture: std::sync::Arc::new([]),
+            capture_fields: std::sync::Arc::new([]),
         })
+    }
+
+    /// This client, returning these response headers with each reply (the same
+    /// connection pools).
+    pub fn capturing(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        let mut names: Vec<String> = names.into_iter().map(|n| n.to_ascii_lowercase()).collect();
+        names.sort();
+        names.dedup();
+        self.capture = names.into();
+        self
+    }
+
+    /// This client, returning these top-level string fields of each response (the first
+    /// value a stream carries) with each reply.
+    pub fn capturing_fields(mut self, names: impl IntoIterator<Item = String>) -> Self {
+        let mut names: Vec<String> = names.into_iter().collect();
+        names.sort();
+        names.dedup();
+        self.capture_fields = names.into();
+        self
     }
 
     /// Sends one turn under a retry policy; every attempt is returned, the last is the turn.
@@ -140,14 +170,14 @@ impl Client {
     /// failed attempts and backoff waits included (equal to `e2e_ms` for one attempt;
     /// `None` when the final attempt has no E2E, as after a timeout). A panic while sending
     /// (a bug) becomes an `internal_error` turn with its message instead of ending the task.
-    pub async fn send_with_retries(
+    pub async fn send_with_retries<M: Serialize + Sync>(
         &self,
         endpoint: &Endpoint,
-        messages: &[Message],
+        messages: &[M],
         timeout: Duration,
         retry: &RetryPolicy,
         turn_idx: u32,
-    ) -> (TurnRecord, Vec<AttemptRecord>) {
+    ) -> (Reply, Vec<Attempt>) {
         let mut attempts = Vec::new();
         let mut waited = 0.0;
         let mut first_sent: Option<Instant> = None;
@@ -162,7 +192,7 @@ impl Client {
             let first = *first_sent.get_or_insert(sent);
             let outcome = turn.outcome();
             if retry.attempts > 1 {
-                attempts.push(AttemptRecord {
+                attempts.push(Attempt {
                     turn_idx,
                     attempt,
                     outcome,
@@ -198,22 +228,22 @@ impl Client {
 
     /// Sends one request and reads the whole answer. Returns the turn (without prompt,
     /// pause or visible tokens, which the caller knows) and any `Retry-After`.
-    pub async fn send(
+    pub async fn send<M: Serialize + Sync>(
         &self,
         endpoint: &Endpoint,
-        messages: &[Message],
+        messages: &[M],
         timeout: Duration,
-    ) -> (TurnRecord, Option<Duration>) {
+    ) -> (Reply, Option<Duration>) {
         let sent = self.send_caught(endpoint, messages, timeout).await;
         (sent.turn, sent.retry_after)
     }
 
     /// [`Self::send_once`], with a panic turned into an `internal_error` turn: provider
     /// data must never end a run, even through a bug in reading it.
-    async fn send_caught(
+    async fn send_caught<M: Serialize + Sync>(
         &self,
         endpoint: &Endpoint,
-        messages: &[Message],
+        messages: &[M],
         timeout: Duration,
     ) -> Sent {
         use futures_util::FutureExt;
@@ -224,7 +254,7 @@ impl Client {
         {
             Ok(sent) => sent,
             Err(panic) => Sent {
-                turn: TurnRecord {
+                turn: Reply {
                     outcome: Some(TurnOutcome::InternalError),
                     error: Some(format!(
                         "turnbench failed while sending or reading this turn (a bug; please report it): {}",
@@ -243,10 +273,10 @@ impl Client {
     /// connect (a pooled keep-alive connection the server had already closed), is sent once
     /// more on a fresh connection: that is not a provider failure, and the turn's clock
     /// restarts for the fresh request, so the stale attempt is in no timing but `wall_ms`.
-    async fn send_once(
+    async fn send_once<M: Serialize + Sync>(
         &self,
         endpoint: &Endpoint,
-        messages: &[Message],
+        messages: &[M],
         timeout: Duration,
     ) -> Sent {
         // A JSON value always serialises (string keys, no non-finite numbers in a Value).
@@ -260,7 +290,7 @@ impl Client {
                 match self.request(&self.fresh, endpoint, body, timeout).await {
                     Attempted::Done(turn, retry_after, t0) => (*turn, retry_after, sent, t0),
                     Attempted::Stale(e, _) => {
-                        let turn = TurnRecord {
+                        let turn = Reply {
                             outcome: Some(TurnOutcome::ConnectError),
                             error: Some(format!(
                                 "connection closed before any response, twice (a reused connection: {first_error}; a fresh one: {e})"
@@ -302,7 +332,7 @@ impl Client {
         let t0 = Instant::now(); // the clock starts just before the request is sent
         let deadline = tokio::time::Instant::from_std(t0 + timeout);
         let ms = |t: Instant| t.duration_since(t0).as_secs_f64() * 1000.0;
-        let mut turn = TurnRecord::default();
+        let mut turn = Reply::default();
         let done = |turn, retry_after| Attempted::Done(Box::new(turn), retry_after, t0);
 
         let response = match timeout_at(deadline, req.send()).await {
@@ -327,6 +357,13 @@ impl Client {
             .iter()
             .find_map(|h| response.headers().get(*h)?.to_str().ok())
             .map(str::to_string);
+        for name in self.capture.iter() {
+            if let Some(v) = response.headers().get(name.as_str())
+                && let Ok(v) = v.to_str()
+            {
+                turn.headers.push((name.clone(), v.to_string()));
+            }
+        }
         if !status.is_success() {
             let header = response
                 .headers()
@@ -359,7 +396,7 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.contains("text/event-stream"));
 
-        let mut acc = AnswerAccumulator::default();
+        let mut acc = AnswerAccumulator::capturing(&self.capture_fields);
         let mut transport_error = None;
         // Only an event stream has a first token to time.
         let streamed = stream && is_sse;
@@ -420,7 +457,7 @@ impl Client {
 /// How one request went: read to its end (turn, `Retry-After`, clock start), or failed
 /// with no response on a connection that did connect.
 enum Attempted {
-    Done(Box<TurnRecord>, Option<Duration>, Instant),
+    Done(Box<Reply>, Option<Duration>, Instant),
     /// The error and when that request was sent.
     Stale(String, Instant),
 }
@@ -430,10 +467,10 @@ enum Attempted {
 /// failure, or `ok`). A `content_filter` finish is kept as the turn's finish reason and
 /// flagged in its error, whatever the class.
 pub fn conclude(
-    mut turn: TurnRecord,
+    mut turn: Reply,
     acc: &AnswerAccumulator,
     transport_error: Option<String>,
-) -> TurnRecord {
+) -> Reply {
     if let Some((outcome, detail)) = &acc.fault {
         turn.outcome = Some(*outcome);
         turn.error = Some(detail.clone());
@@ -472,10 +509,17 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// Fills answer, reasoning, timings and usage from what was read.
-fn finish(mut turn: TurnRecord, acc: &AnswerAccumulator, streamed: bool) -> TurnRecord {
+fn finish(mut turn: Reply, acc: &AnswerAccumulator, streamed: bool) -> Reply {
     let split = acc.split();
     turn.answer = (!split.answer.is_empty()).then_some(split.answer);
     turn.reasoning = split.reasoning;
+    turn.tool_calls = acc.tool_calls.clone();
+    turn.fields = acc
+        .fields
+        .iter()
+        .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+        .collect();
+    turn.tool_calls.sort_by_key(|c| c.index);
     turn.finish_reason = acc.finish_reason.clone();
     turn.usage = acc.usage;
     if streamed {
@@ -489,17 +533,18 @@ fn finish(mut turn: TurnRecord, acc: &AnswerAccumulator, streamed: bool) -> Turn
     turn
 }
 
-fn classify_finished(turn: &TurnRecord) -> TurnOutcome {
+fn classify_finished(turn: &Reply) -> TurnOutcome {
     match turn.finish_reason.as_deref() {
         Some("length") => TurnOutcome::Truncated,
-        _ if !turn.has_visible_text() => TurnOutcome::EmptyAnswer,
+        // A turn that only called tools said something: it is not empty.
+        _ if !turn.has_output() => TurnOutcome::EmptyAnswer,
         // The server reports that generation failed, after a successful start.
         Some("error" | "abort") => TurnOutcome::Http5xx,
         _ => TurnOutcome::Ok,
     }
 }
 
-fn timed_out(mut turn: TurnRecord, timeout: Duration, when: &str) -> TurnRecord {
+fn timed_out(mut turn: Reply, timeout: Duration, when: &str) -> Reply {
     turn.outcome = Some(TurnOutcome::Timeout);
     turn.e2e_ms = None;
     turn.error = Some(format!(

@@ -2,16 +2,17 @@
 //! included; a failed turn ends the conversation; pauses are slept but never timed.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio::sync::watch;
 
+use super::RunContext;
 use super::schedule::{Job, pause_ms};
-use super::{RunContext, Stop};
 use crate::client::Endpoint;
+use crate::drive::{Stop, pause as sleep_pause, send_turn};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::now_rfc3339;
-use crate::store::records::{ConversationRecord, Message, TurnRecord};
+use crate::store::records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
 
 pub(super) async fn run_conversation(
     ctx: Arc<RunContext>,
@@ -39,12 +40,7 @@ pub(super) async fn run_conversation(
             step.pause_ms,
             ctx.pause_scale,
         );
-        if pause > 0.0 {
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_secs_f64(pause / 1000.0)) => {}
-                _ = stop.wait_for(|s| *s != Stop::Run) => {}
-            }
-        }
+        sleep_pause(pause, &mut stop).await;
         if *stop.borrow() != Stop::Run {
             interrupted = true;
             break;
@@ -55,26 +51,21 @@ pub(super) async fn run_conversation(
         history.push(user);
 
         let start_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let send =
-            ctx.client
-                .send_with_retries(&endpoint, &history, ctx.timeout, &ctx.retry, i as u32);
-        let (mut turn, turn_attempts) = tokio::select! {
-            r = send => r,
-            _ = stop.wait_for(|s| *s == Stop::Abort) => {
-                let turn = TurnRecord {
-                    outcome: Some(TurnOutcome::Interrupted),
-                    error: Some("interrupted by the user while in flight".into()),
-                    attempts: 1,
-                    ..Default::default()
-                };
-                (turn, Vec::new())
-            }
-        };
-        turn.prompt = prompt;
+        let (reply, turn_attempts) = send_turn(
+            &ctx.client,
+            &endpoint,
+            &history,
+            ctx.timeout,
+            &ctx.retry,
+            i as u32,
+            &mut stop,
+        )
+        .await;
+        let mut turn = TurnRecord::from_reply(reply, prompt);
         turn.pause_ms = step.pause_ms.map(|_| pause);
         turn.start_ms = Some(start_ms);
         turn.visible_tokens = turn.answer.as_deref().map(crate::tokens::count);
-        attempts.extend(turn_attempts);
+        attempts.extend(turn_attempts.into_iter().map(AttemptRecord::from));
         let go_on = turn
             .outcome()
             .lets_conversation_continue(turn.has_visible_text());

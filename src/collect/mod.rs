@@ -13,15 +13,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
-
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchConfig, ConfigError, RetryPolicy, Scenario};
-use crate::store::read::{TargetSummary, finished_slots, latest_run, run_summary};
-use crate::store::write::{
-    NewRun, NewTarget, finish_run, insert_run, settings_hash, upsert_scenario, upsert_target,
-};
-use crate::store::{ConversationRecord, StoreError, StoreWriter};
+pub use crate::drive::Resume;
+use crate::drive::{Limits, drive, open_run, prepare_client, stable_settings, store_targets};
+use crate::store::StoreError;
+use crate::store::read::{TargetSummary, finished_slots, run_summary};
+use crate::store::write::{NewRun, finish_run, upsert_scenario};
 pub use dry_run::format_plan;
 use schedule::{Job, queues};
 
@@ -41,18 +39,6 @@ pub struct CollectOptions {
     pub quiet: bool,
     /// The label of this stage in a longer run (`[1/4 collect]`), shown on the bar.
     pub stage: Option<String>,
-}
-
-/// Whether a collect continues a stored run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resume {
-    /// A new run.
-    No,
-    /// The newest run of this name; refused when its settings or scenarios differ.
-    Yes,
-    /// The newest run of this name when its settings and scenarios are these; else a new
-    /// run (`turnbench run`: a re-run after a crash or Ctrl-C does no work twice).
-    IfSame,
 }
 
 /// What a collect run did.
@@ -75,13 +61,12 @@ impl CollectReport {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stop {
-    Run,
-    /// Start nothing new; let turns in flight finish.
-    Drain,
-    /// Record turns in flight as interrupted.
-    Abort,
+/// One conversation to run, with what it needs.
+#[derive(Clone)]
+struct Slot {
+    job: Job,
+    ctx: Arc<RunContext>,
+    endpoint: Arc<Endpoint>,
 }
 
 /// Shared, read-only state of a run.
@@ -137,7 +122,7 @@ pub async fn collect(
     cfg: &BenchConfig,
     scenarios: Vec<Scenario>,
     opts: &CollectOptions,
-    mut interrupts: tokio::sync::mpsc::Receiver<()>,
+    interrupts: tokio::sync::mpsc::Receiver<()>,
 ) -> Result<CollectReport, CollectError> {
     let conn = crate::store::open(&opts.db)?;
     let settings = serde_json::json!({
@@ -145,67 +130,23 @@ pub async fn collect(
         "scenarios": scenarios.iter().map(|s| (&s.id, &s.hash)).collect::<Vec<_>>(),
     })
     .to_string();
-    let settings_hash = settings_hash(&settings);
-
-    let latest = match opts.resume {
-        Resume::No => None,
-        Resume::Yes | Resume::IfSame => latest_run(&conn, &cfg.name)?,
+    let run_id = match open_run(
+        &conn,
+        &opts.db,
+        &NewRun {
+            name: &cfg.name,
+            source: "collect",
+            seed: Some(cfg.seed),
+            settings_json: &settings,
+            tokenizer: Some(crate::tokens::TOKENIZER),
+        },
+        opts.resume,
+        "collect",
+    )? {
+        Ok(id) => id,
+        Err(message) => return Err(CollectError::Setup(message)),
     };
-    let run_id = if opts.resume == Resume::IfSame
-        && let Some((id, hash)) = &latest
-        && *hash == settings_hash
-    {
-        *id
-    } else if opts.resume == Resume::Yes {
-        match latest {
-            Some((id, hash)) if hash == settings_hash => id,
-            Some((id, _)) => {
-                return Err(CollectError::Setup(format!(
-                    "--resume: run {id} ({:?}) was collected with other settings or scenarios\n  fix: restore them, or collect under a new `name`",
-                    cfg.name
-                )));
-            }
-            None => {
-                return Err(CollectError::Setup(format!(
-                    "--resume: {} has no run named {:?}\n  fix: drop --resume to start it",
-                    opts.db.display(),
-                    cfg.name
-                )));
-            }
-        }
-    } else {
-        insert_run(
-            &conn,
-            &NewRun {
-                name: &cfg.name,
-                source: "collect",
-                seed: Some(cfg.seed),
-                settings_json: &settings,
-                tokenizer: Some(crate::tokens::TOKENIZER),
-            },
-        )?
-    };
-    let mut target_ids = Vec::new();
-    for t in &cfg.targets {
-        let params = serde_json::json!({
-            "request": t.request,
-            "header_names": t.headers.keys().collect::<Vec<_>>(),
-        })
-        .to_string();
-        // Three numbers: serialising them cannot fail.
-        let prices = t.price.map(|p| serde_json::to_string(&p).expect("prices"));
-        target_ids.push(upsert_target(
-            &conn,
-            &NewTarget {
-                provider: &t.provider,
-                model: &t.model,
-                label: &t.label,
-                host: Some(&t.host()),
-                params_json: &params,
-                prices_json: prices.as_deref(),
-            },
-        )?);
-    }
+    let target_ids = store_targets(&conn, cfg)?;
     let scenario_ids = scenarios
         .iter()
         .map(|s| upsert_scenario(&conn, s))
@@ -222,15 +163,10 @@ pub async fn collect(
                 j.repeat,
             ))
         });
-        q.reverse(); // pop() takes from the front of the original order
     }
     let to_run: usize = pending.iter().map(Vec::len).sum();
 
-    // Loaded before the first request so it never lands inside a timed turn.
-    tokio::task::spawn_blocking(crate::tokens::warm_up)
-        .await
-        .map_err(|e| CollectError::Setup(format!("tokenizer: {e}")))?;
-    let client = Client::new().map_err(|e| CollectError::Setup(format!("HTTP client: {e}")))?;
+    let client = prepare_client().await.map_err(CollectError::Setup)?;
     let endpoints: Vec<Arc<Endpoint>> = cfg
         .targets
         .iter()
@@ -248,123 +184,50 @@ pub async fn collect(
         target_ids,
     });
 
-    let writer = StoreWriter::<ConversationRecord>::spawn(conn)?;
-    let sink = writer.sender();
     let progress = crate::progress::bar(
         to_run as u64,
         !opts.quiet,
         "conversations",
         opts.stage.as_deref(),
     );
-    let failed_so_far = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let (stop_tx, stop_rx) = watch::channel(Stop::Run);
-    let stop_tx = Arc::new(stop_tx);
-    let say = {
-        let progress = progress.clone();
-        let quiet = opts.quiet;
-        move |note: &str| {
-            // A hidden bar prints nothing: say it plainly unless asked to be quiet.
-            if !progress.is_hidden() {
-                progress.println(note);
-            } else if !quiet {
-                eprintln!("{note}");
-            }
-        }
-    };
-    let signal_task = {
-        let stop_tx = stop_tx.clone();
-        let say = say.clone();
-        tokio::spawn(async move {
-            if interrupts.recv().await.is_some() {
-                say("interrupt: finishing turns in flight (Ctrl-C again to stop them now)");
-                let _ = stop_tx.send(Stop::Drain);
-            }
-            if interrupts.recv().await.is_some() {
-                let _ = stop_tx.send(Stop::Abort);
-            }
+    let slots: Vec<Vec<Slot>> = pending
+        .into_iter()
+        .map(|q| {
+            q.into_iter()
+                .map(|job| Slot {
+                    job,
+                    ctx: ctx.clone(),
+                    endpoint: endpoints[job.target].clone(),
+                })
+                .collect()
         })
-    };
-    // The store refused a conversation (a full disk, …): measuring on would be work that
-    // may never be stored, so turns in flight stop now and nothing new starts.
-    let store_watch = {
-        let stop_tx = stop_tx.clone();
-        let mut failed = writer.failed();
-        tokio::spawn(async move {
-            if failed.wait_for(|f| *f).await.is_ok() {
-                say("store: a conversation could not be written; stopping the run");
-                let _ = stop_tx.send(Stop::Abort);
-            }
-        })
-    };
-
-    let global = Arc::new(Semaphore::new(cfg.concurrency));
-    let per_target: Vec<_> = cfg
-        .targets
-        .iter()
-        .map(|_| Arc::new(Semaphore::new(cfg.per_target_concurrency)))
         .collect();
-    let freed = Arc::new(Notify::new());
-    let mut tasks = tokio::task::JoinSet::new();
-    let mut cursor = 0;
-    let mut launched = 0;
-    'launch: while pending.iter().any(|q| !q.is_empty()) {
-        let global_permit = tokio::select! {
-            // The semaphore is never closed: acquiring fails only on a closed one.
-            p = global.clone().acquire_owned() => p.expect("semaphore open"),
-            _ = stopped(stop_rx.clone()) => break 'launch,
-        };
-        let (job, target_permit) = loop {
-            if *stop_rx.borrow() != Stop::Run {
-                break 'launch;
-            }
-            let n = pending.len();
-            let found = (0..n).map(|k| (cursor + k) % n).find_map(|i| {
-                let job = *pending[i].last()?;
-                let permit = per_target[i].clone().try_acquire_owned().ok()?;
-                pending[i].pop();
-                Some((job, permit))
-            });
-            if let Some((job, permit)) = found {
-                cursor = (job.target + 1) % n;
-                break (job, permit);
-            }
-            tokio::select! {
-                _ = freed.notified() => {}
-                _ = stopped(stop_rx.clone()) => break 'launch,
-            }
-        };
-        launched += 1;
-        let slot = SlotGuard {
-            permits: Some((global_permit, target_permit)),
-            freed: freed.clone(),
-        };
-        let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());
-        let failed_so_far = failed_so_far.clone();
-        let endpoint = endpoints[job.target].clone();
-        let stop = stop_rx.clone();
-        tasks.spawn(async move {
-            // Held to the end of the task, and dropped even if it panics: the slot is freed.
-            let _slot = slot;
-            let record = run_slot(ctx, job, endpoint, stop).await;
-            let this = u64::from(record.outcome.failure().is_some());
-            let failed = failed_so_far.fetch_add(this, std::sync::atomic::Ordering::Relaxed) + this;
-            progress.set_message(format!("{failed} failed · last: {}", record.outcome));
-            // A closed writer has already reported why; the store watch stops the run.
-            let _ = sink.send(record).await;
-            progress.inc(1);
-        });
-    }
-    while let Some(joined) = tasks.join_next().await {
-        if let Err(e) = joined {
-            // run_slot catches panics; a task that still failed is reported, never silent.
-            eprintln!("collect: a conversation task failed: {e}");
-        }
-    }
-    signal_task.abort();
-    store_watch.abort();
-    progress.finish_and_clear();
-    drop(sink);
-    let written = writer.finish()?;
+    let driven = {
+        drive(
+            conn,
+            slots,
+            Limits {
+                total: cfg.concurrency,
+                per_target: cfg.per_target_concurrency,
+            },
+            interrupts,
+            progress,
+            opts.quiet,
+            |slot: Slot, stop| {
+                conversation::run_conversation(slot.ctx, slot.job, slot.endpoint, stop)
+            },
+            |slot, message| conversation::internal_error(&slot.ctx, slot.job, message),
+            |record| {
+                (
+                    record.outcome.failure().is_some(),
+                    record.outcome.to_string(),
+                )
+            },
+        )
+        .await?
+    };
+    let launched = driven.launched;
+    let written = driven.written;
     let conn = written.conn;
     let names: std::collections::HashMap<i64, String> = cfg
         .targets
@@ -386,7 +249,7 @@ pub async fn collect(
             )
         })
         .collect();
-    let interrupted = *stop_rx.borrow() != Stop::Run && store_failures.is_empty();
+    let interrupted = driven.stopped && store_failures.is_empty();
     if !interrupted && store_failures.is_empty() {
         finish_run(&conn, run_id)?;
     }
@@ -398,66 +261,6 @@ pub async fn collect(
         summary: run_summary(&conn, run_id)?,
         store_failures,
     })
-}
-
-/// A conversation's hold on its concurrency slots. Dropping it, however the task ends
-/// (a panic included), releases the permits and then wakes the launcher.
-struct SlotGuard {
-    permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
-    freed: Arc<Notify>,
-}
-
-impl Drop for SlotGuard {
-    fn drop(&mut self) {
-        // Release both permits before waking the launcher: woken first, it could find the
-        // target's permit still held and wait for a wake-up that never comes.
-        drop(self.permits.take());
-        self.freed.notify_one();
-    }
-}
-
-/// Runs one slot's conversation. A panic inside it (a bug) still yields a stored
-/// conversation: failed, `internal_error`, with the message, so it is counted and the
-/// exit code says so.
-async fn run_slot(
-    ctx: Arc<RunContext>,
-    job: Job,
-    endpoint: Arc<Endpoint>,
-    stop: watch::Receiver<Stop>,
-) -> ConversationRecord {
-    caught(
-        conversation::run_conversation(ctx.clone(), job, endpoint, stop),
-        |message| conversation::internal_error(&ctx, job, message),
-    )
-    .await
-}
-
-/// Awaits `fut`; if it panics, returns `fallback(message)` instead.
-async fn caught<T>(
-    fut: impl std::future::Future<Output = T>,
-    fallback: impl FnOnce(String) -> T,
-) -> T {
-    use futures_util::FutureExt;
-    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
-        Ok(v) => v,
-        Err(panic) => fallback(crate::client::panic_message(panic.as_ref())),
-    }
-}
-
-/// The config as stored with the run: each target's `stable_url`, when it has one, in
-/// place of its address.
-fn stable_settings(cfg: &BenchConfig) -> BenchConfig {
-    let mut cfg = cfg.clone();
-    for t in &mut cfg.targets {
-        if let Some(url) = &t.stable_url {
-            t.base_url = url.clone();
-        }
-    }
-    cfg
-}
-
-async fn stopped(mut rx: watch::Receiver<Stop>) {
-    let _ = rx.wait_for(|s| *s != Stop::Run).await;
 }
 
 /// The closing summary per target: attempted; completed, split into clean ones and those
@@ -502,39 +305,6 @@ pub fn format_summary(summary: &[TargetSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn a_panicking_conversation_becomes_its_fallback_record() {
-        let got = caught(async { panic!("boom at turn 2") }, |m| {
-            format!("stored: {m}")
-        })
-        .await;
-        assert_eq!(got, "stored: boom at turn 2");
-        let got = caught(async { 7 }, |_| 0).await;
-        assert_eq!(got, 7);
-    }
-
-    #[tokio::test]
-    async fn a_slot_is_freed_even_when_its_task_panics() {
-        let sem = Arc::new(Semaphore::new(1));
-        let freed = Arc::new(Notify::new());
-        let guard = SlotGuard {
-            permits: Some((
-                sem.clone().acquire_owned().await.unwrap(),
-                Arc::new(Semaphore::new(1)).acquire_owned().await.unwrap(),
-            )),
-            freed: freed.clone(),
-        };
-        let task = tokio::spawn(async move {
-            let _slot = guard;
-            panic!("a bug");
-        });
-        assert!(task.await.is_err());
-        tokio::time::timeout(std::time::Duration::from_secs(1), freed.notified())
-            .await
-            .expect("the launcher is woken");
-        assert_eq!(sem.available_permits(), 1);
-    }
 
     #[test]
     fn truncated_and_filtered_are_apart_from_clean_completions() {

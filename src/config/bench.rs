@@ -156,6 +156,9 @@ struct BenchDoc {
     request: RequestParams,
     #[serde(default)]
     retry: RetryPolicy,
+    /// What `replay` adds (rounds, pauses, breaks); unused by `collect`.
+    #[serde(default)]
+    replay: super::replay::ReplaySettings,
     #[serde(rename = "target")]
     targets: Spanned<Vec<TargetDoc>>,
 }
@@ -192,6 +195,8 @@ struct TargetDoc {
     #[serde(default)]
     request: RequestParams,
     price: Option<Prices>,
+    #[serde(default)]
+    replay: super::replay::TargetReplay,
 }
 
 /// A resolved `bench.toml`. Serialises without secrets (it is stored with the run).
@@ -210,6 +215,10 @@ pub struct BenchConfig {
     pub per_target_concurrency: usize,
     pub pause_scale: f64,
     pub retry: RetryPolicy,
+    /// Left out of the stored settings when not set, so a collect's settings are the same
+    /// with or without it.
+    #[serde(skip_serializing_if = "super::replay::ReplaySettings::is_default")]
+    pub replay: super::replay::ReplaySettings,
     pub targets: Vec<TargetConfig>,
 }
 
@@ -231,6 +240,8 @@ pub struct TargetConfig {
     pub headers_env: BTreeMap<String, String>,
     pub request: RequestParams,
     pub price: Option<Prices>,
+    #[serde(skip_serializing_if = "super::replay::TargetReplay::is_default")]
+    pub replay: super::replay::TargetReplay,
     /// Stands in for `base_url` in the stored settings and target identity, for an
     /// endpoint whose address changes every run (the built-in mock's random port), so that
     /// `--resume` recognises the run.
@@ -328,6 +339,14 @@ impl BenchConfig {
                 "set pause_scale = 1.0 for the scenarios' own pauses, 0 for none",
             ));
         }
+        if let Err(problem) = doc.replay.check() {
+            return Err(ConfigError::invalid(
+                &src.path,
+                src.key_line("replay"),
+                problem,
+                "see docs/replay.md for the [replay] table",
+            ));
+        }
         let mut targets = Vec::new();
         for t in doc.targets.into_inner() {
             let url = t.base_url.get_ref().trim_end_matches('/').to_string();
@@ -384,6 +403,7 @@ impl BenchConfig {
                 headers_env: t.headers_env,
                 request: doc.request.merged(&t.request),
                 price: t.price,
+                replay: t.replay,
                 stable_url: None,
             });
         }
@@ -403,6 +423,7 @@ impl BenchConfig {
             per_target_concurrency: doc.per_target_concurrency,
             pause_scale: doc.pause_scale,
             retry: doc.retry,
+            replay: doc.replay,
             targets,
         })
     }

@@ -9,6 +9,8 @@ pub use scenario::{Scenario, ScenarioTurn};
 pub mod bench;
 pub use bench::{BenchConfig, Prices, RequestParams, RetryPolicy, TargetConfig};
 pub mod judge;
+pub mod replay;
 pub mod rubric;
 pub use judge::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Sample, Variation};
+pub use replay::{Breaks, CacheHint, ReplaySettings, TargetReplay};
 pub use rubric::Rubric;

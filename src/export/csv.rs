@@ -96,6 +96,7 @@ pub fn header() -> Vec<String> {
         ]
         .map(String::from),
     );
+    h.extend(super::replay_tables::csv_header());
     h
 }
 
@@ -220,6 +221,7 @@ impl Exporter<Report> for Csv {
             row.push(c.flags.reasoning_used_budget.to_string());
             row.push(c.flags.content_filtered_turns.to_string());
             row.push(c.flags.retried_turns.to_string());
+            row.extend(super::replay_tables::csv_row(r, &c.provider, &c.model));
             w.write_record(row.into_iter().map(inert))?;
         }
         w.flush()?;

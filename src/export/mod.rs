@@ -16,6 +16,7 @@ mod csv;
 mod html;
 mod json;
 mod markdown;
+mod replay_tables;
 mod svg;
 pub mod table;
 mod terminal;

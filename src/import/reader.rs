@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 use indicatif::ProgressBar;
 
 use super::validate::{LineProblem, PreparedConversation, prepare_line};
+use crate::jsonl::Lines;
 
 /// Lines per batch sent to the writer.
 const BATCH: usize = 256;
@@ -133,80 +134,9 @@ fn recycle(returned: &Receiver<Vec<Item>>) -> Option<Vec<Item>> {
     }
 }
 
-/// Non-blank lines with their 1-based numbers, without the line ending or a leading BOM.
-pub(crate) struct Lines<R> {
-    input: R,
-    buf: Vec<u8>,
-    /// Number of the last line read.
-    number: u64,
-    /// Bytes consumed so far (for progress).
-    bytes: u64,
-}
-
-impl<R: BufRead> Lines<R> {
-    pub(crate) fn new(input: R) -> Self {
-        Lines {
-            input,
-            buf: Vec::new(),
-            number: 0,
-            bytes: 0,
-        }
-    }
-
-    pub(crate) fn next_line(&mut self) -> io::Result<Option<(u64, &[u8])>> {
-        loop {
-            self.buf.clear();
-            let n = self.input.read_until(b'\n', &mut self.buf)?;
-            if n == 0 {
-                return Ok(None);
-            }
-            self.number += 1;
-            self.bytes += n as u64;
-            let mut text = self.buf.as_slice();
-            if self.number == 1 {
-                text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-            }
-            if text.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let end = text.len()
-                - text
-                    .iter()
-                    .rev()
-                    .take_while(|b| **b == b'\n' || **b == b'\r')
-                    .count();
-            // Re-slice from the buffer so the borrow ends with `self`.
-            let start = self.buf.len() - text.len();
-            return Ok(Some((self.number, &self.buf[start..start + end])));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn all(text: &[u8]) -> Vec<(u64, String)> {
-        let mut lines = Lines::new(text);
-        let mut out = Vec::new();
-        while let Some((n, l)) = lines.next_line().unwrap() {
-            out.push((n, String::from_utf8(l.to_vec()).unwrap()));
-        }
-        out
-    }
-
-    #[test]
-    fn numbers_skip_blank_lines_and_strip_endings() {
-        let got = all(b"\xEF\xBB\xBF{\"a\":1}\r\n\n   \n{\"b\":2}\n{\"c\":3}");
-        assert_eq!(
-            got,
-            vec![
-                (1, "{\"a\":1}".to_string()),
-                (4, "{\"b\":2}".to_string()),
-                (5, "{\"c\":3}".to_string())
-            ]
-        );
-    }
 
     #[test]
     fn reader_thread_sends_every_line_in_order() {

@@ -4,37 +4,10 @@
 //! Pure: no store, no file. Typed serde structs on the fast path; only a line that fails
 //! to deserialize is parsed a second time, with path tracking, to name the field.
 
-use std::fmt;
-
 use crate::exchange::{ConversationLine, MessageLine, Object, Role, TimingLine, UsageLine};
+pub use crate::jsonl::LineProblem;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::records::{ConversationRecord, Message, TurnRecord, Usage};
-
-/// What is wrong with a line. `field` is a JSON path, empty for the line as a whole.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LineProblem {
-    pub field: String,
-    pub problem: String,
-}
-
-impl LineProblem {
-    fn new(field: impl Into<String>, problem: impl Into<String>) -> Self {
-        LineProblem {
-            field: field.into(),
-            problem: problem.into(),
-        }
-    }
-}
-
-impl fmt::Display for LineProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.field.is_empty() {
-            f.write_str(&self.problem)
-        } else {
-            write!(f, "{}: {}", self.field, self.problem)
-        }
-    }
-}
 
 /// A valid conversation, built whole on the reader thread; the writer only sets the ids
 /// the store gives it (run, target, scenario link) and the repeat when none was given.

@@ -2,12 +2,14 @@
 //! turnbench with no keys. It answers scenario turns with their reference answers, follows
 //! per-model timing profiles, and injects faults and defects from a seed.
 
+pub mod cache;
 pub mod defect;
 pub mod grade;
 pub mod judge;
 pub mod plan;
 pub mod profile;
 mod stream;
+pub mod tools;
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -58,6 +60,8 @@ pub(crate) struct MockState {
     served: Mutex<Vec<Served>>,
     log: Option<Mutex<std::fs::File>>,
     next_id: AtomicU64,
+    cache: cache::PrefixCache,
+    routes: cache::Routes,
 }
 
 /// A running mock; dropped or stopped, it stops serving.
@@ -91,6 +95,8 @@ impl MockServer {
             served: Mutex::new(Vec::new()),
             log,
             next_id: AtomicU64::new(1),
+            cache: cache::PrefixCache::default(),
+            routes: cache::Routes::default(),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -136,10 +142,42 @@ impl Drop for MockServer {
 #[derive(Deserialize)]
 struct ChatRequest {
     model: String,
-    messages: Vec<Message>,
+    /// As received: OpenAI chat messages, with tool calls and tool messages.
+    messages: Vec<Value>,
     #[serde(default)]
     stream: bool,
     stream_options: Option<StreamOptions>,
+    #[serde(default)]
+    tools: Option<Vec<Value>>,
+    /// A conversation hint (OpenAI's `user` field), for the gateway's stickiness.
+    #[serde(default)]
+    user: Option<String>,
+}
+
+/// Each message's role and text, for planning the answer: `content` as a string, the text
+/// parts of an array, or empty (an assistant message that only called tools).
+fn visible(messages: &[Value]) -> Result<Vec<Message>, String> {
+    messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let role = m
+                .get("role")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("messages[{i}]: no role"))?;
+            let content = match m.get("content") {
+                None | Some(Value::Null) => String::new(),
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Array(parts)) => parts
+                    .iter()
+                    .filter_map(|p| p.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                Some(_) => return Err(format!("messages[{i}]: content of an unknown type")),
+            };
+            Ok(Message::new(role, content))
+        })
+        .collect()
 }
 
 #[derive(Deserialize)]
@@ -149,6 +187,44 @@ struct StreamOptions {
 }
 
 async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes) -> Response {
+    let (mut resp, served_by) = answer(st, headers, body).await;
+    // A gateway names the provider that served, on every response (errors included).
+    if let Some((name, provider)) = served_by
+        && let (Ok(name), Ok(value)) = (
+            axum::http::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&provider),
+        )
+    {
+        resp.headers_mut().insert(name, value);
+    }
+    resp
+}
+
+/// The conversation a request belongs to, for a gateway's stickiness: the `user` field,
+/// else a session-affinity header, else the first message (a conversation's opening).
+fn conversation_hint(req: &ChatRequest, headers: &HeaderMap) -> String {
+    if let Some(user) = &req.user {
+        return format!("user:{user}");
+    }
+    for name in ["x-session-affinity", "x-session-id"] {
+        if let Some(v) = headers.get(name).and_then(|v| v.to_str().ok()) {
+            return format!("header:{v}");
+        }
+    }
+    let first = req
+        .messages
+        .first()
+        .map(Value::to_string)
+        .unwrap_or_default();
+    format!("opening:{}", blake3::hash(first.as_bytes()).to_hex())
+}
+
+/// The response, and the (header, provider) a gateway reports.
+async fn answer(
+    st: Arc<MockState>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (Response, Option<(String, String)>) {
     let arrived = Instant::now();
     let auth = headers
         .get(header::AUTHORIZATION)
@@ -171,7 +247,17 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
     }
     let req: ChatRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
-        Err(e) => return error_response(StatusCode::BAD_REQUEST, &format!("bad request: {e}")),
+        Err(e) => {
+            let resp = error_response(StatusCode::BAD_REQUEST, &format!("bad request: {e}"));
+            return (resp, None);
+        }
+    };
+    let messages = match visible(&req.messages) {
+        Ok(m) => m,
+        Err(e) => {
+            let resp = error_response(StatusCode::BAD_REQUEST, &format!("bad request: {e}"));
+            return (resp, None);
+        }
     };
     let Some(profile) = st.config.profile_for(&req.model) else {
         let known: Vec<_> = st
@@ -185,23 +271,61 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
             req.model,
             known.join(", ")
         );
-        return error_response(StatusCode::NOT_FOUND, &msg);
+        return (error_response(StatusCode::NOT_FOUND, &msg), None);
     };
     // Every delay this response sleeps, scaled once here.
     let profile = profile.scaled(st.config.time_scale);
     let occurrence = {
-        let key = request_key(st.config.seed, &req.model, &req.messages, 0);
+        let key = request_key(st.config.seed, &req.model, &messages, 0);
         // Poisoned only if a holder panicked, and none can (a map update only).
         let mut seen = st.seen.lock().expect("seen lock");
         let n = seen.entry(key).or_insert(0);
         *n += 1;
         *n - 1
     };
-    let key = request_key(st.config.seed, &req.model, &req.messages, occurrence);
-    let mut plan = make_plan(&profile, key, &req.messages, &st.index);
+    let key = request_key(st.config.seed, &req.model, &messages, occurrence);
+    let mut plan = make_plan(&profile, key, &messages, &st.index);
     if judge::is_judge(&profile) {
-        judge::answer_as_judge(&mut plan, &profile, key, &req.messages, &st.index);
+        judge::answer_as_judge(&mut plan, &profile, key, &messages, &st.index);
     }
+    let served_by = profile.gateway.as_ref().map(|g| {
+        let conversation = conversation_hint(&req, &headers);
+        (g.header.clone(), st.routes.route(g, &conversation, key))
+    });
+    let served_field = profile
+        .gateway
+        .as_ref()
+        .and_then(|g| g.field.clone())
+        .zip(served_by.as_ref().map(|(_, p)| p.clone()));
+    if let Some(retention) = profile.cache_retention_s {
+        let raw: Vec<Vec<u8>> = req
+            .messages
+            .iter()
+            .map(|m| m.to_string().into_bytes())
+            .collect();
+        let raw: Vec<&[u8]> = raw.iter().map(Vec::as_slice).collect();
+        let tools = req
+            .tools
+            .as_ref()
+            .map(|t| Value::from(t.clone()).to_string());
+        let scope = match &served_by {
+            Some((_, provider)) => format!("{}@{provider}", req.model),
+            None => req.model.clone(),
+        };
+        let used = st.cache.serve(
+            &scope,
+            tools.as_deref().map(str::as_bytes),
+            &raw,
+            Duration::from_secs_f64(retention),
+            arrived,
+        );
+        plan.prompt_tokens = used.prompt_tokens;
+        plan.cached_tokens = used.cached_tokens;
+    }
+    if let Some(offered) = req.tools.as_deref().map(tools::offered) {
+        tools::apply(&mut plan, &profile.tools, key, &offered);
+    }
+
     let id = format!("mock-{}", st.next_id.fetch_add(1, Ordering::Relaxed));
     let served = Served {
         id: id.clone(),
@@ -227,7 +351,7 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
-        return resp;
+        return (resp, served_by);
     }
 
     let include_usage = req.stream_options.is_some_and(|o| o.include_usage);
@@ -237,11 +361,35 @@ async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes)
             model: &req.model,
             include_usage,
             stall_ms: profile.stall_ms,
+            served_field: served_field.as_ref().map(|(f, p)| (f.as_str(), p.as_str())),
         };
-        sse.respond(plan, arrived, st.clone(), served)
+        (sse.respond(plan, arrived, st.clone(), served), served_by)
     } else {
-        whole_response(&st, plan, &profile, served, &req.model, arrived).await
+        // A body cut short stays cut: it is not parsed to add the field.
+        let cut = plan.fault == Some(Fault::StreamCut);
+        let mut resp = whole_response(&st, plan, &profile, served, &req.model, arrived).await;
+        if let Some(field) = served_field.filter(|_| !cut) {
+            resp = with_field(resp, field).await;
+        }
+        (resp, served_by)
     }
+}
+
+/// A whole JSON body with a gateway's (field, provider) added at its top level.
+async fn with_field(resp: Response, (field, provider): (String, String)) -> Response {
+    let (parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    let body = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(Value::Object(mut obj)) => {
+            obj.insert(field, Value::String(provider));
+            Value::Object(obj).to_string().into()
+        }
+        // Not an object (a planned malformed body): sent as planned.
+        _ => bytes,
+    };
+    Response::from_parts(parts, Body::from(body))
 }
 
 impl MockState {
@@ -310,7 +458,7 @@ async fn whole_response(
         match &p.kind {
             PieceKind::Content(t) => content.push_str(t),
             PieceKind::Reasoning(t) => reasoning.push_str(t),
-            PieceKind::Role => {}
+            PieceKind::Role | PieceKind::ToolStart { .. } | PieceKind::ToolArguments { .. } => {}
         }
     }
     let body = match plan.fault {
@@ -319,7 +467,12 @@ async fn whole_response(
             json!({"error": {"message": "mock: generation failed", "code": 500}}).to_string()
         }
         _ => {
+            let calls = tools::whole_calls(&plan.pieces);
             let mut message = json!({"role": "assistant", "content": content});
+            if let Some(calls) = calls {
+                message["tool_calls"] = calls;
+                message["content"] = Value::Null;
+            }
             if !reasoning.is_empty() {
                 message[plan.reasoning_field] = json!(reasoning);
             }
@@ -520,5 +673,115 @@ mod tests {
             "{ttft}"
         );
         assert!((served[0].nominal_e2e_ms - 0.02 * unscaled.end_ms).abs() < 1e-9);
+    }
+
+    fn tool_endpoint(server: &MockServer, model: &str, stream: bool) -> Endpoint {
+        let mut params = RequestParams {
+            stream: Some(stream),
+            ..RequestParams::default()
+        };
+        params.extra.insert(
+            "tools".into(),
+            json!([
+                {"type":"function","function":{"name":"read_file","parameters":{"type":"object","properties":{"path":{"type":"string"}}}}},
+                {"type":"function","function":{"name":"search","parameters":{"type":"object","properties":{"pattern":{"type":"string"},"glob":{"type":"string"}}}}}
+            ]),
+        );
+        Endpoint {
+            url: format!("{}/chat/completions", server.base_url()),
+            model: model.into(),
+            api_key: None,
+            headers: vec![],
+            params,
+        }
+    }
+
+    #[tokio::test]
+    async fn streamed_tool_calls_reach_the_client_as_the_whole_body_would_give_them() {
+        let mut p = Profile::quick("tooly", 1.0, 0.5);
+        p.tools.call_rate = 1.0;
+        p.tools.max_calls = 3;
+        p.tools.chars_per_delta = 5;
+        let client = Client::new().unwrap();
+        let mut several = false;
+        for i in 0..6 {
+            let ask = vec![Message::new("user", format!("task {i}"))];
+            // Two fresh servers with one seed plan the same answer for the same request.
+            let (a, b) = (
+                start(vec![p.clone()], 1.0).await,
+                start(vec![p.clone()], 1.0).await,
+            );
+            let (streamed, _) = client
+                .send(
+                    &tool_endpoint(&a, "tooly", true),
+                    &ask,
+                    Duration::from_secs(10),
+                )
+                .await;
+            let (whole, _) = client
+                .send(
+                    &tool_endpoint(&b, "tooly", false),
+                    &ask,
+                    Duration::from_secs(10),
+                )
+                .await;
+            assert_eq!(streamed.outcome(), TurnOutcome::Ok, "{:?}", streamed.error);
+            assert_eq!(streamed.finish_reason.as_deref(), Some("tool_calls"));
+            assert!(!streamed.tool_calls.is_empty());
+            assert_eq!(streamed.tool_calls, whole.tool_calls);
+            for (k, c) in streamed.tool_calls.iter().enumerate() {
+                assert_eq!(c.index, k as u32);
+                assert!(c.arguments_parse(), "{c:?}");
+                assert!(["read_file", "search"].contains(&c.name.as_str()));
+                // Five characters per delta: arguments arrive split across chunks.
+                assert!(c.arguments.len() > 5);
+            }
+            several |= streamed.tool_calls.len() > 1;
+            // A tool-only answer has a first token (the first call) and no visible text.
+            assert!(streamed.ttft_ms.is_some() && streamed.ttfa_ms.is_none());
+        }
+        assert!(several, "some answers make several calls");
+    }
+
+    #[tokio::test]
+    async fn the_prefix_cache_survives_short_pauses_and_expires_after_retention() {
+        let mut keeps = Profile::quick("keeps", 0.0, 0.0);
+        keeps.cache_retention_s = Some(30.0);
+        let mut drops = Profile::quick("drops", 0.0, 0.0);
+        drops.cache_retention_s = Some(0.15);
+        let server = start(vec![keeps, drops], 1.0).await;
+        let client = Client::new().unwrap();
+        let system = Message::new("system", "Rules. ".repeat(200));
+        for (model, expect_after_break) in [("keeps", true), ("drops", false)] {
+            let mut endpoint = tool_endpoint(&server, model, true);
+            endpoint.params.extra.clear();
+            let mut history = vec![system.clone(), Message::new("user", "first")];
+            let (t1, _) = client
+                .send(&endpoint, &history, Duration::from_secs(5))
+                .await;
+            assert_eq!(t1.usage.cached_tokens, Some(0), "{model}: cold start");
+            history.push(Message::new("assistant", "one"));
+            history.push(Message::new("user", "second"));
+            let (t2, _) = client
+                .send(&endpoint, &history, Duration::from_secs(5))
+                .await;
+            let (cached, prompt) = (
+                t2.usage.cached_tokens.unwrap(),
+                t2.usage.prompt_tokens.unwrap(),
+            );
+            assert!(cached > prompt * 8 / 10, "{model}: {cached} of {prompt}");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            history.push(Message::new("assistant", "two"));
+            history.push(Message::new("user", "third"));
+            let (t3, _) = client
+                .send(&endpoint, &history, Duration::from_secs(5))
+                .await;
+            let cached = t3.usage.cached_tokens.unwrap();
+            assert_eq!(
+                cached > 0,
+                expect_after_break,
+                "{model}: {cached} after the break"
+            );
+        }
     }
 }

@@ -42,6 +42,17 @@ pub enum PieceKind {
     Role,
     Reasoning(String),
     Content(String),
+    /// The first delta of a tool call: its index, id and name (see [`super::tools`]).
+    ToolStart {
+        index: u32,
+        id: String,
+        name: String,
+    },
+    /// A piece of a tool call's arguments.
+    ToolArguments {
+        index: u32,
+        text: String,
+    },
 }
 
 #[derive(Debug, Clone)]

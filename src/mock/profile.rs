@@ -207,6 +207,17 @@ pub struct Profile {
     /// (see `mock::judge`; models named `mock-judge…` do so without the table).
     #[serde(default)]
     pub judge: Option<super::judge::JudgeFaultRates>,
+    /// How long an unused prompt prefix stays cached, in seconds (scaled by `time_scale`
+    /// like every delay). Unset: every message before the newest counts as cached,
+    /// whatever the time between requests (see `mock::cache`).
+    #[serde(default)]
+    pub cache_retention_s: Option<f64>,
+    /// How requests that offer tools are answered (see `mock::tools`).
+    #[serde(default)]
+    pub tools: super::tools::ToolBehaviour,
+    /// Play a gateway in front of several providers (see `mock::cache`).
+    #[serde(default)]
+    pub gateway: Option<super::cache::Gateway>,
 }
 
 fn default_style() -> ReasoningStyle {
@@ -238,6 +249,9 @@ impl Profile {
             identity: None,
             stall_ms: default_stall(),
             judge: None,
+            cache_retention_s: None,
+            tools: super::tools::ToolBehaviour::default(),
+            gateway: None,
         }
     }
 
@@ -248,6 +262,7 @@ impl Profile {
             ttft_ms: self.ttft_ms.scaled(factor),
             gap_ms: self.gap_ms.scaled(factor),
             stall_ms: self.stall_ms * factor,
+            cache_retention_s: self.cache_retention_s.map(|s| s * factor),
             ..self.clone()
         }
     }
@@ -272,6 +287,17 @@ impl MockConfig {
             };
             p.ttft_ms.check().map_err(&bad)?;
             p.gap_ms.check().map_err(&bad)?;
+            if p.cache_retention_s
+                .is_some_and(|s| !(s.is_finite() && s >= 0.0))
+            {
+                return Err(bad(
+                    "cache_retention_s must be a number of seconds ≥ 0".into()
+                ));
+            }
+            p.tools.check().map_err(&bad)?;
+            if let Some(g) = &p.gateway {
+                g.check().map_err(&bad)?;
+            }
             if let Some(s) = &p.slowdown {
                 s.check().map_err(&bad)?;
             }
@@ -307,17 +333,20 @@ impl MockConfig {
     /// speeds (`time_scale` 1; scale them down for a quick run). They differ the way real
     /// providers do:
     /// - `sim-swift`: a fast first token (~0.3 s) and a steady fast decode (~80 words/s),
-    ///   a thin tail, almost no faults or defects; cached tokens in OpenAI's shape.
+    ///   a thin tail, almost no faults or defects; cached tokens in OpenAI's shape, kept
+    ///   30 minutes.
     /// - `sim-burst`: a fast first token (~0.25 s) but a slow, long-tailed decode: gaps
     ///   lognormal with a large sigma, and a per-request slowdown, so its conversation
-    ///   p95 and p99 are far above its p50; reports no cached tokens.
+    ///   p95 and p99 are far above its p50; reports no cached tokens (caches 10 minutes).
     /// - `sim-flaky`: a slower, variable first token (~0.7 s); now and then a 429 (with
     ///   Retry-After), a 503 or a stream cut mid-answer, and the most answer defects
-    ///   (stale answers, missing fields).
+    ///   (stale answers, missing fields); a gateway over two upstreams that moves a
+    ///   conversation on 10 % of requests (named in `x-served-by`); cache kept 5 minutes;
+    ///   the most broken tool calls.
     /// - `sim-thinker`: a reasoning model (~80 words of `reasoning_content` before each
     ///   answer, first token ~0.9 s) whose reasoning sometimes eats the token budget
     ///   (reasoning only, `finish_reason: "length"`, no answer); DeepSeek-shaped cached
-    ///   tokens; answers often wrapped in prose or a ```json fence.
+    ///   tokens kept 10 minutes; answers often wrapped in prose or a ```json fence.
     pub fn builtin() -> MockConfig {
         let lognormal = |median: f64, sigma: f64| Delay::Lognormal { median, sigma };
 
@@ -326,6 +355,8 @@ impl MockConfig {
         swift.gap_ms = lognormal(12.0, 0.2);
         swift.cache = CacheReport::Openai;
         swift.faults.rate_limited = 0.001;
+        swift.cache_retention_s = Some(1800.0);
+        swift.tools.bad_arguments = 0.005;
         swift.defects = DefectRates {
             stale: 0.01,
             missing_field: 0.02,
@@ -338,6 +369,8 @@ impl MockConfig {
         burst.gap_ms = lognormal(16.0, 1.0);
         burst.slowdown = Some(lognormal(1.0, 0.9));
         burst.cache = CacheReport::None;
+        burst.cache_retention_s = Some(600.0);
+        burst.tools.bad_arguments = 0.02;
         burst.defects = DefectRates {
             stale: 0.03,
             missing_field: 0.05,
@@ -352,6 +385,15 @@ impl MockConfig {
             max: 24.0,
         };
         flaky.cache = CacheReport::Openai;
+        flaky.cache_retention_s = Some(300.0);
+        flaky.tools.bad_arguments = 0.06;
+        flaky.tools.unknown_name = 0.03;
+        flaky.gateway = Some(super::cache::Gateway {
+            providers: vec!["upstream-a".into(), "upstream-b".into()],
+            switch_rate: 0.1,
+            header: "x-served-by".into(),
+            field: None,
+        });
         flaky.faults = FaultRates {
             rate_limited: 0.02,
             http_503: 0.015,
@@ -371,6 +413,8 @@ impl MockConfig {
         thinker.reasoning_words = 80;
         thinker.reasoning_style = ReasoningStyle::ReasoningContent;
         thinker.cache = CacheReport::Deepseek;
+        thinker.cache_retention_s = Some(600.0);
+        thinker.tools.bad_arguments = 0.02;
         thinker.faults.reasoning_budget = 0.04;
         thinker.defects = DefectRates {
             stale: 0.06,

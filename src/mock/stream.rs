@@ -29,6 +29,8 @@ pub(super) struct SseStream<'a> {
     pub model: &'a str,
     pub include_usage: bool,
     pub stall_ms: f64,
+    /// A gateway's (field, provider), put at the top level of every chunk.
+    pub served_field: Option<(&'a str, &'a str)>,
 }
 
 /// Records what was served when the body is dropped: after the last byte, or when the
@@ -70,8 +72,16 @@ impl SseStream<'_> {
     ) -> Response {
         let (tx, rx) = mpsc::channel::<Frame>(64);
         // Everything before the delta is the same in every chunk of this response.
+        let gateway = match self.served_field {
+            Some((field, provider)) => format!(
+                "{}:{},",
+                serde_json::to_string(field).expect("string"),
+                serde_json::to_string(provider).expect("string")
+            ),
+            None => String::new(),
+        };
         let prefix = format!(
-            "data: {{\"id\":\"{}\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":{},\"choices\":[{{\"index\":0,\"delta\":",
+            "data: {{\"id\":\"{}\",{gateway}\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":{},\"choices\":[{{\"index\":0,\"delta\":",
             self.id,
             serde_json::to_string(self.model).expect("string")
         );
@@ -135,14 +145,22 @@ impl Writer {
         let content_pieces = plan
             .pieces
             .iter()
-            .filter(|p| matches!(p.kind, PieceKind::Content(_)))
+            .filter(|p| {
+                matches!(
+                    p.kind,
+                    PieceKind::Content(_) | PieceKind::ToolArguments { .. }
+                )
+            })
             .count();
         let midway = content_pieces / 2;
         let mut content_sent = 0;
         let mut first_text = true;
         for Piece { at_ms, kind } in &plan.pieces {
             sleep_to(arrived, *at_ms).await;
-            if matches!(kind, PieceKind::Content(_)) {
+            if matches!(
+                kind,
+                PieceKind::Content(_) | PieceKind::ToolArguments { .. }
+            ) {
                 if content_sent == midway && self.inject(plan.fault).await {
                     return;
                 }
@@ -158,6 +176,14 @@ impl Writer {
                 ),
                 PieceKind::Reasoning(t) => (self.delta(plan.reasoning_field, t), Mark::FirstText),
                 PieceKind::Content(t) => (self.delta("content", t), Mark::FirstText),
+                PieceKind::ToolStart { .. } | PieceKind::ToolArguments { .. } => {
+                    let delta = super::tools::delta(kind).unwrap_or_default();
+                    let bytes = Bytes::from(format!(
+                        "{}{delta},\"finish_reason\":null}}]}}\n\n",
+                        self.prefix
+                    ));
+                    (bytes, Mark::FirstText)
+                }
             };
             let mark = if mark == Mark::FirstText && first_text {
                 first_text = false;

@@ -12,6 +12,7 @@
 //! - [`headlines`]: the sentences a reader decides from.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
+//! - [`replay`]: the replay section (cache, cost, speed, tool calls of replayed sessions).
 //!
 //! The report computes; it never formats (exporters do) and never writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
@@ -25,6 +26,7 @@ mod judges;
 mod load;
 pub mod model;
 mod pairwise;
+pub mod replay;
 pub mod rows;
 
 use std::collections::BTreeSet;
@@ -128,6 +130,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             )),
         }
     }
+    let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
     if report_cells.iter().any(|c| c.simulated) {
         let which = if report_cells.iter().all(|c| c.simulated) {
             "every cell was"
@@ -201,6 +204,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         anchors: anchor_sections,
         check_agreement,
         notes,
+        replay,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })
 }

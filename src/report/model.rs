@@ -55,6 +55,9 @@ pub struct Report {
     pub check_agreement: Vec<CheckAgreement>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
+    /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<super::replay::ReplaySection>,
     /// Per-conversation rows, built one at a time as they are written; present only when
     /// asked for (the JSON format).
     #[serde(skip_serializing_if = "Option::is_none")]

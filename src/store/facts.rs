@@ -37,7 +37,7 @@ pub struct Selection {
 
 /// The SQL condition of a [`Selection`] over a view with `run_id`, `provider`, `label` and
 /// `scenario` columns; bound with [`Selection::params`].
-const SELECTED: &str = "(:run_id IS NULL OR run_id = :run_id)
+pub(crate) const SELECTED: &str = "(:run_id IS NULL OR run_id = :run_id)
     AND (:run_name IS NULL OR run_id IN (SELECT id FROM runs WHERE name = :run_name))
     AND (:provider IS NULL OR provider = :provider)
     AND (:label IS NULL OR label = :label)
@@ -83,7 +83,7 @@ impl Selection {
         })
     }
 
-    fn params(&self) -> [(&'static str, &dyn rusqlite::ToSql); 5] {
+    pub(crate) fn params(&self) -> [(&'static str, &dyn rusqlite::ToSql); 5] {
         [
             (":run_id", &self.run_id),
             (":run_name", &self.run_name),

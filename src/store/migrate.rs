@@ -19,6 +19,7 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "005_judge_trust",
         include_str!("../../db/005_judge_trust.sql"),
     ),
+    ("006_replay", include_str!("../../db/006_replay.sql")),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
@@ -76,11 +77,12 @@ pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
 
 /// A table each migration creates, by which a store that predates recorded migration
 /// names shows which ones it has.
-const CREATES: [&str; 4] = [
+const CREATES: [&str; 5] = [
     "turns",
     "judgments",
     "check_results",
     "check_run_definitions",
+    "replay_turns",
 ];
 
 fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {

@@ -13,6 +13,7 @@ mod migrate;
 pub mod pairwise;
 pub mod read;
 pub mod records;
+pub mod replay;
 pub mod write;
 pub mod writer;
 
@@ -21,7 +22,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 pub use records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
-pub use writer::{Storable, StoreWriter};
+pub use writer::{Storable, StoreWriter, Written};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

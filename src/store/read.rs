@@ -6,13 +6,19 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::StoreError;
 
-/// The newest collect run with this name: (id, settings_hash).
-pub fn latest_run(conn: &Connection, name: &str) -> Result<Option<(i64, String)>, StoreError> {
+/// The newest run with this name that called providers, of collect (`replay` false) or
+/// of replay (true): (id, settings_hash).
+pub fn latest_run(
+    conn: &Connection,
+    name: &str,
+    replay: bool,
+) -> Result<Option<(i64, String)>, StoreError> {
     Ok(conn
         .query_row(
             "SELECT id, settings_hash FROM runs WHERE name = ?1 AND source = 'collect'
+               AND EXISTS (SELECT 1 FROM replay_runs p WHERE p.run_id = runs.id) = ?2
              ORDER BY id DESC LIMIT 1",
-            [name],
+            rusqlite::params![name, replay],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?)

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::client::{Attempt, Reply};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 
 /// A visible chat message.
@@ -20,14 +21,8 @@ impl Message {
     }
 }
 
-/// Token counts; `None` = the provider did not report it (never 0 in its place).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: Option<i64>,
-    pub completion_tokens: Option<i64>,
-    pub cached_tokens: Option<i64>,
-    pub reasoning_tokens: Option<i64>,
-}
+/// Token counts as the client read them; `None` = not reported (never 0 in its place).
+pub use crate::client::Usage;
 
 /// One answered (or failed) turn.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -58,6 +53,52 @@ pub struct TurnRecord {
 }
 
 impl TurnRecord {
+    /// The row of a turn the client answered: `prompt` is what the turn added to the
+    /// history; pause, start and visible tokens are the caller's to fill.
+    pub fn from_reply(reply: Reply, prompt: Vec<Message>) -> Self {
+        let Reply {
+            answer,
+            reasoning,
+            // Scripted scenarios send no tools; replay stores calls in its own rows.
+            tool_calls: _,
+            finish_reason,
+            http_status,
+            outcome,
+            error,
+            attempts,
+            ttft_ms,
+            ttfa_ms,
+            e2e_ms,
+            wall_ms,
+            usage,
+            request_id,
+            // Captured for the stage that asked (replay's serving provider).
+            headers: _,
+            fields: _,
+            chunk_offsets_us,
+        } = reply;
+        TurnRecord {
+            prompt,
+            answer,
+            reasoning,
+            finish_reason,
+            http_status,
+            outcome,
+            error,
+            attempts,
+            pause_ms: None,
+            start_ms: None,
+            ttft_ms,
+            ttfa_ms,
+            e2e_ms,
+            wall_ms,
+            usage,
+            visible_tokens: None,
+            request_id,
+            chunk_offsets_us,
+        }
+    }
+
     pub fn outcome(&self) -> TurnOutcome {
         self.outcome.unwrap_or(TurnOutcome::Ok)
     }
@@ -77,6 +118,29 @@ pub struct AttemptRecord {
     pub error: Option<String>,
     pub e2e_ms: Option<f64>,
     pub waited_ms: f64,
+}
+
+impl From<Attempt> for AttemptRecord {
+    fn from(a: Attempt) -> Self {
+        let Attempt {
+            turn_idx,
+            attempt,
+            outcome,
+            http_status,
+            error,
+            e2e_ms,
+            waited_ms,
+        } = a;
+        AttemptRecord {
+            turn_idx,
+            attempt,
+            outcome,
+            http_status,
+            error,
+            e2e_ms,
+            waited_ms,
+        }
+    }
 }
 
 /// A whole conversation, written in one transaction.

@@ -1,0 +1,402 @@
+//! What `collect` and `replay` share to run conversations against targets: one copy of
+//! the run's resume rule, the targets' rows, the launcher (concurrency per run and per
+//! target, queues taken in rotation), Ctrl-C (once: start nothing new, let turns in flight
+//! finish; twice: record them as interrupted), the store writer and its watch (a refused
+//! record stops the run), pauses that a stop cuts short, and a turn sent so that an abort
+//! ends it as interrupted.
+//!
+//! The stages supply their jobs and how to run one; neither imports the other.
+
+use std::future::Future;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
+
+use crate::client::{Attempt, Client, Endpoint, Reply};
+use crate::config::{BenchConfig, RetryPolicy};
+use crate::outcome::TurnOutcome;
+use crate::store::read::latest_run;
+use crate::store::write::{NewRun, NewTarget, insert_run, settings_hash, upsert_target};
+use crate::store::{Storable, StoreError, StoreWriter, Written};
+
+/// Whether a run continues a stored one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resume {
+    /// A new run.
+    No,
+    /// The newest run of this name; refused when its settings differ.
+    Yes,
+    /// The newest run of this name when its settings are these; else a new run
+    /// (`turnbench run`: a re-run after a crash or Ctrl-C does no work twice).
+    IfSame,
+}
+
+/// How a run's work should go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    Run,
+    /// Start nothing new; let turns in flight finish.
+    Drain,
+    /// Record turns in flight as interrupted.
+    Abort,
+}
+
+/// The run to write into: the newest of this name and kind when resuming with the same
+/// settings, else a new one. `Err` is a message for the user (what to do).
+pub fn open_run(
+    conn: &rusqlite::Connection,
+    db: &Path,
+    new: &NewRun,
+    resume: Resume,
+    command: &str,
+) -> Result<Result<i64, String>, StoreError> {
+    let hash = settings_hash(new.settings_json);
+    let latest = match resume {
+        Resume::No => None,
+        Resume::Yes | Resume::IfSame => latest_run(conn, new.name, command == "replay")?,
+    };
+    match (resume, latest) {
+        (Resume::IfSame | Resume::Yes, Some((id, h))) if h == hash => return Ok(Ok(id)),
+        (Resume::Yes, Some((id, _))) => {
+            return Ok(Err(format!(
+                "--resume: run {id} ({:?}) was run with other settings or inputs\n  fix: restore them, or {command} under a new `name`",
+                new.name
+            )));
+        }
+        (Resume::Yes, None) => {
+            return Ok(Err(format!(
+                "--resume: {} has no {command} run named {:?}\n  fix: drop --resume to start it",
+                db.display(),
+                new.name
+            )));
+        }
+        _ => {}
+    }
+    insert_run(conn, new).map(Ok)
+}
+
+/// The config as stored with a run: each target's `stable_url`, when it has one, in place
+/// of its address.
+pub fn stable_settings(cfg: &BenchConfig) -> BenchConfig {
+    let mut cfg = cfg.clone();
+    for t in &mut cfg.targets {
+        if let Some(url) = &t.stable_url {
+            t.base_url = url.clone();
+        }
+    }
+    cfg
+}
+
+/// Every target's row id, in the config's order (created when new).
+pub fn store_targets(
+    conn: &rusqlite::Connection,
+    cfg: &BenchConfig,
+) -> Result<Vec<i64>, StoreError> {
+    let mut ids = Vec::new();
+    for t in &cfg.targets {
+        let params = serde_json::json!({
+            "request": t.request,
+            "header_names": t.headers.keys().collect::<Vec<_>>(),
+        })
+        .to_string();
+        // Three numbers: serialising them cannot fail.
+        let prices = t.price.map(|p| serde_json::to_string(&p).expect("prices"));
+        ids.push(upsert_target(
+            conn,
+            &NewTarget {
+                provider: &t.provider,
+                model: &t.model,
+                label: &t.label,
+                host: Some(&t.host()),
+                params_json: &params,
+                prices_json: prices.as_deref(),
+            },
+        )?);
+    }
+    Ok(ids)
+}
+
+/// One HTTP client for the run and the tokenizer loaded, both before the first request
+/// (so neither lands inside a timed turn).
+pub async fn prepare_client() -> Result<Client, String> {
+    tokio::task::spawn_blocking(crate::tokens::warm_up)
+        .await
+        .map_err(|e| format!("tokenizer: {e}"))?;
+    Client::new().map_err(|e| format!("HTTP client: {e}"))
+}
+
+/// Sleeps a pause (ms); a stop cuts it short.
+pub async fn pause(ms: f64, stop: &mut watch::Receiver<Stop>) {
+    if ms > 0.0 && ms.is_finite() {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs_f64(ms / 1000.0)) => {}
+            _ = stop.wait_for(|s| *s != Stop::Run) => {}
+        }
+    }
+}
+
+/// Sends one turn under the retry policy; an abort (Ctrl-C twice, or a store failure)
+/// ends it as `interrupted` instead.
+pub async fn send_turn<M: Serialize + Sync>(
+    client: &Client,
+    endpoint: &Endpoint,
+    messages: &[M],
+    timeout: Duration,
+    retry: &RetryPolicy,
+    turn_idx: u32,
+    stop: &mut watch::Receiver<Stop>,
+) -> (Reply, Vec<Attempt>) {
+    let send = client.send_with_retries(endpoint, messages, timeout, retry, turn_idx);
+    tokio::select! {
+        r = send => r,
+        _ = stop.wait_for(|s| *s == Stop::Abort) => {
+            let reply = Reply {
+                outcome: Some(TurnOutcome::Interrupted),
+                error: Some("interrupted by the user while in flight".into()),
+                attempts: 1,
+                ..Default::default()
+            };
+            (reply, Vec::new())
+        }
+    }
+}
+
+/// Concurrency limits of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// In flight over all targets.
+    pub total: usize,
+    /// In flight per target.
+    pub per_target: usize,
+}
+
+/// What the launcher did: how many jobs it started, whether it was stopped, and the
+/// writer's account (the connection back, refused records).
+pub struct Driven<R> {
+    pub launched: usize,
+    pub stopped: bool,
+    pub written: Written<R>,
+}
+
+/// Runs every job of `queues` (one queue per target, in order) with `run`, at most
+/// `limits` at a time, taking from the queues in rotation so no target runs ahead; each
+/// record goes to the store writer as soon as its job ends. A job that panics (a bug)
+/// yields `fallback(job, message)`, so it is still stored and counted. `describe` gives
+/// a record's (failed?, outcome) for the progress line.
+#[allow(clippy::too_many_arguments)]
+pub async fn drive<J, R, Run, Fut>(
+    conn: rusqlite::Connection,
+    mut queues: Vec<Vec<J>>,
+    limits: Limits,
+    mut interrupts: mpsc::Receiver<()>,
+    progress: indicatif::ProgressBar,
+    quiet: bool,
+    run: Run,
+    fallback: fn(&J, String) -> R,
+    describe: fn(&R) -> (bool, String),
+) -> Result<Driven<R>, StoreError>
+where
+    J: Clone + Send + Sync + 'static,
+    R: Storable,
+    Run: Fn(J, watch::Receiver<Stop>) -> Fut,
+    Fut: Future<Output = R> + Send + 'static,
+{
+    for q in &mut queues {
+        q.reverse(); // pop() takes from the front of the original order
+    }
+    let writer = StoreWriter::<R>::spawn(conn)?;
+    let sink = writer.sender();
+    let failed_so_far = Arc::new(AtomicU64::new(0));
+    let (stop_tx, stop_rx) = watch::channel(Stop::Run);
+    let stop_tx = Arc::new(stop_tx);
+    let say = {
+        let progress = progress.clone();
+        move |note: &str| {
+            // A hidden bar prints nothing: say it plainly unless asked to be quiet.
+            if !progress.is_hidden() {
+                progress.println(note);
+            } else if !quiet {
+                eprintln!("{note}");
+            }
+        }
+    };
+    let signal_task = {
+        let stop_tx = stop_tx.clone();
+        let say = say.clone();
+        tokio::spawn(async move {
+            if interrupts.recv().await.is_some() {
+                say("interrupt: finishing turns in flight (Ctrl-C again to stop them now)");
+                let _ = stop_tx.send(Stop::Drain);
+            }
+            if interrupts.recv().await.is_some() {
+                let _ = stop_tx.send(Stop::Abort);
+            }
+        })
+    };
+    // The store refused a record (a full disk, …): measuring on would be work that may
+    // never be stored, so turns in flight stop now and nothing new starts.
+    let store_watch = {
+        let stop_tx = stop_tx.clone();
+        let mut failed = writer.failed();
+        tokio::spawn(async move {
+            if failed.wait_for(|f| *f).await.is_ok() {
+                say("store: a record could not be written; stopping the run");
+                let _ = stop_tx.send(Stop::Abort);
+            }
+        })
+    };
+
+    let global = Arc::new(Semaphore::new(limits.total.max(1)));
+    let per_target: Vec<_> = queues
+        .iter()
+        .map(|_| Arc::new(Semaphore::new(limits.per_target.max(1))))
+        .collect();
+    let freed = Arc::new(Notify::new());
+    let mut tasks = tokio::task::JoinSet::new();
+    let mut cursor = 0;
+    let mut launched = 0;
+    'launch: while queues.iter().any(|q| !q.is_empty()) {
+        let global_permit = tokio::select! {
+            // The semaphore is never closed: acquiring fails only on a closed one.
+            p = global.clone().acquire_owned() => p.expect("semaphore open"),
+            _ = stopped(stop_rx.clone()) => break 'launch,
+        };
+        let (job, target_permit) = loop {
+            if *stop_rx.borrow() != Stop::Run {
+                break 'launch;
+            }
+            let n = queues.len();
+            let found = (0..n).map(|k| (cursor + k) % n).find_map(|i| {
+                queues[i].last()?;
+                let permit = per_target[i].clone().try_acquire_owned().ok()?;
+                let job = queues[i].pop()?;
+                Some((i, job, permit))
+            });
+            if let Some((i, job, permit)) = found {
+                cursor = (i + 1) % n;
+                break (job, permit);
+            }
+            tokio::select! {
+                _ = freed.notified() => {}
+                _ = stopped(stop_rx.clone()) => break 'launch,
+            }
+        };
+        launched += 1;
+        let slot = SlotGuard {
+            permits: Some((global_permit, target_permit)),
+            freed: freed.clone(),
+        };
+        let (sink, progress) = (sink.clone(), progress.clone());
+        let failed_so_far = failed_so_far.clone();
+        let work = run(job.clone(), stop_rx.clone());
+        tasks.spawn(async move {
+            // Held to the end of the task, and dropped even if it panics: the slot is freed.
+            let _slot = slot;
+            let record = caught(work, |message| fallback(&job, message)).await;
+            let (failed, outcome) = describe(&record);
+            let this = u64::from(failed);
+            let failed = failed_so_far.fetch_add(this, Ordering::Relaxed) + this;
+            progress.set_message(format!("{failed} failed · last: {outcome}"));
+            // A closed writer has already reported why; the store watch stops the run.
+            let _ = sink.send(record).await;
+            progress.inc(1);
+        });
+        // Finished tasks are reaped as the run goes: each holds its future's whole
+        // allocation until joined, which would make memory grow with the number of jobs.
+        while let Some(joined) = tasks.try_join_next() {
+            report_join(joined);
+        }
+    }
+    while let Some(joined) = tasks.join_next().await {
+        report_join(joined);
+    }
+    signal_task.abort();
+    store_watch.abort();
+    progress.finish_and_clear();
+    drop(sink);
+    let written = writer.finish()?;
+    let stopped = *stop_rx.borrow() != Stop::Run;
+    Ok(Driven {
+        launched,
+        stopped,
+        written,
+    })
+}
+
+/// Jobs are caught; a task that still failed is reported, never silent.
+fn report_join(joined: Result<(), tokio::task::JoinError>) {
+    if let Err(e) = joined {
+        eprintln!("a conversation task failed: {e}");
+    }
+}
+
+/// A conversation's hold on its concurrency slots. Dropping it, however the task ends
+/// (a panic included), releases the permits and then wakes the launcher.
+struct SlotGuard {
+    permits: Option<(OwnedSemaphorePermit, OwnedSemaphorePermit)>,
+    freed: Arc<Notify>,
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        // Release both permits before waking the launcher: woken first, it could find the
+        // target's permit still held and wait for a wake-up that never comes.
+        drop(self.permits.take());
+        self.freed.notify_one();
+    }
+}
+
+/// Awaits `fut`; if it panics, returns `fallback(message)` instead.
+pub async fn caught<T>(fut: impl Future<Output = T>, fallback: impl FnOnce(String) -> T) -> T {
+    use futures_util::FutureExt;
+    match std::panic::AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(v) => v,
+        Err(panic) => fallback(crate::client::panic_message(panic.as_ref())),
+    }
+}
+
+async fn stopped(mut rx: watch::Receiver<Stop>) {
+    let _ = rx.wait_for(|s| *s != Stop::Run).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_conversation_becomes_its_fallback_record() {
+        let got = caught(async { panic!("boom at turn 2") }, |m| {
+            format!("stored: {m}")
+        })
+        .await;
+        assert_eq!(got, "stored: boom at turn 2");
+        let got = caught(async { 7 }, |_| 0).await;
+        assert_eq!(got, 7);
+    }
+
+    #[tokio::test]
+    async fn a_slot_is_freed_even_when_its_task_panics() {
+        let sem = Arc::new(Semaphore::new(1));
+        let freed = Arc::new(Notify::new());
+        let guard = SlotGuard {
+            permits: Some((
+                sem.clone().acquire_owned().await.unwrap(),
+                Arc::new(Semaphore::new(1)).acquire_owned().await.unwrap(),
+            )),
+            freed: freed.clone(),
+        };
+        let task = tokio::spawn(async move {
+            let _slot = guard;
+            panic!("a bug");
+        });
+        assert!(task.await.is_err());
+        tokio::time::timeout(std::time::Duration::from_secs(1), freed.notified())
+            .await
+            .expect("the launcher is woken");
+        assert_eq!(sem.available_permits(), 1);
+    }
+}

@@ -1,0 +1,330 @@
+//! The replay section's tables (terminal, Markdown and HTML share them through
+//! [`super::table::tables`]): cache, cache after a break, speed, cost, tool calls and
+//! reliability of replayed agent sessions. Formatting only; the figures are
+//! `crate::report::replay`'s.
+
+use super::table::{Align, Table};
+use crate::report::model::Report;
+use crate::report::replay::{BREAK_BUCKETS, ReplayCell, ReplaySection, Share};
+
+use Align::{Left as L, Right as R};
+
+fn table(title: String, columns: &[(&str, Align)], footnote: &str) -> Table {
+    Table {
+        title,
+        header: columns.iter().map(|(h, _)| h.to_string()).collect(),
+        align: columns.iter().map(|(_, a)| *a).collect(),
+        rows: Vec::new(),
+        footnotes: vec![footnote.to_string()],
+    }
+}
+
+/// "(simulated)" on a row when real and simulated cells mix; in the title when all are.
+struct Marks {
+    all: bool,
+}
+
+impl Marks {
+    fn of(s: &ReplaySection) -> Marks {
+        Marks {
+            all: s.cells.iter().all(|c| c.simulated),
+        }
+    }
+    fn title(&self) -> &'static str {
+        if self.all { " · SIMULATED" } else { "" }
+    }
+    fn name(&self, c: &ReplayCell) -> String {
+        let sim = if c.simulated && !self.all {
+            " (simulated)"
+        } else {
+            ""
+        };
+        format!("{} / {}{sim}", c.provider, c.model)
+    }
+}
+
+fn percent(x: f64) -> String {
+    let p = x * 100.0;
+    if !(0.05..99.95).contains(&p) {
+        format!("{p:.0} %")
+    } else {
+        format!("{p:.1} %")
+    }
+}
+
+fn share(s: &Share) -> String {
+    match s.value {
+        Some(v) => format!("{} ({}/{})", percent(v), s.part, s.n),
+        None => "-".into(),
+    }
+}
+
+fn usd(x: Option<f64>) -> String {
+    match x {
+        None => "-".into(),
+        Some(v) if v < 0.01 => format!("${v:.5}"),
+        Some(v) => format!("${v:.3}"),
+    }
+}
+
+/// The replay tables, none without replayed turns.
+pub fn tables(r: &Report) -> Vec<Table> {
+    let Some(s) = &r.replay else {
+        return Vec::new();
+    };
+    let m = Marks::of(s);
+    let mut cache = table(
+        format!(
+            "REPLAY CACHE{} · cached ÷ prompt tokens, answered turns after a pass's first",
+            m.title()
+        ),
+        &[
+            ("cell", L),
+            ("hit rate (n)", R),
+            ("cold turns", R),
+            ("uncached prompt tokens (n)", R),
+        ],
+        "cold: < 10 % of the prompt cached. not reported: the provider sent no cached-token count (not 0 %).",
+    );
+    let mut after = table(
+        format!(
+            "REPLAY CACHE AFTER A BREAK{} · cached share of the prompt by idle break before the turn (n turns)",
+            m.title()
+        ),
+        &[
+            ("cell", L),
+            ("no break", R),
+            ("< 1 min", R),
+            ("1–5 min", R),
+            ("5–15 min", R),
+            ("15–20 min", R),
+            ("≥ 20 min", R),
+        ],
+        "Breaks are seeded, the same before the same turn for every target; a break's length is what the provider's clock saw (slept, i.e. after --pause-scale; the built-in mock's own simulated time).",
+    );
+    let mut speed = table(
+        format!("REPLAY SPEED{} · ok turns", m.title()),
+        &[
+            ("cell", L),
+            ("decode p50 (n)", R),
+            ("decode p10", R),
+            ("TTFT p50 (n)", R),
+            ("TTFT p95", R),
+            ("reasoning tok/turn", R),
+        ],
+        "decode: output tokens ÷ (E2E − TTFT), tokens/s; TTFT counts the first reasoning, text or tool-call delta.",
+    );
+    let mut cost = table(
+        format!("REPLAY COST{} · USD from the run's prices", m.title()),
+        &[
+            ("cell", L),
+            ("turns priced", R),
+            ("per 1k turns", R),
+            ("per session (n)", R),
+        ],
+        "Answered turns only (ok or truncated); per session: mean cost of completed passes priced whole.",
+    );
+    let mut tools = table(
+        format!(
+            "REPLAY TOOL CALLS AND RELIABILITY{} · answered turns; passes by outcome",
+            m.title()
+        ),
+        &[
+            ("cell", L),
+            ("calls valid", R),
+            ("same tool as recorded", R),
+            ("switches (turns)", R),
+            ("passes ok", R),
+            ("failed by class", R),
+        ],
+        "valid: every call's arguments parse as a JSON object and its name was offered. switches: the serving provider changed from the previous turn (a gateway's header).",
+    );
+    for c in &s.cells {
+        let name = m.name(c);
+        let (hit, cold) = match c.cache.hit_rate {
+            Some(h) => (
+                format!("{} ({})", percent(h), c.cache.turns_reported),
+                c.cache.cold_turns.to_string(),
+            ),
+            None => ("not reported".into(), "-".into()),
+        };
+        let uncached = match c.cache.uncached_prompt_tokens {
+            Some(u) => format!(
+                "{} ({})",
+                super::table::thousands(u),
+                c.cache.uncached_turns
+            ),
+            None => "not reported".into(),
+        };
+        cache.rows.push(vec![name.clone(), hit, cold, uncached]);
+        if c.cache.hit_rate.is_some() {
+            let mut row = vec![name.clone()];
+            row.extend(c.cache.after_break.iter().map(|b| match b.share {
+                Some(v) => format!("{} ({})", percent(v), b.n),
+                None => "-".into(),
+            }));
+            after.rows.push(row);
+        }
+        let d = &c.decode_tokens_per_s;
+        let t = &c.ttft_ms;
+        speed.rows.push(vec![
+            name.clone(),
+            d.at(50.0)
+                .map_or("-".into(), |v| format!("{v:.0} t/s ({})", d.n)),
+            d.at(10.0).map_or("-".into(), |v| format!("{v:.0} t/s")),
+            t.at(50.0)
+                .map_or("-".into(), |v| format!("{v:.0} ms ({})", t.n)),
+            t.at(95.0).map_or("-".into(), |v| format!("{v:.0} ms")),
+            c.reasoning_tokens_per_turn
+                .map_or("not reported".into(), |v| {
+                    format!("{v:.0} ({})", c.reasoning_turns)
+                }),
+        ]);
+        if c.cost.priced {
+            cost.rows.push(vec![
+                name.clone(),
+                format!("{}/{}", c.cost.turns_priced, c.reliability.turns_sent),
+                usd(c.cost.per_1000_turns_usd),
+                match c.cost.per_session_usd {
+                    Some(v) => format!("{} ({})", usd(Some(v)), c.cost.sessions_priced),
+                    None => "-".into(),
+                },
+            ]);
+        } else {
+            cost.rows.push(vec![
+                name.clone(),
+                "no price".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
+        let failed: Vec<String> = c
+            .reliability
+            .passes_by_outcome
+            .iter()
+            .filter(|(o, _)| o.as_str() != "completed")
+            .map(|(o, n)| format!("{o} {n}"))
+            .collect();
+        tools.rows.push(vec![
+            name,
+            share(&c.tools.valid),
+            share(&c.tools.agreement),
+            c.switches.as_ref().map_or("not reported".into(), |s| {
+                format!("{} ({})", s.switches, s.turns)
+            }),
+            format!(
+                "{}/{}",
+                c.reliability.passes_completed, c.reliability.passes
+            ),
+            if failed.is_empty() {
+                "-".into()
+            } else {
+                failed.join(", ")
+            },
+        ]);
+    }
+    vec![cache, after, speed, cost, tools]
+}
+
+/// The CSV columns of the replay section, appended after the others (docs/report.md).
+pub fn csv_header() -> Vec<String> {
+    let mut h: Vec<String> = [
+        "replay_turns",
+        "replay_passes",
+        "replay_passes_completed",
+        "replay_cache_turns_reported",
+        "replay_cache_hit_rate",
+        "replay_cache_cold_turns",
+    ]
+    .map(String::from)
+    .to_vec();
+    for b in bucket_names() {
+        h.push(format!("replay_cache_{b}_n"));
+        h.push(format!("replay_cache_{b}_share"));
+    }
+    h.extend(
+        [
+            "replay_uncached_prompt_tokens",
+            "replay_cost_turns_priced",
+            "replay_cost_per_1000_turns_usd",
+            "replay_cost_per_session_usd",
+            "replay_cost_sessions_priced",
+            "replay_decode_tps_n",
+            "replay_decode_tps_p50",
+            "replay_decode_tps_p10",
+            "replay_ttft_n",
+            "replay_ttft_p50_ms",
+            "replay_ttft_p95_ms",
+            "replay_reasoning_turns",
+            "replay_reasoning_tokens_per_turn",
+            "replay_tool_turns",
+            "replay_tool_valid",
+            "replay_tool_agreement_n",
+            "replay_tool_agreement",
+            "replay_switch_turns",
+            "replay_switches",
+        ]
+        .map(String::from),
+    );
+    h
+}
+
+/// Column-name forms of the break buckets: none, lt_1m, 1_5m, 5_15m, 15_20m, ge_20m.
+fn bucket_names() -> Vec<&'static str> {
+    debug_assert_eq!(BREAK_BUCKETS.len(), 5);
+    vec!["none", "lt_1m", "1_5m", "5_15m", "15_20m", "ge_20m"]
+}
+
+/// The replay columns of the cell (provider, model label); empty without replayed turns.
+pub fn csv_row(r: &Report, provider: &str, model: &str) -> Vec<String> {
+    let width = csv_header().len();
+    let Some(c) = r.replay.as_ref().and_then(|s| {
+        s.cells
+            .iter()
+            .find(|c| c.provider == provider && c.model == model)
+    }) else {
+        return vec![String::new(); width];
+    };
+    let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    let mut row = vec![
+        c.reliability.turns_sent.to_string(),
+        c.reliability.passes.to_string(),
+        c.reliability.passes_completed.to_string(),
+        c.cache.turns_reported.to_string(),
+        num(c.cache.hit_rate),
+        c.cache.cold_turns.to_string(),
+    ];
+    for b in &c.cache.after_break {
+        row.push(b.n.to_string());
+        row.push(num(b.share));
+    }
+    row.extend([
+        c.cache
+            .uncached_prompt_tokens
+            .map_or(String::new(), |u| u.to_string()),
+        c.cost.turns_priced.to_string(),
+        num(c.cost.per_1000_turns_usd),
+        num(c.cost.per_session_usd),
+        c.cost.sessions_priced.to_string(),
+        c.decode_tokens_per_s.n.to_string(),
+        num(c.decode_tokens_per_s.at(50.0)),
+        num(c.decode_tokens_per_s.at(10.0)),
+        c.ttft_ms.n.to_string(),
+        num(c.ttft_ms.at(50.0)),
+        num(c.ttft_ms.at(95.0)),
+        c.reasoning_turns.to_string(),
+        num(c.reasoning_tokens_per_turn),
+        c.tools.turns_with_calls.to_string(),
+        num(c.tools.valid.value),
+        c.tools.agreement.n.to_string(),
+        num(c.tools.agreement.value),
+        c.switches
+            .as_ref()
+            .map_or(String::new(), |s| s.turns.to_string()),
+        c.switches
+            .as_ref()
+            .map_or(String::new(), |s| s.switches.to_string()),
+    ]);
+    debug_assert_eq!(row.len(), width);
+    row
+}

@@ -1,0 +1,209 @@
+//! `turnbench replay`: recorded agent sessions sent again, turn by turn, to every target
+//! of a bench, on the driver `collect` runs on (`crate::drive`: resume, concurrency,
+//! Ctrl-C, the store writer) and with its client.
+//!
+//! Each (session, round, target) is one pass, stored as a conversation (scenario = the
+//! session id, repeat = the round) with replay's own rows beside it (`store::replay`).
+//! Sessions in flight per target: `sessions_in_flight`; over all targets: `concurrency`.
+
+pub mod pass;
+pub mod schedule;
+pub mod session;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::client::Endpoint;
+use crate::config::BenchConfig;
+use crate::drive::{
+    Limits, Resume, drive, open_run, prepare_client, stable_settings, store_targets,
+};
+use crate::store::StoreError;
+use crate::store::read::{TargetSummary, finished_slots, run_summary};
+use crate::store::replay::{NewReplayRun, insert_replay_run};
+use crate::store::write::{NewRun, finish_run};
+use pass::{PassJob, ReplayContext};
+pub use session::{Session, SessionError, SessionIndex, read_sessions};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Sessions(#[from] SessionError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+pub struct ReplayOptions {
+    pub db: PathBuf,
+    /// The sessions file, as the user named it (stored with the run).
+    pub sessions_path: PathBuf,
+    pub resume: Resume,
+    pub quiet: bool,
+    /// The providers' clock ÷ real time: 1 for real providers; the built-in mock's time
+    /// scale, so that a break is bucketed by the length the simulated provider saw.
+    pub clock_scale: f64,
+}
+
+/// What a replay run did.
+#[derive(Debug)]
+pub struct ReplayReport {
+    pub run_id: i64,
+    pub launched: usize,
+    pub skipped: usize,
+    pub interrupted: bool,
+    pub summary: Vec<TargetSummary>,
+    /// Passes the store refused, one message each; the run stopped at the first.
+    pub store_failures: Vec<String>,
+}
+
+impl ReplayReport {
+    pub fn failed(&self) -> u64 {
+        self.summary.iter().map(TargetSummary::failed).sum()
+    }
+}
+
+/// Replays every session `cfg.replay.rounds` times against every target.
+pub async fn replay(
+    cfg: &BenchConfig,
+    sessions: SessionIndex,
+    opts: &ReplayOptions,
+    interrupts: tokio::sync::mpsc::Receiver<()>,
+) -> Result<ReplayReport, ReplayError> {
+    let settings = cfg.replay.clone();
+    settings.check().map_err(ReplayError::Setup)?;
+    let conn = crate::store::open(&opts.db)?;
+    let hash = sessions.hash();
+    let stored_settings = serde_json::json!({
+        "bench": stable_settings(cfg),
+        "replay": settings,
+        "sessions": hash,
+    })
+    .to_string();
+    let run_id = match open_run(
+        &conn,
+        &opts.db,
+        &NewRun {
+            name: &cfg.name,
+            source: "collect",
+            seed: Some(cfg.seed),
+            settings_json: &stored_settings,
+            tokenizer: Some(crate::tokens::TOKENIZER),
+        },
+        opts.resume,
+        "replay",
+    )? {
+        Ok(id) => id,
+        Err(message) => return Err(ReplayError::Setup(message)),
+    };
+    insert_replay_run(
+        &conn,
+        &NewReplayRun {
+            run_id,
+            sessions: &opts.sessions_path.display().to_string(),
+            sessions_hash: &hash,
+            pause_cap_ms: settings.pause_cap_s * 1000.0,
+            pause_scale: settings.pause_scale,
+            break_share: settings.breaks.share,
+            break_min_ms: settings.breaks.min_s * 1000.0,
+            break_max_ms: settings.breaks.max_s * 1000.0,
+            clock_scale: opts.clock_scale,
+        },
+    )?;
+    let target_ids = store_targets(&conn, cfg)?;
+    let done = finished_slots(&conn, run_id)?;
+
+    let client = prepare_client()
+        .await
+        .map_err(ReplayError::Setup)?
+        .capturing(
+            cfg.targets
+                .iter()
+                .filter_map(|t| t.replay.served_by_header.clone()),
+        )
+        .capturing_fields(
+            cfg.targets
+                .iter()
+                .filter_map(|t| t.replay.served_by_field.clone()),
+        );
+    let ctx = Arc::new(ReplayContext {
+        run_id,
+        seed: cfg.seed,
+        settings: settings.clone(),
+        timeout: Duration::from_secs_f64(cfg.turn_timeout_s),
+        retry: cfg.retry.clone(),
+        client,
+        endpoints: cfg.targets.iter().map(Endpoint::for_target).collect(),
+        hints: cfg.targets.iter().map(|t| t.replay.clone()).collect(),
+        target_ids: target_ids.clone(),
+        sessions,
+    });
+    let mut total = 0;
+    let queues: Vec<Vec<PassJob>> = (0..cfg.targets.len())
+        .map(|target| {
+            let mut q = Vec::new();
+            for round in 1..=settings.rounds {
+                for (i, s) in ctx.sessions.entries.iter().enumerate() {
+                    total += 1;
+                    if !done.contains(&(target_ids[target], s.id.clone(), round)) {
+                        q.push(PassJob {
+                            ctx: ctx.clone(),
+                            target,
+                            session: i,
+                            round,
+                        });
+                    }
+                }
+            }
+            q
+        })
+        .collect();
+    let to_run: usize = queues.iter().map(Vec::len).sum();
+    let progress = crate::progress::bar(to_run as u64, !opts.quiet, "passes", None);
+    let driven = drive(
+        conn,
+        queues,
+        Limits {
+            total: cfg.concurrency,
+            per_target: settings.sessions_in_flight,
+        },
+        interrupts,
+        progress,
+        opts.quiet,
+        pass::run_pass,
+        pass::internal_error,
+        |r| {
+            let o = r.conversation.outcome;
+            (o.failure().is_some(), o.to_string())
+        },
+    )
+    .await?;
+    let written = driven.written;
+    let store_failures: Vec<String> = written
+        .failed
+        .iter()
+        .map(|(r, e)| {
+            format!(
+                "session {} · round {} ({}; uid {}): not stored: {e}",
+                r.session_id, r.round, r.conversation.outcome, r.conversation.uid
+            )
+        })
+        .collect();
+    let interrupted = driven.stopped && store_failures.is_empty();
+    if !interrupted && store_failures.is_empty() {
+        finish_run(&written.conn, run_id)?;
+    }
+    Ok(ReplayReport {
+        run_id,
+        launched: driven.launched,
+        skipped: total - to_run,
+        interrupted,
+        summary: run_summary(&written.conn, run_id)?,
+        store_failures,
+    })
+}
+
+/// The sessions shipped in the repo, relative to the checkout.
+pub const SHIPPED_SESSIONS: &str = "sessions/agent-sessions.jsonl";

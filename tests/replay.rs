@@ -567,3 +567,53 @@ fn on_the_wire_every_target_receives_the_same_request_but_its_model() {
     assert!(one.starts_with("[session ") && two.starts_with("[session "));
     assert_ne!(one, two);
 }
+
+#[test]
+fn dry_run_shows_each_first_request_and_sends_nothing() {
+    let project = Project::new(&[]);
+    let bench = format!(
+        "name = \"dry\"\n[replay]\nrounds = 2\n{}{}",
+        target(
+            "acme",
+            "m1",
+            "http://127.0.0.1:9/v1",
+            "api_key_env = \"TURNBENCH_DRY_REPLAY_KEY\"\nheaders_env = { \"x-org\" = \"TURNBENCH_DRY_REPLAY_ORG\" }\nreplay = { cache_hint = \"header:x-session-affinity\", served_by_field = \"provider\" }"
+        ),
+        target("zeta", "m2", "http://127.0.0.1:9/v1", "")
+    );
+    let bench = project.write("bench.toml", &bench);
+    let out = project
+        .cmd(&[
+            "replay",
+            "--dry-run",
+            "--config",
+            bench.to_str().unwrap(),
+            "--sessions",
+            &repo("sessions/agent-sessions.jsonl"),
+        ])
+        .env("TURNBENCH_DRY_REPLAY_KEY", "sk-very-secret-value")
+        .env("TURNBENCH_DRY_REPLAY_ORG", "org-secret-value")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("2 targets × 4 sessions (25 turns) × 2 rounds = 100 requests"),
+        "{text}"
+    );
+    assert!(text.contains("POST http://127.0.0.1:9/v1/chat/completions"));
+    assert!(text.contains("$TURNBENCH_DRY_REPLAY_KEY (set)"));
+    assert!(text.contains("x-org"), "header names are shown: {text}");
+    assert!(text.contains(
+        "cache hint header:x-session-affinity; serving provider: response field provider"
+    ));
+    assert!(text.contains("[session SALT]") && text.contains("\"read_file\""));
+    // The user-field hint goes in the body of the target that asks for it.
+    assert!(text.contains("\"user\": \"fix-negative-stock#1-SALT\""));
+    assert!(!text.contains("sk-very-secret-value") && !text.contains("org-secret-value"));
+    assert!(!project.db().exists(), "no store touched");
+}

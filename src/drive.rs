@@ -17,7 +17,7 @@ use serde::Serialize;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
 use crate::client::{Attempt, Client, Endpoint, Reply};
-use crate::config::{BenchConfig, RetryPolicy};
+use crate::config::{BenchConfig, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use crate::store::read::latest_run;
 use crate::store::write::{NewRun, NewTarget, insert_run, settings_hash, upsert_target};
@@ -89,6 +89,39 @@ pub fn stable_settings(cfg: &BenchConfig) -> BenchConfig {
         }
     }
     cfg
+}
+
+/// A `--dry-run`'s lines for one target: where it would send, whether its key variable is
+/// set, its extra headers (names only, never a value or a key), then `body` (the first
+/// request, `what` names it) indented.
+pub fn describe_target(
+    out: &mut String,
+    t: &TargetConfig,
+    endpoint: &Endpoint,
+    command: &str,
+    what: &str,
+    body: &serde_json::Value,
+) {
+    use std::fmt::Write;
+    let key = match &t.api_key_env {
+        Some(var) if crate::config::headers::env_is_set(var) => format!("${var} (set)"),
+        Some(var) => format!("${var} (NOT SET or empty: {command} will refuse to start)"),
+        None => "none".to_string(),
+    };
+    let headers = crate::config::headers::describe(&t.headers, &t.headers_env);
+    // A JSON value always serialises.
+    let body = serde_json::to_string_pretty(body).expect("json");
+    let _ = writeln!(
+        out,
+        "\ntarget {} / {} (model {})",
+        t.provider, t.label, t.model
+    );
+    let _ = writeln!(out, "  POST {}", endpoint.url);
+    let _ = writeln!(out, "  key {key}; extra headers: {headers}");
+    let _ = writeln!(out, "  {what}:");
+    for line in body.lines() {
+        let _ = writeln!(out, "    {line}");
+    }
 }
 
 /// Every target's row id, in the config's order (created when new).

@@ -491,3 +491,129 @@ fn a_gateway_named_in_a_field_is_read_and_a_switch_starts_cold() {
     assert_eq!(s["switches"], switches.len());
     assert_eq!(s["providers"], serde_json::json!(["up-a", "up-b"]));
 }
+
+#[test]
+fn on_the_wire_every_target_receives_the_same_request_but_its_model() {
+    // The mock logs every request body it receives.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("requests.jsonl");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(async {
+        turnbench::mock::MockServer::start(
+            profiles(vec![
+                Profile::quick("a", 1.0, 0.2),
+                Profile::quick("b", 1.0, 0.2),
+            ]),
+            &[],
+            "127.0.0.1:0".parse().unwrap(),
+            Some(&log),
+        )
+        .await
+        .unwrap()
+    });
+    let project = Project::new(&[]);
+    let bench = format!(
+        "name = \"wire\"\nseed = 4\n[request]\ntemperature = 0.3\n[replay]\nrounds = 2\npause_scale = 0\n{}{}",
+        target("acme", "a", &server.base_url(), ""),
+        target("zeta", "b", &server.base_url(), "")
+    );
+    let bench = project.write("bench.toml", &bench);
+    project.run_ok(&[
+        "replay",
+        "-q",
+        "--config",
+        bench.to_str().unwrap(),
+        "--sessions",
+        &repo("sessions/agent-sessions.jsonl"),
+    ]);
+    // (pass id, messages sent) → the bodies without their model, per model.
+    let mut sent: BTreeMap<(String, usize), BTreeMap<String, String>> = BTreeMap::new();
+    for line in std::fs::read_to_string(&log).unwrap().lines() {
+        let mut body: serde_json::Value = serde_json::from_str(line).unwrap();
+        let model = body["model"].as_str().unwrap().to_string();
+        body.as_object_mut().unwrap().remove("model");
+        let pass = body["user"].as_str().unwrap().to_string();
+        let n = body["messages"].as_array().unwrap().len();
+        assert!(body["tools"].is_array() && body["stream"] == true);
+        sent.entry((pass, n))
+            .or_default()
+            .insert(model, body.to_string());
+    }
+    // Four sessions, two rounds: 8 passes of 25 recorded turns between them.
+    let passes: BTreeSet<&String> = sent.keys().map(|(p, _)| p).collect();
+    assert_eq!(passes.len(), 8);
+    assert_eq!(sent.len(), 2 * 25);
+    for (turn, by_model) in &sent {
+        assert_eq!(by_model.len(), 2, "{turn:?}");
+        let bodies: BTreeSet<&String> = by_model.values().collect();
+        assert_eq!(bodies.len(), 1, "{turn:?} differs between targets");
+    }
+    // Each round salts its own system prompt: the same turn differs between rounds.
+    let first_system = |round: &str| {
+        sent.iter()
+            .find(|((p, _), _)| p.starts_with("fix-negative-stock#") && p.contains(round))
+            .map(|(_, b)| {
+                let body: serde_json::Value =
+                    serde_json::from_str(b.values().next().unwrap()).unwrap();
+                body["messages"][0]["content"].as_str().unwrap().to_string()
+            })
+            .unwrap()
+    };
+    let (one, two) = (first_system("#1-"), first_system("#2-"));
+    assert!(one.starts_with("[session ") && two.starts_with("[session "));
+    assert_ne!(one, two);
+}
+
+#[test]
+fn dry_run_shows_each_first_request_and_sends_nothing() {
+    let project = Project::new(&[]);
+    let bench = format!(
+        "name = \"dry\"\n[replay]\nrounds = 2\n{}{}",
+        target(
+            "acme",
+            "m1",
+            "http://127.0.0.1:9/v1",
+            "api_key_env = \"TURNBENCH_DRY_REPLAY_KEY\"\nheaders_env = { \"x-org\" = \"TURNBENCH_DRY_REPLAY_ORG\" }\nreplay = { cache_hint = \"header:x-session-affinity\", served_by_field = \"provider\" }"
+        ),
+        target("zeta", "m2", "http://127.0.0.1:9/v1", "")
+    );
+    let bench = project.write("bench.toml", &bench);
+    let out = project
+        .cmd(&[
+            "replay",
+            "--dry-run",
+            "--config",
+            bench.to_str().unwrap(),
+            "--sessions",
+            &repo("sessions/agent-sessions.jsonl"),
+        ])
+        .env("TURNBENCH_DRY_REPLAY_KEY", "sk-very-secret-value")
+        .env("TURNBENCH_DRY_REPLAY_ORG", "org-secret-value")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("2 targets × 4 sessions (25 turns) × 2 rounds = 100 requests"),
+        "{text}"
+    );
+    assert!(text.contains("POST http://127.0.0.1:9/v1/chat/completions"));
+    assert!(text.contains("$TURNBENCH_DRY_REPLAY_KEY (set)"));
+    assert!(text.contains("x-org"), "header names are shown: {text}");
+    assert!(text.contains(
+        "cache hint header:x-session-affinity; serving provider: response field provider"
+    ));
+    assert!(text.contains("[session SALT]") && text.contains("\"read_file\""));
+    // The user-field hint goes in the body of the target that asks for it.
+    assert!(text.contains("\"user\": \"fix-negative-stock#1-SALT\""));
+    assert!(!text.contains("sk-very-secret-value") && !text.contains("org-secret-value"));
+    assert!(!project.db().exists(), "no store touched");
+}

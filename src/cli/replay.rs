@@ -46,6 +46,25 @@ pub struct ReplayArgs {
     /// Idle breaks: SHARE:MIN_S-MAX_S (e.g. 0.15:60-1200), or none (overrides [replay] breaks).
     #[arg(long)]
     breaks: Option<Breaks>,
+    /// Print what the replay would send (URL, cache hint and first request body per
+    /// target, run size); send nothing, touch no store. Key variables need not be set.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// The built-in replay's bench: the built-in targets, pauses at the mock's time scale,
+/// sim-flaky's gateway header read.
+fn builtin_bench(base_url: &str) -> BenchConfig {
+    let mut cfg = builtin::bench(base_url, "scenarios".as_ref(), 1);
+    cfg.name = "builtin-replay".into();
+    cfg.replay.pause_scale = BUILTIN_SCALE;
+    for t in &mut cfg.targets {
+        // sim-flaky plays a gateway and names the upstream that served.
+        if t.model == "sim-flaky" {
+            t.replay.served_by_header = Some("x-served-by".into());
+        }
+    }
+    cfg
 }
 
 impl ReplayArgs {
@@ -61,20 +80,17 @@ impl ReplayArgs {
         let mut _mock = None;
         let builtin = self.config.is_none();
         let mut cfg = match &self.config {
+            Some(path) if self.dry_run => {
+                BenchConfig::from_source_without_keys(&crate::config::SourceText::read(path)?)?
+            }
             Some(path) => BenchConfig::load(path)?,
+            // Nothing is sent: the built-in targets at their stable address, no mock.
+            None if self.dry_run => builtin_bench("http://builtin-mock/v1"),
             None => {
                 let mut mock = MockConfig::builtin();
                 mock.time_scale = BUILTIN_SCALE;
                 let server = MockServer::start(mock, &[], "127.0.0.1:0".parse()?, None).await?;
-                let mut cfg = builtin::bench(&server.base_url(), "scenarios".as_ref(), 1);
-                cfg.name = "builtin-replay".into();
-                cfg.replay.pause_scale = BUILTIN_SCALE;
-                for t in &mut cfg.targets {
-                    // sim-flaky plays a gateway and names the upstream that served.
-                    if t.model == "sim-flaky" {
-                        t.replay.served_by_header = Some("x-served-by".into());
-                    }
-                }
+                let cfg = builtin_bench(&server.base_url());
                 _mock = Some(server);
                 cfg
             }
@@ -90,6 +106,13 @@ impl ReplayArgs {
         }
         if let Err(problem) = cfg.replay.check() {
             bail!("{problem}\n  fix: --rounds at least 1, --pause-scale 0 or more");
+        }
+        if self.dry_run {
+            print!(
+                "{}",
+                replay::format_plan(&cfg, &sessions).map_err(anyhow::Error::msg)?
+            );
+            return Ok(0);
         }
         if !quiet {
             let turns: usize = sessions.entries.iter().map(|s| s.turns).sum();

@@ -45,25 +45,14 @@ pub fn format_plan(cfg: &BenchConfig, scenarios: &[Scenario]) -> String {
     }
     for t in &cfg.targets {
         let endpoint = Endpoint::for_target(t);
-        let key = match &t.api_key_env {
-            Some(var) if crate::config::headers::env_is_set(var) => format!("${var} (set)"),
-            Some(var) => format!("${var} (NOT SET or empty: collect will refuse to start)"),
-            None => "none".to_string(),
-        };
-        let headers = crate::config::headers::describe(&t.headers, &t.headers_env);
-        // A JSON value always serialises.
-        let body = serde_json::to_string_pretty(&endpoint.body(&messages)).expect("json");
-        let _ = writeln!(
-            out,
-            "\ntarget {} / {} (model {})",
-            t.provider, t.label, t.model
+        crate::drive::describe_target(
+            &mut out,
+            t,
+            &endpoint,
+            "collect",
+            &format!("first request of {:?}", first.id),
+            &endpoint.body(&messages),
         );
-        let _ = writeln!(out, "  POST {}", endpoint.url);
-        let _ = writeln!(out, "  key {key}; extra headers: {headers}");
-        let _ = writeln!(out, "  first request of {:?}:", first.id);
-        for line in body.lines() {
-            let _ = writeln!(out, "    {line}");
-        }
     }
     out
 }

@@ -6,6 +6,7 @@
 //! session id, repeat = the round) with replay's own rows beside it (`store::replay`).
 //! Sessions in flight per target: `sessions_in_flight`; over all targets: `concurrency`.
 
+mod dry_run;
 pub mod pass;
 pub mod schedule;
 pub mod session;
@@ -23,6 +24,7 @@ use crate::store::StoreError;
 use crate::store::read::{TargetSummary, finished_slots, run_summary};
 use crate::store::replay::{NewReplayRun, insert_replay_run};
 use crate::store::write::{NewRun, finish_run};
+pub use dry_run::format_plan;
 use pass::{PassJob, ReplayContext};
 pub use session::{Session, SessionError, SessionIndex, read_sessions};
 

@@ -77,11 +77,12 @@ pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
 
 /// A table each migration creates, by which a store that predates recorded migration
 /// names shows which ones it has.
-const CREATES: [&str; 5] = [
+const CREATES: [&str; 6] = [
     "turns",
     "judgments",
     "check_results",
     "check_run_definitions",
+    "pairwise_judgments",
     "replay_turns",
 ];
 

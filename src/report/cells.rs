@@ -262,8 +262,9 @@ fn decode_tps(t: &Turn) -> Option<f64> {
 /// (outcome `ok`), an accepted finish reason, the structure its checks demand, and E2E
 /// within the SLA when one is set.
 pub(super) fn is_usable(t: &Turn, sla_ms: Option<f64>) -> bool {
+    // A turn that ended in tool calls answered with them: it has no text to show.
     t.outcome == TurnOutcome::Ok
-        && t.has_answer
+        && (t.has_answer || t.finish == Finish::ToolCalls)
         && matches!(t.finish, Finish::Stop | Finish::ToolCalls | Finish::Missing)
         && !t.structure_failed
         && sla_ms.is_none_or(|sla| t.e2e <= sla)
@@ -481,6 +482,8 @@ mod tests {
         let mut t = ok.clone();
         t.has_answer = false;
         assert!(!is_usable(&t, None));
+        t.finish = Finish::ToolCalls;
+        assert!(is_usable(&t, None), "an answer made of tool calls only");
         let mut t = ok;
         t.outcome = TurnOutcome::StreamCut;
         assert!(!is_usable(&t, None));

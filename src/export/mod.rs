@@ -13,6 +13,7 @@
 
 pub mod conversations;
 mod csv;
+mod grid;
 mod html;
 mod json;
 mod markdown;

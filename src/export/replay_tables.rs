@@ -3,7 +3,7 @@
 //! reliability of replayed agent sessions. Formatting only; the figures are
 //! `crate::report::replay`'s.
 
-use super::table::{Align, Table};
+use super::grid::{Align, Table, thousands};
 use crate::report::model::Report;
 use crate::report::replay::{BREAK_BUCKETS, ReplayCell, ReplaySection, Share};
 
@@ -149,11 +149,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
             None => ("not reported".into(), "-".into()),
         };
         let uncached = match c.cache.uncached_prompt_tokens {
-            Some(u) => format!(
-                "{} ({})",
-                super::table::thousands(u),
-                c.cache.uncached_turns
-            ),
+            Some(u) => format!("{} ({})", thousands(u), c.cache.uncached_turns),
             None => "not reported".into(),
         };
         cache.rows.push(vec![name.clone(), hit, cold, uncached]);

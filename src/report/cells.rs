@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::load::{Conv, Facts, Finish, NO_COUNT, Turn};
+use super::load::{Conv, Facts, Finish, NO_COUNT, Turn, is_usable};
 use super::model::{
     Cache, Cell, CellChecks, Cost, Estimate, Flags, Interval, Median, Percentiles, Rate,
     Reliability, TurnStats,
@@ -256,18 +256,6 @@ fn decode_tps(t: &Turn) -> Option<f64> {
     };
     (span_ms.is_finite() && span_ms > 0.0 && tokens != NO_COUNT && tokens > 0)
         .then(|| f64::from(tokens) * 1000.0 / span_ms)
-}
-
-/// A turn a product could use: HTTP success, a complete stream and a non-empty answer
-/// (outcome `ok`), an accepted finish reason, the structure its checks demand, and E2E
-/// within the SLA when one is set.
-pub(super) fn is_usable(t: &Turn, sla_ms: Option<f64>) -> bool {
-    // A turn that ended in tool calls answered with them: it has no text to show.
-    t.outcome == TurnOutcome::Ok
-        && (t.has_answer || t.finish == Finish::ToolCalls)
-        && matches!(t.finish, Finish::Stop | Finish::ToolCalls | Finish::Missing)
-        && !t.structure_failed
-        && sla_ms.is_none_or(|sla| t.e2e <= sla)
 }
 
 /// Whether a conversation is in the quality denominators: it ran to its end or to its

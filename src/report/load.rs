@@ -585,6 +585,18 @@ fn read_judgments(
     Ok(out)
 }
 
+/// A turn a product could use: HTTP success, a complete stream and a non-empty answer
+/// (outcome `ok`), an accepted finish reason, the structure its checks demand, and E2E
+/// within the SLA when one is set.
+pub(super) fn is_usable(t: &Turn, sla_ms: Option<f64>) -> bool {
+    // A turn that ended in tool calls answered with them: it has no text to show.
+    t.outcome == TurnOutcome::Ok
+        && (t.has_answer || t.finish == Finish::ToolCalls)
+        && matches!(t.finish, Finish::Stop | Finish::ToolCalls | Finish::Missing)
+        && !t.structure_failed
+        && sla_ms.is_none_or(|sla| t.e2e <= sla)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

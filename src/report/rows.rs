@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
-use serde::ser::{Serialize, SerializeSeq, Serializer};
+use std::collections::BTreeMap;
 
-use super::cells::is_usable;
-use super::load::{Facts, JudgmentStatus};
-use super::model::{ConversationChecks, ConversationJudgment, ConversationRow, TurnRow};
+use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
+
+use super::load::{Facts, JudgmentStatus, is_usable};
 
 /// The selected conversations, as rows. Serialises as a JSON array.
 #[derive(Debug, Clone)]
@@ -132,4 +133,51 @@ impl Serialize for ConversationRows {
         }
         seq.end()
     }
+}
+
+/// One conversation, for the JSON format; borrowed from the report's facts, built one at a
+/// time as it is written (see [`ConversationRows`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct ConversationRow<'a> {
+    pub id: i64,
+    pub uid: &'a str,
+    pub run_id: i64,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub scenario: Option<&'a str>,
+    pub repeat: u32,
+    pub outcome: &'static str,
+    pub latency_ms: Option<f64>,
+    pub turns: Vec<TurnRow>,
+    pub checks: Option<ConversationChecks<'a>>,
+    pub judgments: Vec<ConversationJudgment<'a>>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnRow {
+    pub outcome: &'static str,
+    pub finish_reason: Option<&'static str>,
+    pub ttft_ms: Option<f64>,
+    pub ttfa_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    pub usable: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConversationChecks<'a> {
+    pub passed: u64,
+    pub failed: u64,
+    pub not_scored: u64,
+    /// Ids of the checks that failed.
+    pub failed_checks: Vec<&'a str>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ConversationJudgment<'a> {
+    pub rubric: &'a str,
+    pub judge: &'a str,
+    pub simulated: bool,
+    pub replicate: i64,
+    pub status: &'static str,
+    pub scores: BTreeMap<&'a str, i64>,
 }

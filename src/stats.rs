@@ -858,16 +858,17 @@ pub fn krippendorff_alpha_ordinal_bootstrap<R: AsRef<[Option<f64>]>>(
     let interval = (|| {
         let tails = boot.tails()?;
         let n32 = u32::try_from(n).ok().filter(|&n| n >= 2)?;
+        let patterns = UnitPatterns::of(&units);
+        let mut draws = vec![0u32; patterns.counts.len()];
         let mut stats = Vec::with_capacity(boot.resamples);
-        let mut resample: Vec<&[f64]> = Vec::with_capacity(n);
         for r in 0..boot.resamples {
-            resample.clear();
+            draws.fill(0);
             Rng::stream(boot.seed, r).indices(n32, n, |i| {
-                if let Some(u) = units.get(i) {
-                    resample.push(u);
+                if let Some(&p) = patterns.of_unit.get(i) {
+                    bump(&mut draws, p);
                 }
             });
-            if let Some(a) = ordinal_alpha_of_units(&resample) {
+            if let Some(a) = patterns.ordinal_alpha(&draws) {
                 stats.push(a);
             }
         }
@@ -883,6 +884,90 @@ pub fn krippendorff_alpha_ordinal_bootstrap<R: AsRef<[Option<f64>]>>(
         values,
         interval,
     })
+}
+
+/// Units grouped by the multiset of their values: scores take few values, so a few dozen
+/// patterns stand for thousands of units, and a resample is how often each pattern was
+/// drawn. Ordinal α of a resample then costs one pass over the patterns (Krippendorff's
+/// coincidence matrix), not over the values.
+struct UnitPatterns {
+    /// Pattern id of each pairable unit.
+    of_unit: Vec<usize>,
+    /// Per pattern: how many of its values equal each distinct value (ascending).
+    counts: Vec<Vec<u32>>,
+}
+
+impl UnitPatterns {
+    fn of(units: &[Vec<f64>]) -> UnitPatterns {
+        let mut distinct: Vec<f64> = units.iter().flatten().copied().collect();
+        distinct.sort_unstable_by(f64::total_cmp);
+        distinct.dedup();
+        let index = |x: f64| {
+            distinct
+                .binary_search_by(|v| v.total_cmp(&x))
+                .unwrap_or_default()
+        };
+        let mut ids: std::collections::HashMap<Vec<u32>, usize> = std::collections::HashMap::new();
+        let mut counts: Vec<Vec<u32>> = Vec::new();
+        let of_unit = units
+            .iter()
+            .map(|u| {
+                let mut c = vec![0u32; distinct.len()];
+                for &x in u {
+                    bump(&mut c, index(x));
+                }
+                *ids.entry(c.clone()).or_insert_with(|| {
+                    counts.push(c);
+                    counts.len() - 1
+                })
+            })
+            .collect();
+        UnitPatterns { of_unit, counts }
+    }
+
+    /// Ordinal α of the units drawn `draws[p]` times per pattern p: 1 − (n − 1)·Σ o_ck δ²_ck
+    /// / Σ n_c n_k δ²_ck, o the coincidence matrix (Σ_u (n_uc n_uk − [c = k] n_uc)/(m_u − 1)),
+    /// n_c the values equal to c, δ_ck the difference of the two values' mid-ranks. The same
+    /// α as [`krippendorff_alpha_ordinal`] of those units.
+    fn ordinal_alpha(&self, draws: &[u32]) -> Option<f64> {
+        let k = self.counts.first().map_or(0, Vec::len);
+        let mut marginal = vec![0f64; k];
+        let mut coincidence = vec![0f64; k * k];
+        for (pattern, &d) in self.counts.iter().zip(draws) {
+            if d == 0 {
+                continue;
+            }
+            let d = f64::from(d);
+            let m: u32 = pattern.iter().sum();
+            let scale = d / f64::from(m - 1);
+            for (c, &nc) in pattern.iter().enumerate() {
+                if nc == 0 {
+                    continue;
+                }
+                marginal[c] += d * f64::from(nc);
+                for (j, &nj) in pattern.iter().enumerate() {
+                    let pairs =
+                        f64::from(nc) * f64::from(nj) - if c == j { f64::from(nc) } else { 0.0 };
+                    coincidence[c * k + j] += scale * pairs;
+                }
+            }
+        }
+        let mut mid = vec![0f64; k];
+        let mut below = 0.0;
+        for c in 0..k {
+            mid[c] = below + marginal[c] / 2.0;
+            below += marginal[c];
+        }
+        let (mut observed, mut expected) = (0.0, 0.0);
+        for c in 0..k {
+            for j in 0..k {
+                let delta = (mid[c] - mid[j]) * (mid[c] - mid[j]);
+                observed += coincidence[c * k + j] * delta;
+                expected += marginal[c] * marginal[j] * delta;
+            }
+        }
+        alpha_from(observed, expected, below.round() as usize)
+    }
 }
 
 /// Krippendorff's α for interval data, as `krippendorff.alpha(..., level_of_measurement=
@@ -1843,6 +1928,35 @@ mod tests {
         close(
             ordinal_alpha_of_units(&drawn).unwrap(),
             krippendorff_alpha_ordinal(&rows).unwrap(),
+            1e-12,
+        );
+        // Through unit patterns (how the bootstrap computes), the same α as directly.
+        let patterns = UnitPatterns::of(&units);
+        for r in 0..20 {
+            let mut draws = vec![0u32; patterns.counts.len()];
+            let mut drawn: Vec<Vec<f64>> = Vec::new();
+            Rng::stream(boot.seed, r).indices(units.len() as u32, units.len(), |i| {
+                draws[patterns.of_unit[i]] += 1;
+                drawn.push(units[i].clone());
+            });
+            match (
+                patterns.ordinal_alpha(&draws),
+                ordinal_alpha_of_units(&drawn),
+            ) {
+                (Some(a), Some(b)) => close(a, b, 1e-12),
+                (a, b) => assert_eq!(a.is_none(), b.is_none(), "{a:?} {b:?}"),
+            }
+        }
+        let every = {
+            let mut d = vec![0u32; patterns.counts.len()];
+            for &p in &patterns.of_unit {
+                d[p] += 1;
+            }
+            d
+        };
+        close(
+            patterns.ordinal_alpha(&every).unwrap(),
+            0.8153875037548814,
             1e-12,
         );
         // Perfect agreement with variation: α = 1 and the interval is [1, 1].

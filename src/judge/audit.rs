@@ -121,7 +121,8 @@ pub fn audit(text: &str, list: &AuditList) -> Vec<Leak> {
             if !standalone(&lower, at, end) {
                 continue;
             }
-            let capitalised = blanked[at..].chars().next().is_some_and(char::is_uppercase);
+            // Capitalised, or in a script without case.
+            let capitalised = !blanked[at..].chars().next().is_some_and(char::is_lowercase);
             let named_self = (capitalised || !entry.ordinary) && introduced(&lower, at, end);
             let hit = match entry.rule {
                 Rule::Everywhere => true,

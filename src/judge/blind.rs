@@ -361,7 +361,8 @@ fn whole_word(lower: &str, s: usize, e: usize) -> bool {
 /// A self-identification: "I'm X", "This is X", "As X, …", "X here, …" at a sentence's
 /// start, "我是X". An ordinary word counts only capitalised.
 fn self_identifies(text: &str, lower: &str, s: usize, e: usize, ordinary: bool) -> bool {
-    if ordinary && !text[s..].chars().next().is_some_and(char::is_uppercase) {
+    // Capitalised, or in a script without case ("我是豆包").
+    if ordinary && text[s..].chars().next().is_some_and(char::is_lowercase) {
         return false;
     }
     let before = lower[..s].trim_end();
@@ -690,6 +691,14 @@ mod tests {
         ),
         // Other scripts.
         ("你好，我是通义千问。", "你好，我是[redacted]。"),
+        (
+            "我是豆包，很高兴为你服务。",
+            "我是[redacted]，很高兴为你服务。",
+        ),
+        (
+            "海纳百川，有容乃大。我爱吃豆包。",
+            "海纳百川，有容乃大。我爱吃豆包。",
+        ),
         ("私はクロードです。", "私は[redacted]です。"),
         ("Я — ГигаЧат.", "Я — [redacted]."),
     ];

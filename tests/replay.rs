@@ -617,3 +617,41 @@ fn dry_run_shows_each_first_request_and_sends_nothing() {
     assert!(!text.contains("sk-very-secret-value") && !text.contains("org-secret-value"));
     assert!(!project.db().exists(), "no store touched");
 }
+
+#[test]
+fn replayed_sessions_are_not_judged() {
+    let project = Project::new(&[]);
+    project.run_ok(&[
+        "replay",
+        "-q",
+        "--sessions",
+        &repo("sessions/agent-sessions.jsonl"),
+        "--pause-scale",
+        "0",
+    ]);
+    let out = project
+        .cmd(&[
+            "judge",
+            "--judge",
+            &repo("judges/mock.toml"),
+            "--rubric",
+            &repo("rubrics/multiturn-quality.toml"),
+            "--scenarios",
+            &repo("scenarios"),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "no completed conversation to judge (replayed agent sessions are not judged)"
+        ),
+        "{stderr}"
+    );
+    let judged: i64 = project
+        .conn()
+        .query_row("SELECT COUNT(*) FROM judgments", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(judged, 0);
+}

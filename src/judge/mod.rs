@@ -476,7 +476,7 @@ pub async fn judge(
                 "--anchors: no reference conversation to judge\n  fix: point --scenarios at scenarios with reference answers".to_string()
             }
             None => format!(
-                "{}: no completed conversation to judge\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
+                "{}: no completed conversation to judge (replayed agent sessions are not judged)\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
                 opts.db.display()
             ),
             Some(b) => format!(

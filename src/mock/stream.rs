@@ -72,6 +72,7 @@ impl SseStream<'_> {
     ) -> Response {
         let (tx, rx) = mpsc::channel::<Frame>(64);
         // Everything before the delta is the same in every chunk of this response.
+        // (A &str always serialises to JSON: the expects below cannot fail.)
         let gateway = match self.served_field {
             Some((field, provider)) => format!(
                 "{}:{},",
@@ -130,6 +131,7 @@ struct Writer {
 
 impl Writer {
     fn delta(&self, field: &str, text: &str) -> Bytes {
+        // A &str always serialises to JSON.
         let text = serde_json::to_string(text).expect("string");
         Bytes::from(format!(
             "{}{{\"{field}\":{text}}},\"finish_reason\":null}}]}}\n\n",

@@ -47,14 +47,18 @@ pub struct CompletedConversation {
     pub repeat: u32,
 }
 
-/// Every completed conversation, in storage order.
+/// Every completed scripted conversation, in storage order. Replayed agent sessions
+/// (`replay_passes`) are left out: their recorded history is not the target's own
+/// conversation, so a conversation rubric has nothing of the target's to grade there.
 pub fn completed_conversations(
     conn: &Connection,
 ) -> Result<Vec<CompletedConversation>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT c.id, c.uid, c.run_id, t.provider, t.label, c.scenario, c.repeat
          FROM conversations c JOIN targets t ON t.id = c.target_id
-         WHERE c.outcome = 'completed' ORDER BY c.id",
+         WHERE c.outcome = 'completed'
+           AND NOT EXISTS (SELECT 1 FROM replay_passes p WHERE p.conversation_id = c.id)
+         ORDER BY c.id",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok(CompletedConversation {

@@ -34,7 +34,7 @@
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Map, json};
 
 use super::grade;
@@ -42,24 +42,7 @@ use super::plan::{Fault, Piece, PieceKind, Plan, ScenarioIndex};
 use super::profile::{Delay, MockConfig, Profile};
 use crate::store::records::Message;
 
-/// Probability per judge answer of each defect; at most one per answer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct JudgeFaultRates {
-    /// JSON cut off mid-object.
-    pub invalid_json: f64,
-    /// One score one step outside the scale.
-    pub out_of_range: f64,
-    /// One criterion left out.
-    pub missing_criterion: f64,
-    /// Valid JSON inside prose and a code fence (usable through the fallback).
-    pub prose: f64,
-    /// Pairwise prompts: answer "A" whatever the transcripts say (position bias).
-    pub prefer_a: f64,
-    /// Score every criterion uniformly at random over the scale, whatever the transcript
-    /// says (a judge that does not read).
-    pub random: f64,
-}
+pub use super::profile::JudgeFaultRates;
 
 /// Whether this profile answers as a judge.
 pub fn is_judge(profile: &Profile) -> bool {

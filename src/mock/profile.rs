@@ -206,7 +206,7 @@ pub struct Profile {
     /// Answer judge prompts with rubric-shaped JSON, with these defect rates
     /// (see `mock::judge`; models named `mock-judge…` do so without the table).
     #[serde(default)]
-    pub judge: Option<super::judge::JudgeFaultRates>,
+    pub judge: Option<JudgeFaultRates>,
     /// How long an unused prompt prefix stays cached, in seconds (scaled by `time_scale`
     /// like every delay). Unset: every message before the newest counts as cached,
     /// whatever the time between requests (see `mock::cache`).
@@ -214,7 +214,7 @@ pub struct Profile {
     pub cache_retention_s: Option<f64>,
     /// How requests that offer tools are answered (see `mock::tools`).
     #[serde(default)]
-    pub tools: super::tools::ToolBehaviour,
+    pub tools: ToolBehaviour,
     /// Play a gateway in front of several providers (see `mock::cache`).
     #[serde(default)]
     pub gateway: Option<super::cache::Gateway>,
@@ -250,7 +250,7 @@ impl Profile {
             stall_ms: default_stall(),
             judge: None,
             cache_retention_s: None,
-            tools: super::tools::ToolBehaviour::default(),
+            tools: ToolBehaviour::default(),
             gateway: None,
         }
     }
@@ -437,6 +437,71 @@ impl MockConfig {
             .iter()
             .find(|p| p.model == model)
             .or_else(|| self.profiles.iter().find(|p| p.model == "*"))
+    }
+}
+
+/// Probability per judge answer of each defect; at most one per answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct JudgeFaultRates {
+    /// JSON cut off mid-object.
+    pub invalid_json: f64,
+    /// One score one step outside the scale.
+    pub out_of_range: f64,
+    /// One criterion left out.
+    pub missing_criterion: f64,
+    /// Valid JSON inside prose and a code fence (usable through the fallback).
+    pub prose: f64,
+    /// Pairwise prompts: answer "A" whatever the transcripts say (position bias).
+    pub prefer_a: f64,
+    /// Score every criterion uniformly at random over the scale, whatever the transcript
+    /// says (a judge that does not read).
+    pub random: f64,
+}
+
+/// How a profile answers requests that offer tools.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ToolBehaviour {
+    /// Share of tool-offering requests answered with tool calls (the rest with text).
+    pub call_rate: f64,
+    /// Calls per answer at most (drawn from 1 to this).
+    pub max_calls: u32,
+    /// Share of calls whose arguments are cut short (not JSON).
+    pub bad_arguments: f64,
+    /// Share of calls that name a tool the request did not offer.
+    pub unknown_name: f64,
+    /// Characters of arguments per streamed delta.
+    pub chars_per_delta: u32,
+}
+
+impl Default for ToolBehaviour {
+    fn default() -> Self {
+        ToolBehaviour {
+            call_rate: 0.8,
+            max_calls: 2,
+            bad_arguments: 0.0,
+            unknown_name: 0.0,
+            chars_per_delta: 12,
+        }
+    }
+}
+
+impl ToolBehaviour {
+    pub fn check(&self) -> Result<(), String> {
+        for (name, p) in [
+            ("call_rate", self.call_rate),
+            ("bad_arguments", self.bad_arguments),
+            ("unknown_name", self.unknown_name),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(format!("tools.{name} {p} is not a probability"));
+            }
+        }
+        if self.max_calls == 0 || self.chars_per_delta == 0 {
+            return Err("tools.max_calls and tools.chars_per_delta must be at least 1".into());
+        }
+        Ok(())
     }
 }
 

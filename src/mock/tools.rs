@@ -9,56 +9,11 @@
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::plan::{Piece, PieceKind, Plan};
 
-/// How a profile answers requests that offer tools.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ToolBehaviour {
-    /// Share of tool-offering requests answered with tool calls (the rest with text).
-    pub call_rate: f64,
-    /// Calls per answer at most (drawn from 1 to this).
-    pub max_calls: u32,
-    /// Share of calls whose arguments are cut short (not JSON).
-    pub bad_arguments: f64,
-    /// Share of calls that name a tool the request did not offer.
-    pub unknown_name: f64,
-    /// Characters of arguments per streamed delta.
-    pub chars_per_delta: u32,
-}
-
-impl Default for ToolBehaviour {
-    fn default() -> Self {
-        ToolBehaviour {
-            call_rate: 0.8,
-            max_calls: 2,
-            bad_arguments: 0.0,
-            unknown_name: 0.0,
-            chars_per_delta: 12,
-        }
-    }
-}
-
-impl ToolBehaviour {
-    pub fn check(&self) -> Result<(), String> {
-        for (name, p) in [
-            ("call_rate", self.call_rate),
-            ("bad_arguments", self.bad_arguments),
-            ("unknown_name", self.unknown_name),
-        ] {
-            if !(0.0..=1.0).contains(&p) {
-                return Err(format!("tools.{name} {p} is not a probability"));
-            }
-        }
-        if self.max_calls == 0 || self.chars_per_delta == 0 {
-            return Err("tools.max_calls and tools.chars_per_delta must be at least 1".into());
-        }
-        Ok(())
-    }
-}
+pub use super::profile::ToolBehaviour;
 
 /// An offered tool: its name and the properties its parameters declare.
 #[derive(Debug, Clone, PartialEq)]

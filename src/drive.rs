@@ -19,9 +19,31 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use crate::client::{Attempt, Client, Endpoint, Reply};
 use crate::config::{BenchConfig, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
-use crate::store::read::latest_run;
+use crate::store::read::{TargetSummary, latest_run};
 use crate::store::write::{NewRun, NewTarget, insert_run, settings_hash, upsert_target};
 use crate::store::{Storable, StoreError, StoreWriter, Written};
+
+/// What a collect or replay run did.
+#[derive(Debug)]
+pub struct RunReport {
+    pub run_id: i64,
+    /// Conversations (passes) started now.
+    pub launched: usize,
+    /// Slots already stored, not run again.
+    pub skipped: usize,
+    pub interrupted: bool,
+    pub summary: Vec<TargetSummary>,
+    /// Conversations the store refused (a full disk, a constraint), one message each with
+    /// the conversation's identity and the reason; the run stopped at the first.
+    pub store_failures: Vec<String>,
+}
+
+impl RunReport {
+    /// Conversations of the run that ended in a failure (stored with its class).
+    pub fn failed(&self) -> u64 {
+        self.summary.iter().map(TargetSummary::failed).sum()
+    }
+}
 
 /// Whether a run continues a stored one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -97,43 +97,6 @@ impl CollectArgs {
             stage: None,
         };
         let report = collect::collect(&cfg, scenarios, &opts, super::interrupts()).await?;
-        print!("{}", collect::format_summary(&report.summary));
-        for failure in &report.store_failures {
-            eprintln!("store: {failure}");
-        }
-        if !report.store_failures.is_empty() {
-            eprintln!(
-                "store: {} conversations could not be written, and the run stopped; everything stored before is kept\n  fix: free disk space (or fix the store), then `turnbench collect --resume` runs what is missing",
-                report.store_failures.len()
-            );
-        }
-        let failed = report.failed();
-        if !quiet {
-            eprintln!(
-                "run {}: {} conversations run, {} already stored{}{}",
-                report.run_id,
-                report.launched,
-                report.skipped,
-                if failed > 0 {
-                    format!("; {failed} failed (stored with their class)")
-                } else {
-                    String::new()
-                },
-                if report.interrupted {
-                    " — interrupted; `collect --resume` finishes it"
-                } else {
-                    ""
-                }
-            );
-        }
-        Ok(if !report.store_failures.is_empty() {
-            4
-        } else if report.interrupted {
-            130
-        } else if failed > 0 && !builtin {
-            2
-        } else {
-            0
-        })
+        Ok(super::finish_run(&report, "collect", "conversations", quiet, builtin))
     }
 }

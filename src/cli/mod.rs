@@ -86,6 +86,57 @@ pub fn interrupts() -> tokio::sync::mpsc::Receiver<()> {
     rx
 }
 
+/// The end of a `collect` or `replay` run: the summary per target, what the store refused,
+/// one closing line (unless quiet); then the exit status (docs: README, "Exit status").
+/// `unit` names what was run ("conversations", "passes"); the built-in run's failures are its
+/// simulated faults, so they do not make the status 2.
+fn finish_run(
+    report: &crate::drive::RunReport,
+    command: &str,
+    unit: &str,
+    quiet: bool,
+    builtin: bool,
+) -> i32 {
+    print!("{}", crate::collect::format_summary(&report.summary));
+    for failure in &report.store_failures {
+        eprintln!("store: {failure}");
+    }
+    if !report.store_failures.is_empty() {
+        eprintln!(
+            "store: {} {unit} could not be written, and the run stopped; everything stored before is kept\n  fix: free disk space (or fix the store), then `turnbench {command} --resume` runs what is missing",
+            report.store_failures.len()
+        );
+    }
+    let failed = report.failed();
+    if !quiet {
+        eprintln!(
+            "run {}: {} {unit} run, {} already stored{}{}",
+            report.run_id,
+            report.launched,
+            report.skipped,
+            if failed > 0 {
+                format!("; {failed} failed (stored with their class)")
+            } else {
+                String::new()
+            },
+            if report.interrupted {
+                format!(" — interrupted; `{command} --resume` finishes it")
+            } else {
+                String::new()
+            }
+        );
+    }
+    if !report.store_failures.is_empty() {
+        4
+    } else if report.interrupted {
+        130
+    } else if failed > 0 && !builtin {
+        2
+    } else {
+        0
+    }
+}
+
 /// One variant per command; each command's help text is the doc comment of its args struct.
 #[derive(Subcommand)]
 pub enum Command {

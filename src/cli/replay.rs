@@ -140,43 +140,6 @@ impl ReplayArgs {
             clock_scale: if builtin { BUILTIN_SCALE } else { 1.0 },
         };
         let report = replay::replay(&cfg, sessions, &opts, super::interrupts()).await?;
-        print!("{}", crate::collect::format_summary(&report.summary));
-        for failure in &report.store_failures {
-            eprintln!("store: {failure}");
-        }
-        if !report.store_failures.is_empty() {
-            eprintln!(
-                "store: {} passes could not be written, and the run stopped; everything stored before is kept\n  fix: free disk space (or fix the store), then `turnbench replay --resume` runs what is missing",
-                report.store_failures.len()
-            );
-        }
-        let failed = report.failed();
-        if !quiet {
-            eprintln!(
-                "run {}: {} passes run, {} already stored{}{}",
-                report.run_id,
-                report.launched,
-                report.skipped,
-                if failed > 0 {
-                    format!("; {failed} failed (stored with their class)")
-                } else {
-                    String::new()
-                },
-                if report.interrupted {
-                    " — interrupted; `replay --resume` finishes it"
-                } else {
-                    ""
-                }
-            );
-        }
-        Ok(if !report.store_failures.is_empty() {
-            4
-        } else if report.interrupted {
-            130
-        } else if failed > 0 && !builtin {
-            2
-        } else {
-            0
-        })
+        Ok(super::finish_run(&report, "replay", "passes", quiet, builtin))
     }
 }

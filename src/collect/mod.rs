@@ -42,24 +42,7 @@ pub struct CollectOptions {
 }
 
 /// What a collect run did.
-#[derive(Debug)]
-pub struct CollectReport {
-    pub run_id: i64,
-    pub launched: usize,
-    pub skipped: usize,
-    pub interrupted: bool,
-    pub summary: Vec<TargetSummary>,
-    /// Conversations the store refused (a full disk, a constraint), one message each with
-    /// the conversation's identity and the reason; the run stopped at the first.
-    pub store_failures: Vec<String>,
-}
-
-impl CollectReport {
-    /// Conversations of the run that ended in a failure (stored with its class).
-    pub fn failed(&self) -> u64 {
-        self.summary.iter().map(TargetSummary::failed).sum()
-    }
-}
+pub use crate::drive::RunReport as CollectReport;
 
 /// One conversation to run, with what it needs.
 #[derive(Clone)]

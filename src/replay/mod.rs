@@ -21,7 +21,7 @@ use crate::drive::{
     Limits, Resume, drive, open_run, prepare_client, stable_settings, store_targets,
 };
 use crate::store::StoreError;
-use crate::store::read::{TargetSummary, finished_slots, run_summary};
+use crate::store::read::{finished_slots, run_summary};
 use crate::store::replay::{NewReplayRun, insert_replay_run};
 use crate::store::write::{NewRun, finish_run};
 pub use dry_run::format_plan;
@@ -50,22 +50,7 @@ pub struct ReplayOptions {
 }
 
 /// What a replay run did.
-#[derive(Debug)]
-pub struct ReplayReport {
-    pub run_id: i64,
-    pub launched: usize,
-    pub skipped: usize,
-    pub interrupted: bool,
-    pub summary: Vec<TargetSummary>,
-    /// Passes the store refused, one message each; the run stopped at the first.
-    pub store_failures: Vec<String>,
-}
-
-impl ReplayReport {
-    pub fn failed(&self) -> u64 {
-        self.summary.iter().map(TargetSummary::failed).sum()
-    }
-}
+pub use crate::drive::RunReport as ReplayReport;
 
 /// Replays every session `cfg.replay.rounds` times against every target.
 pub async fn replay(

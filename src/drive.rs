@@ -23,6 +23,16 @@ use crate::store::read::{TargetSummary, latest_run};
 use crate::store::write::{NewRun, NewTarget, insert_run, settings_hash, upsert_target};
 use crate::store::{Storable, StoreError, StoreWriter, Written};
 
+/// A stored conversation's uid: run, target, scenario (or session), repeat (or round), and
+/// the nanosecond it was made, so that a slot redone after an interruption gets a new one.
+pub fn conversation_uid(run_id: i64, target_id: i64, slot: &str, repeat: u32) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_nanos();
+    format!("{run_id}-{target_id}-{slot}-{repeat}-{nanos}")
+}
+
 /// What a collect or replay run did.
 #[derive(Debug)]
 pub struct RunReport {

@@ -65,8 +65,9 @@ fn days_in_month(year: i64, month: i64) -> i64 {
     }
 }
 
-/// Days from 1970-01-01 to a civil date; Howard Hinnant's algorithm.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+/// Days from 1970-01-01 to a proleptic Gregorian date; Howard Hinnant's algorithm. Shared
+/// with the HTTP-date reader of `Retry-After`.
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;

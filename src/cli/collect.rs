@@ -97,6 +97,12 @@ impl CollectArgs {
             stage: None,
         };
         let report = collect::collect(&cfg, scenarios, &opts, super::interrupts()).await?;
-        Ok(super::finish_run(&report, "collect", "conversations", quiet, builtin))
+        Ok(super::finish_run(
+            &report,
+            "collect",
+            "conversations",
+            quiet,
+            builtin,
+        ))
     }
 }

@@ -140,6 +140,8 @@ impl ReplayArgs {
             clock_scale: if builtin { BUILTIN_SCALE } else { 1.0 },
         };
         let report = replay::replay(&cfg, sessions, &opts, super::interrupts()).await?;
-        Ok(super::finish_run(&report, "replay", "passes", quiet, builtin))
+        Ok(super::finish_run(
+            &report, "replay", "passes", quiet, builtin,
+        ))
     }
 }

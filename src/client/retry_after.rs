@@ -2,6 +2,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::timestamp::days_from_civil;
+
 /// How long to wait, given the header value and the current time; `None` when unreadable.
 /// A value too large for a [`Duration`] (`1e20`) is read as the longest one: the retry
 /// policy caps every wait at `max_wait_ms` anyway, and a provider's header must never
@@ -48,17 +50,6 @@ fn http_date_secs(s: &str) -> Option<i64> {
         return None;
     }
     Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + sec)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]

@@ -117,17 +117,7 @@ fn slot_record(ctx: &RunContext, job: Job) -> ConversationRecord {
     let scenario = &ctx.scenarios[job.scenario];
     let target_id = ctx.target_ids[job.target];
     ConversationRecord {
-        uid: format!(
-            "{}-{}-{}-{}-{}",
-            ctx.run_id,
-            target_id,
-            scenario.id,
-            job.repeat,
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_nanos()
-        ),
+        uid: crate::drive::conversation_uid(ctx.run_id, target_id, &scenario.id, job.repeat),
         run_id: ctx.run_id,
         target_id,
         scenario: Some(scenario.id.clone()),

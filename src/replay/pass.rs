@@ -291,17 +291,7 @@ fn pass_record(job: &PassJob) -> ConversationRecord {
     let id = &ctx.sessions.entries[job.session].id;
     let target_id = ctx.target_ids[job.target];
     ConversationRecord {
-        uid: format!(
-            "{}-{}-{}-{}-{}",
-            ctx.run_id,
-            target_id,
-            id,
-            job.round,
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default()
-                .as_nanos()
-        ),
+        uid: crate::drive::conversation_uid(ctx.run_id, target_id, id, job.round),
         run_id: ctx.run_id,
         target_id,
         scenario: Some(id.clone()),

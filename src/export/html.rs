@@ -41,6 +41,7 @@ svg .lg{fill:#fff;fill-opacity:.92;stroke:#d0d7de}
 table{border-collapse:collapse;font-size:13.5px;font-variant-numeric:tabular-nums;min-width:60%}
 caption{text-align:left;font-weight:600;padding:6px 0;font-size:14px}
 th,td{padding:5px 10px;border-bottom:1px solid var(--line);white-space:nowrap}
+td:last-child{white-space:normal;min-width:8em}
 th{background:var(--soft);font-weight:600;text-align:left}
 td.r,th.r{text-align:right}
 tbody tr:hover{background:#f3f6fa}

@@ -35,8 +35,8 @@ use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings,
 use crate::outcome::TurnOutcome;
 use crate::store::anchors::AnchorRecord;
 use crate::store::judgments::{
-    CompletedConversation, JudgmentRecord, JudgmentStatus, JudgmentSummary, NewJudge, RubricRow,
-    completed_conversations, final_keys, stored_rubric_hash, target_names, upsert_judge,
+    CompletedConversation, JudgeCall, JudgmentRecord, JudgmentStatus, JudgmentSummary, NewJudge,
+    RubricRow, completed_conversations, final_keys, stored_rubric_hash, target_names, upsert_judge,
     upsert_rubric, visible_messages,
 };
 use crate::store::pairwise::PairwiseRecord;
@@ -651,19 +651,13 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
     let mut problems: Vec<String> = Vec::new();
     let (mut asks, mut attempts) = (0u32, 0u32);
     let (mut prompt_tokens, mut completion_tokens) = (None::<i64>, None::<i64>);
-    let mut record = JudgmentRecord {
-        key: item.key.clone(),
-        conversation_id: item.conversation_id,
+    let mut call = JudgeCall {
         rubric_ref: ctx.rubric_ref,
         judge_ref: ctx.judge_ref,
         rubric_id: ctx.rubric.id.clone(),
         rubric_version: ctx.rubric.version,
         judge_id: s.id.clone(),
-        replicate: item.replicate,
-        label: item.label.clone(),
         status: JudgmentStatus::JudgeError,
-        scores: None,
-        completed: None,
         rationale: None,
         raw_output: None,
         error: None,
@@ -676,8 +670,8 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
         simulated: s.simulated,
         invocation: ctx.invocation.clone(),
         seq,
-        rejudge: ctx.rejudge,
     };
+    let (mut scores, mut completed) = (None, None);
     // The judge's last usable-or-not answer: a later ask that fails with no answer (an
     // HTTP error after a re-ask) keeps it as the raw output.
     let mut last_raw: Option<String> = None;
@@ -696,7 +690,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
         };
         add(&mut prompt_tokens, turn.usage.prompt_tokens);
         add(&mut completion_tokens, turn.usage.completion_tokens);
-        record.http_status = turn.http_status;
+        call.http_status = turn.http_status;
         let answered = matches!(
             turn.outcome(),
             TurnOutcome::Ok | TurnOutcome::Truncated | TurnOutcome::EmptyAnswer
@@ -708,33 +702,33 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
                 turn.error.as_deref().unwrap_or("no detail"),
                 turn.outcome()
             ));
-            record.status = JudgmentStatus::JudgeError;
-            record.raw_output = last_raw.or(turn.answer);
+            call.status = JudgmentStatus::JudgeError;
+            call.raw_output = last_raw.or(turn.answer);
             break;
         }
         let raw = turn.answer.unwrap_or_default();
         let parsed = match &item.pair {
             None => parse_verdict(&raw, &ctx.rubric).map(|v| {
-                record.scores = Some(v.scores);
-                record.completed = Some(v.completed);
-                record.rationale = Some(v.rationale);
+                scores = Some(v.scores);
+                completed = Some(v.completed);
+                call.rationale = Some(v.rationale);
             }),
             Some(_) => pairwise::parse_preference(&raw).map(|p| {
                 winner = Some(p.winner);
-                record.rationale = Some(p.rationale);
+                call.rationale = Some(p.rationale);
             }),
         };
         match parsed {
             Ok(()) => {
-                record.status = JudgmentStatus::Ok;
-                record.raw_output = Some(raw);
+                call.status = JudgmentStatus::Ok;
+                call.raw_output = Some(raw);
                 break;
             }
             Err(problem) => {
                 problems.push(format!("ask {asks}: {problem}"));
                 if asks > s.reasks {
-                    record.status = JudgmentStatus::Unparseable;
-                    record.raw_output = Some(raw);
+                    call.status = JudgmentStatus::Unparseable;
+                    call.raw_output = Some(raw);
                     break;
                 }
                 messages.push(Message::new(
@@ -749,65 +743,41 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
             }
         }
     }
-    record.error = (!problems.is_empty()).then(|| problems.join("; "));
-    record.asks = asks;
-    record.attempts = attempts;
-    record.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-    record.prompt_tokens = prompt_tokens;
-    record.completion_tokens = completion_tokens;
+    call.error = (!problems.is_empty()).then(|| problems.join("; "));
+    call.asks = asks;
+    call.attempts = attempts;
+    call.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+    call.prompt_tokens = prompt_tokens;
+    call.completion_tokens = completion_tokens;
+    let key = item.key;
     if let Some(anchor) = item.anchor {
         return Answer::Anchor(AnchorRecord {
-            key: record.key,
+            key,
             scenario: anchor.scenario,
             defect: anchor.defect,
-            rubric_ref: record.rubric_ref,
-            judge_ref: record.judge_ref,
-            rubric_id: record.rubric_id,
-            rubric_version: record.rubric_version,
-            judge_id: record.judge_id,
-            status: record.status,
-            scores: record.scores,
-            completed: record.completed,
-            rationale: record.rationale,
-            raw_output: record.raw_output,
-            error: record.error,
-            asks: record.asks,
-            attempts: record.attempts,
-            http_status: record.http_status,
-            latency_ms: record.latency_ms,
-            prompt_tokens: record.prompt_tokens,
-            completion_tokens: record.completion_tokens,
-            simulated: record.simulated,
-            invocation: record.invocation,
-            seq: record.seq,
+            scores,
+            completed,
+            call,
         });
     }
     match item.pair {
-        None => Answer::Single(record),
+        None => Answer::Single(JudgmentRecord {
+            key,
+            conversation_id: item.conversation_id,
+            replicate: item.replicate,
+            label: item.label,
+            scores,
+            completed,
+            call,
+            rejudge: ctx.rejudge,
+        }),
         Some(pair) => Answer::Pair(PairwiseRecord {
-            key: record.key,
+            key,
             baseline_id: pair.baseline_id,
             candidate_id: pair.candidate_id,
-            rubric_ref: record.rubric_ref,
-            judge_ref: record.judge_ref,
-            rubric_id: record.rubric_id,
-            rubric_version: record.rubric_version,
-            judge_id: record.judge_id,
             baseline_position: pair.baseline_position,
-            status: record.status,
-            winner: winner.filter(|_| record.status == JudgmentStatus::Ok),
-            rationale: record.rationale,
-            raw_output: record.raw_output,
-            error: record.error,
-            asks: record.asks,
-            attempts: record.attempts,
-            http_status: record.http_status,
-            latency_ms: record.latency_ms,
-            prompt_tokens: record.prompt_tokens,
-            completion_tokens: record.completion_tokens,
-            simulated: record.simulated,
-            invocation: record.invocation,
-            seq: record.seq,
+            winner: winner.filter(|_| call.status == JudgmentStatus::Ok),
+            call,
         }),
     }
 }
@@ -823,17 +793,17 @@ enum Answer {
 impl Answer {
     fn status(&self) -> JudgmentStatus {
         match self {
-            Answer::Single(r) => r.status,
-            Answer::Pair(r) => r.status,
-            Answer::Anchor(r) => r.status,
+            Answer::Single(r) => r.call.status,
+            Answer::Pair(r) => r.call.status,
+            Answer::Anchor(r) => r.call.status,
         }
     }
 
     fn attempts(&self) -> u32 {
         match self {
-            Answer::Single(r) => r.attempts,
-            Answer::Pair(r) => r.attempts,
-            Answer::Anchor(r) => r.attempts,
+            Answer::Single(r) => r.call.attempts,
+            Answer::Pair(r) => r.call.attempts,
+            Answer::Anchor(r) => r.call.attempts,
         }
     }
 
@@ -842,30 +812,30 @@ impl Answer {
             Answer::Single(j) => format!(
                 "judgment of conversation {} ({} v{}, judge {}, replicate {}; {})",
                 j.conversation_id,
-                j.rubric_id,
-                j.rubric_version,
-                j.judge_id,
+                j.call.rubric_id,
+                j.call.rubric_version,
+                j.call.judge_id,
                 j.replicate,
-                j.status.as_str()
+                j.call.status.as_str()
             ),
             Answer::Pair(j) => format!(
                 "pairwise judgment of conversation {} against baseline {} ({} v{}, judge {}, baseline shown {}; {})",
                 j.candidate_id,
                 j.baseline_id,
-                j.rubric_id,
-                j.rubric_version,
-                j.judge_id,
+                j.call.rubric_id,
+                j.call.rubric_version,
+                j.call.judge_id,
                 j.baseline_position.as_str(),
-                j.status.as_str()
+                j.call.status.as_str()
             ),
             Answer::Anchor(j) => format!(
                 "anchor judgment of scenario {} ({}; {} v{}, judge {}; {})",
                 j.scenario,
                 j.defect.as_deref().unwrap_or("reference"),
-                j.rubric_id,
-                j.rubric_version,
-                j.judge_id,
-                j.status.as_str()
+                j.call.rubric_id,
+                j.call.rubric_version,
+                j.call.judge_id,
+                j.call.status.as_str()
             ),
         }
     }

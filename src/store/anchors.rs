@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use rusqlite::{Connection, Transaction, named_params};
+use rusqlite::{Connection, Transaction};
 
 use super::StoreError;
-use super::judgments::JudgmentStatus;
+use super::judgments::{JudgeCall, insert_sql, scores_json};
 use super::writer::Storable;
 
 /// One anchor ask, as written.
@@ -17,73 +17,34 @@ pub struct AnchorRecord {
     pub scenario: String,
     /// `None`: the reference conversation; else the defect that spoiled it.
     pub defect: Option<String>,
-    pub rubric_ref: i64,
-    pub judge_ref: i64,
-    pub rubric_id: String,
-    pub rubric_version: u32,
-    pub judge_id: String,
-    pub status: JudgmentStatus,
     pub scores: Option<BTreeMap<String, i64>>,
     pub completed: Option<bool>,
-    pub rationale: Option<String>,
-    pub raw_output: Option<String>,
-    pub error: Option<String>,
-    pub asks: u32,
-    pub attempts: u32,
-    pub http_status: Option<u16>,
-    pub latency_ms: Option<f64>,
-    pub prompt_tokens: Option<i64>,
-    pub completion_tokens: Option<i64>,
-    pub simulated: bool,
-    pub invocation: String,
-    pub seq: u32,
+    pub call: JudgeCall,
 }
 
 /// Writes an ask; an `ok` one already stored for the same key wins (returns false).
 pub fn insert_anchor(conn: &Connection, j: &AnchorRecord) -> Result<bool, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO anchor_judgments (key, scenario, defect, rubric_ref, judge_ref, rubric_id,
-            rubric_version, judge_id, status, scores, completed, rationale, raw_output, error,
-            asks, attempts, http_status, latency_ms, prompt_tokens, completion_tokens,
-            simulated, invocation, seq, created_at)
-         SELECT :key, :scenario, :defect, :rubric_ref, :judge_ref, :rubric_id,
-            :rubric_version, :judge_id, :status, :scores, :completed, :rationale, :raw,
-            :error, :asks, :attempts, :http_status, :latency, :prompt_tokens,
-            :completion_tokens, :simulated, :invocation, :seq, :now
-         WHERE NOT EXISTS (SELECT 1 FROM anchor_judgments WHERE key = :key AND status = 'ok')",
-    )?;
-    // A map of strings to integers: serialising it cannot fail.
-    let scores = j
-        .scores
-        .as_ref()
-        .map(|s| serde_json::to_string(s).expect("scores serialise"));
-    let n = stmt.execute(named_params! {
-        ":key": j.key,
-        ":scenario": j.scenario,
-        ":defect": j.defect,
-        ":rubric_ref": j.rubric_ref,
-        ":judge_ref": j.judge_ref,
-        ":rubric_id": j.rubric_id,
-        ":rubric_version": j.rubric_version,
-        ":judge_id": j.judge_id,
-        ":status": j.status.as_str(),
-        ":scores": scores,
-        ":completed": j.completed,
-        ":rationale": j.rationale,
-        ":raw": j.raw_output,
-        ":error": j.error,
-        ":asks": j.asks,
-        ":attempts": j.attempts,
-        ":http_status": j.http_status,
-        ":latency": j.latency_ms,
-        ":prompt_tokens": j.prompt_tokens,
-        ":completion_tokens": j.completion_tokens,
-        ":simulated": j.simulated,
-        ":invocation": j.invocation,
-        ":seq": j.seq,
-        ":now": super::now_rfc3339(),
-    })?;
-    Ok(n == 1)
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        insert_sql(
+            "anchor_judgments",
+            "scenario, defect, scores, completed",
+            ":scenario, :defect, :scores, :completed",
+            "NOT EXISTS (SELECT 1 FROM anchor_judgments WHERE key = :key AND status = 'ok')",
+        )
+    });
+    let mut stmt = conn.prepare_cached(&SQL)?;
+    let scores = scores_json(&j.scores);
+    let now = super::now_rfc3339();
+    let own: [(&str, &dyn rusqlite::ToSql); 6] = [
+        (":key", &j.key),
+        (":scenario", &j.scenario),
+        (":defect", &j.defect),
+        (":scores", &scores),
+        (":completed", &j.completed),
+        (":now", &now),
+    ];
+    let params: Vec<_> = own.into_iter().chain(j.call.params()).collect();
+    Ok(stmt.execute(&*params)? == 1)
 }
 
 impl Storable for AnchorRecord {

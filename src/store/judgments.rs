@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use rusqlite::{Connection, OptionalExtension, Transaction, named_params};
+use rusqlite::{Connection, OptionalExtension, Transaction};
 
 use super::StoreError;
 use super::records::Message;
@@ -252,22 +252,23 @@ impl JudgmentStatus {
     }
 }
 
-/// One judgment, as written.
+impl rusqlite::ToSql for JudgmentStatus {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+/// What asking a judge came to, whatever it was asked (one conversation, a pair, an
+/// anchor): who judged on which rubric, how the ask went and what came back. Every judgment
+/// table stores these columns alike ([`CALL_COLUMNS`]).
 #[derive(Debug, Clone, PartialEq)]
-pub struct JudgmentRecord {
-    pub key: String,
-    pub conversation_id: i64,
+pub struct JudgeCall {
     pub rubric_ref: i64,
     pub judge_ref: i64,
     pub rubric_id: String,
     pub rubric_version: u32,
     pub judge_id: String,
-    pub replicate: u32,
-    pub label: String,
     pub status: JudgmentStatus,
-    /// Only when `ok`.
-    pub scores: Option<BTreeMap<String, i64>>,
-    pub completed: Option<bool>,
     pub rationale: Option<String>,
     pub raw_output: Option<String>,
     pub error: Option<String>,
@@ -280,6 +281,72 @@ pub struct JudgmentRecord {
     pub simulated: bool,
     pub invocation: String,
     pub seq: u32,
+}
+
+/// The columns of a [`JudgeCall`] in `judgments`, `pairwise_judgments` and
+/// `anchor_judgments`, and their placeholders, in the same order.
+const CALL_COLUMNS: &str = "rubric_ref, judge_ref, rubric_id, rubric_version, judge_id, status,
+    rationale, raw_output, error, asks, attempts, http_status, latency_ms, prompt_tokens,
+    completion_tokens, simulated, invocation, seq";
+const CALL_VALUES: &str = ":rubric_ref, :judge_ref, :rubric_id, :rubric_version, :judge_id,
+    :status, :rationale, :raw, :error, :asks, :attempts, :http_status, :latency,
+    :prompt_tokens, :completion_tokens, :simulated, :invocation, :seq";
+
+/// `INSERT INTO table (key, own columns, the call's columns, created_at) SELECT ... WHERE
+/// keep`: one judgment row, written only when `keep` holds.
+pub(super) fn insert_sql(table: &str, own_columns: &str, own_values: &str, keep: &str) -> String {
+    format!(
+        "INSERT INTO {table} (key, {own_columns}, {CALL_COLUMNS}, created_at)
+         SELECT :key, {own_values}, {CALL_VALUES}, :now
+         WHERE {keep}"
+    )
+}
+
+impl JudgeCall {
+    /// The call's parameters for [`insert_sql`]'s placeholders.
+    pub(super) fn params(&self) -> [(&'static str, &dyn rusqlite::ToSql); 18] {
+        [
+            (":rubric_ref", &self.rubric_ref),
+            (":judge_ref", &self.judge_ref),
+            (":rubric_id", &self.rubric_id),
+            (":rubric_version", &self.rubric_version),
+            (":judge_id", &self.judge_id),
+            (":status", &self.status),
+            (":rationale", &self.rationale),
+            (":raw", &self.raw_output),
+            (":error", &self.error),
+            (":asks", &self.asks),
+            (":attempts", &self.attempts),
+            (":http_status", &self.http_status),
+            (":latency", &self.latency_ms),
+            (":prompt_tokens", &self.prompt_tokens),
+            (":completion_tokens", &self.completion_tokens),
+            (":simulated", &self.simulated),
+            (":invocation", &self.invocation),
+            (":seq", &self.seq),
+        ]
+    }
+}
+
+/// Scores as stored: a JSON object of criterion → integer.
+pub(super) fn scores_json(scores: &Option<BTreeMap<String, i64>>) -> Option<String> {
+    // A map of strings to integers: serialising it cannot fail.
+    scores
+        .as_ref()
+        .map(|s| serde_json::to_string(s).expect("scores serialise"))
+}
+
+/// One judgment, as written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JudgmentRecord {
+    pub key: String,
+    pub conversation_id: i64,
+    pub replicate: u32,
+    pub label: String,
+    /// Only when `ok`.
+    pub scores: Option<BTreeMap<String, i64>>,
+    pub completed: Option<bool>,
+    pub call: JudgeCall,
     /// Asked again under `judge --rejudge`: stored even beside a scored row for its key
     /// (the newest scored row is the one `current_judgments` reads).
     pub rejudge: bool,
@@ -290,52 +357,30 @@ pub struct JudgmentRecord {
 /// judgments are not results: they are kept as history and the key is asked again by the
 /// next run.
 pub fn insert_judgment(conn: &Connection, j: &JudgmentRecord) -> Result<bool, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO judgments (key, conversation_id, rubric_ref, judge_ref, rubric_id,
-            rubric_version, judge_id, replicate, label, status, scores, completed, rationale,
-            raw_output, error, asks, attempts, http_status, latency_ms, prompt_tokens,
-            completion_tokens, simulated, invocation, seq, created_at)
-         SELECT :key, :conv, :rubric_ref, :judge_ref, :rubric_id, :rubric_version, :judge_id,
-            :replicate, :label, :status, :scores, :completed, :rationale, :raw, :error, :asks,
-            :attempts, :http_status, :latency, :prompt_tokens, :completion_tokens, :simulated,
-            :invocation, :seq, :now
-         WHERE :rejudge OR NOT EXISTS (SELECT 1 FROM judgments
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        insert_sql(
+            "judgments",
+            "conversation_id, replicate, label, scores, completed",
+            ":conv, :replicate, :label, :scores, :completed",
+            ":rejudge OR NOT EXISTS (SELECT 1 FROM judgments
                            WHERE conversation_id = :conv AND key = :key AND status = 'ok')",
-    )?;
-    // A map of strings to integers: serialising it cannot fail.
-    let scores = j
-        .scores
-        .as_ref()
-        .map(|s| serde_json::to_string(s).expect("scores serialise"));
-    let n = stmt.execute(named_params! {
-        ":key": j.key,
-        ":conv": j.conversation_id,
-        ":rubric_ref": j.rubric_ref,
-        ":judge_ref": j.judge_ref,
-        ":rubric_id": j.rubric_id,
-        ":rubric_version": j.rubric_version,
-        ":judge_id": j.judge_id,
-        ":replicate": j.replicate,
-        ":label": j.label,
-        ":status": j.status.as_str(),
-        ":scores": scores,
-        ":completed": j.completed,
-        ":rationale": j.rationale,
-        ":raw": j.raw_output,
-        ":error": j.error,
-        ":asks": j.asks,
-        ":attempts": j.attempts,
-        ":http_status": j.http_status,
-        ":latency": j.latency_ms,
-        ":prompt_tokens": j.prompt_tokens,
-        ":completion_tokens": j.completion_tokens,
-        ":simulated": j.simulated,
-        ":invocation": j.invocation,
-        ":seq": j.seq,
-        ":rejudge": j.rejudge,
-        ":now": super::now_rfc3339(),
-    })?;
-    Ok(n == 1)
+        )
+    });
+    let mut stmt = conn.prepare_cached(&SQL)?;
+    let scores = scores_json(&j.scores);
+    let now = super::now_rfc3339();
+    let own: [(&str, &dyn rusqlite::ToSql); 8] = [
+        (":key", &j.key),
+        (":conv", &j.conversation_id),
+        (":replicate", &j.replicate),
+        (":label", &j.label),
+        (":scores", &scores),
+        (":completed", &j.completed),
+        (":rejudge", &j.rejudge),
+        (":now", &now),
+    ];
+    let params: Vec<_> = own.into_iter().chain(j.call.params()).collect();
+    Ok(stmt.execute(&*params)? == 1)
 }
 
 /// The judge's records: a judgment that loses to a final one already stored adds no row.
@@ -529,28 +574,30 @@ mod tests {
         JudgmentRecord {
             key: key.into(),
             conversation_id: conv,
-            rubric_ref: 1,
-            judge_ref: 1,
-            rubric_id: "r".into(),
-            rubric_version: 1,
-            judge_id: "j".into(),
             replicate: 1,
             label: "transcript-x".into(),
-            status,
             scores: (status == JudgmentStatus::Ok).then(|| BTreeMap::from([("a".into(), 3)])),
             completed: (status == JudgmentStatus::Ok).then_some(true),
-            rationale: None,
-            raw_output: Some("{}".into()),
-            error: None,
-            asks: 1,
-            attempts: 1,
-            http_status: Some(200),
-            latency_ms: Some(12.5),
-            prompt_tokens: None,
-            completion_tokens: None,
-            simulated: true,
-            invocation: "now".into(),
-            seq: 1,
+            call: JudgeCall {
+                rubric_ref: 1,
+                judge_ref: 1,
+                rubric_id: "r".into(),
+                rubric_version: 1,
+                judge_id: "j".into(),
+                status,
+                rationale: None,
+                raw_output: Some("{}".into()),
+                error: None,
+                asks: 1,
+                attempts: 1,
+                http_status: Some(200),
+                latency_ms: Some(12.5),
+                prompt_tokens: None,
+                completion_tokens: None,
+                simulated: true,
+                invocation: "now".into(),
+                seq: 1,
+            },
             rejudge: false,
         }
     }

@@ -4,10 +4,10 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{Connection, Transaction, named_params};
+use rusqlite::{Connection, Transaction};
 
 use super::StoreError;
-use super::judgments::JudgmentStatus;
+use super::judgments::{JudgeCall, insert_sql};
 use super::writer::Storable;
 
 /// Where a transcript was shown.
@@ -84,71 +84,41 @@ pub struct PairwiseRecord {
     pub key: String,
     pub baseline_id: i64,
     pub candidate_id: i64,
-    pub rubric_ref: i64,
-    pub judge_ref: i64,
-    pub rubric_id: String,
-    pub rubric_version: u32,
-    pub judge_id: String,
     pub baseline_position: Position,
-    pub status: JudgmentStatus,
     /// Only when `ok`.
     pub winner: Option<Winner>,
-    pub rationale: Option<String>,
-    pub raw_output: Option<String>,
-    pub error: Option<String>,
-    pub asks: u32,
-    pub attempts: u32,
-    pub http_status: Option<u16>,
-    pub latency_ms: Option<f64>,
-    pub prompt_tokens: Option<i64>,
-    pub completion_tokens: Option<i64>,
-    pub simulated: bool,
-    pub invocation: String,
-    pub seq: u32,
+    pub call: JudgeCall,
 }
 
 /// Writes an ask; an `ok` one already stored for the same key wins (returns false).
 pub fn insert_pairwise(conn: &Connection, j: &PairwiseRecord) -> Result<bool, StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO pairwise_judgments (key, baseline_id, candidate_id, rubric_ref, judge_ref,
-            rubric_id, rubric_version, judge_id, baseline_position, status, winner, preferred,
-            rationale, raw_output, error, asks, attempts, http_status, latency_ms,
-            prompt_tokens, completion_tokens, simulated, invocation, seq, created_at)
-         SELECT :key, :baseline, :candidate, :rubric_ref, :judge_ref, :rubric_id,
-            :rubric_version, :judge_id, :position, :status, :winner, :preferred, :rationale,
-            :raw, :error, :asks, :attempts, :http_status, :latency, :prompt_tokens,
-            :completion_tokens, :simulated, :invocation, :seq, :now
-         WHERE NOT EXISTS (SELECT 1 FROM pairwise_judgments
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        insert_sql(
+            "pairwise_judgments",
+            "baseline_id, candidate_id, baseline_position, winner, preferred",
+            ":baseline, :candidate, :position, :winner, :preferred",
+            "NOT EXISTS (SELECT 1 FROM pairwise_judgments
                            WHERE candidate_id = :candidate AND key = :key AND status = 'ok')",
-    )?;
-    let n = stmt.execute(named_params! {
-        ":key": j.key,
-        ":baseline": j.baseline_id,
-        ":candidate": j.candidate_id,
-        ":rubric_ref": j.rubric_ref,
-        ":judge_ref": j.judge_ref,
-        ":rubric_id": j.rubric_id,
-        ":rubric_version": j.rubric_version,
-        ":judge_id": j.judge_id,
-        ":position": j.baseline_position.as_str(),
-        ":status": j.status.as_str(),
-        ":winner": j.winner.map(Winner::as_str),
-        ":preferred": j.winner.map(|w| Preferred::of(w, j.baseline_position).as_str()),
-        ":rationale": j.rationale,
-        ":raw": j.raw_output,
-        ":error": j.error,
-        ":asks": j.asks,
-        ":attempts": j.attempts,
-        ":http_status": j.http_status,
-        ":latency": j.latency_ms,
-        ":prompt_tokens": j.prompt_tokens,
-        ":completion_tokens": j.completion_tokens,
-        ":simulated": j.simulated,
-        ":invocation": j.invocation,
-        ":seq": j.seq,
-        ":now": super::now_rfc3339(),
-    })?;
-    Ok(n == 1)
+        )
+    });
+    let mut stmt = conn.prepare_cached(&SQL)?;
+    let winner = j.winner.map(Winner::as_str);
+    let preferred = j
+        .winner
+        .map(|w| Preferred::of(w, j.baseline_position).as_str());
+    let position = j.baseline_position.as_str();
+    let now = super::now_rfc3339();
+    let own: [(&str, &dyn rusqlite::ToSql); 7] = [
+        (":key", &j.key),
+        (":baseline", &j.baseline_id),
+        (":candidate", &j.candidate_id),
+        (":position", &position),
+        (":winner", &winner),
+        (":preferred", &preferred),
+        (":now", &now),
+    ];
+    let params: Vec<_> = own.into_iter().chain(j.call.params()).collect();
+    Ok(stmt.execute(&*params)? == 1)
 }
 
 impl Storable for PairwiseRecord {

@@ -654,4 +654,12 @@ fn replayed_sessions_are_not_judged() {
         .query_row("SELECT COUNT(*) FROM judgments", [], |r| r.get(0))
         .unwrap();
     assert_eq!(judged, 0);
+    // The report does not send the reader to stages that have nothing to score here.
+    let (report, _) = project.run_ok(&["report"]);
+    assert!(
+        report.contains("replayed agent sessions only: checks and the judge do not score them"),
+        "{report}"
+    );
+    assert!(!report.contains("no judgments yet"), "{report}");
+    assert!(!report.contains("no check results yet"), "{report}");
 }

@@ -99,7 +99,22 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         &judge_sections,
         &opts.bootstrap,
     );
-    let mut notes = notes(&conn, &facts, &report_cells, &judge_sections, opts)?;
+    let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
+    // A selection of replayed agent sessions only: checks and the judge never score those.
+    let replayed: u64 = replay
+        .iter()
+        .flat_map(|r| &r.cells)
+        .map(|c| c.reliability.passes)
+        .sum();
+    let only_replay = replayed > 0 && replayed as usize >= facts.convs.len();
+    let mut notes = notes(
+        &conn,
+        &facts,
+        &report_cells,
+        &judge_sections,
+        only_replay,
+        opts,
+    )?;
     // Every judge whose scores this report shows: flagged when it failed its anchors,
     // noted when it never ran them.
     let used: BTreeSet<(&str, &str, bool)> = judge_sections
@@ -130,7 +145,6 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             )),
         }
     }
-    let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
     if report_cells.iter().any(|c| c.simulated) {
         let which = if report_cells.iter().all(|c| c.simulated) {
             "every cell was"
@@ -215,6 +229,7 @@ fn notes(
     facts: &load::Facts,
     cells: &[model::Cell],
     judges: &[model::JudgeSection],
+    only_replay: bool,
     opts: &ReportOptions,
 ) -> Result<Vec<String>, ReportError> {
     let mut notes = Vec::new();
@@ -240,25 +255,31 @@ fn notes(
             ));
         }
     }
-    if facts.checks.definitions.is_empty() {
-        notes.push("no check results yet: run `turnbench check`".into());
+    if only_replay {
+        notes.push(
+            "replayed agent sessions only: checks and the judge do not score them (see docs/replay.md)"
+                .into(),
+        );
     } else {
-        let unchecked: u64 = cells.iter().map(|c| c.checks.unchecked_conversations).sum();
-        if unchecked > 0 {
-            notes.push(format!(
+        if facts.checks.definitions.is_empty() {
+            notes.push("no check results yet: run `turnbench check`".into());
+        } else {
+            let unchecked: u64 = cells.iter().map(|c| c.checks.unchecked_conversations).sum();
+            if unchecked > 0 {
+                notes.push(format!(
                 "{unchecked} conversations have no results for the current check definitions yet: run `turnbench check`"
             ));
-        }
-        if cells.iter().all(|c| c.checks.pass.n == 0) {
-            notes.push(
+            }
+            if cells.iter().all(|c| c.checks.pass.n == 0) {
+                notes.push(
                 "no selected conversation has a scenario with checks: check pass rates are empty"
                     .into(),
             );
+            }
         }
-    }
-    if judges.is_empty() {
-        let (rubrics, judge_ids) = judged_rubrics_and_judges(conn)?;
-        notes.push(match (&opts.judgments.rubric, &opts.judgments.judge) {
+        if judges.is_empty() {
+            let (rubrics, judge_ids) = judged_rubrics_and_judges(conn)?;
+            notes.push(match (&opts.judgments.rubric, &opts.judgments.judge) {
             (Some(r), _) if !rubrics.contains(r) => format!(
                 "no judgments for rubric {r} yet: run `turnbench judge --judge JUDGE.toml --rubric rubrics/{r}.toml`"
             ),
@@ -268,16 +289,17 @@ fn notes(
             _ if rubrics.is_empty() => "no judgments yet: run `turnbench judge --judge judges/mock.toml --rubric rubrics/multiturn-quality.toml` (simulated) or with your own judge".to_string(),
             _ => "no current judgments for the selected conversations: run `turnbench judge` on them".to_string(),
         });
-    } else {
-        let unscored: u64 = judges
-            .iter()
-            .flat_map(|s| &s.cells)
-            .map(|c| c.unparseable + c.judge_errors)
-            .sum();
-        if unscored > 0 {
-            notes.push(format!(
+        } else {
+            let unscored: u64 = judges
+                .iter()
+                .flat_map(|s| &s.cells)
+                .map(|c| c.unparseable + c.judge_errors)
+                .sum();
+            if unscored > 0 {
+                notes.push(format!(
                 "{unscored} judgments are unscored (unparseable or judge errors): a plain `turnbench judge` re-run asks again"
             ));
+            }
         }
     }
     let internal: u64 = cells.iter().map(|c| c.reliability.internal_errors).sum();

@@ -43,8 +43,7 @@ pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<CheckAgreement> {
                 .push(v as f64);
         }
     }
-    // Pairs per (section, criterion) first; the bootstraps then run one thread each.
-    let mut inputs = Vec::new();
+    let mut out = Vec::new();
     for ((section, criterion), by_conv) in scores {
         let name = &j.criteria[criterion];
         let Some((_, tags)) = CRITERION_TAGS.iter().find(|(c, _)| c == name) else {
@@ -74,22 +73,8 @@ pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<CheckAgreement> {
                 y.push(f64::from(passed) / f64::from(scored));
             }
         }
-        inputs.push((section, name, *tags, x, y));
-    }
-    let intervals: Vec<Option<stats::Interval>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = inputs
-            .iter()
-            .map(|(_, _, _, x, y)| scope.spawn(|| stats::bootstrap_spearman(x, y, boot)))
-            .collect();
-        // A bootstrap that panicked (a bug) gives no interval rather than no report.
-        handles
-            .into_iter()
-            .map(|h| h.join().ok().flatten())
-            .collect()
-    });
-    let mut out = Vec::new();
-    for ((section, name, tags, x, y), interval) in inputs.into_iter().zip(intervals) {
         let rho = stats::spearman(&x, &y);
+        let interval = stats::bootstrap_spearman(&x, &y, boot);
         let verdict = match (rho, interval) {
             (None, _) => "undefined (no variation)",
             (Some(_), Some(i)) if i.lo > 0.0 => "agree (positive, established)",

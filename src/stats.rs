@@ -18,6 +18,9 @@
 //!   filtered: they mean a bug upstream, and dropping them would make the n printed beside a
 //!   figure disagree with the data behind it.
 
+pub mod calibration;
+pub mod inference;
+
 /// A two-sided interval, `lo <= hi`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Interval {

@@ -1,0 +1,1174 @@
+//! When a difference is established: the inference behind every claim the report makes.
+//! Pure functions, std only; each rule is shown to hold by the calibration simulation
+//! ([`super::calibration`], `cargo bench --bench calibration`) and documented in
+//! `docs/metrics.md` ("Claims").
+//!
+//! - **Comparisons are paired and clustered.** Two cells are compared on the (scenario,
+//!   repeat) slots both hold; slots of one scenario form a cluster, because conversations
+//!   that share a scenario are not independent (Miller 2024, "Adding Error Bars to Evals",
+//!   §2.2; Davison & Hinkley 1997, §3.8).
+//! - **Means** (task success, a judge score, a pairwise verdict): the exact cluster
+//!   sign-flip test of the mean paired difference (valid at any n: two scenarios give at best
+//!   p = 0.5, fifteen that agree 6·10⁻⁵); the interval is mean ± t_{C−1} · the
+//!   cluster-robust (CR1) standard error, C the scenarios holding pairs.
+//! - **Latency percentiles**: the log of the ratio of the two percentiles over the pairs, a
+//!   Wald test with Student's t on C − 1 degrees of freedom and the standard error of a
+//!   cluster bootstrap (whole scenarios drawn with replacement), counted with
+//!   multiplicities, never copied. When every resample gives the same ratio the p-value is
+//!   the exact sign test over scenarios instead: no spread is no evidence of precision.
+//! - **Too few to compare.** Below a minimum number of pairs per statistic ([`min_pairs`]),
+//!   taken from the calibration table, nothing is established, whatever the p-value.
+//! - **Families.** The comparisons of one headline family (every pair of providers of a
+//!   model label for a latency percentile; every pair of cells in a quality ranking; every
+//!   candidate against one baseline in pairwise judging) are adjusted together by Holm's
+//!   step-down method (Holm 1979), which controls the family-wise error rate at 5 %.
+
+use super::{Interval, Rng, all_finite, lerp, rank_position};
+
+/// The family-wise error rate every headline family is held to.
+pub const FAMILY_ALPHA: f64 = 0.05;
+
+/// Resamples of a clustered bootstrap standard error. The relative Monte-Carlo error of a
+/// standard deviation from B resamples is about 1/√(2B): 2.5 % at 800, so an interval's
+/// half-width is stable to about ±2.5 % (the seed is fixed per comparison, so it does not
+/// move between runs either).
+pub const SE_RESAMPLES: usize = 800;
+
+/// What a comparison compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Statistic {
+    /// Ratio of conversation-latency p50s over the paired slots (tested as its log).
+    LatencyP50,
+    /// Ratio of conversation-latency p95s over the paired slots (tested as its log).
+    LatencyP95,
+    /// Difference of means of a per-conversation score (task success 0/1, a judge score,
+    /// a pairwise net verdict) over the paired slots.
+    Mean,
+}
+
+impl Statistic {
+    /// Whether a higher value is better: quality yes, latency no.
+    pub fn higher_is_better(self) -> bool {
+        matches!(self, Statistic::Mean)
+    }
+
+    /// The percentile compared, for the latency statistics.
+    pub fn percentile(self) -> Option<f64> {
+        match self {
+            Statistic::LatencyP50 => Some(50.0),
+            Statistic::LatencyP95 => Some(95.0),
+            Statistic::Mean => None,
+        }
+    }
+}
+
+/// The fewest paired slots from which a difference of `stat` can be established. From the
+/// calibration table (BENCHMARKS.md, "Calibration"): the smallest number of conversations per
+/// cell in {5, 10, 20, 40, 80} at which the false-claim rate stayed within 5 % under every
+/// simulated truth, including identical providers with heavy-tailed (lognormal σ = 1) noise
+/// and scenario effects.
+pub fn min_pairs(stat: Statistic) -> usize {
+    match stat {
+        Statistic::LatencyP50 => 10,
+        Statistic::LatencyP95 => 20,
+        Statistic::Mean => 10,
+    }
+}
+
+/// Paired values of two cells: `a[i]` and `b[i]` belong to the same slot, in scenario
+/// `cluster[i]` (any labels; equal labels are one cluster).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PairedSample {
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    pub cluster: Vec<u32>,
+}
+
+impl PairedSample {
+    pub fn len(&self) -> usize {
+        self.a.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.a.is_empty()
+    }
+
+    fn valid(&self) -> bool {
+        !self.a.is_empty()
+            && self.a.len() == self.b.len()
+            && self.a.len() == self.cluster.len()
+            && all_finite(&self.a)
+            && all_finite(&self.b)
+            && u32::try_from(self.a.len()).is_ok()
+    }
+}
+
+/// One paired comparison, before its family's adjustment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Test {
+    /// Pairs.
+    pub n: usize,
+    /// Clusters (scenarios) holding pairs.
+    pub clusters: usize,
+    /// The statistic of each side over the pairs.
+    pub a: f64,
+    pub b: f64,
+    /// On the test's scale: a − b for a mean, ln(a / b) for a latency percentile.
+    pub estimate: f64,
+    /// Cluster-robust standard error of the estimate; 0 when nothing varies.
+    pub se: f64,
+    /// Degrees of freedom of the t reference: clusters − 1.
+    pub df: usize,
+    /// Two-sided p-value, unadjusted: the cluster sign-flip test for a mean; for a
+    /// percentile the Wald t test, or the sign test over clusters when `se` is 0.
+    pub p: f64,
+}
+
+impl Test {
+    /// The interval estimate ± t·se (on the test's scale) at the two-sided confidence
+    /// `level`; `None` when there is no spread to bound (se 0) or no degree of freedom.
+    pub fn interval(&self, level: f64) -> Option<Interval> {
+        if !(self.se > 0.0 && self.se.is_finite()) || self.df == 0 {
+            return None;
+        }
+        let t = student_t_quantile(1.0 - (1.0 - level) / 2.0, self.df as f64)?;
+        Some(Interval {
+            lo: self.estimate - t * self.se,
+            hi: self.estimate + t * self.se,
+        })
+    }
+}
+
+/// Tests a − b for `stat` over the paired slots. `seed` seeds the cluster bootstrap of a
+/// percentile (derive it from the two cells with [`seed_for`], so comparisons do not share
+/// resamples). `None` for invalid input (empty, unequal lengths, a value not finite) or
+/// fewer than 2 clusters (no degree of freedom).
+pub fn paired_test(sample: &PairedSample, stat: Statistic, seed: u64) -> Option<Test> {
+    if !sample.valid() {
+        return None;
+    }
+    let clusters = Clusters::of(&sample.cluster);
+    let c = clusters.count();
+    if c < 2 {
+        return None;
+    }
+    let df = c - 1;
+    let (a, b, estimate, se, p) = match stat.percentile() {
+        None => {
+            let a = super::mean(&sample.a)?;
+            let b = super::mean(&sample.b)?;
+            let d: Vec<f64> = sample.a.iter().zip(&sample.b).map(|(x, y)| x - y).collect();
+            let se = cluster_robust_se(&d, &clusters)?;
+            let p = sign_flip_p(&d, &clusters, seed);
+            (a, b, a - b, se, p)
+        }
+        Some(q) => {
+            let p = q / 100.0;
+            let (a, b, se) = clustered_log_ratio_se(sample, &clusters, p, seed)?;
+            let flip = percentile_flip_p(sample, &clusters, p, seed)?;
+            (a, b, (a / b).ln(), se, flip)
+        }
+    };
+    Some(Test {
+        n: sample.len(),
+        clusters: c,
+        a,
+        b,
+        estimate,
+        se,
+        df,
+        p,
+    })
+}
+
+/// Sign patterns drawn when there are too many to enumerate them all.
+const FLIPS: usize = 2_000;
+
+/// Work (patterns × pairs) up to which every sign pattern is enumerated: the test is then
+/// exact, not Monte Carlo.
+const ENUMERATE_WORK: usize = 4_000_000;
+
+/// The two-sided p-value of a cluster sign-flip (randomization) test (Fisher 1935;
+/// Cameron, Gelbach & Miller 2008, wild cluster bootstrap with Rademacher weights). When the
+/// two cells are alike, swapping their labels within a scenario changes nothing, so every
+/// pattern of swaps is equally likely, whatever the distribution, its tails or the scenario
+/// effects. `statistic(flip)` computes the statistic with the scenarios where `flip[k]` is
+/// true swapped; p is the share of patterns whose |statistic| reaches the observed one: all
+/// 2^C patterns when that is cheap (`work` is the cost of one pattern), else [`FLIPS`] seeded
+/// draws counted as (1 + hits)/(1 + draws). Two scenarios give at best p = 0.5; fifteen that
+/// agree, 6·10⁻⁵ (exactly) or 5·10⁻⁴ (drawn).
+fn flip_p(
+    clusters: usize,
+    work: usize,
+    seed: u64,
+    mut statistic: impl FnMut(&[bool]) -> Option<f64>,
+) -> Option<f64> {
+    let mut flip = vec![false; clusters];
+    let observed = statistic(&flip)?.abs();
+    // Values equal to the observed one up to rounding count as reaching it.
+    let reach = observed * (1.0 - 1e-9) - 1e-12;
+    let enumerate = clusters < 31 && (1usize << clusters).saturating_mul(work) <= ENUMERATE_WORK;
+    if enumerate {
+        let patterns = 1u32 << clusters;
+        let mut hits = 0u32;
+        for mask in 0..patterns {
+            for (k, f) in flip.iter_mut().enumerate() {
+                *f = mask >> k & 1 == 1;
+            }
+            hits += u32::from(statistic(&flip)?.abs() >= reach);
+        }
+        Some(f64::from(hits) / f64::from(patterns))
+    } else {
+        let mut rng = Rng::stream(seed ^ 0x666c_6970, 0);
+        let mut hits = 0usize;
+        for _ in 0..FLIPS {
+            for chunk in flip.chunks_mut(64) {
+                let bits = rng.next_u64();
+                for (k, f) in chunk.iter_mut().enumerate() {
+                    *f = bits >> k & 1 == 1;
+                }
+            }
+            hits += usize::from(statistic(&flip)?.abs() >= reach);
+        }
+        Some((1 + hits) as f64 / (1 + FLIPS) as f64)
+    }
+}
+
+/// The sign-flip p-value of the mean paired difference: the statistic is Σₖ ±Sₖ over the
+/// scenarios' summed differences Sₖ.
+fn sign_flip_p(d: &[f64], clusters: &Clusters, seed: u64) -> f64 {
+    let sums: Vec<f64> = (0..clusters.count())
+        .map(|k| clusters.members(k).iter().filter_map(|&i| d.get(i)).sum())
+        .collect();
+    let stat = |flip: &[bool]| {
+        Some(
+            sums.iter()
+                .zip(flip)
+                .map(|(s, &f)| if f { -s } else { *s })
+                .sum::<f64>(),
+        )
+    };
+    flip_p(sums.len(), sums.len(), seed, stat).unwrap_or(1.0)
+}
+
+/// The sign-flip p-value of the log ratio of the two cells' percentile p over the pairs.
+fn percentile_flip_p(sample: &PairedSample, clusters: &Clusters, p: f64, seed: u64) -> Option<f64> {
+    let sides = MergedSides::new(sample, clusters, p);
+    flip_p(clusters.count(), 2 * sample.len(), seed, |flip| {
+        sides.log_ratio(flip)
+    })
+}
+
+/// Both sides' values sorted together once, each with its scenario and side, so that the
+/// percentile of each side under any pattern of swapped scenarios is one walk from the
+/// nearer end (every side keeps n values: a pair gives one to each). O(n) per pattern.
+struct MergedSides {
+    /// (value, scenario, side): side false is a, true is b.
+    merged: Vec<(f64, usize, bool)>,
+    /// The ranks to find, in walking order, and the weight of the upper rank.
+    first: usize,
+    second: usize,
+    t: f64,
+    from_top: bool,
+}
+
+impl MergedSides {
+    fn new(sample: &PairedSample, clusters: &Clusters, p: f64) -> MergedSides {
+        let n = sample.len();
+        let mut cluster_of = vec![0usize; n];
+        for k in 0..clusters.count() {
+            for &i in clusters.members(k) {
+                if let Some(c) = cluster_of.get_mut(i) {
+                    *c = k;
+                }
+            }
+        }
+        let mut merged: Vec<(f64, usize, bool)> = Vec::with_capacity(2 * n);
+        for (i, (&x, &y)) in sample.a.iter().zip(&sample.b).enumerate() {
+            let k = cluster_of.get(i).copied().unwrap_or(0);
+            merged.push((x, k, false));
+            merged.push((y, k, true));
+        }
+        merged.sort_by(|x, y| x.0.total_cmp(&y.0));
+        let (lower, upper, t) = rank_position(n, p);
+        // High quantiles walk from the top: ranks counted from the end.
+        let from_top = p > 0.5;
+        let (first, second) = if from_top {
+            (n.saturating_sub(1 + upper), n.saturating_sub(1 + lower))
+        } else {
+            (lower, upper)
+        };
+        MergedSides {
+            merged,
+            first,
+            second,
+            t,
+            from_top,
+        }
+    }
+
+    /// ln(percentile of side a / percentile of side b) with the scenarios where `flip[k]`
+    /// is true swapped; `None` when a percentile is not positive.
+    fn log_ratio(&self, flip: &[bool]) -> Option<f64> {
+        let mut found = [[f64::NAN; 2]; 2]; // [side][first, second]
+        let mut seen = [0usize; 2];
+        let mut left = 4;
+        let mut visit = |&(value, k, side): &(f64, usize, bool)| {
+            let s = usize::from(side ^ flip.get(k).copied().unwrap_or(false));
+            let r = seen[s];
+            if r == self.first {
+                found[s][0] = value;
+                left -= 1;
+            }
+            if r == self.second {
+                found[s][1] = value;
+                left -= 1;
+            }
+            seen[s] += 1;
+            left == 0
+        };
+        if self.from_top {
+            let _ = self.merged.iter().rev().any(&mut visit);
+        } else {
+            let _ = self.merged.iter().any(&mut visit);
+        }
+        let at = |s: usize| {
+            let [f, g] = found[s];
+            // From the top, `first` is the upper rank.
+            if self.from_top {
+                lerp(g, f, self.t)
+            } else {
+                lerp(f, g, self.t)
+            }
+        };
+        let (x, y) = (at(0), at(1));
+        (x > 0.0 && y > 0.0).then(|| (x / y).ln())
+    }
+}
+
+/// A family's verdict on one of its tests.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Verdict {
+    /// The two-sided confidence level of this test's interval: 1 − α/(m − r + 1) for its
+    /// Holm rank r, held at the level of the first rank that failed for every rank after it
+    /// (so an interval excludes 0 exactly when the test is established).
+    pub level: f64,
+    /// Holm-adjusted p-value.
+    pub adjusted_p: f64,
+    pub established: bool,
+}
+
+/// Holm's step-down adjustment of the family's p-values at family-wise level `alpha`, one
+/// verdict per p in input order. `None` values (tests that could not be made, too few pairs)
+/// count in the family's size m but are never established. Adjusted p-values as
+/// `statsmodels.stats.multitest.multipletests(p, method="holm")`.
+pub fn holm(ps: &[Option<f64>], alpha: f64) -> Vec<Verdict> {
+    let m = ps.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&i, &j| {
+        let key = |k: usize| ps.get(k).copied().flatten().unwrap_or(f64::INFINITY);
+        key(i).total_cmp(&key(j)).then(i.cmp(&j))
+    });
+    let mut out = vec![
+        Verdict {
+            level: 1.0 - alpha / m.max(1) as f64,
+            adjusted_p: 1.0,
+            established: false,
+        };
+        m
+    ];
+    let mut running = 0.0f64;
+    let mut failed_at: Option<usize> = None;
+    for (rank, &i) in order.iter().enumerate() {
+        let divisor = (m - rank) as f64;
+        let p = ps.get(i).copied().flatten();
+        running = running.max(p.map_or(1.0, |p| (p * divisor).min(1.0)));
+        let established = failed_at.is_none() && p.is_some_and(|p| p * divisor <= alpha);
+        if !established && failed_at.is_none() {
+            failed_at = Some(rank);
+        }
+        let level_rank = failed_at.map_or(rank, |s| s.min(rank));
+        if let Some(v) = out.get_mut(i) {
+            *v = Verdict {
+                level: 1.0 - alpha / (m - level_rank) as f64,
+                adjusted_p: running,
+                established,
+            };
+        }
+    }
+    out
+}
+
+/// The leader of a family: the cell with the best figure (`None` figures left out; ties to
+/// the first). Chosen from the data, so the family tests it against every other cell and the
+/// calibration measures the family-wise error with that choice made.
+pub fn leader(figures: &[Option<f64>], higher_is_better: bool) -> Option<usize> {
+    let mut best: Option<(usize, f64)> = None;
+    for (i, f) in figures.iter().enumerate() {
+        let Some(v) = f.filter(|v| v.is_finite()) else {
+            continue;
+        };
+        let better = best.is_none_or(|(_, b)| if higher_is_better { v > b } else { v < b });
+        if better {
+            best = Some((i, v));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// A seed for one comparison or cell, from the report's seed and a key naming it (the
+/// cells and the statistic): FNV-1a of the key mixed into the seed, so two comparisons of
+/// equal size never share resamples, and the same store always prints the same figures.
+pub fn seed_for(seed: u64, key: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in key.bytes() {
+        h ^= u64::from(byte);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let mut s = seed ^ h;
+    super::splitmix64(&mut s)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clusters
+
+/// Pair indices grouped by cluster.
+struct Clusters {
+    /// Members of each cluster, concatenated; cluster k is `members[starts[k]..starts[k+1]]`.
+    members: Vec<usize>,
+    starts: Vec<usize>,
+}
+
+impl Clusters {
+    fn of(labels: &[u32]) -> Clusters {
+        let mut order: Vec<usize> = (0..labels.len()).collect();
+        order.sort_by_key(|&i| (labels.get(i).copied().unwrap_or(0), i));
+        let mut starts = Vec::new();
+        let mut previous = None;
+        for (pos, &i) in order.iter().enumerate() {
+            let label = labels.get(i).copied();
+            if label != previous {
+                starts.push(pos);
+                previous = label;
+            }
+        }
+        starts.push(order.len());
+        Clusters {
+            members: order,
+            starts,
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    fn members(&self, k: usize) -> &[usize] {
+        match (self.starts.get(k), self.starts.get(k + 1)) {
+            (Some(&s), Some(&e)) => self.members.get(s..e).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// One cluster resample as counts per pair: C clusters drawn with replacement, each
+    /// with all its pairs. Returns the resample's size.
+    fn draw(&self, rng: &mut Rng, counts: &mut [u32]) -> usize {
+        counts.fill(0);
+        let c = self.count();
+        let Ok(c32) = u32::try_from(c) else {
+            return 0;
+        };
+        let mut total = 0;
+        rng.indices(c32, c, |k| {
+            let members = self.members(k);
+            total += members.len();
+            for &i in members {
+                super::bump(counts, i);
+            }
+        });
+        total
+    }
+}
+
+/// The cluster-robust (CR1) standard error of the mean of `d`: with cluster sums of the
+/// deviations from the mean, se² = C/(C − 1) · Σ_c (Σ_{i∈c} (dᵢ − d̄))² / n² (Cameron &
+/// Miller 2015, "A Practitioner's Guide to Cluster-Robust Inference", eq. 11 without the
+/// regression factor). With one pair per cluster it is the ordinary standard error s/√n.
+fn cluster_robust_se(d: &[f64], clusters: &Clusters) -> Option<f64> {
+    let n = d.len();
+    let c = clusters.count();
+    if n == 0 || c < 2 {
+        return None;
+    }
+    let mean = super::mean(d)?;
+    let mut sum = 0.0;
+    for k in 0..c {
+        let s: f64 = clusters
+            .members(k)
+            .iter()
+            .filter_map(|&i| d.get(i))
+            .map(|x| x - mean)
+            .sum();
+        sum += s * s;
+    }
+    let cf = c as f64;
+    let var = cf / (cf - 1.0) * sum / (n as f64 * n as f64);
+    // Rounding can leave a tiny positive variance where every value is equal.
+    let spread = d.iter().any(|&x| x != mean);
+    Some(if spread { var.sqrt() } else { 0.0 })
+}
+
+/// The cluster-robust standard error of a ratio of sums Σnum / Σden over units in clusters,
+/// by linearization: the residuals numᵢ − r·denᵢ, summed per cluster, as
+/// [`cluster_robust_se`] (Cochran 1977, §6.4; Cameron & Miller 2015). `None` without two
+/// clusters or with Σden = 0.
+pub fn ratio_se(num: &[f64], den: &[f64], cluster: &[u32]) -> Option<f64> {
+    if num.len() != den.len() || num.len() != cluster.len() || num.is_empty() {
+        return None;
+    }
+    let total: f64 = den.iter().sum();
+    if total.is_nan() || total <= 0.0 {
+        return None;
+    }
+    let r = num.iter().sum::<f64>() / total;
+    let clusters = Clusters::of(cluster);
+    let c = clusters.count();
+    if c < 2 {
+        return None;
+    }
+    let mut sum = 0.0;
+    for k in 0..c {
+        let s: f64 = clusters
+            .members(k)
+            .iter()
+            .filter_map(|&i| Some(num.get(i)? - r * den.get(i)?))
+            .sum();
+        sum += s * s;
+    }
+    let cf = c as f64;
+    Some((cf / (cf - 1.0) * sum).sqrt() / total)
+}
+
+/// The percentile of each side over the pairs, and the standard deviation of the log of
+/// their ratio over [`SE_RESAMPLES`] cluster resamples (whole scenarios drawn with
+/// replacement, each with all its pairs: the "pairs cluster bootstrap" of Cameron, Gelbach &
+/// Miller 2008; drawing the pairs within each drawn scenario again, the two-stage scheme,
+/// counts the within-scenario variation twice, Davison & Hinkley 1997 §3.8, and measured
+/// here it halved the power at 40 pairs). The ratio, not the difference: a scenario effect
+/// that scales both cells alike cancels in it. Each side is sorted once; a resample is
+/// counts per pair, and each side walks its own sorted order summing the counts of its
+/// pairs up to the ranks the percentile needs: O(n) per resample, no copy. `None` when a
+/// percentile is not positive.
+fn clustered_log_ratio_se(
+    sample: &PairedSample,
+    clusters: &Clusters,
+    p: f64,
+    seed: u64,
+) -> Option<(f64, f64, f64)> {
+    let n = sample.len();
+    let sort = |v: &[f64]| {
+        let mut order: Vec<usize> = (0..v.len()).collect();
+        order.sort_by(|&i, &j| {
+            let (x, y) = (v.get(i).copied(), v.get(j).copied());
+            x.partial_cmp(&y)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(i.cmp(&j))
+        });
+        let sorted: Vec<f64> = order.iter().filter_map(|&i| v.get(i).copied()).collect();
+        (sorted, order)
+    };
+    let (a_sorted, a_order) = sort(&sample.a);
+    let (b_sorted, b_order) = sort(&sample.b);
+    let a = super::quantile_unchecked(&a_sorted, p);
+    let b = super::quantile_unchecked(&b_sorted, p);
+    if !(a > 0.0 && b > 0.0) {
+        return None;
+    }
+    let mut counts = vec![0u32; n];
+    let mut logs = Vec::with_capacity(SE_RESAMPLES);
+    for r in 0..SE_RESAMPLES {
+        let mut rng = Rng::stream(seed, r);
+        let total = clusters.draw(&mut rng, &mut counts);
+        if total == 0 {
+            continue;
+        }
+        let x = weighted_quantile(&a_sorted, &a_order, &counts, total, p);
+        let y = weighted_quantile(&b_sorted, &b_order, &counts, total, p);
+        if x > 0.0 && y > 0.0 {
+            logs.push((x / y).ln());
+        }
+    }
+    let sd = standard_deviation(&logs)?;
+    // Rounding can leave a tiny spread where every resample gives the same ratio.
+    let sd = if sd < 1e-12 { 0.0 } else { sd };
+    Some((a, b, sd))
+}
+
+/// The quantile p (NumPy's linear rule) of a resample given as counts per pair: `sorted`
+/// holds one side's values ascending and `order[j]` the pair of `sorted[j]`; the resample
+/// holds `counts[pair]` copies of each and `total` values in all.
+fn weighted_quantile(sorted: &[f64], order: &[usize], counts: &[u32], total: usize, p: f64) -> f64 {
+    let (lower, upper, t) = rank_position(total, p);
+    let (mut lo_value, mut hi_value) = (f64::NAN, f64::NAN);
+    let mut cumulative = 0usize;
+    for (&value, &pair) in sorted.iter().zip(order) {
+        cumulative += counts.get(pair).copied().unwrap_or(0) as usize;
+        if lo_value.is_nan() && lower < cumulative {
+            lo_value = value;
+        }
+        if upper < cumulative {
+            hi_value = value;
+            break;
+        }
+    }
+    lerp(lo_value, hi_value, t)
+}
+
+/// The sample standard deviation (n − 1); `None` below two values.
+fn standard_deviation(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mean = super::mean(values)?;
+    let ss: f64 = values.iter().map(|x| (x - mean) * (x - mean)).sum();
+    let sd = (ss / (values.len() - 1) as f64).sqrt();
+    sd.is_finite().then_some(sd)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Order-statistic intervals for percentiles
+
+/// The distribution-free interval for the q-th percentile (q in (0, 100)) of the population a
+/// sample of n values came from, at two-sided confidence `level`: the order statistics
+/// [x₍ₗ₎, x₍ᵤ₎] (1-based ranks) with P(l ≤ B < u) ≥ level, where B ~ Binomial(n, q/100) counts
+/// the values below the true percentile (Hahn & Meeker, *Statistical Intervals*, 2nd ed.,
+/// §5.2). Of the rank pairs that reach the level, the one with the fewest ranks between them,
+/// then the most central. Exists only from a minimal n (p50: 6 values; p95: 59; p99: 299);
+/// `None` below it, for an invalid q or level, or when `sorted` is not an ascending, finite
+/// sample. Its coverage holds for any continuous distribution, whatever n.
+pub fn quantile_interval(sorted: &[f64], q: f64, level: f64) -> Option<Interval> {
+    let (l, u) = quantile_interval_ranks(sorted.len(), q / 100.0, level)?;
+    if !super::is_sorted_finite(sorted) {
+        return None;
+    }
+    Some(Interval {
+        lo: *sorted.get(l - 1)?,
+        hi: *sorted.get(u - 1)?,
+    })
+}
+
+/// The 1-based ranks (l, u) of [`quantile_interval`] for n values and the quantile p.
+pub fn quantile_interval_ranks(n: usize, p: f64, level: f64) -> Option<(usize, usize)> {
+    if n == 0 || !(p > 0.0 && p < 1.0) || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    // cdf[k] = P(B ≤ k − 1) for k = 0..=n+1, so P(l ≤ B < u) = cdf[u] − cdf[l].
+    let pmf = binomial_pmf(n, p);
+    let mut cdf = Vec::with_capacity(n + 2);
+    cdf.push(0.0);
+    let mut acc = 0.0;
+    for x in &pmf {
+        acc += x;
+        cdf.push(acc.min(1.0));
+    }
+    let centre = p * n as f64;
+    let mut best: Option<(usize, usize)> = None;
+    for l in 1..=n {
+        // The smallest u > l reaching the level for this l.
+        let Some(u) = (l + 1..=n).find(|&u| cdf[u] - cdf[l] >= level - 1e-12) else {
+            continue;
+        };
+        let better = match best {
+            None => true,
+            Some((bl, bu)) => {
+                let (w, bw) = (u - l, bu - bl);
+                let off = ((l + u) as f64 / 2.0 - centre).abs();
+                let boff = ((bl + bu) as f64 / 2.0 - centre).abs();
+                w < bw || (w == bw && off < boff)
+            }
+        };
+        if better {
+            best = Some((l, u));
+        }
+    }
+    best
+}
+
+/// P(B = k) for k = 0..=n, B ~ Binomial(n, p), 0 < p < 1, computed in logs.
+fn binomial_pmf(n: usize, p: f64) -> Vec<f64> {
+    let (lp, lq) = (p.ln(), (1.0 - p).ln());
+    let mut ln_choose = 0.0;
+    (0..=n)
+        .map(|k| {
+            if k > 0 {
+                ln_choose += ((n - k + 1) as f64).ln() - (k as f64).ln();
+            }
+            (ln_choose + k as f64 * lp + (n - k) as f64 * lq).exp()
+        })
+        .collect()
+}
+
+/// The smallest n for which [`quantile_interval`] exists at `level`.
+pub fn quantile_interval_min_n(q: f64, level: f64) -> Option<usize> {
+    (1..100_000).find(|&n| quantile_interval_ranks(n, q / 100.0, level).is_some())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Student's t
+
+/// The two-sided p-value of t with `df` degrees of freedom: P(|T| ≥ |t|) =
+/// I_{df/(df+t²)}(df/2, ½), as `2 * scipy.stats.t.sf(abs(t), df)`.
+pub fn student_t_two_sided_p(t: f64, df: f64) -> Option<f64> {
+    if df.is_nan() || df <= 0.0 || t.is_nan() {
+        return None;
+    }
+    if t.is_infinite() {
+        return Some(0.0);
+    }
+    let x = df / (df + t * t);
+    regularized_incomplete_beta(x, df / 2.0, 0.5)
+}
+
+/// The quantile `prob` in (0, 1) of Student's t with `df` degrees of freedom, as
+/// `scipy.stats.t.ppf(prob, df)`, by bisection on [`student_t_two_sided_p`] to 1e-12.
+pub fn student_t_quantile(prob: f64, df: f64) -> Option<f64> {
+    let valid = prob > 0.0 && prob < 1.0 && df > 0.0;
+    if !valid {
+        return None;
+    }
+    if prob == 0.5 {
+        return Some(0.0);
+    }
+    let upper = prob > 0.5;
+    // For t ≥ 0: P(T > t) = p2/2. Find t with that upper tail.
+    let tail = if upper { 1.0 - prob } else { prob };
+    let (mut lo, mut hi) = (0.0f64, 1.0f64);
+    while student_t_two_sided_p(hi, df)? / 2.0 > tail {
+        hi *= 2.0;
+        if hi > 1e12 {
+            return None;
+        }
+    }
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if student_t_two_sided_p(mid, df)? / 2.0 > tail {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo <= 1e-13 * hi.max(1.0) {
+            break;
+        }
+    }
+    let t = 0.5 * (lo + hi);
+    Some(if upper { t } else { -t })
+}
+
+/// The regularized incomplete beta function I_x(a, b) by its continued fraction (Lentz's
+/// method; Press et al., *Numerical Recipes*, 3rd ed., §6.4), using the symmetry
+/// I_x(a, b) = 1 − I_{1−x}(b, a) where the fraction converges slowly.
+fn regularized_incomplete_beta(x: f64, a: f64, b: f64) -> Option<f64> {
+    let valid = (0.0..=1.0).contains(&x) && a > 0.0 && b > 0.0;
+    if !valid {
+        return None;
+    }
+    if x == 0.0 || x == 1.0 {
+        return Some(x);
+    }
+    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    let front = ln_front.exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        Some(front * beta_fraction(x, a, b)? / a)
+    } else {
+        Some(1.0 - front * beta_fraction(1.0 - x, b, a)? / b)
+    }
+}
+
+fn beta_fraction(x: f64, a: f64, b: f64) -> Option<f64> {
+    const TINY: f64 = 1e-300;
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < TINY {
+        d = TINY;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..10_000 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        if d.abs() < TINY {
+            d = TINY;
+        }
+        c = 1.0 + aa / c;
+        if c.abs() < TINY {
+            c = TINY;
+        }
+        d = 1.0 / d;
+        let delta = d * c;
+        h *= delta;
+        if (delta - 1.0).abs() < 1e-15 {
+            return Some(h);
+        }
+    }
+    None
+}
+
+/// ln Γ(x) for x > 0 by the Lanczos approximation (g = 7, n = 9; relative error ~1e-15).
+fn ln_gamma(x: f64) -> f64 {
+    const G: f64 = 7.0;
+    const COEF: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        // Reflection: Γ(x)Γ(1 − x) = π / sin(πx).
+        let pi = std::f64::consts::PI;
+        return (pi / (pi * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut sum = COEF[0];
+    for (i, c) in COEF.iter().enumerate().skip(1) {
+        sum += c / (x + i as f64);
+    }
+    let t = x + G + 0.5;
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + sum.ln()
+}
+
+// ---------------------------------------------------------------------------------------------
+// A family of claims
+
+/// One comparison of a family, as the report states it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judged {
+    /// `None` when no test could be made (fewer than 2 scenarios hold pairs).
+    pub test: Option<Test>,
+    /// Pairs, whether or not a test could be made.
+    pub n: usize,
+    /// The pairs needed ([`min_pairs`]); below it nothing is established.
+    pub needed: usize,
+    pub verdict: Verdict,
+}
+
+impl Judged {
+    pub fn enough(&self) -> bool {
+        self.n >= self.needed
+    }
+
+    /// The interval at the verdict's (adjusted) level.
+    pub fn interval(&self) -> Option<Interval> {
+        self.test.and_then(|t| t.interval(self.verdict.level))
+    }
+}
+
+/// Tests every comparison of one family (each sample with its seed) for `stat`, then adjusts
+/// them together (Holm at [`FAMILY_ALPHA`]): the one rule behind every "established" the
+/// report prints, and the one the calibration simulation runs. A comparison with fewer
+/// pairs than [`min_pairs`] still counts in the family's size, and is never established.
+pub fn judge_family(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<Judged> {
+    let needed = min_pairs(stat);
+    let tests: Vec<(usize, Option<Test>)> = samples
+        .iter()
+        .map(|(s, seed)| (s.len(), paired_test(s, stat, *seed)))
+        .collect();
+    let ps: Vec<Option<f64>> = tests
+        .iter()
+        .map(|(n, t)| t.filter(|_| *n >= needed).map(|t| t.p))
+        .collect();
+    holm(&ps, FAMILY_ALPHA)
+        .into_iter()
+        .zip(tests)
+        .map(|(verdict, (n, test))| Judged {
+            test,
+            n,
+            needed,
+            verdict,
+        })
+        .collect()
+}
+
+/// A mean over units in clusters with its t interval: mean ± t_{C−1} · se (cluster-robust).
+/// `interval` is `None` with fewer than 2 clusters or when every value is equal (no spread to
+/// bound: the report says "all n equal" instead of printing [x, x]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeanEstimate {
+    pub value: f64,
+    pub n: usize,
+    pub clusters: usize,
+    pub interval: Option<Interval>,
+    /// Every value is the same.
+    pub constant: bool,
+}
+
+/// The mean of `values` (unit i in cluster `cluster[i]`) with a cluster-robust t interval at
+/// `level`. `None` for an empty or non-finite sample or unequal lengths.
+pub fn clustered_mean(values: &[f64], cluster: &[u32], level: f64) -> Option<MeanEstimate> {
+    if values.len() != cluster.len() {
+        return None;
+    }
+    let value = super::mean(values)?;
+    let clusters = Clusters::of(cluster);
+    let c = clusters.count();
+    let constant = values.iter().all(|&x| x == value);
+    let interval = cluster_robust_se(values, &clusters)
+        .filter(|se| *se > 0.0)
+        .and_then(|se| {
+            let t = student_t_quantile(1.0 - (1.0 - level) / 2.0, (c - 1) as f64)?;
+            Some(Interval {
+                lo: value - t * se,
+                hi: value + t * se,
+            })
+        });
+    Some(MeanEstimate {
+        value,
+        n: values.len(),
+        clusters: c,
+        interval,
+        constant,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, tol: f64) {
+        assert!((a - b).abs() <= tol * b.abs().max(1.0), "{a} vs {b}");
+    }
+
+    #[test]
+    fn student_t_matches_scipy() {
+        // 2 * scipy.stats.t.sf(abs(t), df), scipy 1.16
+        for (t, df, p) in [
+            (2.0, 9.0, 0.07655282377070101),
+            (0.5, 1.0, 0.7048327646991335),
+            (3.7, 14.0, 0.0023773206291980856),
+            (1.96, 1000.0, 0.050273184955748736),
+            (10.0, 2.0, 0.00985245702332569),
+        ] {
+            close(student_t_two_sided_p(t, df).unwrap(), p, 1e-10);
+            close(student_t_two_sided_p(-t, df).unwrap(), p, 1e-10);
+        }
+        // scipy.stats.t.ppf(p, df)
+        for (p, df, q) in [
+            (0.975, 9.0, 2.262157162798205),
+            (0.975, 1.0, 12.706204736174694),
+            (0.9975, 14.0, 3.325695817838035),
+            (0.025, 29.0, -2.045229642132704),
+            (0.999, 3.0, 10.214531852407383),
+        ] {
+            close(student_t_quantile(p, df).unwrap(), q, 1e-9);
+        }
+        assert_eq!(student_t_two_sided_p(0.0, 5.0), Some(1.0));
+        assert_eq!(student_t_two_sided_p(1.0, 0.0), None);
+    }
+
+    #[test]
+    fn holm_matches_statsmodels() {
+        // statsmodels.stats.multitest.multipletests([.01,.04,.03,.005,.2], method="holm")
+        let v = holm(
+            &[Some(0.01), Some(0.04), Some(0.03), Some(0.005), Some(0.2)],
+            0.05,
+        );
+        let est: Vec<bool> = v.iter().map(|x| x.established).collect();
+        assert_eq!(est, [true, false, false, true, false]);
+        for (x, want) in v.iter().zip([0.04, 0.09, 0.09, 0.025, 0.2]) {
+            close(x.adjusted_p, want, 1e-12);
+        }
+        // Levels: rank 1 (0.005) at 1 − .05/5, rank 2 (0.01) at 1 − .05/4, rank 3 fails at
+        // 1 − .05/3, and every later rank stays at that level.
+        close(v[3].level, 0.99, 1e-12);
+        close(v[0].level, 0.9875, 1e-12);
+        for i in [2, 1, 4] {
+            close(v[i].level, 1.0 - 0.05 / 3.0, 1e-12);
+        }
+        // A test that could not be made counts in m and is never established.
+        let v = holm(&[Some(0.03), None], 0.05);
+        assert!(!v[0].established, "0.03 × 2 > 0.05");
+        assert!(!v[1].established);
+    }
+
+    #[test]
+    fn percentile_flips_walk_to_the_same_order_statistics_as_numpy() {
+        let a = [5.0, 1.0, 9.0, 3.0, 7.0, 2.0, 8.0, 4.5];
+        let b = [6.0, 4.0, 10.0, 12.0, 11.0, 13.0, 0.5, 2.5];
+        let s = sample(&a, &b, &[0, 0, 1, 1, 2, 2, 3, 3]);
+        let clusters = Clusters::of(&s.cluster);
+        for q in [0.0, 10.0, 50.0, 95.0, 100.0] {
+            let pa = super::super::percentiles(&a, &[q]).unwrap()[0];
+            let pb = super::super::percentiles(&b, &[q]).unwrap()[0];
+            let sides = MergedSides::new(&s, &clusters, q / 100.0);
+            let none = sides.log_ratio(&[false; 4]).unwrap();
+            close(none, (pa / pb).ln(), 1e-12);
+            // Every scenario swapped: the sides trade places.
+            close(sides.log_ratio(&[true; 4]).unwrap(), -(pa / pb).ln(), 1e-12);
+            // Scenario 3 swapped: a holds 0.5 and 2.5, b holds 8 and 4.5.
+            let mut a2 = a;
+            let mut b2 = b;
+            a2[6..].copy_from_slice(&b[6..]);
+            b2[6..].copy_from_slice(&a[6..]);
+            let pa2 = super::super::percentiles(&a2, &[q]).unwrap()[0];
+            let pb2 = super::super::percentiles(&b2, &[q]).unwrap()[0];
+            close(
+                sides.log_ratio(&[false, false, false, true]).unwrap(),
+                (pa2 / pb2).ln(),
+                1e-12,
+            );
+        }
+        // Four scenarios: 16 patterns, the all-swapped one always reaches |observed|.
+        let p = percentile_flip_p(&s, &clusters, 0.5, 1).unwrap();
+        assert!(p >= 2.0 / 16.0 - 1e-12, "{p}");
+    }
+
+    #[test]
+    fn order_statistic_ranks_are_the_shortest_reaching_the_level() {
+        // Brute force over scipy.stats.binom.cdf: the shortest (l, u) with
+        // P(l ≤ B < u) ≥ 0.95, most central among equals.
+        for (n, p, want) in [
+            (6, 0.5, Some((1, 6))),
+            (20, 0.5, Some((6, 15))),
+            (30, 0.5, Some((10, 21))),
+            (59, 0.95, Some((50, 59))),
+            (58, 0.95, None),
+            (100, 0.95, Some((90, 99))),
+            (299, 0.99, Some((289, 299))),
+            (298, 0.99, None),
+            (5, 0.5, None),
+        ] {
+            assert_eq!(quantile_interval_ranks(n, p, 0.95), want, "n {n} p {p}");
+        }
+        assert_eq!(quantile_interval_min_n(95.0, 0.95), Some(59));
+        assert_eq!(quantile_interval_min_n(50.0, 0.95), Some(6));
+        let sorted: Vec<f64> = (1..=20).map(f64::from).collect();
+        let i = quantile_interval(&sorted, 50.0, 0.95).unwrap();
+        assert_eq!((i.lo, i.hi), (6.0, 15.0));
+        assert!(quantile_interval(&[3.0, 1.0, 2.0, 4.0, 5.0, 6.0], 50.0, 0.95).is_none());
+    }
+
+    #[test]
+    fn cluster_robust_se_matches_statsmodels() {
+        // sm.OLS(d, ones).fit(cov_type="cluster", cov_kwds={"groups": g}).bse
+        let d = [1.0, 2.0, 3.0, 4.0, 10.0, -1.0];
+        let g = [0, 0, 1, 1, 2, 2];
+        let se = cluster_robust_se(&d, &Clusters::of(&g)).unwrap();
+        close(se, 0.8819171036881975, 1e-12);
+        // One pair per cluster: the ordinary standard error s/√n.
+        let d = [1.0, 2.0, 4.0];
+        let se = cluster_robust_se(&d, &Clusters::of(&[0, 1, 2])).unwrap();
+        close(se, (7.0f64 / 3.0).sqrt() / 3f64.sqrt(), 1e-12);
+    }
+
+    fn sample(a: &[f64], b: &[f64], cluster: &[u32]) -> PairedSample {
+        PairedSample {
+            a: a.to_vec(),
+            b: b.to_vec(),
+            cluster: cluster.to_vec(),
+        }
+    }
+
+    #[test]
+    fn identical_values_are_no_evidence_of_precision() {
+        // Two conversations, one always succeeds, the other always fails: the difference
+        // is 1 with no spread; the sign test over 2 scenarios gives p = 0.5.
+        let s = sample(&[1.0, 1.0], &[0.0, 0.0], &[0, 1]);
+        let t = paired_test(&s, Statistic::Mean, 1).unwrap();
+        assert_eq!((t.estimate, t.se), (1.0, 0.0));
+        close(t.p, 0.5, 1e-12);
+        assert!(t.interval(0.95).is_none(), "never a zero-width interval");
+        let j = judge_family(&[(&s, 1)], Statistic::Mean);
+        assert!(!j[0].verdict.established);
+        // Fifteen scenarios that all agree are evidence, even without spread.
+        let s = sample(
+            &[1.0; 30],
+            &[0.0; 30],
+            &(0..30).map(|i| i / 2).collect::<Vec<_>>(),
+        );
+        let j = judge_family(&[(&s, 1)], Statistic::Mean);
+        assert!(j[0].verdict.established, "{j:?}");
+        // One scenario: no degree of freedom, no test.
+        let s = sample(&[1.0; 12], &[0.0; 12], &[7; 12]);
+        assert!(paired_test(&s, Statistic::Mean, 1).is_none());
+    }
+
+    #[test]
+    fn too_few_pairs_are_never_established() {
+        let a: Vec<f64> = (0..6).map(|i| 100.0 + f64::from(i)).collect();
+        let b: Vec<f64> = (0..6).map(|i| 900.0 + f64::from(i)).collect();
+        let s = sample(&a, &b, &[0, 1, 2, 3, 4, 5]);
+        let j = judge_family(&[(&s, 3)], Statistic::LatencyP50);
+        assert!(j[0].test.is_some_and(|t| t.p < 0.05), "{j:?}");
+        assert!(!j[0].enough());
+        assert!(!j[0].verdict.established);
+    }
+
+    #[test]
+    fn a_clear_percentile_gap_is_established_and_its_interval_excludes_zero() {
+        let n = 30;
+        let cluster: Vec<u32> = (0..n).map(|i| i / 2).collect();
+        let a: Vec<f64> = (0..n)
+            .map(|i| 1000.0 + 37.0 * f64::from(i % 7) + f64::from(i))
+            .collect();
+        let b: Vec<f64> = (0..n)
+            .map(|i| (1000.0 + 41.0 * f64::from(i % 5) + f64::from(i)) * 2.0)
+            .collect();
+        let s = sample(&a, &b, &cluster);
+        let j = judge_family(&[(&s, 9)], Statistic::LatencyP50);
+        assert!(j[0].verdict.established, "{j:?}");
+        let i = j[0].interval().unwrap();
+        assert!(i.hi < 0.0 && i.contains(j[0].test.unwrap().estimate));
+        // Exactly proportional values: no spread; established by the sign test over the 15
+        // scenarios, with no interval rather than a zero-width one.
+        let doubled: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+        let s2 = sample(&a, &doubled, &cluster);
+        let j2 = judge_family(&[(&s2, 9)], Statistic::LatencyP50);
+        assert!(j2[0].verdict.established && j2[0].interval().is_none());
+        // The same data, seeded alike, give the same figures; another seed other resamples.
+        let again = judge_family(&[(&s, 9)], Statistic::LatencyP50);
+        assert_eq!(j, again);
+        let other = paired_test(&s, Statistic::LatencyP50, 10).unwrap();
+        assert_ne!(other.se, j[0].test.unwrap().se);
+    }
+
+    #[test]
+    fn clustered_mean_says_when_all_values_are_equal() {
+        let m = clustered_mean(&[5.0; 15], &(0..15).collect::<Vec<_>>(), 0.95).unwrap();
+        assert!(m.constant && m.interval.is_none());
+        let m = clustered_mean(&[4.0, 5.0, 3.0, 5.0], &[0, 1, 2, 3], 0.95).unwrap();
+        let i = m.interval.unwrap();
+        // mean 4.25, s = 0.9574271077563381, t(0.975, 3) = 3.182446305284263
+        close(
+            i.hi - 4.25,
+            3.182446305284263 * 0.9574271077563381 / 2.0,
+            1e-9,
+        );
+    }
+
+    #[test]
+    fn ratio_se_is_cluster_robust() {
+        // Residuals num − r·den with r = 6/10: per cluster sums (1 − .6·2 + 1 − .6·2) = −0.4,
+        // (2 − .6·3) = 0.2, (2 − .6·3) = 0.2; se = √(3/2 · 0.24) / 10.
+        let se = ratio_se(&[1.0, 1.0, 2.0, 2.0], &[2.0, 2.0, 3.0, 3.0], &[0, 0, 1, 2]).unwrap();
+        close(se, (1.5f64 * 0.24).sqrt() / 10.0, 1e-12);
+        assert!(ratio_se(&[1.0], &[0.0], &[0]).is_none());
+    }
+}

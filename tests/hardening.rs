@@ -74,6 +74,39 @@ fn a_huge_retry_after_is_a_stored_rate_limit_and_the_exit_code_says_so() {
     );
 }
 
+/// Where any of `secrets` occurs: in a file of the project (but the files named in
+/// `written_in`, which hold them on purpose), or in the stdout or stderr of `outputs`.
+fn secrets_found(
+    project: &Project,
+    outputs: &[std::process::Output],
+    secrets: &[&str],
+    written_in: &[&str],
+) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(project.dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if written_in.iter().any(|f| path.ends_with(f)) {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        for secret in secrets {
+            if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
+                found.push(format!("{} in {}", secret, path.display()));
+            }
+        }
+    }
+    for out in outputs {
+        for text in [stdout(out), stderr(out)] {
+            for secret in secrets {
+                if text.contains(secret) {
+                    found.push(format!("{secret} in output"));
+                }
+            }
+        }
+    }
+    found
+}
+
 /// Item 2: header values reach the provider and nothing else: not the store, the output,
 /// the dry run, the judge's rows or an export.
 #[test]
@@ -172,28 +205,12 @@ fn header_secrets_never_reach_the_store_logs_or_exports() {
         "{dry}"
     );
     drop(project.conn()); // checkpoint the WAL into the file as well
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(project.dir.path()).unwrap() {
-        let path = entry.unwrap().path();
-        let bytes = std::fs::read(&path).unwrap_or_default();
-        for secret in [file_secret, env_secret] {
-            if bytes.windows(secret.len()).any(|w| w == secret.as_bytes())
-                && !path.ends_with("bench.toml")
-                && !path.ends_with("judge.toml")
-            {
-                found.push(format!("{} in {}", secret, path.display()));
-            }
-        }
-    }
-    for out in &outputs {
-        for text in [stdout(out), stderr(out)] {
-            for secret in [file_secret, env_secret] {
-                if text.contains(secret) {
-                    found.push(format!("{secret} in output"));
-                }
-            }
-        }
-    }
+    let found = secrets_found(
+        &project,
+        &outputs,
+        &[file_secret, env_secret],
+        &["bench.toml", "judge.toml"],
+    );
     assert!(found.is_empty(), "secrets found: {found:?}");
     // Names are kept: the run says which headers it sent and where their values came from.
     let settings: String = project
@@ -367,25 +384,7 @@ fn url_secrets_never_reach_the_store_output_exports_or_reports() {
         "{settings}"
     );
     drop(conn); // checkpoint the WAL into the file as well
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(project.dir.path()).unwrap() {
-        let path = entry.unwrap().path();
-        let bytes = std::fs::read(&path).unwrap_or_default();
-        for secret in secrets {
-            if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
-                found.push(format!("{} in {}", secret, path.display()));
-            }
-        }
-    }
-    for out in &outputs {
-        for text in [stdout(out), stderr(out)] {
-            for secret in secrets {
-                if text.contains(secret) {
-                    found.push(format!("{secret} in output"));
-                }
-            }
-        }
-    }
+    let found = secrets_found(&project, &outputs, &secrets, &[]);
     assert!(found.is_empty(), "secrets found: {found:?}");
     assert!(project.path("report.html").exists() && project.path("all.jsonl").exists());
 }

@@ -150,6 +150,9 @@ pub fn describe_target(
     );
     let _ = writeln!(out, "  POST {}", endpoint.url);
     let _ = writeln!(out, "  key {key}; extra headers: {headers}");
+    if !t.url_secrets.is_empty() {
+        let _ = writeln!(out, "  URL credentials: {}", t.url_secrets.describe());
+    }
     let _ = writeln!(out, "  {what}:");
     for line in body.lines() {
         let _ = writeln!(out, "    {line}");

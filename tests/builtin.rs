@@ -111,7 +111,7 @@ fn mock_command_serves_reference_answers_on_its_port() {
         .build()
         .unwrap();
     let endpoint = Endpoint {
-        url: format!("http://127.0.0.1:{port}/v1/chat/completions"),
+        url: format!("http://127.0.0.1:{port}/v1/chat/completions").into(),
         model: "sim-swift".into(),
         api_key: None,
         headers: vec![],

@@ -49,7 +49,7 @@ fn send(base: &str, stream: bool) -> Reply {
         .build()
         .unwrap();
     let endpoint = Endpoint {
-        url: format!("{base}/chat/completions"),
+        url: format!("{base}/chat/completions").into(),
         model: "m".into(),
         api_key: None,
         headers: vec![],
@@ -286,7 +286,7 @@ fn a_pooled_connection_closed_by_the_server_is_retried_once_on_a_fresh_one() {
         .build()
         .unwrap();
     let endpoint = Endpoint {
-        url: format!("{}/chat/completions", server.url()),
+        url: format!("{}/chat/completions", server.url()).into(),
         model: "m".into(),
         api_key: None,
         headers: vec![],

@@ -74,6 +74,39 @@ fn a_huge_retry_after_is_a_stored_rate_limit_and_the_exit_code_says_so() {
     );
 }
 
+/// Where any of `secrets` occurs: in a file of the project (but the files named in
+/// `written_in`, which hold them on purpose), or in the stdout or stderr of `outputs`.
+fn secrets_found(
+    project: &Project,
+    outputs: &[std::process::Output],
+    secrets: &[&str],
+    written_in: &[&str],
+) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(project.dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if written_in.iter().any(|f| path.ends_with(f)) {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        for secret in secrets {
+            if bytes.windows(secret.len()).any(|w| w == secret.as_bytes()) {
+                found.push(format!("{} in {}", secret, path.display()));
+            }
+        }
+    }
+    for out in outputs {
+        for text in [stdout(out), stderr(out)] {
+            for secret in secrets {
+                if text.contains(secret) {
+                    found.push(format!("{secret} in output"));
+                }
+            }
+        }
+    }
+    found
+}
+
 /// Item 2: header values reach the provider and nothing else: not the store, the output,
 /// the dry run, the judge's rows or an export.
 #[test]
@@ -172,28 +205,12 @@ fn header_secrets_never_reach_the_store_logs_or_exports() {
         "{dry}"
     );
     drop(project.conn()); // checkpoint the WAL into the file as well
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(project.dir.path()).unwrap() {
-        let path = entry.unwrap().path();
-        let bytes = std::fs::read(&path).unwrap_or_default();
-        for secret in [file_secret, env_secret] {
-            if bytes.windows(secret.len()).any(|w| w == secret.as_bytes())
-                && !path.ends_with("bench.toml")
-                && !path.ends_with("judge.toml")
-            {
-                found.push(format!("{} in {}", secret, path.display()));
-            }
-        }
-    }
-    for out in &outputs {
-        for text in [stdout(out), stderr(out)] {
-            for secret in [file_secret, env_secret] {
-                if text.contains(secret) {
-                    found.push(format!("{secret} in output"));
-                }
-            }
-        }
-    }
+    let found = secrets_found(
+        &project,
+        &outputs,
+        &[file_secret, env_secret],
+        &["bench.toml", "judge.toml"],
+    );
     assert!(found.is_empty(), "secrets found: {found:?}");
     // Names are kept: the run says which headers it sent and where their values came from.
     let settings: String = project
@@ -204,6 +221,223 @@ fn header_secrets_never_reach_the_store_logs_or_exports() {
         settings.contains("x-team") && settings.contains("TB_TEST_HDR_KEY"),
         "{settings}"
     );
+}
+
+/// Issue 24: credentials in a URL (user-info and a `key` query parameter, both from the
+/// environment) reach the provider and nothing else: not the store, the output of collect,
+/// judge and replay (dry runs included), a connection error quoting the URL, the exports
+/// or the reports.
+#[test]
+fn url_secrets_never_reach_the_store_output_exports_or_reports() {
+    let (user, pass, key) = ("tbuser-7f3a", "tbpass-91c2e", "tbq-secret-4d8b");
+    let secrets = [user, pass, key];
+    let env = [
+        ("TB_URL_USERINFO", format!("{user}:{pass}")),
+        ("TB_URL_KEY", key.to_string()),
+    ];
+    let mut judge_profile = Profile::quick("mock-judge", 1.0, 0.0);
+    judge_profile.judge = Some(Default::default());
+    let mock = Mock::start(
+        profiles(vec![Profile::quick("m", 1.0, 0.2), judge_profile]),
+        None,
+    );
+    let project = Project::new(&[("alpha", &two_turn_scenario("alpha", 0))]);
+    let creds = "userinfo_env = \"TB_URL_USERINFO\"\nquery_env = { key = \"TB_URL_KEY\" }";
+    let url = format!("{}?api-version=7", mock.url());
+    let bench = project.write(
+        "bench.toml",
+        &format!(
+            "name = \"url-secrets\"\nrepeats = 2\n[replay]\npause_scale = 0\nbreaks = \"none\"\n{}",
+            target("acme", "m", &url, creds)
+        ),
+    );
+    // Nothing listens on port 1: the connection error quotes the URL it could not reach.
+    let dead = project.write(
+        "dead.toml",
+        &format!(
+            "name = \"url-dead\"\n{}",
+            target("gone", "m", "http://127.0.0.1:1/v1?api-version=7", creds)
+        ),
+    );
+    let judge = project.write(
+        "judge.toml",
+        &format!(
+            "base_url = \"{url}\"\nmodel = \"mock-judge\"\ntemplate = \"{}\"\n{creds}\n",
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("judges/prompt.md")
+                .display()
+        ),
+    );
+    let sessions = project.write(
+        "sessions.jsonl",
+        &format!(
+            "{}\n",
+            serde_json::json!({"id": "s0", "messages": [
+                {"role": "user", "content": "list three primes"},
+                {"role": "assistant", "content": "2, 3, 5"}]})
+        ),
+    );
+    let rubric = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rubrics/support-tone.toml");
+    let (bench, dead, judge, sessions, rubric) = (
+        bench.to_str().unwrap(),
+        dead.to_str().unwrap(),
+        judge.to_str().unwrap(),
+        sessions.to_str().unwrap(),
+        rubric.to_str().unwrap(),
+    );
+    let mut outputs = Vec::new();
+    for args in [
+        vec!["collect", "--dry-run", "--config", bench],
+        vec!["collect", "--config", bench],
+        vec!["collect", "--resume", "--config", bench],
+        vec!["collect", "--config", dead],
+        vec!["judge", "--judge", judge, "--rubric", rubric, "--dry-run"],
+        vec!["judge", "--judge", judge, "--rubric", rubric],
+        vec![
+            "replay",
+            "--dry-run",
+            "--config",
+            bench,
+            "--sessions",
+            sessions,
+        ],
+        vec!["replay", "--config", bench, "--sessions", sessions],
+        vec![
+            "export",
+            "conversations",
+            "--with-scores",
+            "--out",
+            "all.jsonl",
+        ],
+        vec!["export", "conversations", "--with-scores"],
+        vec!["report", "--format", "html", "--out", "report.html"],
+        vec!["report", "--format", "json"],
+        vec!["report", "--format", "md"],
+    ] {
+        let out = project.cmd(&args).envs(env.clone()).output().unwrap();
+        // The dead target's collect fails its turns (exit code 2), as it should.
+        let expected = if args.contains(&dead) { 2 } else { 0 };
+        assert_eq!(
+            out.status.code(),
+            Some(expected),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        outputs.push(out);
+    }
+    // The provider and the judge got both credentials on every request, the literal
+    // parameter kept beside them.
+    let served = mock.server.served();
+    assert!(served.len() >= 6, "{}", served.len());
+    for s in &served {
+        let query = s.query.as_deref().unwrap_or_default();
+        assert!(
+            query.contains(&format!("key={key}")) && query.contains("api-version=7"),
+            "{query}"
+        );
+        assert!(
+            s.auth.as_deref().is_some_and(|a| a.starts_with("Basic ")),
+            "{:?}",
+            s.auth
+        );
+    }
+    let dry = stdout(&outputs[0]);
+    assert!(
+        dry.contains("?api-version=7&key=***")
+            && dry.contains("***@127.0.0.1")
+            && dry.contains("query_env \"key\" from $TB_URL_KEY (set)"),
+        "{dry}"
+    );
+    // The connection error was stored, quoting the URL masked.
+    let conn = project.conn();
+    let error: String = conn
+        .query_row(
+            "SELECT t.error FROM turns t JOIN conversations c ON c.id = t.conversation_id
+             JOIN targets g ON g.id = c.target_id WHERE g.provider = 'gone' LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(error.contains("key=***"), "{error}");
+    // Resume recognised the run: one collect run for the bench (and one replay run).
+    let runs = rows(
+        &conn,
+        "SELECT name, EXISTS (SELECT 1 FROM replay_runs p WHERE p.run_id = runs.id)
+         FROM runs WHERE source = 'collect' ORDER BY id",
+        [],
+        |r| Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?)),
+    );
+    let collected = runs
+        .iter()
+        .filter(|(n, replay)| n == "url-secrets" && !replay)
+        .count();
+    assert_eq!(collected, 1, "{runs:?}");
+    let settings: String = conn
+        .query_row(
+            "SELECT settings FROM runs WHERE name = 'url-dead'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        settings.contains("TB_URL_KEY") && settings.contains("api-version=7"),
+        "{settings}"
+    );
+    drop(conn); // checkpoint the WAL into the file as well
+    let found = secrets_found(&project, &outputs, &secrets, &[]);
+    assert!(found.is_empty(), "secrets found: {found:?}");
+    assert!(project.path("report.html").exists() && project.path("all.jsonl").exists());
+}
+
+/// Issue 24: a credential written in a `base_url` is refused, naming the file, the line
+/// and the fix, without repeating the credential.
+#[test]
+fn a_literal_secret_in_a_url_is_refused_without_being_repeated() {
+    let project = Project::new(&[("alpha", &two_turn_scenario("alpha", 0))]);
+    let bench = project.write(
+        "bench.toml",
+        &format!(
+            "name = \"lit\"\n{}",
+            target("acme", "m", "http://bob:tblit-pass-33@127.0.0.1:1/v1", "")
+        ),
+    );
+    let judge = project.write(
+        "judge.toml",
+        "base_url = \"https://judge.example/v1?api_key=tblit-key-44\"\nmodel = \"j\"\ntemplate = \"t.md\"\n",
+    );
+    project.write("t.md", "{{transcript}}");
+    let rubric = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rubrics/support-tone.toml");
+    for (args, line, fix) in [
+        (
+            vec!["collect", "--dry-run", "--config", bench.to_str().unwrap()],
+            "bench.toml:6:",
+            "userinfo_env",
+        ),
+        (
+            vec![
+                "judge",
+                "--judge",
+                judge.to_str().unwrap(),
+                "--rubric",
+                rubric.to_str().unwrap(),
+                "--dry-run",
+            ],
+            "judge.toml:1:",
+            "query_env = { \"api_key\" = ",
+        ),
+    ] {
+        let out = project.cmd(&args).output().unwrap();
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(err.contains(line) && err.contains(fix), "{err}");
+        for secret in ["tblit-pass-33", "tblit-key-44"] {
+            assert!(
+                !err.contains(secret) && !stdout(&out).contains(secret),
+                "{err}"
+            );
+        }
+    }
+    assert!(!project.db().exists() || count(&project.conn(), "SELECT COUNT(*) FROM runs") == 0);
 }
 
 /// A project collected from the mock (two scenarios, two repeats), with a judge profile.

@@ -16,17 +16,18 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::time::timeout_at;
 
+use crate::config::url::SecretUrl;
 use crate::config::{RequestParams, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use answer::{AnswerAccumulator, clip};
 pub use reply::{Attempt, Reply, ToolCall, Usage};
 use sse::SseParser;
 
-/// Where and how to send a turn; the key and header values are held in memory only
-/// (`Debug` shows header names, never a value or the key).
+/// Where and how to send a turn; the key, header values and URL credentials are held in
+/// memory only (`Debug` shows header names and the URL masked, never a secret).
 #[derive(Clone)]
 pub struct Endpoint {
-    pub url: String,
+    pub url: SecretUrl,
     pub model: String,
     pub api_key: Option<String>,
     pub headers: Vec<(String, String)>,
@@ -36,7 +37,11 @@ pub struct Endpoint {
 impl Endpoint {
     pub fn for_target(target: &TargetConfig) -> Self {
         Endpoint {
-            url: format!("{}/chat/completions", target.base_url),
+            url: SecretUrl::build_lenient(
+                &target.base_url,
+                "chat/completions",
+                &target.url_secrets,
+            ),
             model: target.model.clone(),
             api_key: target.api_key(),
             headers: target.header_values(),
@@ -252,7 +257,11 @@ impl Client {
             .catch_unwind()
             .await
         {
-            Ok(sent) => sent,
+            Ok(mut sent) => {
+                // An error may quote the URL (a connection error does): never its secrets.
+                sent.turn.error = sent.turn.error.map(|e| endpoint.url.scrub(&e));
+                sent
+            }
             Err(panic) => Sent {
                 turn: Reply {
                     outcome: Some(TurnOutcome::InternalError),
@@ -318,7 +327,7 @@ impl Client {
         timeout: Duration,
     ) -> Attempted {
         let mut req = http
-            .post(&endpoint.url)
+            .post(endpoint.url.expose())
             .header("content-type", "application/json")
             .body(body);
         if let Some(key) = &endpoint.api_key {

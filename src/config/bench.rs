@@ -192,6 +192,11 @@ struct TargetDoc {
     /// Header name → the environment variable that holds its value.
     #[serde(default)]
     headers_env: BTreeMap<String, String>,
+    /// The variable holding the URL's user-info (`user:password`).
+    userinfo_env: Option<String>,
+    /// Query parameter name → the variable that holds its value.
+    #[serde(default)]
+    query_env: BTreeMap<String, String>,
     #[serde(default)]
     request: RequestParams,
     price: Option<Prices>,
@@ -228,7 +233,11 @@ pub struct TargetConfig {
     pub provider: String,
     pub model: String,
     pub label: String,
+    /// As written in the file, checked to hold no credential (see [`super::url`]).
     pub base_url: String,
+    /// Where the URL's credentials come from (variable names; left out when none).
+    #[serde(flatten)]
+    pub url_secrets: super::url::UrlSecrets,
     /// Name of the variable; the value is looked up when requests are built, never stored.
     pub api_key_env: Option<String>,
     /// Extra headers with their values as written in the file; only the names are stored.
@@ -283,9 +292,14 @@ impl TargetConfig {
     }
 }
 
+/// The host (and port) of a URL, without any user-info.
 pub fn host_of(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    rest.split(['/', '?']).next().unwrap_or(rest).to_string()
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host)
+        .to_string()
 }
 
 impl BenchConfig {
@@ -349,14 +363,13 @@ impl BenchConfig {
         }
         let mut targets = Vec::new();
         for t in doc.targets.into_inner() {
-            let url = t.base_url.get_ref().trim_end_matches('/').to_string();
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(src.invalid(
-                    t.base_url.span(),
-                    format!("base_url {url:?} is not an http(s) URL"),
-                    "write the endpoint's base, e.g. \"https://api.together.ai/v1\"",
-                ));
-            }
+            let owner = format!("{} / {}", t.provider, t.model);
+            let url_secrets = super::url::UrlSecrets {
+                userinfo_env: t.userinfo_env,
+                query_env: t.query_env,
+            };
+            let url =
+                super::url::check_base_url(src, &owner, &t.base_url, &url_secrets, require_keys)?;
             if let Some(env) = &t.api_key_env
                 && require_keys
                 && !super::headers::env_is_set(env.get_ref())
@@ -375,13 +388,7 @@ impl BenchConfig {
                     ),
                 ));
             }
-            super::headers::validate(
-                src,
-                &format!("{} / {}", t.provider, t.model),
-                &t.headers,
-                &t.headers_env,
-                require_keys,
-            )?;
+            super::headers::validate(src, &owner, &t.headers, &t.headers_env, require_keys)?;
             let label = t.label.unwrap_or_else(|| t.model.clone());
             if targets
                 .iter()
@@ -398,6 +405,7 @@ impl BenchConfig {
                 model: t.model,
                 label,
                 base_url: url,
+                url_secrets,
                 api_key_env: t.api_key_env.map(Spanned::into_inner),
                 headers: t.headers,
                 headers_env: t.headers_env,
@@ -564,6 +572,51 @@ price = { input = 0.5, cached = 0.1, output = 2.0 }
             err.contains("not a valid HTTP header name") && !err.contains("hdr-file-secret"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn url_credentials_come_from_variables_and_only_their_names_are_serialised() {
+        let creds = "userinfo_env = \"TB_BENCH_URL_INFO\"\nquery_env = { key = \"TB_BENCH_URL_KEY\" }\nprice =";
+        let text = OK.replace("price =", creds);
+        let settings = |key: &str, text: &str| {
+            // SAFETY: tests in this module do not read these variables concurrently.
+            unsafe {
+                std::env::set_var("TB_BENCH_URL_INFO", "u:url-pw-1");
+                std::env::set_var("TB_BENCH_URL_KEY", key);
+            }
+            let cfg = BenchConfig::from_source(&src(text)).unwrap();
+            assert_eq!(cfg.targets[0].host(), "127.0.0.1:9");
+            serde_json::to_string(&cfg).unwrap()
+        };
+        let a = settings("url-key-a", &text);
+        // A new secret value is the same settings (and hash); a new address is not.
+        assert_eq!(a, settings("url-key-b", &text));
+        assert_ne!(a, settings("url-key-a", &text.replace(":9/v1/", ":9/v2/")));
+        assert!(!a.contains("url-key-a") && !a.contains("url-pw-1"), "{a}");
+        assert!(
+            a.contains("TB_BENCH_URL_INFO") && a.contains("TB_BENCH_URL_KEY"),
+            "{a}"
+        );
+        // Without URL credentials, the settings read as before they existed.
+        let plain = serde_json::to_string(&BenchConfig::from_source(&src(OK)).unwrap()).unwrap();
+        assert!(
+            !plain.contains("query_env") && !plain.contains("userinfo_env"),
+            "{plain}"
+        );
+        let unset = text.replace("TB_BENCH_URL_KEY", "TB_BENCH_SURELY_UNSET_Q");
+        let err = BenchConfig::from_source(&src(&unset))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("TB_BENCH_SURELY_UNSET_Q") && err.contains("bench.toml:17:"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn host_of_leaves_user_info_out() {
+        assert_eq!(host_of("http://u:pw@h:1/v1?k=2"), "h:1");
+        assert_eq!(host_of("https://h?key=x"), "h");
     }
 
     #[test]

@@ -107,6 +107,9 @@ pub struct JudgeSettings {
     pub headers: BTreeMap<String, String>,
     /// Extra headers whose values come from environment variables (name → variable).
     pub headers_env: BTreeMap<String, String>,
+    /// Where the URL's credentials come from (variable names; left out when none).
+    #[serde(flatten)]
+    pub url_secrets: super::url::UrlSecrets,
     pub request: RequestParams,
     pub retry: RetryPolicy,
     pub system: Option<String>,
@@ -168,6 +171,28 @@ impl JudgeSettings {
         })
     }
 
+    /// The URL judge requests go to: `base` (the settings' base URL, or the built-in
+    /// mock's) with the credentials of the settings read from the environment now; an
+    /// unset or empty variable is an error naming the file.
+    pub fn request_url(&self, base: &str) -> Result<super::url::SecretUrl, ConfigError> {
+        let none = super::url::UrlSecrets::default();
+        let secrets = match &self.endpoint {
+            JudgeEndpoint::Url(_) => &self.url_secrets,
+            JudgeEndpoint::BuiltinMock => &none,
+        };
+        super::url::SecretUrl::build(base, "chat/completions", secrets).map_err(|var| {
+            ConfigError::invalid(
+                &self.path,
+                1,
+                format!(
+                    "environment variable {var} (userinfo_env or query_env of judge {}) is not set or empty",
+                    self.id
+                ),
+                format!("export {var}=... before running; --dry-run and --audit need no value"),
+            )
+        })
+    }
+
     /// The judge's host, or `builtin-mock`.
     pub fn host(&self) -> String {
         match &self.endpoint {
@@ -190,6 +215,9 @@ struct JudgeDoc {
     headers: BTreeMap<String, String>,
     #[serde(default)]
     headers_env: BTreeMap<String, String>,
+    userinfo_env: Option<String>,
+    #[serde(default)]
+    query_env: BTreeMap<String, String>,
     template: Spanned<String>,
     system: Option<String>,
     #[serde(default = "first")]
@@ -267,18 +295,19 @@ impl JudgeSettings {
                 .unwrap_or("judge")
                 .to_string(),
         };
+        let url_secrets = super::url::UrlSecrets {
+            userinfo_env: doc.userinfo_env.clone(),
+            query_env: doc.query_env.clone(),
+        };
         let endpoint = match (&doc.base_url, doc.builtin_mock) {
-            (Some(url), false) => {
-                let u = url.get_ref().trim_end_matches('/').to_string();
-                if !(u.starts_with("http://") || u.starts_with("https://")) {
-                    return Err(src.invalid(
-                        url.span(),
-                        format!("base_url {u:?} is not an http(s) URL"),
-                        "write the endpoint's base, e.g. \"https://api.openai.com/v1\"",
-                    ));
-                }
-                JudgeEndpoint::Url(u)
-            }
+            // Variables are checked when sending (dry runs and audits need none).
+            (Some(url), false) => JudgeEndpoint::Url(super::url::check_base_url(
+                &src,
+                &format!("judge {id}"),
+                url,
+                &url_secrets,
+                false,
+            )?),
             (None, true) => JudgeEndpoint::BuiltinMock,
             (Some(url), true) => {
                 return Err(src.invalid(
@@ -384,6 +413,7 @@ impl JudgeSettings {
             api_key_env: doc.api_key_env.map(Spanned::into_inner),
             headers: doc.headers,
             headers_env: doc.headers_env,
+            url_secrets,
             request,
             retry: doc.retry,
             system: doc.system.map(|s| s.trim().to_string()),

@@ -3,6 +3,7 @@
 pub mod error;
 pub mod headers;
 pub mod scenario;
+pub mod url;
 
 pub use error::{ConfigError, SourceText};
 pub use scenario::{Scenario, ScenarioTurn};

@@ -538,7 +538,7 @@ async fn run_calls(
         })?,
     };
     let endpoint = Endpoint {
-        url: format!("{base_url}/chat/completions"),
+        url: settings.request_url(&base_url)?,
         model: settings.model.clone(),
         api_key: settings.api_key()?,
         headers: settings.header_values()?,

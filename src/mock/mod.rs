@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -50,6 +50,9 @@ pub struct Served {
     /// Every request header received, name and value (tests check that header secrets
     /// reach the provider and nothing else).
     pub headers: Vec<(String, String)>,
+    /// The request's query string, if any (tests check that URL secrets reach the
+    /// provider and nothing else).
+    pub query: Option<String>,
 }
 
 pub(crate) struct MockState {
@@ -186,8 +189,13 @@ struct StreamOptions {
     include_usage: bool,
 }
 
-async fn chat(State(st): State<Arc<MockState>>, headers: HeaderMap, body: Bytes) -> Response {
-    let (mut resp, served_by) = answer(st, headers, body).await;
+async fn chat(
+    State(st): State<Arc<MockState>>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (mut resp, served_by) = answer(st, query, headers, body).await;
     // A gateway names the provider that served, on every response (errors included).
     if let Some((name, provider)) = served_by
         && let (Ok(name), Ok(value)) = (
@@ -222,6 +230,7 @@ fn conversation_hint(req: &ChatRequest, headers: &HeaderMap) -> String {
 /// The response, and the (header, provider) a gateway reports.
 async fn answer(
     st: Arc<MockState>,
+    query: Option<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> (Response, Option<(String, String)>) {
@@ -336,6 +345,7 @@ async fn answer(
         sent_e2e_ms: None,
         auth,
         headers: received,
+        query,
     };
 
     let status_fault = match plan.fault {
@@ -604,7 +614,7 @@ mod tests {
         let client = Client::new().unwrap();
         for model in ["thinker", "tagged"] {
             let endpoint = Endpoint {
-                url: format!("{}/chat/completions", server.base_url()),
+                url: format!("{}/chat/completions", server.base_url()).into(),
                 model: model.into(),
                 api_key: None,
                 headers: vec![],
@@ -688,7 +698,7 @@ mod tests {
             ]),
         );
         Endpoint {
-            url: format!("{}/chat/completions", server.base_url()),
+            url: format!("{}/chat/completions", server.base_url()).into(),
             model: model.into(),
             api_key: None,
             headers: vec![],

@@ -772,6 +772,86 @@ async fn redaction_spares_placeholders_ordinary_words_and_the_template() {
     assert_eq!(fx.judge_requests().len(), 2);
 }
 
+/// Imported transcripts from providers named like real ones (issue 18): names that are no
+/// ordinary word (`groq`, `deepinfra`) and ones that are (`together`, `fireworks`), each
+/// naming itself in several phrasings and cases, beside prose that uses the same words.
+const PROVIDER_NAMES: &str = r#"{"id": "prov-1", "provider": "groq", "model": "llama-3.3-70b-versatile", "messages": [{"role": "user", "content": "Who are you, and where do you run? Answer taken together, in one line."}, {"role": "assistant", "content": "I am llama-3.3-70b-versatile on Groq. Served via GROQ's API on GroqCloud, a groq-hosted model."}]}
+{"id": "prov-2", "provider": "deepinfra", "model": "meta-llama/Llama-3.3-70B-Instruct", "messages": [{"role": "user", "content": "Name your model."}, {"role": "assistant", "content": "model: Llama-3.3-70B-Instruct on DeepInfra. Hosted on deepinfra, running on DEEPINFRA."}]}
+{"id": "prov-3", "provider": "together", "model": "Qwen/Qwen3-235B", "messages": [{"role": "user", "content": "Plan a moonshot goal together; after the fireworks display, review it."}, {"role": "assistant", "content": "Taken together, a moonshot goal fits. I run on Together, served by together via Together's API."}]}
+{"id": "prov-4", "provider": "fireworks", "model": "accounts/fireworks/models/kimi-k2", "messages": [{"role": "user", "content": "We spent the budget on fireworks. Who answers?"}, {"role": "assistant", "content": "After the fireworks display: I am hosted on Fireworks (a Fireworks-hosted model, via FireworksAI)."}]}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_names_are_redacted_wherever_they_say_where_an_answer_ran() {
+    let fx = Fixture::collected().await;
+    std::fs::write(fx.path("providers.jsonl"), PROVIDER_NAMES).unwrap();
+    let out = fx.run(&["import", "providers.jsonl"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let judge = fx.judge_file("mock-judge", "");
+    let ids = ["prov-1", "prov-2", "prov-3", "prov-4"];
+    let mut args = vec!["--dry-run"];
+    for id in &ids {
+        args.extend(["--conversation", id]);
+    }
+    let out = fx.judge(&judge, "multiturn-quality", &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let prompts = stdout(&out);
+    // The transcript blocks only (the template names the delimiters too).
+    let (mut transcripts, mut blocks, mut inside) = (String::new(), 0, false);
+    for line in prompts.lines() {
+        if line.starts_with("<<<transcript ") && line.ends_with(" begin>>>") {
+            (inside, blocks) = (true, blocks + 1);
+        } else if line.starts_with("<<<transcript ") && line.ends_with(" end>>>") {
+            inside = false;
+        } else if inside {
+            transcripts.push_str(line);
+            transcripts.push('\n');
+        }
+    }
+    assert_eq!(blocks, 4, "{prompts}");
+    let lower = transcripts.to_lowercase();
+    for name in ["groq", "deepinfra", "llama", "qwen", "kimi"] {
+        assert!(!lower.contains(name), "{name} leaked:\n{transcripts}");
+    }
+    for leak in [
+        "on together",
+        "by together",
+        "via together",
+        "together's",
+        "hosted on fireworks",
+        "fireworks-hosted",
+        "fireworksai",
+    ] {
+        assert!(!lower.contains(leak), "{leak:?} leaked:\n{transcripts}");
+    }
+    for kept in [
+        "Answer taken together, in one line.",
+        "Plan a moonshot goal together; after the fireworks display, review it.",
+        "Taken together, a moonshot goal fits.",
+        "We spent the budget on fireworks.",
+        "After the fireworks display:",
+    ] {
+        assert!(
+            transcripts.contains(kept),
+            "{kept:?} changed:\n{transcripts}"
+        );
+    }
+    for redacted in [
+        "I am [redacted] on [redacted].",
+        "model: [redacted] on [redacted].",
+        "I run on [redacted], served by [redacted] via [redacted]'s API.",
+        "I am hosted on [redacted] (a [redacted]-hosted model, via [redacted]AI).",
+        "Served via [redacted]'s API on [redacted]Cloud, a [redacted]-hosted model.",
+    ] {
+        assert!(
+            transcripts.contains(redacted),
+            "{redacted:?} missing:\n{transcripts}"
+        );
+    }
+    let out = fx.judge(&judge, "multiturn-quality", &["--audit"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_reads_the_transcripts_and_settings_terms_are_redacted() {
     let fx = Fixture::collected().await;

@@ -66,6 +66,18 @@ gap_ms = { dist = "fixed", ms = 0 }
 judge = { prose = 1.0 }
 
 [[profile]]
+model = "mock-judge-ignore"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { ignore_schema = 1.0, invalid_json = 1.0 }
+
+[[profile]]
+model = "mock-judge-noschema"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { reject_schema = 1.0 }
+
+[[profile]]
 model = "mock-judge-500"
 ttft_ms = { dist = "fixed", ms = 2 }
 gap_ms = { dist = "fixed", ms = 0 }
@@ -1404,4 +1416,123 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
         "{text}"
     );
     assert!(text.contains("REFERENCE ANCHORS"), "{text}");
+}
+
+/// `response_format = "rubric_schema"`: every request carries a strict schema built from
+/// the rubric; the mock honours it (a judge that otherwise answers broken JSON answers in
+/// shape), a server that ignores it still meets the parser, and one that refuses it is
+/// told how to fix the settings in one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rubric_schema_is_sent_honoured_and_still_checked() {
+    let fx = Fixture::collected().await;
+    let schema = "[request]\nresponse_format = \"rubric_schema\"\n";
+    let judge = fx.judge_file("mock-judge-badjson", schema);
+    let out = fx.judge(&judge, "support-tone", &["--dry-run"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("=== response_format sent with every prompt (rubric_schema) ===")
+            && shown.contains("\"json_schema\""),
+        "{shown}"
+    );
+    let out = fx.judge(&judge, "support-tone", &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = fx.judge_requests();
+    assert_eq!(requests.len() as i64, fx.sampled());
+    for r in &requests {
+        let f = &r["response_format"];
+        assert_eq!(f["type"], "json_schema", "{f}");
+        assert_eq!(f["json_schema"]["strict"], true);
+        let scores = &f["json_schema"]["schema"]["properties"]["scores"];
+        assert_eq!(scores["required"], serde_json::json!(["tone", "concision"]));
+        assert_eq!(scores["additionalProperties"], false);
+        assert_eq!(
+            scores["properties"]["tone"]["enum"],
+            serde_json::json!([1, 2, 3, 4, 5])
+        );
+    }
+    assert_eq!(
+        fx.count("SELECT COUNT(*) FROM judgments WHERE status = 'ok'"),
+        fx.sampled()
+    );
+
+    // Ignored: the broken answers reach the parser, which refuses them.
+    let judge = fx.judge_file("mock-judge-ignore", schema);
+    let out = fx.judge(&judge, "support-tone", &[]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        fx.count(
+            "SELECT COUNT(*) FROM judgments WHERE judge_id = 'mock-judge-ignore' AND status = 'unparseable' AND scores IS NULL"
+        ),
+        fx.sampled()
+    );
+
+    // Refused with HTTP 500 naming the format (llama-cpp-python): one line, the fix.
+    let judge = fx.judge_file("mock-judge-noschema", schema);
+    let out = fx.judge(&judge, "support-tone", &[]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    let hint: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("refused the response format"))
+        .collect();
+    assert_eq!(hint.len(), 1, "{err}");
+    assert!(
+        hint[0].contains("set response_format = \"json_object\"")
+            && hint[0].contains("mock-judge-noschema.toml:"),
+        "{err}"
+    );
+    // Without a schema the same judge answers.
+    let judge = fx.judge_file("mock-judge-noschema", "");
+    let out = fx.judge(&judge, "support-tone", &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("refused the response format"));
+}
+
+/// A judge's settings may name their own pairwise template; one without both transcripts
+/// is refused naming the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_names_its_own_pairwise_template() {
+    let fx = Fixture::collected().await;
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("judges/pairwise.md"))
+            .unwrap();
+    std::fs::write(
+        fx.path("mine.md"),
+        format!("HOUSE PAIRWISE PROMPT\n{shipped}"),
+    )
+    .unwrap();
+    let judge = fx.judge_file("mock-judge", "pairwise_template = \"mine.md\"\n");
+    let args = ["--pairwise", "--baseline", "acme-cloud"];
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &[&args[..], &["--dry-run"]].concat(),
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    let prompts = shown.matches("=== pairwise prompt").count();
+    assert!(prompts > 0, "{shown}");
+    assert_eq!(shown.matches("HOUSE PAIRWISE PROMPT").count(), prompts);
+    let out = fx.judge(&judge, "multiturn-quality", &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        fx.judge_requests()
+            .iter()
+            .all(|r| user_text(r).starts_with("HOUSE PAIRWISE PROMPT"))
+    );
+    std::fs::write(
+        fx.path("mine.md"),
+        "Compare {{transcript_a}} with {{criteria}}.\n",
+    )
+    .unwrap();
+    let out = fx.judge(&judge, "multiturn-quality", &args).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mine.md") && err.contains("{{transcript_b}}"),
+        "{err}"
+    );
 }

@@ -195,6 +195,9 @@ impl JudgeArgs {
                     judge::format_pairwise_summary(&opts.settings, &opts.rubric, &verdicts)
                 );
             }
+            if let Some(hint) = &report.format_refused {
+                eprintln!("{hint}");
+            }
             for f in &report.store_failures {
                 eprintln!("store: {f}");
             }
@@ -274,6 +277,10 @@ impl JudgeArgs {
                 settings.concurrency = n;
             }
             settings.check_replicates()?;
+            if settings.simulated {
+                // Simulated judgments are the mock grader's: keyed by its version.
+                settings.grader_version = Some(crate::mock::grade::GRADER_VERSION);
+            }
             let hash = judge::cache::judge_hash(&settings);
             if let Some(other) = panel
                 .iter()

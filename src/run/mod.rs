@@ -146,7 +146,11 @@ pub async fn run(
     }
     let mut jobs = Vec::new();
     for j in &judge_files {
-        let settings = JudgeSettings::load(j)?;
+        let mut settings = JudgeSettings::load(j)?;
+        if settings.simulated {
+            // Simulated judgments are the mock grader's: keyed by its version.
+            settings.grader_version = Some(crate::mock::grade::GRADER_VERSION);
+        }
         for r in &rubric_files {
             jobs.push(JudgeJob {
                 settings: settings.clone(),
@@ -315,6 +319,9 @@ pub async fn run(
                 )
             }
         ));
+        if let Some(hint) = &report.format_refused {
+            say(&format!("[3/4 judge] {hint}"));
+        }
         let stop = report.interrupted || !report.store_failures.is_empty();
         outcome.judges.push((name, report));
         if stop {

@@ -1362,7 +1362,8 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
 
     let random = judge_file("mock-judge-random");
     let out = run(judge_args(&random, &["--anchors"])).await.unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Exit 5: the judge failed its anchors (documented in docs/judge.md and --help).
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("it cannot tell references from spoiled answers"),
         "{}",

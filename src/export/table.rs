@@ -427,9 +427,15 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
                 ""
             },
             match anchors {
-                Some(a) if !a.passed => " · FAILED REFERENCE ANCHORS: not evidence",
-                Some(_) => " · anchors passed",
-                None => "",
+                Some(a) if !a.passed => format!(
+                    " · FAILED REFERENCE ANCHORS ({} of {} references above): not evidence",
+                    a.above.k, a.pairs
+                ),
+                Some(a) => format!(
+                    " · anchors passed ({} of {} references above)",
+                    a.above.k, a.pairs
+                ),
+                None => String::new(),
             }
         ),
         &[

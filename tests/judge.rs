@@ -1524,6 +1524,27 @@ async fn a_judge_names_its_own_pairwise_template() {
             .iter()
             .all(|r| user_text(r).starts_with("HOUSE PAIRWISE PROMPT"))
     );
+    // A pair judged in one position only (its swapped ask lost, as after an interrupted
+    // run) is in no verdict, and the report counts it apart.
+    let pairs = fx.count("SELECT COUNT(*) FROM pairwise_verdicts");
+    fx.conn()
+        .execute(
+            "DELETE FROM pairwise_judgments WHERE id = (SELECT MIN(id) FROM pairwise_judgments WHERE baseline_position = 'B')",
+            [],
+        )
+        .unwrap();
+    let out = fx.run(&["report", "--format", "json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let section = &report["pairwise"][0];
+    assert_eq!(section["one_position"], 1, "{section}");
+    assert_eq!(section["pairs"].as_i64().unwrap(), pairs - 1, "{section}");
+    let out = fx.run(&["report"]).await;
+    assert!(
+        stdout(&out).contains("1 pairs judged in one position only"),
+        "{}",
+        stdout(&out)
+    );
     std::fs::write(
         fx.path("mine.md"),
         "Compare {{transcript_a}} with {{criteria}}.\n",

@@ -610,6 +610,12 @@ fn pairwise(p: &PairwiseSection, m: Marks) -> Table {
             String::new()
         }
     ));
+    if p.one_position > 0 {
+        t.footnotes.push(format!(
+            "{} pairs judged in one position only (the swapped ask is missing): in no verdict; run the same `turnbench judge --pairwise` again to ask the other.",
+            p.one_position
+        ));
+    }
     t
 }
 

@@ -66,6 +66,18 @@ gap_ms = { dist = "fixed", ms = 0 }
 judge = { prose = 1.0 }
 
 [[profile]]
+model = "mock-judge-ignore"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { ignore_schema = 1.0, invalid_json = 1.0 }
+
+[[profile]]
+model = "mock-judge-noschema"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { reject_schema = 1.0 }
+
+[[profile]]
 model = "mock-judge-500"
 ttft_ms = { dist = "fixed", ms = 2 }
 gap_ms = { dist = "fixed", ms = 0 }
@@ -772,6 +784,86 @@ async fn redaction_spares_placeholders_ordinary_words_and_the_template() {
     assert_eq!(fx.judge_requests().len(), 2);
 }
 
+/// Imported transcripts from providers named like real ones (issue 18): names that are no
+/// ordinary word (`groq`, `deepinfra`) and ones that are (`together`, `fireworks`), each
+/// naming itself in several phrasings and cases, beside prose that uses the same words.
+const PROVIDER_NAMES: &str = r#"{"id": "prov-1", "provider": "groq", "model": "llama-3.3-70b-versatile", "messages": [{"role": "user", "content": "Who are you, and where do you run? Answer taken together, in one line."}, {"role": "assistant", "content": "I am llama-3.3-70b-versatile on Groq. Served via GROQ's API on GroqCloud, a groq-hosted model."}]}
+{"id": "prov-2", "provider": "deepinfra", "model": "meta-llama/Llama-3.3-70B-Instruct", "messages": [{"role": "user", "content": "Name your model."}, {"role": "assistant", "content": "model: Llama-3.3-70B-Instruct on DeepInfra. Hosted on deepinfra, running on DEEPINFRA."}]}
+{"id": "prov-3", "provider": "together", "model": "Qwen/Qwen3-235B", "messages": [{"role": "user", "content": "Plan a moonshot goal together; after the fireworks display, review it."}, {"role": "assistant", "content": "Taken together, a moonshot goal fits. I run on Together, served by together via Together's API."}]}
+{"id": "prov-4", "provider": "fireworks", "model": "accounts/fireworks/models/kimi-k2", "messages": [{"role": "user", "content": "We spent the budget on fireworks. Who answers?"}, {"role": "assistant", "content": "After the fireworks display: I am hosted on Fireworks (a Fireworks-hosted model, via FireworksAI)."}]}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_names_are_redacted_wherever_they_say_where_an_answer_ran() {
+    let fx = Fixture::collected().await;
+    std::fs::write(fx.path("providers.jsonl"), PROVIDER_NAMES).unwrap();
+    let out = fx.run(&["import", "providers.jsonl"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let judge = fx.judge_file("mock-judge", "");
+    let ids = ["prov-1", "prov-2", "prov-3", "prov-4"];
+    let mut args = vec!["--dry-run"];
+    for id in &ids {
+        args.extend(["--conversation", id]);
+    }
+    let out = fx.judge(&judge, "multiturn-quality", &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let prompts = stdout(&out);
+    // The transcript blocks only (the template names the delimiters too).
+    let (mut transcripts, mut blocks, mut inside) = (String::new(), 0, false);
+    for line in prompts.lines() {
+        if line.starts_with("<<<transcript ") && line.ends_with(" begin>>>") {
+            (inside, blocks) = (true, blocks + 1);
+        } else if line.starts_with("<<<transcript ") && line.ends_with(" end>>>") {
+            inside = false;
+        } else if inside {
+            transcripts.push_str(line);
+            transcripts.push('\n');
+        }
+    }
+    assert_eq!(blocks, 4, "{prompts}");
+    let lower = transcripts.to_lowercase();
+    for name in ["groq", "deepinfra", "llama", "qwen", "kimi"] {
+        assert!(!lower.contains(name), "{name} leaked:\n{transcripts}");
+    }
+    for leak in [
+        "on together",
+        "by together",
+        "via together",
+        "together's",
+        "hosted on fireworks",
+        "fireworks-hosted",
+        "fireworksai",
+    ] {
+        assert!(!lower.contains(leak), "{leak:?} leaked:\n{transcripts}");
+    }
+    for kept in [
+        "Answer taken together, in one line.",
+        "Plan a moonshot goal together; after the fireworks display, review it.",
+        "Taken together, a moonshot goal fits.",
+        "We spent the budget on fireworks.",
+        "After the fireworks display:",
+    ] {
+        assert!(
+            transcripts.contains(kept),
+            "{kept:?} changed:\n{transcripts}"
+        );
+    }
+    for redacted in [
+        "I am [redacted] on [redacted].",
+        "model: [redacted] on [redacted].",
+        "I run on [redacted], served by [redacted] via [redacted]'s API.",
+        "I am hosted on [redacted] (a [redacted]-hosted model, via [redacted]AI).",
+        "Served via [redacted]'s API on [redacted]Cloud, a [redacted]-hosted model.",
+    ] {
+        assert!(
+            transcripts.contains(redacted),
+            "{redacted:?} missing:\n{transcripts}"
+        );
+    }
+    let out = fx.judge(&judge, "multiturn-quality", &["--audit"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_audit_reads_the_transcripts_and_settings_terms_are_redacted() {
     let fx = Fixture::collected().await;
@@ -1270,7 +1362,8 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
 
     let random = judge_file("mock-judge-random");
     let out = run(judge_args(&random, &["--anchors"])).await.unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Exit 5: the judge failed its anchors (documented in docs/judge.md and --help).
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("it cannot tell references from spoiled answers"),
         "{}",
@@ -1324,4 +1417,144 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
         "{text}"
     );
     assert!(text.contains("REFERENCE ANCHORS"), "{text}");
+}
+
+/// `response_format = "rubric_schema"`: every request carries a strict schema built from
+/// the rubric; the mock honours it (a judge that otherwise answers broken JSON answers in
+/// shape), a server that ignores it still meets the parser, and one that refuses it is
+/// told how to fix the settings in one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rubric_schema_is_sent_honoured_and_still_checked() {
+    let fx = Fixture::collected().await;
+    let schema = "[request]\nresponse_format = \"rubric_schema\"\n";
+    let judge = fx.judge_file("mock-judge-badjson", schema);
+    let out = fx.judge(&judge, "support-tone", &["--dry-run"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("=== response_format sent with every prompt (rubric_schema) ===")
+            && shown.contains("\"json_schema\""),
+        "{shown}"
+    );
+    let out = fx.judge(&judge, "support-tone", &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = fx.judge_requests();
+    assert_eq!(requests.len() as i64, fx.sampled());
+    for r in &requests {
+        let f = &r["response_format"];
+        assert_eq!(f["type"], "json_schema", "{f}");
+        assert_eq!(f["json_schema"]["strict"], true);
+        let scores = &f["json_schema"]["schema"]["properties"]["scores"];
+        assert_eq!(scores["required"], serde_json::json!(["tone", "concision"]));
+        assert_eq!(scores["additionalProperties"], false);
+        assert_eq!(
+            scores["properties"]["tone"]["enum"],
+            serde_json::json!([1, 2, 3, 4, 5])
+        );
+    }
+    assert_eq!(
+        fx.count("SELECT COUNT(*) FROM judgments WHERE status = 'ok'"),
+        fx.sampled()
+    );
+
+    // Ignored: the broken answers reach the parser, which refuses them.
+    let judge = fx.judge_file("mock-judge-ignore", schema);
+    let out = fx.judge(&judge, "support-tone", &[]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        fx.count(
+            "SELECT COUNT(*) FROM judgments WHERE judge_id = 'mock-judge-ignore' AND status = 'unparseable' AND scores IS NULL"
+        ),
+        fx.sampled()
+    );
+
+    // Refused with HTTP 500 naming the format (llama-cpp-python): one line, the fix.
+    let judge = fx.judge_file("mock-judge-noschema", schema);
+    let out = fx.judge(&judge, "support-tone", &[]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    let hint: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("refused the response format"))
+        .collect();
+    assert_eq!(hint.len(), 1, "{err}");
+    assert!(
+        hint[0].contains("set response_format = \"json_object\"")
+            && hint[0].contains("mock-judge-noschema.toml:"),
+        "{err}"
+    );
+    // Without a schema the same judge answers.
+    let judge = fx.judge_file("mock-judge-noschema", "");
+    let out = fx.judge(&judge, "support-tone", &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("refused the response format"));
+}
+
+/// A judge's settings may name their own pairwise template; one without both transcripts
+/// is refused naming the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_names_its_own_pairwise_template() {
+    let fx = Fixture::collected().await;
+    let shipped =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("judges/pairwise.md"))
+            .unwrap();
+    std::fs::write(
+        fx.path("mine.md"),
+        format!("HOUSE PAIRWISE PROMPT\n{shipped}"),
+    )
+    .unwrap();
+    let judge = fx.judge_file("mock-judge", "pairwise_template = \"mine.md\"\n");
+    let args = ["--pairwise", "--baseline", "acme-cloud"];
+    let out = fx
+        .judge(
+            &judge,
+            "multiturn-quality",
+            &[&args[..], &["--dry-run"]].concat(),
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    let prompts = shown.matches("=== pairwise prompt").count();
+    assert!(prompts > 0, "{shown}");
+    assert_eq!(shown.matches("HOUSE PAIRWISE PROMPT").count(), prompts);
+    let out = fx.judge(&judge, "multiturn-quality", &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        fx.judge_requests()
+            .iter()
+            .all(|r| user_text(r).starts_with("HOUSE PAIRWISE PROMPT"))
+    );
+    // A pair judged in one position only (its swapped ask lost, as after an interrupted
+    // run) is in no verdict, and the report counts it apart.
+    let pairs = fx.count("SELECT COUNT(*) FROM pairwise_verdicts");
+    fx.conn()
+        .execute(
+            "DELETE FROM pairwise_judgments WHERE id = (SELECT MIN(id) FROM pairwise_judgments WHERE baseline_position = 'B')",
+            [],
+        )
+        .unwrap();
+    let out = fx.run(&["report", "--format", "json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let section = &report["pairwise"][0];
+    assert_eq!(section["one_position"], 1, "{section}");
+    assert_eq!(section["pairs"].as_i64().unwrap(), pairs - 1, "{section}");
+    let out = fx.run(&["report"]).await;
+    assert!(
+        stdout(&out).contains("1 pairs judged in one position only"),
+        "{}",
+        stdout(&out)
+    );
+    std::fs::write(
+        fx.path("mine.md"),
+        "Compare {{transcript_a}} with {{criteria}}.\n",
+    )
+    .unwrap();
+    let out = fx.judge(&judge, "multiturn-quality", &args).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mine.md") && err.contains("{{transcript_b}}"),
+        "{err}"
+    );
 }

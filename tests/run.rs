@@ -27,12 +27,13 @@ fn checkout_like() -> Project {
     project
 }
 
-fn counts(project: &Project) -> [i64; 3] {
+fn counts(project: &Project) -> [i64; 4] {
     let conn = project.conn();
     [
         count(&conn, "SELECT COUNT(*) FROM conversations"),
         count(&conn, "SELECT COUNT(*) FROM check_results"),
         count(&conn, "SELECT COUNT(*) FROM judgments"),
+        count(&conn, "SELECT COUNT(*) FROM anchor_judgments"),
     ]
 }
 
@@ -76,6 +77,18 @@ fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
     }
     let html = std::fs::read_to_string(project.path("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("SIMULATED"));
+    // Anchors before trust: the simulated judge ran its reference anchors before judging,
+    // passed, and the report says so beside its scores instead of asking for them.
+    assert!(
+        stderr.contains("anchors:") && stderr.contains("it tells references from spoiled answers"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("anchors passed"), "{stdout}");
+    assert!(html.contains("anchors passed"));
+    assert!(
+        !stdout.contains("has no reference-anchor check"),
+        "{stdout}"
+    );
 
     // The report agrees with the store.
     let r: Value =
@@ -133,6 +146,10 @@ fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
     assert!(pass("sim-flaky") < pass("sim-swift"));
     let judge = &r["judges"][0];
     assert_eq!(judge["simulated"], true);
+    let anchors = r["anchors"].as_array().unwrap();
+    assert_eq!(anchors.len(), 1, "{anchors:?}");
+    assert_eq!(anchors[0]["passed"], true, "{anchors:?}");
+    assert!(anchors[0]["pairs"].as_u64().unwrap() > 100);
     let order: Vec<&str> = cells
         .iter()
         .map(|c| c["provider"].as_str().unwrap())

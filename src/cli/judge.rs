@@ -1,6 +1,7 @@
 //! `turnbench judge`: settings overridden by flags (one or several judges: a panel), the
 //! Ctrl-C channel, the report and its exit code (0 judged, 1 error, 2 unscored judgments
-//! stored, 3 leak, 4 the store refused a judgment, 130 interrupted).
+//! stored, 3 leak, 4 the store refused a judgment, 5 `--anchors`: the judge failed its
+//! reference anchors, 130 interrupted).
 
 use std::path::PathBuf;
 
@@ -17,7 +18,8 @@ use crate::store::judgments::JudgmentStatus;
 ///
 /// Exit status: 0 all judged, 1 a definition, usage or setup error, 2 some judgments
 /// unparseable or judge errors (stored), 3 the audit found a name in a prompt (nothing
-/// sent), 4 the store refused a judgment (the run stopped sending), 130 interrupted.
+/// sent), 4 the store refused a judgment (the run stopped sending), 5 with --anchors: a
+/// judge failed its reference anchors (its scores are not evidence), 130 interrupted.
 /// See docs/judge.md.
 #[derive(clap::Args)]
 pub struct JudgeArgs {
@@ -141,6 +143,7 @@ impl JudgeArgs {
             return Ok(0);
         }
         let mut code = 0;
+        let mut anchors_failed = false;
         for mut opts in panel {
             // The built-in mock judge, for this judge's calls only; it grades transcripts
             // against the scenarios' reference answers when it has them.
@@ -186,6 +189,7 @@ impl JudgeArgs {
                         && a.simulated == opts.settings.simulated
                 }) {
                     println!("anchors: {}", crate::report::anchors::sentence(a));
+                    anchors_failed |= !a.passed;
                 }
             }
             if report.pairwise.is_some() {
@@ -194,6 +198,9 @@ impl JudgeArgs {
                     "{}",
                     judge::format_pairwise_summary(&opts.settings, &opts.rubric, &verdicts)
                 );
+            }
+            if let Some(hint) = &report.format_refused {
+                eprintln!("{hint}");
             }
             for f in &report.store_failures {
                 eprintln!("store: {f}");
@@ -214,7 +221,8 @@ impl JudgeArgs {
                 code = 2;
             }
         }
-        Ok(code)
+        // A judge that cannot tell references from spoiled answers outranks unscored asks.
+        Ok(if anchors_failed { 5 } else { code })
     }
 
     /// The second stage of argument resolution: each judge's settings, the rubric and the
@@ -274,6 +282,10 @@ impl JudgeArgs {
                 settings.concurrency = n;
             }
             settings.check_replicates()?;
+            if settings.simulated {
+                // Simulated judgments are the mock grader's: keyed by its version.
+                settings.grader_version = Some(crate::mock::grade::GRADER_VERSION);
+            }
             let hash = judge::cache::judge_hash(&settings);
             if let Some(other) = panel
                 .iter()

@@ -6,6 +6,7 @@
 //! model = "gpt-4.1-mini"
 //! api_key_env = "JUDGE_API_KEY"           # the key is read from this variable, never stored
 //! template = "prompt.md"                  # relative to this file; {{placeholders}}
+//! pairwise_template = "pairwise.md"       # optional; default: the shipped judges/pairwise.md
 //! system = "You are an impartial evaluator."   # optional system message
 //! sample = "first"                        # or "all" (every completed repeat)
 //! replicates = 1                          # judgments per conversation
@@ -19,7 +20,7 @@
 //! builtin_redactions = true               # the built-in list of model family names
 //! simulated = false                       # label results simulated (implied for mocks)
 //! [request]                               # temperature 0 and non-streaming by default
-//! response_format = { type = "json_object" }
+//! response_format = "rubric_schema"       # or "json_object", "none", or a table sent as written
 //! [retry]                                 # HTTP retries; Retry-After honoured
 //! attempts = 4
 //! ```
@@ -82,6 +83,43 @@ impl Variation {
     }
 }
 
+/// What a judge is asked to answer in: `[request] response_format` of its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseFormat {
+    /// Nothing sent: the prompt alone asks for JSON.
+    None,
+    /// `{"type": "json_object"}`: any JSON object.
+    JsonObject,
+    /// `{"type": "json_schema", "json_schema": {…}}` built from the rubric: every
+    /// criterion an integer of its scale, `completed`, `rationale`, nothing else.
+    RubricSchema,
+    /// A table written in the settings, sent as written.
+    AsWritten,
+}
+
+impl ResponseFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseFormat::None => "none",
+            ResponseFormat::JsonObject => "json_object",
+            ResponseFormat::RubricSchema => "rubric_schema",
+            ResponseFormat::AsWritten => "as written",
+        }
+    }
+}
+
+/// The pairwise prompt a judge's settings name (`pairwise_template`), checked to hold
+/// both transcripts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairwiseTemplate {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// The placeholders a pairwise template must hold.
+pub const PAIRWISE_REQUIRED: [&str; 3] = ["transcript_a", "transcript_b", "criteria"];
+
 /// Where judge requests go.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub enum JudgeEndpoint {
@@ -110,11 +148,19 @@ pub struct JudgeSettings {
     /// Where the URL's credentials come from (variable names; left out when none).
     #[serde(flatten)]
     pub url_secrets: super::url::UrlSecrets,
+    /// Without `response_format`, which [`ResponseFormat`] describes (a table written in
+    /// the file, or `{"type": "json_object"}`, stays here and is sent as it is).
     pub request: RequestParams,
+    pub response_format: ResponseFormat,
+    /// Line of `response_format` (1 when absent), for the hint after a refused request.
+    #[serde(skip)]
+    pub response_format_line: usize,
     pub retry: RetryPolicy,
     pub system: Option<String>,
     pub template_path: PathBuf,
     pub template: PromptTemplate,
+    /// `None`: the shipped `judges/pairwise.md`.
+    pub pairwise_template: Option<PairwiseTemplate>,
     pub sample: Sample,
     pub replicates: u32,
     /// What replicates 2.. vary (sorted, no duplicates); replicate 1 is always the plain
@@ -133,6 +179,11 @@ pub struct JudgeSettings {
     /// Results are labelled simulated: set in the file, or implied by the built-in mock
     /// or a model named `mock-…`.
     pub simulated: bool,
+    /// The version of the simulated judge's grading logic (`mock::grade::GRADER_VERSION`),
+    /// part of every judgment key so that a new grader's judgments replace the old ones.
+    /// Never read from the file: set by whoever starts the mock judge for this judge (the
+    /// settings' own stage does not know the mock).
+    pub grader_version: Option<u32>,
 }
 
 impl JudgeSettings {
@@ -219,6 +270,7 @@ struct JudgeDoc {
     #[serde(default)]
     query_env: BTreeMap<String, String>,
     template: Spanned<String>,
+    pairwise_template: Option<Spanned<String>>,
     system: Option<String>,
     #[serde(default = "first")]
     sample: Sample,
@@ -392,9 +444,68 @@ impl JudgeSettings {
             other => other,
         })?;
         let template = PromptTemplate::parse(&template_src)?;
+        let pairwise_template = match &doc.pairwise_template {
+            None => None,
+            Some(name) => {
+                let path = base.join(name.get_ref());
+                let text = SourceText::read(&path).map_err(|e| match e {
+                    ConfigError::Read { error, .. } => src.invalid(
+                        name.span(),
+                        format!("cannot read pairwise template {}: {error}", path.display()),
+                        "name a template file relative to this settings file (see judges/pairwise.md)",
+                    ),
+                    other => other,
+                })?;
+                for required in PAIRWISE_REQUIRED {
+                    if !text.text.contains(&format!("{{{{{required}}}}}")) {
+                        return Err(ConfigError::invalid(
+                            &path,
+                            1,
+                            format!("the pairwise template has no {{{{{required}}}}}"),
+                            format!(
+                                "add {{{{{required}}}}} where the judge should read it (see judges/pairwise.md)"
+                            ),
+                        ));
+                    }
+                }
+                Some(PairwiseTemplate {
+                    path,
+                    text: text.text,
+                })
+            }
+        };
 
         // A judge scores best when it does not improvise, and the parser wants one body.
         let mut request = doc.request;
+        let response_format_line = find_line(&src, "response_format");
+        let response_format = match request.response_format.take() {
+            None => ResponseFormat::None,
+            Some(serde_json::Value::String(name)) => match name.as_str() {
+                "rubric_schema" => ResponseFormat::RubricSchema,
+                "json_object" => {
+                    request.response_format = Some(serde_json::json!({"type": "json_object"}));
+                    ResponseFormat::JsonObject
+                }
+                "none" => ResponseFormat::None,
+                other => {
+                    return Err(ConfigError::invalid(
+                        path,
+                        response_format_line,
+                        format!("unknown response_format {other:?}"),
+                        "write \"rubric_schema\" (a JSON schema built from the rubric), \"json_object\", \"none\", or a table sent as written",
+                    ));
+                }
+            },
+            Some(table) => {
+                let format = if table == serde_json::json!({"type": "json_object"}) {
+                    ResponseFormat::JsonObject
+                } else {
+                    ResponseFormat::AsWritten
+                };
+                request.response_format = Some(table);
+                format
+            }
+        };
         request.temperature = request.temperature.or(Some(0.0));
         request.stream = request.stream.or(Some(false));
         // The mock's judge models are named `mock-judge…`; a served mock is still a mock.
@@ -415,10 +526,13 @@ impl JudgeSettings {
             headers_env: doc.headers_env,
             url_secrets,
             request,
+            response_format,
+            response_format_line,
             retry: doc.retry,
             system: doc.system.map(|s| s.trim().to_string()),
             template_path,
             template,
+            pairwise_template,
             sample: doc.sample,
             replicates: doc.replicates.into_inner(),
             vary_line: doc.vary.as_ref().map_or(1, |v| src.line_of(v.span().start)),
@@ -439,6 +553,7 @@ impl JudgeSettings {
             redact,
             builtin_redactions: doc.builtin_redactions,
             simulated,
+            grader_version: None,
         };
         settings.check_replicates()?;
         Ok(settings)
@@ -754,6 +869,51 @@ mod tests {
         std::fs::remove_file(dir.path().join("t.md")).unwrap();
         let err = JudgeSettings::load(&p).unwrap_err().to_string();
         assert!(err.contains("j.toml:3:"), "{err}");
+    }
+
+    #[test]
+    fn response_format_names_a_kind_or_is_sent_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "t.md", TEMPLATE);
+        let base = "base_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"t.md\"\n[request]\n";
+        let load = |line: &str| {
+            let p = write(dir.path(), "j.toml", &format!("{base}{line}\n"));
+            JudgeSettings::load(&p)
+        };
+        let s = load("response_format = \"rubric_schema\"").unwrap();
+        assert_eq!(
+            (
+                s.response_format,
+                s.request.response_format,
+                s.response_format_line
+            ),
+            (ResponseFormat::RubricSchema, None, 5)
+        );
+        for line in [
+            "response_format = \"json_object\"",
+            "response_format = { type = \"json_object\" }",
+        ] {
+            let s = load(line).unwrap();
+            assert_eq!(s.response_format, ResponseFormat::JsonObject);
+            assert_eq!(
+                s.request.response_format,
+                Some(serde_json::json!({"type": "json_object"}))
+            );
+        }
+        assert_eq!(
+            load("response_format = \"none\"").unwrap().response_format,
+            ResponseFormat::None
+        );
+        assert_eq!(load("").unwrap().response_format, ResponseFormat::None);
+        let s = load("response_format = { type = \"text\" }").unwrap();
+        assert_eq!(s.response_format, ResponseFormat::AsWritten);
+        let err = load("response_format = \"schema\"")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("j.toml:5:") && err.contains("rubric_schema"),
+            "{err}"
+        );
     }
 
     #[test]

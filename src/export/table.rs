@@ -427,9 +427,15 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
                 ""
             },
             match anchors {
-                Some(a) if !a.passed => " · FAILED REFERENCE ANCHORS: not evidence",
-                Some(_) => " · anchors passed",
-                None => "",
+                Some(a) if !a.passed => format!(
+                    " · FAILED REFERENCE ANCHORS ({} of {} references above): not evidence",
+                    a.above.k, a.pairs
+                ),
+                Some(a) => format!(
+                    " · anchors passed ({} of {} references above)",
+                    a.above.k, a.pairs
+                ),
+                None => String::new(),
             }
         ),
         &[
@@ -604,6 +610,12 @@ fn pairwise(p: &PairwiseSection, m: Marks) -> Table {
             String::new()
         }
     ));
+    if p.one_position > 0 {
+        t.footnotes.push(format!(
+            "{} pairs judged in one position only (the swapped ask is missing): in no verdict; run the same `turnbench judge --pairwise` again to ask the other.",
+            p.one_position
+        ));
+    }
     t
 }
 

@@ -91,5 +91,6 @@ pub fn plan(
         items: items.into_iter().map(|(_, i)| i).collect(),
         terms,
         leaks,
+        response_format: None,
     })
 }

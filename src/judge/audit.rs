@@ -118,7 +118,12 @@ pub fn audit(text: &str, list: &AuditList) -> Vec<Leak> {
     for entry in &list.entries {
         for (at, _) in lower.match_indices(entry.folded.as_str()) {
             let end = at + entry.folded.len();
-            if !standalone(&lower, at, end) {
+            let target = entry.kind == LeakKind::Term(TermOrigin::Target);
+            // A target's name glued into a compound ("GroqCloud", "TogetherAI").
+            let glued = target
+                && !standalone(&lower, at, end)
+                && glued_name(&blanked, &lower, at, end, entry.ordinary);
+            if !glued && !standalone(&lower, at, end) {
                 continue;
             }
             // Capitalised, or in a script without case.
@@ -126,7 +131,12 @@ pub fn audit(text: &str, list: &AuditList) -> Vec<Leak> {
             let named_self = (capitalised || !entry.ordinary) && introduced(&lower, at, end);
             let hit = match entry.rule {
                 Rule::Everywhere => true,
-                Rule::Identifying => named_self || plainly_names_maker(&lower, at, end),
+                Rule::Identifying => {
+                    glued
+                        || named_self
+                        || plainly_names_maker(&lower, at, end)
+                        || (target && names_where_it_ran(&blanked, &lower, at, end))
+                }
                 Rule::SelfIdentification => named_self,
             };
             if hit {
@@ -222,6 +232,58 @@ fn plainly_names_maker(lower: &str, at: usize, end: usize) -> bool {
     vendor_word || versioned || authored
 }
 
+/// A target's name saying where an answer ran: "via x", "hosted on x", "served by x",
+/// "running on x" in any case; "on X", "from X", "using X" capitalised; "x's api";
+/// "x-hosted".
+fn names_where_it_ran(text: &str, lower: &str, at: usize, end: usize) -> bool {
+    let list = names::shipped();
+    let before = &lower[..at];
+    let after_lead = |lead: &str| {
+        before
+            .strip_suffix(' ')
+            .and_then(|b| b.strip_suffix(lead))
+            .is_some_and(|rest| rest.chars().last().is_none_or(|c| !c.is_alphanumeric()))
+    };
+    let capitalised = text[at..].chars().next().is_some_and(|c| c.is_uppercase());
+    let led = list.hosting_lead_ins.iter().any(|l| after_lead(l))
+        || (capitalised && list.capitalised_lead_ins.iter().any(|l| after_lead(l)));
+    let after = &lower[end..];
+    let next_word = |rest: &str| -> String {
+        rest.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '+')
+            .collect()
+    };
+    let possessive = ["'s ", "’s ", "' ", "’ "]
+        .iter()
+        .filter_map(|p| after.strip_prefix(p))
+        .any(|rest| list.identifies_after(&next_word(rest)));
+    let suffixed = after
+        .strip_prefix('-')
+        .is_some_and(|rest| list.is_identifying_suffix(&next_word(rest)));
+    led || possessive || suffixed
+}
+
+/// Glued only after its end, to a capital that follows a lower-case letter (a
+/// distinctive name: "GroqCloud") or to a vendor word ("groqcloud", "togetherai").
+fn glued_name(text: &str, lower: &str, at: usize, end: usize, ordinary: bool) -> bool {
+    if lower[..at]
+        .chars()
+        .last()
+        .is_some_and(char::is_alphanumeric)
+    {
+        return false;
+    }
+    let tail: String = lower[end..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric())
+        .collect();
+    let camel = !ordinary
+        && text[..end].chars().last().is_some_and(char::is_lowercase)
+        && text[end..].chars().next().is_some_and(char::is_uppercase);
+    !tail.is_empty()
+        && (camel || (tail.chars().count() >= 2 && names::shipped().identifies_after(&tail)))
+}
+
 /// "As a Zorblax model", "as an Acme assistant", "I'm Zorblax, an AI assistant", "a model
 /// developed by Quuxco": a
 /// capitalised name, not a generic word, in phrasing that says it is an AI.
@@ -299,4 +361,47 @@ fn context(lower: &str, at: usize, end: usize) -> String {
         to -= 1;
     }
     lower[from..to].replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judge::blind::{Identity, redaction_terms};
+
+    /// A provider's name where it says where an answer ran is a leak, in any case; the
+    /// same words in prose are not.
+    #[test]
+    fn flags_a_provider_after_on_via_served_by_hosted_on() {
+        let target = |provider: &str| Identity {
+            provider: provider.into(),
+            model: "m-1".into(),
+            label: "m-1".into(),
+            host: None,
+        };
+        let terms = redaction_terms(&[target("together"), target("groq")], &[], false);
+        let list = AuditList::new(&terms, false);
+        for leak in [
+            "I run on Together.",
+            "answers via together today",
+            "Served by TOGETHER.",
+            "hosted on together, at night",
+            "running on together",
+            "Together's API",
+            "a Together-hosted model",
+            "TogetherAI",
+            "I am m-1 on groq.",
+            "via Groq",
+            "GroqCloud",
+        ] {
+            assert!(!audit(leak, &list).is_empty(), "missed {leak:?}");
+        }
+        for prose in [
+            "Taken together, it works.",
+            "We spent it on fireworks and got together on Friday.",
+            "counting on together time",
+            "Togetherness",
+        ] {
+            assert!(audit(prose, &list).is_empty(), "flagged {prose:?}");
+        }
+    }
 }

@@ -297,18 +297,23 @@ impl Redactor {
                     continue;
                 };
                 let (s, e) = (m.start(), m.end());
-                if !whole_word(&lower, s, e) {
+                // A target's own name glued into a compound: "GroqCloud", "TogetherAI".
+                let target = term.origin == TermOrigin::Target;
+                let compound = target && compound(text, &lower, s, e, term.ordinary);
+                if !compound && !whole_word(&lower, s, e) {
                     continue;
                 }
                 let in_json = json.iter().any(|&(a, b)| a <= s && e <= b);
                 let keep = match term.scope {
                     TermScope::Anywhere => true,
                     TermScope::WhereIdentifying => {
-                        in_json
+                        compound
+                            || in_json
                             || self_identifies(text, &lower, s, e, term.ordinary)
                             || authored_by(&lower, s)
                             || in_address(&lower, s, e)
                             || followed_by_identifier(&lower, e)
+                            || (target && says_where_it_ran(text, &lower, s, e))
                     }
                     TermScope::SelfIdentification => {
                         in_json
@@ -404,6 +409,71 @@ fn authored_by(lower: &str, s: usize) -> bool {
         .next()
         .unwrap_or("");
     names::shipped().is_authoring_verb(verb)
+}
+
+/// A target's own name where it says where an answer ran: after a hosting lead-in
+/// ("via together", "hosted on Fireworks"), capitalised after a preposition ("I am X on
+/// Together", "using Fireworks"), before a possessive and an API word ("Together's API"),
+/// or before "-hosted" ("Together-hosted").
+fn says_where_it_ran(text: &str, lower: &str, s: usize, e: usize) -> bool {
+    let list = names::shipped();
+    let before = &lower[..s];
+    let spaced = before.ends_with(char::is_whitespace);
+    let before = before.trim_end();
+    let led_by = |lead: &String| {
+        before.strip_suffix(lead.as_str()).is_some_and(|rest| {
+            !rest
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric())
+        })
+    };
+    let capitalised = text[s..].chars().next().is_some_and(char::is_uppercase);
+    if spaced
+        && (list.hosting_lead_ins.iter().any(led_by)
+            || (capitalised && list.capitalised_lead_ins.iter().any(led_by)))
+    {
+        return true;
+    }
+    let after = &lower[e..];
+    let word_after = |rest: &str| -> String {
+        rest.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '+')
+            .collect()
+    };
+    let possessive = ["'s ", "’s ", "' ", "’ "]
+        .iter()
+        .find_map(|p| after.strip_prefix(p));
+    if possessive.is_some_and(|rest| list.identifies_after(&word_after(rest))) {
+        return true;
+    }
+    after
+        .strip_prefix('-')
+        .is_some_and(|rest| list.is_identifying_suffix(&word_after(rest)))
+}
+
+/// A target's name glued to what follows into one word that still names it: a capital
+/// after a lower-case letter ("GroqCloud"; distinctive names only, so a target called
+/// `base` leaves "BaseModel" alone) or a vendor word ("groqcloud", "TogetherAI"). Nothing
+/// glued before it.
+fn compound(text: &str, lower: &str, s: usize, e: usize, ordinary: bool) -> bool {
+    let glued_before = lower[..s]
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric());
+    let rest: String = lower[e..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric())
+        .collect();
+    if glued_before || rest.is_empty() {
+        return false;
+    }
+    let camel = text[..e]
+        .chars()
+        .next_back()
+        .is_some_and(char::is_lowercase)
+        && text[e..].chars().next().is_some_and(char::is_uppercase);
+    (camel && !ordinary) || (rest.len() >= 2 && names::shipped().identifies_after(&rest))
 }
 
 /// Part of a URL or hostname: after "://", "@" or "www.", before a top-level domain
@@ -569,6 +639,17 @@ mod tests {
             id("unknown", "unknown", "unknown"),
             id("together", "meta-llama/Llama-3.3-70B", "llama-3.3-70b"),
             id("zeta", "json-object", "json-object"),
+            // Providers whose names are no ordinary word, and one that is.
+            id("groq", "llama-3.3-70b-versatile", "llama-3.3-70b-versatile"),
+            id(
+                "deepinfra",
+                "meta-llama/Llama-3.3-70B-Instruct",
+                "llama-3.3-70b-instruct",
+            ),
+            id("openrouter", "qwen/qwen3-235b-a22b", "qwen3-235b"),
+            id("cerebras", "gpt-oss-120b", "gpt-oss-120b"),
+            id("sambanova", "DeepSeek-V3.1", "deepseek-v3.1"),
+            id("fireworks", "accounts/fireworks/models/kimi-k2", "kimi-k2"),
         ]
     }
 
@@ -689,6 +770,89 @@ mod tests {
             r#"{"assistant_name": "Kimi"}"#,
             r#"{"assistant_name": "[redacted]"}"#,
         ),
+        // A target's own provider, wherever it says where an answer ran (issue 18).
+        (
+            "I am llama-3.3-70b-versatile on Groq.",
+            "I am [redacted] on [redacted].",
+        ),
+        (
+            "model: Llama-3.3-70B-Instruct on DeepInfra.",
+            "model: [redacted] on [redacted].",
+        ),
+        (
+            "I'm running on groq, via the GroqCloud API.",
+            "I'm running on [redacted], via the [redacted]Cloud API.",
+        ),
+        (
+            "Served by DEEPINFRA; hosted on deepinfra.com.",
+            "Served by [redacted]; hosted on [redacted].com.",
+        ),
+        (
+            "Answers come via OpenRouter's API.",
+            "Answers come via [redacted]'s API.",
+        ),
+        (
+            "This Groq-hosted model runs on Cerebras hardware, not SambaNova.",
+            "This [redacted]-hosted model runs on [redacted] hardware, not [redacted].",
+        ),
+        ("I run on Together.", "I run on [redacted]."),
+        (
+            "Requests go via together, then back.",
+            "Requests go via [redacted], then back.",
+        ),
+        (
+            "Hosted on Fireworks, served by fireworks.",
+            "Hosted on [redacted], served by [redacted].",
+        ),
+        (
+            "Use Together's API or the TogetherAI SDK.",
+            "Use [redacted]'s API or the [redacted]AI SDK.",
+        ),
+        (
+            "A Fireworks-hosted deployment, via FireworksAI.",
+            "A [redacted]-hosted deployment, via [redacted]AI.",
+        ),
+        (
+            "I am an assistant running on Fireworks.",
+            "I am an assistant running on [redacted].",
+        ),
+        (
+            "Using Together for inference, from Fireworks AI too.",
+            "Using [redacted] for inference, from [redacted] AI too.",
+        ),
+        (
+            "powered by together; deployed on FIREWORKS",
+            "powered by [redacted]; deployed on [redacted]",
+        ),
+        // … and ordinary prose stays, whatever the targets are called.
+        (
+            "Taken together, the results agree.",
+            "Taken together, the results agree.",
+        ),
+        (
+            "A moonshot goal for the team.",
+            "A moonshot goal for the team.",
+        ),
+        (
+            "After the fireworks display we went home.",
+            "After the fireworks display we went home.",
+        ),
+        (
+            "We spent the budget on fireworks and got together on Friday.",
+            "We spent the budget on fireworks and got together on Friday.",
+        ),
+        (
+            "Fireworks lit the sky; together they watched the fireworks' colours.",
+            "Fireworks lit the sky; together they watched the fireworks' colours.",
+        ),
+        (
+            "It ran on unknown hardware, via unknown routes.",
+            "It ran on unknown hardware, via unknown routes.",
+        ),
+        (
+            "Togetherness matters; firework-lit skies.",
+            "Togetherness matters; firework-lit skies.",
+        ),
         // Other scripts.
         ("你好，我是通义千问。", "你好，我是[redacted]。"),
         (
@@ -714,6 +878,62 @@ mod tests {
             }
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// The byte ranges of `input` that `expected` replaces with [`REDACTED`] (each literal
+    /// piece of `expected` found in order).
+    fn expected_spans(input: &str, expected: &str) -> Vec<(usize, usize)> {
+        let pieces: Vec<&str> = expected.split(REDACTED).collect();
+        let mut spans = Vec::new();
+        let mut at = pieces[0].len();
+        assert!(input.starts_with(pieces[0]), "{input:?} vs {expected:?}");
+        for (i, piece) in pieces.iter().enumerate().skip(1) {
+            let last = i == pieces.len() - 1;
+            let found = if last {
+                input.len() - piece.len()
+            } else {
+                at + 1 + input[at + 1..].find(piece).expect("piece in input")
+            };
+            spans.push((at, found));
+            at = found + piece.len();
+        }
+        spans
+    }
+
+    /// Leaks (a span the table redacts that redaction leaves, wholly or in part) and
+    /// collateral rewrites (a redacted span the table keeps), over every case.
+    fn blinding_score(r: &Redactor) -> (usize, usize) {
+        let (mut leaks, mut collateral) = (0, 0);
+        for (input, expected) in CASES {
+            let want = expected_spans(input, expected);
+            let got = r.spans(input);
+            let covered = |(a, b): (usize, usize), by: &[(usize, usize)]| {
+                by.iter().any(|&(c, d)| c <= a && b <= d)
+            };
+            leaks += want.iter().filter(|w| !covered(**w, &got)).count();
+            collateral += got.iter().filter(|g| !covered(**g, &want)).count();
+        }
+        (leaks, collateral)
+    }
+
+    /// The two numbers docs/judge.md reports: leaks and collateral rewrites on the table.
+    #[test]
+    fn blinding_set_has_no_leak_and_no_collateral_rewrite() {
+        let (leaks, collateral) = blinding_score(&redactor(true));
+        let redacted: usize = CASES.iter().map(|(i, e)| expected_spans(i, e).len()).sum();
+        println!(
+            "blinding set: {} cases, {redacted} names to redact: leaks {leaks}, collateral rewrites {collateral}",
+            CASES.len()
+        );
+        assert_eq!((leaks, collateral), (0, 0));
+        // The score can fail: a redactor that knows no name leaks every one, and one that
+        // treats the ordinary words as names rewrites prose.
+        assert!(blinding_score(&Redactor::new(Vec::new())).0 > 0);
+        let mut wide = redaction_terms(&identities(), &["Zeta Labs".into()], true);
+        for t in &mut wide {
+            t.scope = TermScope::Anywhere;
+        }
+        assert!(blinding_score(&Redactor::new(wide)).1 > 0);
     }
 
     #[test]

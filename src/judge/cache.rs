@@ -3,10 +3,13 @@
 //! A judgment's key hashes everything that can change its answer: where the judge runs
 //! (its base URL, or the built-in mock) and whether its results are simulated, the judge
 //! model and request parameters, the system text and template text, the rubric's
-//! content, the blinded transcript and the replicate index. Not the judge's key, headers,
+//! content, the blinded transcript and the replicate index; a rubric-built response
+//! schema, a pairwise template of the judge's own, and for a simulated judge the version
+//! of the mock's grader (`grader_version`, set by whoever starts the mock judge). Not the judge's key, headers,
 //! concurrency or retry policy, which change how an answer is fetched, not what it says.
 //! So a simulated run never stands in for a real judge of the same id and model.
 
+use crate::config::judge::ResponseFormat;
 use crate::config::{JudgeEndpoint, JudgeSettings, Rubric};
 
 /// Length-prefixed fields, so that no two different inputs hash alike.
@@ -39,8 +42,8 @@ pub fn judge_hash(settings: &JudgeSettings) -> String {
         JudgeEndpoint::Url(url) => url.as_str(),
         JudgeEndpoint::BuiltinMock => "builtin-mock",
     };
-    KeyHasher::new("turnbench-judge-v2")
-        .field(endpoint.as_bytes())
+    let mut k = KeyHasher::new("turnbench-judge-v2");
+    k.field(endpoint.as_bytes())
         .field(if settings.simulated {
             b"simulated"
         } else {
@@ -49,8 +52,20 @@ pub fn judge_hash(settings: &JudgeSettings) -> String {
         .field(settings.model.as_bytes())
         .field(params.as_bytes())
         .field(settings.system.as_deref().unwrap_or("\0none").as_bytes())
-        .field(settings.template.text.as_bytes())
-        .hex(24)
+        .field(settings.template.text.as_bytes());
+    // Added only when set, so the keys of judges that set none of them stay as they were.
+    if settings.response_format == ResponseFormat::RubricSchema {
+        // The schema itself follows from the rubric, which every key holds.
+        k.field(b"response_format=rubric_schema");
+    }
+    if let Some(t) = &settings.pairwise_template {
+        k.field(b"pairwise_template").field(t.text.as_bytes());
+    }
+    if let Some(version) = settings.grader_version {
+        // A simulated judge's answers are the grader's: a new grader is a new judge.
+        k.field(b"mock-grader").field(&version.to_le_bytes());
+    }
+    k.hex(24)
 }
 
 /// The cache key of one judgment.

@@ -21,6 +21,7 @@ pub mod names;
 pub mod pairwise;
 pub mod parse;
 pub mod prompt;
+pub mod schema;
 pub mod vary;
 
 use std::collections::{BTreeMap, HashMap};
@@ -132,6 +133,9 @@ pub struct JudgePlan {
     /// What the audit found in the sampled transcripts (one entry per conversation and
     /// hit, whatever the replicates).
     pub leaks: Vec<AuditLeak>,
+    /// The `response_format` sent with every ask (a schema built from the rubric with
+    /// `response_format = "rubric_schema"`).
+    pub response_format: Option<serde_json::Value>,
 }
 
 impl JudgePlan {
@@ -170,6 +174,9 @@ pub struct JudgeReport {
     pub pairwise: Option<String>,
     /// `--anchors`: the reference-anchor sanity run.
     pub anchors: bool,
+    /// The server refused the response format (HTTP 4xx/5xx naming it): one line with the
+    /// fix.
+    pub format_refused: Option<String>,
 }
 
 impl JudgeReport {
@@ -213,12 +220,26 @@ pub fn plan(
     if let Some(stored_hash) = rubric_conflict(conn, rubric)? {
         return Err(rubric_conflict_error(rubric, &stored_hash));
     }
-    if let Some(baseline) = &selection.pairwise {
-        return pairwise::plan(conn, settings, rubric, bench_targets, baseline);
-    }
-    if let Some(inputs) = &selection.anchors {
-        return anchors::plan(conn, settings, rubric, inputs);
-    }
+    let mut planned = if let Some(baseline) = &selection.pairwise {
+        pairwise::plan(conn, settings, rubric, bench_targets, baseline)?
+    } else if let Some(inputs) = &selection.anchors {
+        anchors::plan(conn, settings, rubric, inputs)?
+    } else {
+        plan_single(conn, settings, rubric, bench_targets, selection)?
+    };
+    planned.response_format =
+        schema::request_format(settings, rubric, selection.pairwise.is_some());
+    Ok(planned)
+}
+
+/// Single judgments of stored conversations: the sample × replicates.
+fn plan_single(
+    conn: &rusqlite::Connection,
+    settings: &JudgeSettings,
+    rubric: &Rubric,
+    bench_targets: &[BenchTargetNames],
+    selection: &Selection,
+) -> Result<JudgePlan, JudgeError> {
     let judge_hash = cache::judge_hash(settings);
     let (terms, redactor, audit_list) = blinding(conn, settings, bench_targets)?;
     let mut leaks = Vec::new();
@@ -285,6 +306,7 @@ pub fn plan(
         items: items.into_iter().map(|(_, i)| i).collect(),
         terms,
         leaks,
+        response_format: None,
     })
 }
 
@@ -412,6 +434,14 @@ pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
     } else {
         ""
     };
+    if let Some(format) = &plan.response_format {
+        // Constant JSON values: serialising cannot fail.
+        let pretty = serde_json::to_string_pretty(format).unwrap_or_default();
+        out.push_str(&format!(
+            "=== response_format sent with every prompt ({}) ===\n{pretty}\n",
+            settings.response_format.as_str()
+        ));
+    }
     for (n, item) in pending.iter().enumerate() {
         out.push_str(&match &item.pair {
             None if item.anchor.is_some() => format!(
@@ -519,6 +549,8 @@ struct CallContext {
     redactor: Redactor,
     /// `--rejudge`: records are stored beside any scored row for their key.
     rejudge: bool,
+    /// Set by the first call the server refused naming the response format.
+    format_refused: std::sync::OnceLock<String>,
 }
 
 async fn run_calls(
@@ -542,7 +574,10 @@ async fn run_calls(
         model: settings.model.clone(),
         api_key: settings.api_key()?,
         headers: settings.header_values()?,
-        params: settings.request.clone(),
+        params: crate::config::RequestParams {
+            response_format: plan.response_format.clone(),
+            ..settings.request.clone()
+        },
     };
     let (rubric_ref, judge_ref) = {
         let tx = conn
@@ -564,6 +599,7 @@ async fn run_calls(
         invocation: crate::store::now_rfc3339(),
         redactor: Redactor::new(plan.terms.clone()),
         rejudge: opts.selection.rejudge,
+        format_refused: std::sync::OnceLock::new(),
     });
 
     let writer = StoreWriter::<Answer>::spawn(conn)?;
@@ -640,6 +676,7 @@ async fn run_calls(
         .map(|(j, e)| format!("{}: not stored: {e}", j.describe()))
         .collect();
     report.interrupted = interrupted;
+    report.format_refused = ctx.format_refused.get().cloned();
     Ok(())
 }
 
@@ -696,6 +733,11 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
             TurnOutcome::Ok | TurnOutcome::Truncated | TurnOutcome::EmptyAnswer
         );
         if !answered {
+            if let Some(hint) =
+                schema::refusal_hint(s, turn.http_status, turn.error.as_deref().unwrap_or(""))
+            {
+                let _ = ctx.format_refused.set(hint);
+            }
             // The judge failed, not the conversation: nothing about it is touched.
             problems.push(format!(
                 "ask {asks}: {} ({})",

@@ -22,6 +22,9 @@ pub struct NameList {
     pub self_lead_ins: Vec<String>,
     pub identifying_json_keys: Vec<String>,
     pub generic_words: Vec<String>,
+    pub hosting_lead_ins: Vec<String>,
+    pub capitalised_lead_ins: Vec<String>,
+    pub identifying_suffixes: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -72,6 +75,11 @@ impl NameList {
         has(&self.authoring_verbs, word)
     }
 
+    /// "-hosted", "-served": glued to a target's name by a hyphen, it identifies.
+    pub fn is_identifying_suffix(&self, word: &str) -> bool {
+        has(&self.identifying_suffixes, word)
+    }
+
     /// Every vendor and family name, with whether it is an ordinary word.
     pub fn names(&self) -> impl Iterator<Item = (&str, bool)> {
         self.vendors.iter().flat_map(|v| {
@@ -111,7 +119,7 @@ mod tests {
     #[test]
     fn the_shipped_list_parses_and_is_wider_than_version_one() {
         let list = shipped();
-        assert_eq!(list.version, 2);
+        assert_eq!(list.version, 3);
         let all: Vec<&str> = list.names().map(|(n, _)| n).collect();
         for name in [
             "gemini",
@@ -139,6 +147,10 @@ mod tests {
         }
         assert!(list.is_ordinary("Together") && list.is_ordinary("meta"));
         assert!(!list.is_ordinary("claude"));
+        // Provider names that are no ordinary word are not treated as one.
+        for provider in ["groq", "deepinfra", "cerebras", "sambanova", "openrouter"] {
+            assert!(!list.is_ordinary(provider), "{provider}");
+        }
         assert!(list.is_placeholder("unknown") && list.is_placeholder(" Unknown "));
         assert!(list.is_generic("Sorry"));
     }

@@ -5,7 +5,9 @@
 //! stored apart (`pairwise_judgments`); the `pairwise_verdicts` view reads a verdict that
 //! changes with position as inconsistent, and counts it as a tie.
 //!
-//! The prompt is the shipped `judges/pairwise.md`, rendered in one pass (text put into it
+//! The prompt is the settings' `pairwise_template`, else the shipped `judges/pairwise.md`
+//! (placeholders `{{rubric_title}}`, `{{rubric_description}}`, `{{criteria}}`,
+//! `{{transcript_a}}`, `{{transcript_b}}`), rendered in one pass (text put into it
 //! is never expanded again). The answer is `{"winner": "A"|"B"|"tie", "rationale": …}`.
 
 use std::collections::BTreeMap;
@@ -73,10 +75,24 @@ pub fn reask_message(problem: &str) -> Message {
     )
 }
 
+/// The pairwise template of these settings: their own `pairwise_template`, else the
+/// shipped one.
+pub fn template(settings: &JudgeSettings) -> &str {
+    settings
+        .pairwise_template
+        .as_ref()
+        .map_or(TEMPLATE, |t| t.text.as_str())
+}
+
 /// The prompt with transcript `first` as A and `second` as B.
-pub fn render(rubric: &Rubric, first: &BlindTranscript, second: &BlindTranscript) -> String {
-    let mut out = String::with_capacity(TEMPLATE.len() + first.text.len() + second.text.len());
-    let mut rest = TEMPLATE;
+pub fn render(
+    template: &str,
+    rubric: &Rubric,
+    first: &BlindTranscript,
+    second: &BlindTranscript,
+) -> String {
+    let mut out = String::with_capacity(template.len() + first.text.len() + second.text.len());
+    let mut rest = template;
     while let Some(open) = rest.find("{{") {
         out.push_str(&rest[..open]);
         let after = &rest[open + 2..];
@@ -214,7 +230,10 @@ pub fn plan(
             if let Some(system) = settings.system.as_deref().filter(|s| !s.is_empty()) {
                 messages.push(Message::new("system", system));
             }
-            messages.push(Message::new("user", render(rubric, first, second)));
+            messages.push(Message::new(
+                "user",
+                render(template(settings), rubric, first, second),
+            ));
             let key = cache::pairwise_key(
                 &judge_hash,
                 rubric,
@@ -251,6 +270,7 @@ pub fn plan(
         items: items.into_iter().map(|(_, i)| i).collect(),
         terms,
         leaks,
+        response_format: None,
     })
 }
 
@@ -352,7 +372,7 @@ mod tests {
         )
         .unwrap();
         let (a, b) = (t("first says {{transcript_b}}"), t("second"));
-        let out = render(&rubric, &a, &b);
+        let out = render(TEMPLATE, &rubric, &a, &b);
         assert!(out.contains(&a.text) && out.contains(&b.text));
         assert!(out.find(&a.text) < out.find(&b.text));
         assert!(out.contains("first says {{transcript_b}}"));

@@ -38,6 +38,12 @@ use serde_json::{Map, Value};
 use super::plan::ScenarioIndex;
 use crate::store::records::Message;
 
+/// The version of this grading logic (and of how [`super::judge`] maps it onto a rubric's
+/// scale): raise it whenever either changes what a simulated judge answers. It is part of
+/// every simulated judgment's key, so judgments by an older grader are asked again.
+/// 2: honours a `json_schema` response format.
+pub const GRADER_VERSION: u32 = 2;
+
 /// Word overlap (Dice coefficient over word multisets) from which two texts count as the
 /// same text with a few words changed (redacted names, a slip).
 const NEAR: f64 = 0.85;

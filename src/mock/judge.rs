@@ -19,6 +19,12 @@
 //! wins, a difference under 0.05 is a tie, a transcript that matches no scenario makes a
 //! tie that says so; `prefer_a` answers "A" whatever it reads (a position-biased judge).
 //!
+//! A `json_schema` response format is honoured the way constrained decoding honours it:
+//! the answer fits the schema (no malformed-answer defect), and a prompt without a
+//! `rubric-spec:` line is scored on the schema's criteria and scale. `ignore_schema`
+//! answers as if no schema had been sent (a server that ignores it); `reject_schema`
+//! answers HTTP 500 naming the format (as llama-cpp-python's server does).
+//!
 //! The rubric is read from the `rubric-spec: {"criteria": […], "min": …, "max": …}` line
 //! that the `{{rubric_spec}}` placeholder writes into a prompt. HTTP faults (429 with
 //! Retry-After, 500, …) come from the profile's ordinary `faults` table.
@@ -30,12 +36,13 @@
 //! gap_ms = { dist = "fixed", ms = 0 }
 //! faults = { rate_limited = 0.05, http_500 = 0.02 }
 //! judge = { invalid_json = 0.05, out_of_range = 0.05, missing_criterion = 0.05, prose = 0.1 }
+//! # or: judge = { ignore_schema = 1.0, invalid_json = 1.0 }, judge = { reject_schema = 1.0 }
 //! ```
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use serde::Deserialize;
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
 use super::grade;
 use super::plan::{Fault, Piece, PieceKind, Plan, ScenarioIndex};
@@ -90,13 +97,66 @@ fn find_spec(messages: &[Message]) -> Option<RubricSpec> {
         })
 }
 
+/// The JSON schema of a request's `response_format`, when it is `json_schema`.
+fn requested_schema(format: Option<&Value>) -> Option<&Value> {
+    let format = format?;
+    (format.get("type")? == "json_schema")
+        .then(|| format.pointer("/json_schema/schema"))
+        .flatten()
+}
+
+/// The rubric as a verdict schema describes it: the required criteria of `scores` and the
+/// scale of their `enum` (or `minimum`/`maximum`).
+fn spec_from_schema(schema: &Value) -> Option<RubricSpec> {
+    let scores = schema.pointer("/properties/scores")?;
+    let criteria: Vec<String> = scores
+        .get("required")?
+        .as_array()?
+        .iter()
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect();
+    let first = scores.pointer(&format!("/properties/{}", criteria.first()?))?;
+    let values: Vec<i64> = match first.get("enum").and_then(Value::as_array) {
+        Some(e) => e.iter().filter_map(Value::as_i64).collect(),
+        None => vec![
+            first.get("minimum")?.as_i64()?,
+            first.get("maximum")?.as_i64()?,
+        ],
+    };
+    Some(RubricSpec {
+        criteria,
+        min: *values.iter().min()?,
+        max: *values.iter().max()?,
+    })
+}
+
+/// Whether this request draws the profile's `reject_schema` fault: a server that answers a
+/// `json_schema` response format with HTTP 500 (as llama-cpp-python's does).
+pub fn rejects_schema(profile: &Profile, key: [u8; 32], format: Option<&Value>) -> bool {
+    let rate = profile.judge.map_or(0.0, |r| r.reject_schema);
+    requested_schema(format).is_some() && draw(key, b"mock-judge-reject-schema") < rate
+}
+
+/// A uniform draw in [0, 1) of its own for each purpose, so that adding one never moves
+/// the others.
+fn draw(key: [u8; 32], purpose: &[u8]) -> f64 {
+    let mut seed = [0u8; 32];
+    seed.copy_from_slice(blake3::keyed_hash(&key, purpose).as_bytes());
+    StdRng::from_seed(seed).random()
+}
+
 /// The judge's answer text for a request: the transcript graded against the scenarios in
-/// `index`, with noise and defects drawn from the request's key.
+/// `index`, with noise and defects drawn from the request's key. A `json_schema` response
+/// format is honoured (unless the profile's `ignore_schema` draws otherwise) as a server
+/// with constrained decoding honours it: the answer always fits the schema, so none of the
+/// malformed-answer defects can occur, and a prompt without a `rubric-spec:` line is
+/// scored on the schema's criteria and scale.
 pub fn answer(
     profile: &Profile,
     key: [u8; 32],
     messages: &[Message],
     index: &ScenarioIndex,
+    format: Option<&Value>,
 ) -> String {
     let mut seed = [0u8; 32];
     seed.copy_from_slice(blake3::keyed_hash(&key, b"mock-judge").as_bytes());
@@ -104,7 +164,9 @@ pub fn answer(
     if let Some(text) = pairwise_prompt(messages) {
         return pairwise_answer(profile, &mut rng, text, index);
     }
-    let Some(spec) = find_spec(messages) else {
+    let ignore = profile.judge.map_or(0.0, |r| r.ignore_schema);
+    let schema = requested_schema(format).filter(|_| draw(key, b"mock-judge-schema") >= ignore);
+    let Some(spec) = find_spec(messages).or_else(|| schema.and_then(spec_from_schema)) else {
         return "I cannot find a rubric-spec line in this request, so I cannot score it."
             .to_string();
     };
@@ -143,12 +205,15 @@ pub fn answer(
         (completed, rationale)
     };
     let u: f64 = rng.random();
+    // A schema the server honours leaves no room for a malformed answer.
+    let honoured = schema.is_some();
     let table = [
         rates.invalid_json,
         rates.out_of_range,
         rates.missing_criterion,
         rates.prose,
-    ];
+    ]
+    .map(|rate| if honoured { 0.0 } else { rate });
     // The first defect whose cumulative probability passes the draw, if any.
     let mut acc = 0.0;
     let defect = table.iter().position(|p| {
@@ -252,8 +317,9 @@ pub fn answer_as_judge(
     key: [u8; 32],
     messages: &[Message],
     index: &ScenarioIndex,
+    format: Option<&Value>,
 ) {
-    let mut text = answer(profile, key, messages, index);
+    let mut text = answer(profile, key, messages, index, format);
     match plan.fault {
         Some(Fault::Empty) => text.clear(),
         Some(Fault::Length) => text.truncate(text.len() / 3),
@@ -301,7 +367,7 @@ mod tests {
     fn answers_every_criterion_inside_the_scale() {
         let p = judge_profile(JudgeFaultRates::default());
         for i in 0..50u8 {
-            let text = answer(&p, [i; 32], &prompt(), &none());
+            let text = answer(&p, [i; 32], &prompt(), &none(), None);
             let v: Value = serde_json::from_str(&text).unwrap();
             for c in ["a", "b"] {
                 let s = v["scores"][c].as_i64().unwrap();
@@ -310,8 +376,8 @@ mod tests {
             assert!(v["completed"].is_boolean());
         }
         assert_eq!(
-            answer(&p, [1; 32], &prompt(), &none()),
-            answer(&p, [1; 32], &prompt(), &none())
+            answer(&p, [1; 32], &prompt(), &none(), None),
+            answer(&p, [1; 32], &prompt(), &none(), None)
         );
     }
 
@@ -327,6 +393,7 @@ mod tests {
             [2; 32],
             &prompt(),
             &none(),
+            None,
         );
         assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
         let text = answer(
@@ -334,6 +401,7 @@ mod tests {
             [2; 32],
             &prompt(),
             &none(),
+            None,
         );
         let a = serde_json::from_str::<Value>(&text).unwrap()["scores"]["a"]
             .as_i64()
@@ -344,14 +412,83 @@ mod tests {
             [2; 32],
             &prompt(),
             &none(),
+            None,
         );
         let v: Value = serde_json::from_str(&text).unwrap();
         assert!(v["scores"].get("b").is_none(), "{text}");
-        let text = answer(&rates(|r| r.prose = 1.0), [2; 32], &prompt(), &none());
+        let text = answer(&rates(|r| r.prose = 1.0), [2; 32], &prompt(), &none(), None);
         assert!(
             text.starts_with("Here is") && text.contains("```json"),
             "{text}"
         );
+    }
+
+    /// A schema is honoured as constrained decoding honours it: every defect profile then
+    /// answers in shape, on the schema's criteria even without a rubric-spec line; a
+    /// profile told to ignore schemas answers as without one.
+    #[test]
+    fn honours_a_json_schema_unless_told_to_ignore_it() {
+        let format = json!({"type": "json_schema", "json_schema": {"name": "r", "strict": true, "schema": {
+            "type": "object",
+            "properties": {"scores": {"type": "object", "required": ["a", "b"], "properties": {
+                "a": {"type": "integer", "enum": [1, 2, 3, 4, 5]},
+                "b": {"type": "integer", "enum": [1, 2, 3, 4, 5]}}}},
+        }}});
+        let bare = vec![Message::new("user", "Score it.\n<<<transcript>>>")];
+        for i in 0..20u8 {
+            let mut rates = JudgeFaultRates::default();
+            match i % 4 {
+                0 => rates.invalid_json = 1.0,
+                1 => rates.out_of_range = 1.0,
+                2 => rates.missing_criterion = 1.0,
+                _ => rates.prose = 1.0,
+            }
+            for messages in [prompt(), bare.clone()] {
+                let text = answer(
+                    &judge_profile(rates),
+                    [i; 32],
+                    &messages,
+                    &none(),
+                    Some(&format),
+                );
+                let v: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"));
+                for c in ["a", "b"] {
+                    let s = v["scores"][c].as_i64().unwrap_or(0);
+                    assert!((1..=5).contains(&s), "{text}");
+                }
+            }
+            rates.ignore_schema = 1.0;
+            let text = answer(
+                &judge_profile(rates),
+                [i; 32],
+                &prompt(),
+                &none(),
+                Some(&format),
+            );
+            let shaped = serde_json::from_str::<Value>(&text).is_ok_and(|v| {
+                ["a", "b"].iter().all(|c| {
+                    v["scores"][c]
+                        .as_i64()
+                        .is_some_and(|s| (1..=5).contains(&s))
+                })
+            });
+            assert!(!shaped, "ignored the fault: {text}");
+        }
+        let rejecting = JudgeFaultRates {
+            reject_schema: 1.0,
+            ..Default::default()
+        };
+        assert!(rejects_schema(
+            &judge_profile(rejecting),
+            [1; 32],
+            Some(&format)
+        ));
+        assert!(!rejects_schema(&judge_profile(rejecting), [1; 32], None));
+        assert!(!rejects_schema(
+            &judge_profile(JudgeFaultRates::default()),
+            [1; 32],
+            Some(&format)
+        ));
     }
 
     #[test]
@@ -427,7 +564,7 @@ mod tests {
 
         fn verdict(messages: &[Message], index: &ScenarioIndex, replicate: u32) -> Value {
             let key = request_key(0, "mock-judge", messages, replicate);
-            serde_json::from_str(&answer(&judge(), key, messages, index)).unwrap()
+            serde_json::from_str(&answer(&judge(), key, messages, index, None)).unwrap()
         }
 
         /// The mean score over every criterion and `n` replicates.
@@ -536,8 +673,8 @@ mod tests {
             let messages = prompt(s, &answers, "multiturn-quality");
             let key = request_key(0, "mock-judge", &messages, 0);
             assert_eq!(
-                answer(&judge(), key, &messages, &index),
-                answer(&judge(), key, &messages, &index)
+                answer(&judge(), key, &messages, &index, None),
+                answer(&judge(), key, &messages, &index, None)
             );
             let distinct: std::collections::HashSet<String> = (0..12)
                 .map(|r| verdict(&messages, &index, r)["scores"].to_string())

@@ -155,6 +155,9 @@ struct ChatRequest {
     /// A conversation hint (OpenAI's `user` field), for the gateway's stickiness.
     #[serde(default)]
     user: Option<String>,
+    /// A judge honours a `json_schema` format (see [`judge`]).
+    #[serde(default)]
+    response_format: Option<Value>,
 }
 
 /// Each message's role and text, for planning the answer: `content` as a string, the text
@@ -295,7 +298,12 @@ async fn answer(
     let key = request_key(st.config.seed, &req.model, &messages, occurrence);
     let mut plan = make_plan(&profile, key, &messages, &st.index);
     if judge::is_judge(&profile) {
-        judge::answer_as_judge(&mut plan, &profile, key, &messages, &st.index);
+        if judge::rejects_schema(&profile, key, req.response_format.as_ref()) {
+            let msg = "Unrecognized response_format type: json_schema is not supported";
+            return (error_response(StatusCode::INTERNAL_SERVER_ERROR, msg), None);
+        }
+        let format = req.response_format.as_ref();
+        judge::answer_as_judge(&mut plan, &profile, key, &messages, &st.index, format);
     }
     let served_by = profile.gateway.as_ref().map(|g| {
         let conversation = conversation_hint(&req, &headers);

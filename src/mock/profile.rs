@@ -457,6 +457,12 @@ pub struct JudgeFaultRates {
     /// Score every criterion uniformly at random over the scale, whatever the transcript
     /// says (a judge that does not read).
     pub random: f64,
+    /// Answer a request with a `json_schema` response format as if none had been sent (a
+    /// server that ignores the schema; the defects above apply again).
+    pub ignore_schema: f64,
+    /// Refuse a request with a `json_schema` response format: HTTP 500 naming it (as
+    /// llama-cpp-python's server does).
+    pub reject_schema: f64,
 }
 
 /// How a profile answers requests that offer tools.

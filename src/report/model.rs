@@ -421,6 +421,9 @@ pub struct PairwiseSection {
     pub pairs: u64,
     /// Of those, pairs with an unscored ask (unparseable or judge error): in no rate.
     pub unscored: u64,
+    /// Pairs judged in one position only (the swapped ask missing): in no verdict, and
+    /// not in `pairs`.
+    pub one_position: u64,
     /// Scored pairs whose verdict did not change with position (Wilson interval).
     pub consistency: Rate,
     /// One per candidate cell.

@@ -11,7 +11,7 @@ use super::model::{Estimate, PairwiseCell, PairwiseSection, Rate};
 use crate::stats::{self, Bootstrap};
 use crate::store::StoreError;
 use crate::store::facts::JudgmentFilter;
-use crate::store::pairwise::{PairwiseVerdict, Preferred, pairwise_verdicts};
+use crate::store::pairwise::{PairwiseVerdict, Preferred, one_position_pairs, pairwise_verdicts};
 
 pub(super) fn sections(
     conn: &rusqlite::Connection,
@@ -20,15 +20,16 @@ pub(super) fn sections(
     boot: &Bootstrap,
 ) -> Result<Vec<PairwiseSection>, StoreError> {
     let cell_of: HashMap<i64, usize> = facts.convs.iter().map(|c| (c.id, c.cell)).collect();
-    let rubric_matches = |v: &PairwiseVerdict| {
-        filter.rubric.as_deref().is_none_or(|r| {
-            v.rubric == r || v.rubric.rsplit_once('@').is_some_and(|(id, _)| id == r)
-        })
+    let rubric_matches = |rubric: &str| {
+        filter
+            .rubric
+            .as_deref()
+            .is_none_or(|r| rubric == r || rubric.rsplit_once('@').is_some_and(|(id, _)| id == r))
     };
     type Key = (String, String, bool, String);
     let mut groups: BTreeMap<Key, Vec<(usize, usize, PairwiseVerdict)>> = BTreeMap::new();
     for v in pairwise_verdicts(conn)? {
-        if !rubric_matches(&v) || filter.judge.as_deref().is_some_and(|j| j != v.judge_id) {
+        if !rubric_matches(&v.rubric) || filter.judge.as_deref().is_some_and(|j| j != v.judge_id) {
             continue;
         }
         // Both sides among the selected conversations.
@@ -46,6 +47,20 @@ pub(super) fn sections(
             ))
             .or_default()
             .push((base, cand, v));
+    }
+    // Pairs with one position judged, both sides selected, per section.
+    let mut one_position: BTreeMap<Key, u64> = BTreeMap::new();
+    for p in one_position_pairs(conn)? {
+        let selected =
+            cell_of.contains_key(&p.baseline_id) && cell_of.contains_key(&p.candidate_id);
+        if selected
+            && rubric_matches(&p.rubric)
+            && filter.judge.as_deref().is_none_or(|j| j == p.judge_id)
+        {
+            *one_position
+                .entry((p.rubric, p.judge_id, p.simulated, p.judge_model))
+                .or_default() += 1;
+        }
     }
     let name = |cell: usize| {
         let c = &facts.cells[cell];
@@ -65,7 +80,11 @@ pub(super) fn sections(
             for (_, cand, v) in &rows {
                 by_cell.entry(*cand).or_default().push(v);
             }
+            let key = (rubric, judge, simulated, judge_model);
+            let one_position = one_position.get(&key).copied().unwrap_or(0);
+            let (rubric, judge, simulated, judge_model) = key;
             PairwiseSection {
+                one_position,
                 rubric,
                 judge,
                 judge_model,

@@ -7,7 +7,8 @@
 //! - collect resumes the newest run of the same name when its settings and scenarios are
 //!   the same (a re-run after a crash or Ctrl-C does no work twice), else starts a run;
 //! - check computes only the results missing for the current check definitions;
-//! - judge sends only judgments not yet scored, for every `--judge` × `--rubric`;
+//! - judge runs each judge's reference anchors first (cached: once per judge × rubric),
+//!   then sends only judgments not yet scored, for every `--judge` × `--rubric`;
 //! - report reads the store and is written as HTML; the caller prints it to the terminal.
 //!
 //! Ctrl-C stops the stage in flight the way the stage itself does, and the run there.
@@ -146,7 +147,11 @@ pub async fn run(
     }
     let mut jobs = Vec::new();
     for j in &judge_files {
-        let settings = JudgeSettings::load(j)?;
+        let mut settings = JudgeSettings::load(j)?;
+        if settings.simulated {
+            // Simulated judgments are the mock grader's: keyed by its version.
+            settings.grader_version = Some(crate::mock::grade::GRADER_VERSION);
+        }
         for r in &rubric_files {
             jobs.push(JudgeJob {
                 settings: settings.clone(),
@@ -177,6 +182,19 @@ pub async fn run(
         }
     };
     let scenarios = crate::collect::load_scenarios(&cfg)?;
+    // The judges' reference anchors: each scenario's reference conversation and the
+    // variants its checks file's defects spoil (none without references or defects).
+    let anchor_inputs = if jobs.is_empty() {
+        Vec::new()
+    } else {
+        let checks = if opts.checks.is_dir() {
+            crate::checks::CheckSet::load_dir(&opts.checks)
+                .map_err(|e| RunError::Setup(e.to_string()))?
+        } else {
+            Vec::new()
+        };
+        crate::anchors::inputs(&scenarios, &checks).map_err(RunError::Setup)?
+    };
     let mut mock_judges: Vec<((String, u64), String)> = Vec::new();
     for job in &jobs {
         let key = (job.settings.model.clone(), job.settings.seed);
@@ -300,6 +318,39 @@ pub async fn run(
             mock_url,
             stage: Some("[3/4 judge]".into()),
         };
+        // Anchors before trust: the judge's sanity run first (cached: once per judge ×
+        // rubric), its result said here and shown in the report beside its scores.
+        if anchor_inputs.iter().any(|a| a.defect.is_some()) {
+            let anchor_opts = JudgeOptions {
+                selection: crate::judge::Selection {
+                    anchors: Some(anchor_inputs.clone()),
+                    ..Default::default()
+                },
+                ..judge_opts.clone()
+            };
+            let (report, _plan) = crate::judge::judge(&anchor_opts, interrupts()).await?;
+            let verdict = anchor_verdict(&opts.db, &anchor_opts)?;
+            say(&format!(
+                "[3/4 judge] {name} anchors: {} sent, {} already judged; {}",
+                report.launched,
+                report.cached,
+                verdict.as_deref().unwrap_or("no anchor scored")
+            ));
+            let stop = report.interrupted || !report.store_failures.is_empty();
+            let leaked = !report.leaks.is_empty();
+            outcome.judges.push((format!("{name} · anchors"), report));
+            if stop {
+                outcome.stopped = true;
+                return Ok(outcome);
+            }
+            if leaked {
+                continue;
+            }
+        } else {
+            say(&format!(
+                "[3/4 judge] {name} anchors: skipped (no scenario with reference answers and [[defect]] tables in its checks file)"
+            ));
+        }
         let (report, _plan) = crate::judge::judge(&judge_opts, interrupts()).await?;
         say(&format!(
             "[3/4 judge] {name}{}: {} sent, {} already judged{}",
@@ -315,6 +366,9 @@ pub async fn run(
                 )
             }
         ));
+        if let Some(hint) = &report.format_refused {
+            say(&format!("[3/4 judge] {hint}"));
+        }
         let stop = report.interrupted || !report.store_failures.is_empty();
         outcome.judges.push((name, report));
         if stop {
@@ -335,6 +389,22 @@ pub async fn run(
     outcome.report = Some(report);
     drop(servers);
     Ok(outcome)
+}
+
+/// The anchor result of this judge × rubric as reports read it, in one sentence.
+fn anchor_verdict(db: &Path, opts: &JudgeOptions) -> Result<Option<String>, RunError> {
+    let conn = crate::store::open(db).map_err(crate::judge::JudgeError::from)?;
+    let rows = crate::store::anchors::current_anchor_judgments(&conn)
+        .map_err(crate::judge::JudgeError::from)?;
+    let rubric = format!("{}@{}", opts.rubric.id, opts.rubric.version);
+    Ok(crate::report::anchors::sections(&rows)
+        .iter()
+        .find(|a| {
+            a.rubric == rubric
+                && a.judge == opts.settings.id
+                && a.simulated == opts.settings.simulated
+        })
+        .map(crate::report::anchors::sentence))
 }
 
 async fn start_mock(config: MockConfig, scenarios: &[Scenario]) -> Result<MockServer, RunError> {

@@ -180,6 +180,42 @@ pub fn pairwise_verdicts(conn: &Connection) -> Result<Vec<PairwiseVerdict>, Stor
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// A pair judged in one position only (the other ask never made or not current): in no
+/// verdict, counted apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnePositionPair {
+    pub baseline_id: i64,
+    pub candidate_id: i64,
+    /// `id@version`.
+    pub rubric: String,
+    pub judge_id: String,
+    pub judge_model: String,
+    pub simulated: bool,
+}
+
+/// Every current pair with one position judged.
+pub fn one_position_pairs(conn: &Connection) -> Result<Vec<OnePositionPair>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT baseline_id, candidate_id, rubric_id, rubric_version, judge_id, judge_model,
+                simulated
+         FROM current_pairwise_judgments
+         GROUP BY baseline_id, candidate_id, rubric_ref, judge_ref
+         HAVING COUNT(DISTINCT baseline_position) = 1
+         ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(OnePositionPair {
+            baseline_id: r.get(0)?,
+            candidate_id: r.get(1)?,
+            rubric: format!("{}@{}", r.get::<_, String>(2)?, r.get::<_, i64>(3)?),
+            judge_id: r.get(4)?,
+            judge_model: r.get(5)?,
+            simulated: r.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -356,30 +356,147 @@ fn counts_add_up_to_the_store_and_failures_stay_out_of_latency() {
     assert_eq!(failed_in_latency, 0);
 }
 
+/// Lines of `cells` over `scenarios` distinct scenario ids (no checks apply to them), with
+/// the timings of scenario `s` scaled by `speed(provider, s, repeat)`.
+fn many_scenarios(
+    providers: &[&'static str],
+    scenarios: usize,
+    repeats: u32,
+    speed: impl Fn(&str, usize, u32) -> f64,
+) -> String {
+    let sc = scenario(SCENARIOS[0]);
+    let mut out = String::new();
+    for &provider in providers {
+        for s in 0..scenarios {
+            for repeat in 1..=repeats {
+                let cell = Cell {
+                    provider,
+                    model: "m-x",
+                    slowness: 1.0,
+                    cached: false,
+                    fault: |_, _| Fault::None,
+                };
+                let mut line = conversation(&cell, 0, repeat, &sc);
+                let factor = speed(provider, s, repeat);
+                for m in line["messages"].as_array_mut().unwrap() {
+                    if let Some(t) = m.get_mut("timing") {
+                        for k in ["ttft_ms", "ttfa_ms", "e2e_ms"] {
+                            let v = t[k].as_f64().unwrap();
+                            t[k] = json!(v * factor);
+                        }
+                    }
+                }
+                line["scenario"] = json!(format!("s-{s}"));
+                line["id"] = json!(format!("{provider}-s{s}-{repeat}"));
+                out.push_str(&line.to_string());
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn latency_headline(r: &Value, kind: &str) -> Value {
+    r["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == kind && h["model"] == "m-x")
+        .cloned()
+        .unwrap()
+}
+
 #[test]
-fn a_consistent_speed_difference_is_established_by_the_paired_bootstrap() {
+fn a_consistent_speed_difference_over_many_scenarios_is_established() {
+    // 12 scenarios × 2 repeats; nimbus 1.3× slower, scenarios differ by up to 3×.
+    let project = Project::new(&[]);
+    let lines = many_scenarios(&["acme", "nimbus"], 12, 2, |p, s, r| {
+        let scenario = 1.0 + 0.18 * s as f64 + 0.03 * f64::from(r);
+        // Noise of ±10 % that differs per provider, scenario and repeat.
+        let k = if p == "nimbus" { 5 } else { 2 };
+        let noise = 1.0 + 0.05 * (((s * 7 + r as usize * 3 + k) % 5) as f64 - 2.0);
+        scenario * noise * if p == "nimbus" { 1.3 } else { 1.0 }
+    });
+    let file = project.write("t.jsonl", &lines);
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    let r = json_report(&project, &[]);
+    let p50 = latency_headline(&r, "latency_p50");
+    assert_eq!(p50["established"], true, "{p50}");
+    let f = &p50["family"];
+    assert_eq!(f["leader"], "acme / m-x");
+    assert_eq!(f["comparisons"], 1);
+    let claim = &f["claims"][0];
+    assert_eq!(claim["b"], "nimbus / m-x");
+    assert_eq!(claim["n"], 24);
+    assert_eq!(claim["scenarios"], 12);
+    // The ratio of the p50s over the pairs, 1/1.3, and its interval below 1.
+    assert!(
+        (claim["estimate"].as_f64().unwrap() - 1.0 / 1.3).abs() < 0.05,
+        "{claim}"
+    );
+    assert!(claim["interval"]["hi"].as_f64().unwrap() < 1.0);
+    assert!(claim["adjusted_p"].as_f64().unwrap() <= 0.05);
+    let text = p50["text"].as_str().unwrap();
+    assert!(
+        text.contains("— established over nimbus / m-x: 2"),
+        "{text}"
+    );
+    assert!(text.contains("% lower ["), "{text}");
+    // 24 pairs are too few for a p95 (40 needed): said, never established.
+    let p95 = latency_headline(&r, "latency_p95");
+    assert_eq!(p95["established"], false);
+    assert!(
+        p95["text"]
+            .as_str()
+            .unwrap()
+            .contains("too few pairs: 24 of the 40 needed"),
+        "{p95}"
+    );
+}
+
+#[test]
+fn two_scenarios_do_not_establish_a_difference_however_many_repeats() {
+    // The fixture: acme consistently faster, but its 10 pairs come from 2 scenarios, and a
+    // scenario is the unit that varies: at best p = 0.5.
     let project = fixture(false);
     let r = json_report(&project, &[]);
-    let heads = r["headlines"].as_array().unwrap();
-    let p50 = heads
-        .iter()
-        .find(|h| h["kind"] == "latency_p50" && h["model"] == "m-x")
-        .unwrap();
-    let cmp = &p50["comparison"];
-    assert_eq!(cmp["best"], "acme");
-    assert_eq!(cmp["next"], "nimbus");
-    assert_eq!(p50["established"], true, "{p50}");
-    let paired = &cmp["paired"];
-    // 12 (scenario, repeat) pairs, minus the 2 nimbus failed.
-    assert_eq!(paired["pairs"], 10);
-    assert!(paired["interval"]["hi"].as_f64().unwrap() < 0.0);
-    assert!(p50["text"].as_str().unwrap().contains("→ established"));
+    let p50 = latency_headline(&r, "latency_p50");
+    assert_eq!(p50["established"], false, "{p50}");
+    let claim = &p50["family"]["claims"][0];
+    assert_eq!(claim["n"], 10);
+    assert_eq!(claim["scenarios"], 2);
+    assert!(claim["adjusted_p"].as_f64().unwrap() >= 0.5, "{claim}");
     // Only one provider serves m-y: nothing to compare there.
+    let heads = r["headlines"].as_array().unwrap();
     assert!(
         !heads
             .iter()
             .any(|h| h["model"] == "m-y" && h["kind"] == "latency_p50")
     );
+}
+
+#[test]
+fn one_or_two_conversations_per_cell_establish_nothing() {
+    for per_cell in [1, 2] {
+        let project = Project::new(&[]);
+        // alpha is 3× slower than beta, and beta passes every check where alpha fails them.
+        let lines = many_scenarios(&["alpha", "beta"], per_cell, 1, |p, _, _| {
+            if p == "alpha" { 3.0 } else { 1.0 }
+        });
+        let file = project.write("t.jsonl", &lines);
+        project.run_ok(&["import", file.to_str().unwrap()]);
+        let r = json_report(&project, &[]);
+        for h in r["headlines"].as_array().unwrap() {
+            assert_ne!(h["established"], true, "{h}");
+            for c in h["family"]["claims"].as_array().into_iter().flatten() {
+                assert_eq!(c["established"], false, "{c}");
+                // Never a zero-width interval.
+                if let Some(i) = c["interval"].as_object() {
+                    assert!(i["lo"] != i["hi"], "{c}");
+                }
+            }
+        }
+    }
 }
 
 #[test]
@@ -752,4 +869,91 @@ fn check_judge_agreement_is_the_rank_correlation_of_scores_and_pass_rates() {
         }
     }
     assert!(defined >= 2, "{rows:?}");
+}
+
+#[test]
+fn a_provider_that_fails_half_its_conversations_never_leads_quality_on_its_survivors() {
+    // flaky: every other conversation rate limited, the rest all correct (its survivors
+    // pass 100 % of their checks); steady: completes all, a stale answer in 3 of 24.
+    let cells = [
+        Cell {
+            provider: "flaky",
+            model: "m-x",
+            slowness: 1.0,
+            cached: false,
+            fault: |_, r| {
+                if r.is_multiple_of(2) {
+                    Fault::RateLimited
+                } else {
+                    Fault::None
+                }
+            },
+        },
+        Cell {
+            provider: "steady",
+            model: "m-x",
+            slowness: 1.0,
+            cached: false,
+            fault: |s, r| {
+                if (s as u32 + r).is_multiple_of(8) {
+                    Fault::Stale
+                } else {
+                    Fault::None
+                }
+            },
+        },
+    ];
+    let scenarios: Vec<Scenario> = SCENARIOS.iter().map(|id| scenario(id)).collect();
+    let mut lines = String::new();
+    for cell in &cells {
+        for (s, sc) in scenarios.iter().enumerate() {
+            for repeat in 1..=12 {
+                lines.push_str(&conversation(cell, s, repeat, sc).to_string());
+                lines.push('\n');
+            }
+        }
+    }
+    let project = Project::new(&[]);
+    let file = project.write("t.jsonl", &lines);
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    project.run_ok(&[
+        "check",
+        "--checks",
+        repo("checks").to_str().unwrap(),
+        "--scenarios",
+        repo("scenarios").to_str().unwrap(),
+    ]);
+    let r = json_report(&project, &[]);
+    let cell = |p: &str| {
+        r["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["provider"] == p)
+            .unwrap()
+            .clone()
+    };
+    // Survivors only, flaky looks perfect; per attempted conversation it is at most half.
+    assert_eq!(cell("flaky")["checks"]["pass"]["value"], 1.0);
+    let flaky = cell("flaky")["checks"]["task_success"].clone();
+    assert_eq!(flaky["n"], 24, "{flaky}");
+    assert!(flaky["value"].as_f64().unwrap() <= 0.5, "{flaky}");
+    let steady = cell("steady")["checks"]["task_success"]["value"]
+        .as_f64()
+        .unwrap();
+    assert!(steady > 0.8, "{steady}");
+    let quality = r["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "quality_checks")
+        .unwrap();
+    assert_eq!(quality["family"]["leader"], "steady / m-x", "{quality}");
+    assert!(
+        quality["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("task success (completed and every check passed"),
+        "{quality}"
+    );
 }

@@ -83,6 +83,23 @@ fn ms(e: Option<Estimate>) -> String {
     e.map_or("-".into(), |e| format!("{:.0}", e.value))
 }
 
+/// A judge cell's overall mean: with its interval, or saying that every score was the same
+/// (never a zero-width [x, x]).
+fn judge_mean(j: &crate::report::model::JudgeCell) -> String {
+    match (j.overall, j.all_equal) {
+        (Some(e), true) if e.interval.is_none() => format!("{:.2} (all {} equal)", e.value, j.n),
+        (e, _) => estimate_2(e.as_ref()),
+    }
+}
+
+/// A rate in percent with its interval and n: `91.7 [64.6,98.5] (n 12)`.
+fn pct_n(r: &crate::report::model::Rate) -> String {
+    if r.n == 0 {
+        return "-".into();
+    }
+    format!("{} (n {})", pct(r), r.n)
+}
+
 fn estimate_2(e: Option<&Estimate>) -> String {
     match e {
         None => "-".into(),
@@ -184,8 +201,9 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
         if k == last {
             t.footnotes.push(
                 "n: conversations attempted (failed ones included, interrupted ones aside); done: completed. \
-                 Latency: completed conversations only; a percentile with too few values beyond it \
-                 (p95 under 20, p99 under 100) shows its n instead of an interval."
+                 Latency: completed conversations only; intervals are distribution-free, from order \
+                 statistics, and exist from 6 values for p50, 59 for p95, 299 for p99: below that \
+                 a percentile shows its n instead."
                     .into(),
             );
         }
@@ -201,25 +219,27 @@ fn quality(r: &Report, m: Marks) -> Table {
     };
     let mut t = Table::new(
         format!(
-            "QUALITY{} · usable turns and checks passed (%), judge mean score [95 % interval]",
+            "QUALITY{} · task success, usable turns and checks passed (%), judge mean score [95 % interval]",
             m.title()
         ),
         &[
             ("cell", L),
+            ("task success %", R),
             ("usable %", R),
-            ("checks %", R),
+            ("checks % (completed)", R),
             (&judge_head, R),
-            ("judged", R),
+            ("judged / attempted", R),
         ],
     );
     for (i, c) in r.cells.iter().enumerate() {
         let j = judge.and_then(|(_, s)| s.cells.get(i));
         t.rows.push(vec![
             cell_name(c, m),
+            pct_n(&c.checks.task_success),
             pct(&c.usable),
             pct(&c.checks.pass),
-            estimate_2(j.and_then(|j| j.overall.as_ref())),
-            j.map_or("-".into(), |j| j.n.to_string()),
+            j.map_or("-".into(), judge_mean),
+            j.map_or("-".into(), |j| format!("{} / {}", j.n, j.attempted)),
         ]);
     }
     let mut usable =
@@ -229,7 +249,11 @@ fn quality(r: &Report, m: Marks) -> Table {
     if let Some(sla) = r.meta.sla_ms {
         usable.push_str(&format!(", within --sla-ms {sla:.0} E2E"));
     }
-    usable.push_str(" (of turns sent). checks: current check results passed ÷ scored.");
+    usable.push_str(
+        " (of turns sent). task success: completed and every current check passed, per \
+         attempted conversation (a failed one counts as not meeting the bar; n attempted). \
+         checks: current check results passed ÷ scored, over completed conversations only.",
+    );
     t.footnotes.push(usable);
     if let Some((_, s)) = judge {
         t.footnotes.push(format!(
@@ -458,8 +482,8 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
         t.rows.push(vec![
             cell_name(c, m),
             "overall".into(),
-            estimate_2(j.overall.as_ref()),
-            j.n.to_string(),
+            judge_mean(j),
+            format!("{} of {} attempted", j.n, j.attempted),
             unscored,
             spread,
         ]);

@@ -10,7 +10,7 @@ use super::model::{
     Reliability, TurnStats,
 };
 use crate::outcome::TurnOutcome;
-use crate::stats::{self, Bootstrap};
+use crate::stats::{self, inference};
 
 /// Share of the prompt below which a cached turn is cold (DESIGN.md).
 const COLD_SHARE: f64 = 0.10;
@@ -18,7 +18,14 @@ const COLD_SHARE: f64 = 0.10;
 /// What the cell computations need beyond the facts.
 pub(super) struct CellOptions {
     pub sla_ms: Option<f64>,
-    pub bootstrap: Bootstrap,
+}
+
+/// The cluster of conversation `i` for the statistics: its scenario (conversations that
+/// share one are not independent), or, without a scenario, a cluster of its own.
+pub(super) fn cluster_of(facts: &Facts, i: usize) -> u32 {
+    let c = facts.convs.get(i).and_then(|c| c.scenario);
+    let id = c.unwrap_or(facts.scenarios.len() + i);
+    u32::try_from(id).unwrap_or(u32::MAX)
 }
 
 /// The conversations of each cell, by index into `facts.convs`.
@@ -75,7 +82,7 @@ fn one_cell(facts: &Facts, cell: usize, indices: &[usize], opts: &CellOptions) -
         model_ids: key.model_ids.iter().cloned().collect(),
         simulated: key.simulated,
         reliability: reliability(&convs, &turns_of),
-        conversation_latency: latency(&latencies, &opts.bootstrap),
+        conversation_latency: latency(&latencies),
         conversation_wall: retried.then(|| {
             let wall = |c: &Conv| {
                 turns_of(c)
@@ -83,7 +90,7 @@ fn one_cell(facts: &Facts, cell: usize, indices: &[usize], opts: &CellOptions) -
                     .map(|t| if t.wall.is_nan() { t.e2e } else { t.wall })
                     .sum::<f64>()
             };
-            latency(&completed_values(&convs, wall), &opts.bootstrap)
+            latency(&completed_values(&convs, wall))
         }),
         turns: turn_stats(&convs, &turns_of),
         usable,
@@ -143,29 +150,30 @@ fn completed_values(convs: &[&Conv], value: impl Fn(&Conv) -> f64) -> Vec<f64> {
 /// The percentiles a report shows.
 const QS: [f64; 3] = [50.0, 95.0, 99.0];
 
-/// Whether n values can bound the q-th percentile: at least one value must lie above it
-/// (n × (1 − q/100) ≥ 1: p95 from 20 values, p99 from 100). Below that the bootstrap
-/// only reshuffles the maximum, and the figure is printed with its n and no interval.
+/// Whether n values can bound the q-th percentile at 95 %: the distribution-free interval
+/// from order statistics exists from 6 values for p50, 59 for p95, 299 for p99 (see
+/// [`inference::quantile_interval`]). Below that the figure is printed with its n and no
+/// interval.
 pub fn interval_possible(n: usize, q: f64) -> bool {
-    n as f64 * (1.0 - q / 100.0) >= 1.0 - 1e-9
+    inference::quantile_interval_ranks(n, q / 100.0, LEVEL).is_some()
 }
 
-/// p50 / p95 / p99 with bootstrap intervals where n allows them.
-pub(super) fn latency(values: &[f64], boot: &Bootstrap) -> Percentiles {
+/// The confidence level of every cell interval.
+const LEVEL: f64 = 0.95;
+
+/// p50 / p95 / p99, each with its distribution-free order-statistic interval where n allows
+/// one (coverage of at least 95 % for any continuous distribution; measured in the
+/// calibration table).
+pub(super) fn latency(values: &[f64]) -> Percentiles {
     let Some(sorted) = stats::sort_sample(values) else {
         return Percentiles::default();
     };
     let n = sorted.len();
-    let intervals = stats::bootstrap_percentiles(&sorted, &QS, boot);
     let estimate = |k: usize| {
         let q = QS[k];
         stats::percentile_sorted(&sorted, q).map(|value| Estimate {
             value,
-            interval: intervals
-                .as_ref()
-                .and_then(|i| i.get(k))
-                .filter(|_| interval_possible(n, q))
-                .map(|&i| i.into()),
+            interval: inference::quantile_interval(&sorted, q, LEVEL).map(Into::into),
         })
     };
     Percentiles {
@@ -260,15 +268,40 @@ fn decode_tps(t: &Turn) -> Option<f64> {
 
 /// Whether a conversation is in the quality denominators: it ran to its end or to its
 /// failure (an interrupted one, or one that turnbench itself failed, is in none).
-fn counted(c: &Conv) -> bool {
+pub(super) fn counted(c: &Conv) -> bool {
     c.outcome.is_completed()
         || c.outcome
             .failure()
             .is_some_and(|f| f != TurnOutcome::InternalError)
 }
 
-/// Usable turns and check pass rates; both resample the same conversations (one draw
-/// serves both intervals).
+/// A conversation's task success: 1 when it completed and every current check of its
+/// scenario passed, 0 when it failed (a failure never meets the bar) or a check failed;
+/// `None` when it is in no quality denominator, its scenario has no checks, or it completed
+/// and has no check results yet.
+pub(super) fn task_success_of(facts: &Facts, i: usize) -> Option<f64> {
+    let c = facts.convs.get(i)?;
+    if !counted(c) {
+        return None;
+    }
+    let has_checks = c
+        .scenario
+        .and_then(|s| facts.scenarios.get(s))
+        .is_some_and(|s| facts.checks.scenarios.contains(s));
+    if !has_checks {
+        return None;
+    }
+    if !c.outcome.is_completed() {
+        return Some(0.0);
+    }
+    let k = facts.checks.per_conv.get(i)?.as_ref()?;
+    (k.passed + k.failed > 0).then_some(if k.failed == 0 { 1.0 } else { 0.0 })
+}
+
+/// Usable turns, check pass rates and task success. The two ratios (usable ÷ sent, passed
+/// ÷ scored) get cluster-robust t intervals over scenarios, widened to hold Wilson's
+/// interval over the conversations behind them, so no interval is ever [x, x]; task success
+/// is one trial per attempted conversation (Wilson).
 fn quality<'f>(
     facts: &Facts,
     indices: &[usize],
@@ -278,6 +311,8 @@ fn quality<'f>(
     let mut checks = CellChecks::default();
     let (mut usable, mut sent, mut passed, mut scored) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut sent_cluster, mut scored_cluster) = (Vec::new(), Vec::new());
+    let (mut successes, mut tried) = (0u64, 0u64);
     for &i in indices {
         let c = &facts.convs[i];
         let stored = facts.checks.per_conv.get(i).and_then(Option::as_ref);
@@ -297,32 +332,72 @@ fn quality<'f>(
             .scenario
             .and_then(|s| facts.scenarios.get(s))
             .is_some_and(|s| facts.checks.scenarios.contains(s));
-        if has_checks && stored.is_none() {
+        if has_checks && stored.is_none() && c.outcome.is_completed() {
             checks.unchecked_conversations += 1;
         }
+        if let Some(x) = task_success_of(facts, i) {
+            tried += 1;
+            successes += u64::from(x > 0.0);
+        }
+        let cluster = cluster_of(facts, i);
         let turns = turns_of(c);
         usable.push(turns.iter().filter(|t| is_usable(t, opts.sla_ms)).count() as f64);
         sent.push(turns.len() as f64);
-        passed.push(stored.map_or(0.0, |k| f64::from(k.passed)));
-        scored.push(stored.map_or(0.0, |k| f64::from(k.passed + k.failed)));
+        sent_cluster.push(cluster);
+        if let Some(k) = stored.filter(|k| k.passed + k.failed > 0) {
+            passed.push(f64::from(k.passed));
+            scored.push(f64::from(k.passed + k.failed));
+            scored_cluster.push(cluster);
+        }
     }
     checks
         .by_tag
         .retain(|_, t| t.passed + t.failed + t.not_scored > 0);
-    let intervals =
-        stats::bootstrap_ratios(&[(&usable, &sent), (&passed, &scored)], &opts.bootstrap)
-            .unwrap_or_default();
-    let rate = |num: &[f64], den: &[f64], k: usize| {
-        let (a, b): (f64, f64) = (num.iter().sum(), den.iter().sum());
-        Rate {
-            k: a as u64,
-            n: b as u64,
-            value: (b > 0.0).then(|| a / b),
-            interval: intervals.get(k).copied().flatten().map(Interval::from),
-        }
-    };
-    checks.pass = rate(&passed, &scored, 1);
-    (rate(&usable, &sent, 0), checks)
+    checks.task_success = wilson_rate(successes, tried);
+    checks.pass = ratio_rate(&passed, &scored, &scored_cluster);
+    (ratio_rate(&usable, &sent, &sent_cluster), checks)
+}
+
+/// Σnum ÷ Σden over conversations (one entry each) with its interval: estimate ± t_{C−1}
+/// · the cluster-robust standard error over scenarios, held to [0, 1] and widened to hold
+/// Wilson's interval for the same share over the conversations (so that a rate of 100 %
+/// from 15 conversations reads [79.6, 100], never [100, 100]).
+fn ratio_rate(num: &[f64], den: &[f64], cluster: &[u32]) -> Rate {
+    let (a, b): (f64, f64) = (num.iter().sum(), den.iter().sum());
+    let value = (b > 0.0).then(|| a / b);
+    let interval = value.and_then(|r| {
+        let units = num.len() as u64;
+        let wilson = stats::wilson((r * units as f64).round() as u64, units)?;
+        let clusters = cluster
+            .iter()
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        let robust = inference::ratio_se(num, den, cluster)
+            .filter(|_| clusters > inference::MIN_DF)
+            .and_then(|se| {
+                let t = inference::student_t_quantile(
+                    1.0 - (1.0 - LEVEL) / 2.0,
+                    (clusters - 1) as f64,
+                )?;
+                Some(stats::Interval {
+                    lo: (r - t * se).max(0.0),
+                    hi: (r + t * se).min(1.0),
+                })
+            });
+        Some(match robust {
+            Some(i) => stats::Interval {
+                lo: i.lo.min(wilson.lo),
+                hi: i.hi.max(wilson.hi),
+            },
+            None => wilson,
+        })
+    });
+    Rate {
+        k: a as u64,
+        n: b as u64,
+        value,
+        interval: interval.map(Interval::from),
+    }
 }
 
 fn cache<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> Cache {
@@ -416,11 +491,25 @@ mod tests {
 
     #[test]
     fn intervals_need_a_value_beyond_the_percentile() {
-        assert!(interval_possible(2, 50.0));
-        assert!(!interval_possible(19, 95.0));
-        assert!(interval_possible(20, 95.0));
-        assert!(!interval_possible(99, 99.0));
-        assert!(interval_possible(100, 99.0));
+        // Order-statistic intervals exist from 6 values for p50, 59 for p95, 299 for p99.
+        assert!(!interval_possible(5, 50.0));
+        assert!(interval_possible(6, 50.0));
+        assert!(!interval_possible(58, 95.0));
+        assert!(interval_possible(59, 95.0));
+        assert!(!interval_possible(298, 99.0));
+        assert!(interval_possible(299, 99.0));
+    }
+
+    #[test]
+    fn a_rate_of_all_successes_is_never_a_zero_width_interval() {
+        // 15 conversations, every check passed, in 5 scenarios: the cluster-robust interval
+        // has no spread, so Wilson's over the 15 conversations holds it: [79.6, 100].
+        let num = [3.0; 15];
+        let cluster: Vec<u32> = (0..15).map(|i| i / 3).collect();
+        let r = ratio_rate(&num, &num, &cluster);
+        let i = r.interval.unwrap();
+        assert_eq!(i.hi, 1.0);
+        assert!((i.lo - 0.7961).abs() < 1e-4, "{i:?}");
     }
 
     fn turn(ttft: f64, e2e: f64, completion: u32) -> Turn {

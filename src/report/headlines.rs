@@ -1,39 +1,41 @@
-//! The decision first: sentences that compare cells, each with its interval and whether
-//! the data establish it.
+//! The decision first: sentences that compare cells, each rendered from a [`Family`] of
+//! claims adjusted together (`docs/metrics.md`, "Claims"; the inference is
+//! `crate::stats::inference`, calibrated by `crate::stats::calibration`).
 //!
-//! - Latency, per model label: the provider with the lowest conversation p50 (and p95)
-//!   against the next, with a paired bootstrap of the difference over the (scenario, repeat)
-//!   pairs both completed. Established when the interval lies below 0.
+//! - Latency, per model label and percentile (p50, p95): the fastest provider against every
+//!   other, paired over the (scenario, repeat) slots both completed, compared as a ratio.
 //! - Reliability per provider across models.
-//! - Quality: the top cell against the next; when their intervals overlap (or the judge's
-//!   own replicate spread covers the gap) the difference is said to be not established.
+//! - Quality: task success per attempted conversation (failures count as not meeting the
+//!   bar), and each judge's mean over the slots both cells completed and it scored: the
+//!   leading cell against every other.
 //! - Flags: truncation (and reasoning that used the budget), content filters, retries.
+//!
+//! Every family tests every pair of its cells (Holm over all of them), and the sentence
+//! names the leader's comparisons: the rule the calibration measured.
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::cells::failure_text;
+use super::cells::{cluster_of, failure_text, task_success_of};
 use super::load::Facts;
 use super::model::{
-    Cell, Comparison, Headline, HeadlineKind, Interval, JudgeSection, PairedComparison, Rate,
+    Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Rate,
 };
-use crate::stats::{self, Bootstrap, PairedStat};
-
-/// Fewer pairs than this and a paired bootstrap says nothing worth printing.
-pub const MIN_PAIRS: usize = 5;
+use crate::stats::Bootstrap;
+use crate::stats::inference::{self, PairedSample, Statistic};
 
 pub(super) fn headlines(
     facts: &Facts,
     by_cell: &[Vec<usize>],
     cells: &[Cell],
-    judges: &[JudgeSection],
+    judges: &[(JudgeSection, HashMap<usize, f64>)],
     boot: &Bootstrap,
 ) -> Vec<Headline> {
     let mut out = Vec::new();
     latency(facts, by_cell, cells, boot, &mut out);
     reliability(cells, &mut out);
-    checks(cells, &mut out);
-    for section in judges {
-        judge(cells, section, &mut out);
+    task_success(facts, by_cell, cells, boot, &mut out);
+    for (section, scores) in judges {
+        judge(facts, by_cell, cells, section, scores, boot, &mut out);
     }
     flags(cells, &mut out);
     out
@@ -46,19 +48,6 @@ pub fn duration(ms: f64) -> String {
     } else {
         format!("{ms:.0} ms")
     }
-}
-
-/// A signed difference in the unit of its size.
-fn delta(ms: f64, scale_ms: f64) -> String {
-    if scale_ms >= 1000.0 {
-        format!("{:+.2}", ms / 1000.0).replace('-', "−")
-    } else {
-        format!("{ms:+.0}").replace('-', "−")
-    }
-}
-
-fn interval_text(i: &Interval, scale_ms: f64) -> String {
-    format!("[{}, {}]", delta(i.lo, scale_ms), delta(i.hi, scale_ms)).replace('+', "")
 }
 
 pub fn percent(x: f64) -> String {
@@ -78,198 +67,71 @@ pub fn rate_text(r: &Rate) -> String {
     }
 }
 
-/// Completed conversations' latency by pair key: (scenario, repeat, k-th such
-/// conversation of the cell in run order), so repeated runs pair run by run.
-fn pair_keys(facts: &Facts, convs: &[usize]) -> HashMap<(usize, u32, u32), f64> {
+/// A pair slot: (scenario, repeat, k), k numbering a cell's conversations of that scenario
+/// and repeat in run order, so repeated runs pair run by run.
+type Slot = (usize, u32, u32);
+
+/// Every conversation of a cell that has a scenario, by its slot.
+fn slots(facts: &Facts, convs: &[usize]) -> Vec<(Slot, usize)> {
     let mut seen: HashMap<(usize, u32), u32> = HashMap::new();
     let mut ordered: Vec<usize> = convs.to_vec();
     ordered.sort_by_key(|&i| (facts.convs[i].run_id, facts.convs[i].id));
-    let mut out = HashMap::new();
+    let mut out = Vec::with_capacity(ordered.len());
     for i in ordered {
         let c = &facts.convs[i];
         let Some(s) = c.scenario else { continue };
         let k = seen.entry((s, c.repeat)).or_default();
-        let key = (s, c.repeat, *k);
+        out.push(((s, c.repeat, *k), i));
         *k += 1;
-        if c.outcome.is_completed() && c.latency_ms.is_finite() {
-            out.insert(key, c.latency_ms);
-        }
     }
     out
 }
 
-fn latency(
-    facts: &Facts,
-    by_cell: &[Vec<usize>],
-    cells: &[Cell],
-    boot: &Bootstrap,
-    out: &mut Vec<Headline>,
-) {
-    let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, c) in cells.iter().enumerate() {
-        if c.conversation_latency.n > 0 {
-            by_label.entry(c.model.as_str()).or_default().push(i);
-        }
-    }
-    // First every comparison's pairs, then their bootstraps side by side on every core,
-    // then the sentences.
-    struct Job<'l> {
-        kind: HeadlineKind,
-        label: &'l str,
-        q: f64,
-        best: usize,
-        next: usize,
-        bv: f64,
-        nv: f64,
-        a: Vec<f64>,
-        b: Vec<f64>,
-    }
-    let mut jobs = Vec::new();
-    for (label, group) in by_label {
-        if group.len() < 2 {
-            continue;
-        }
-        for (kind, q) in [
-            (HeadlineKind::LatencyP50, 50.0),
-            (HeadlineKind::LatencyP95, 95.0),
-        ] {
-            let value = |i: usize| {
-                let p = &cells[i].conversation_latency;
-                if q == 50.0 { p.p50 } else { p.p95 }.map_or(f64::INFINITY, |e| e.value)
-            };
-            let mut ranked = group.clone();
-            ranked.sort_by(|&a, &b| value(a).total_cmp(&value(b)));
-            let (best, next) = (ranked[0], ranked[1]);
-            let pa = pair_keys(facts, &by_cell[best]);
-            let pb = pair_keys(facts, &by_cell[next]);
-            let mut keys: Vec<_> = pa.keys().filter(|k| pb.contains_key(k)).copied().collect();
-            keys.sort_unstable();
-            jobs.push(Job {
-                kind,
-                label,
-                q,
-                best,
-                next,
-                bv: value(best),
-                nv: value(next),
-                a: keys.iter().map(|k| pa[k]).collect(),
-                b: keys.iter().map(|k| pb[k]).collect(),
-            });
-        }
-    }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, jobs.len().max(1));
-    let mut diffs: Vec<Option<stats::PairedDiff>> = vec![None; jobs.len()];
-    std::thread::scope(|s| {
-        let jobs = &jobs;
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    (t..jobs.len())
-                        .step_by(threads)
-                        .map(|i| {
-                            let j = &jobs[i];
-                            let d = (j.a.len() >= MIN_PAIRS)
-                                .then(|| {
-                                    stats::paired_difference(
-                                        &j.a,
-                                        &j.b,
-                                        PairedStat::Percentile(j.q),
-                                        boot,
-                                    )
-                                })
-                                .flatten();
-                            (i, d)
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
+/// One cell as a family sees it: its name, its own figure (what the tables show, which
+/// chooses the leader) and its value per slot.
+struct Side {
+    cell: usize,
+    figure: Option<f64>,
+    values: HashMap<Slot, (f64, u32)>,
+}
+
+impl Side {
+    fn new(
+        facts: &Facts,
+        cell: usize,
+        convs: &[usize],
+        figure: Option<f64>,
+        value: impl Fn(usize) -> Option<f64>,
+    ) -> Side {
+        let values = slots(facts, convs)
+            .into_iter()
+            .filter_map(|(slot, i)| Some((slot, (value(i)?, cluster_of(facts, i)))))
             .collect();
-        for w in workers {
-            // Pure arithmetic on finite values; a panic there is a bug, reported as one.
-            for (i, d) in w.join().expect("a paired bootstrap panicked") {
-                diffs[i] = d;
-            }
-        }
-    });
-    for (j, d) in jobs.iter().zip(diffs) {
-        let Job {
-            kind,
-            label,
-            q,
-            best,
-            next,
-            bv,
-            nv,
-            ..
-        } = *j;
-        let keys = &j.a;
-        {
-            let paired = d.map(|d| PairedComparison {
-                pairs: d.n,
-                difference_ms: d.estimate,
-                interval: d.interval.into(),
-                established: d.interval.hi < 0.0,
-            });
-            let lower_by = if nv > 0.0 { (nv - bv) / nv } else { 0.0 };
-            let (bp, np) = (&cells[best].provider, &cells[next].provider);
-            let what = if q == 50.0 {
-                "fastest conversation p50"
-            } else {
-                "fastest conversation p95"
-            };
-            let head = format!(
-                "{what}: {bp} {} vs {np} {} — {:.0} % lower",
-                duration(bv),
-                duration(nv),
-                lower_by * 100.0
-            );
-            let (text, established) = match &paired {
-                Some(p) if p.established => (
-                    format!(
-                        "{head}, paired over {} (scenario, repeat) pairs: {} s {} → established",
-                        p.pairs,
-                        delta(p.difference_ms, 1000.0),
-                        interval_text(&p.interval, 1000.0)
-                    ),
-                    true,
-                ),
-                Some(p) => (
-                    format!(
-                        "{head} — not established (paired Δ over {} pairs {} s {})",
-                        p.pairs,
-                        delta(p.difference_ms, 1000.0),
-                        interval_text(&p.interval, 1000.0)
-                    ),
-                    false,
-                ),
-                None => (
-                    format!(
-                        "{head} — not established: {} (scenario, repeat) pairs both completed, \
-                         a paired comparison needs {MIN_PAIRS}",
-                        keys.len()
-                    ),
-                    false,
-                ),
-            };
-            out.push(Headline {
-                kind,
-                model: Some(label.to_string()),
-                text,
-                established: Some(established),
-                simulated: cells[best].simulated || cells[next].simulated,
-                comparison: Some(Comparison {
-                    best: bp.clone(),
-                    best_ms: bv,
-                    next: np.clone(),
-                    next_ms: nv,
-                    lower_by,
-                    paired,
-                }),
-            });
+        Side {
+            cell,
+            figure,
+            values,
         }
     }
+}
+
+/// The pairs of two sides: the slots both hold, in slot order.
+fn pairs(x: &Side, y: &Side) -> PairedSample {
+    let mut keys: Vec<&Slot> = x
+        .values
+        .keys()
+        .filter(|k| y.values.contains_key(k))
+        .collect();
+    keys.sort_unstable();
+    let mut out = PairedSample::default();
+    for k in keys {
+        if let (Some(&(a, cluster)), Some(&(b, _))) = (x.values.get(k), y.values.get(k)) {
+            out.a.push(a);
+            out.b.push(b);
+            out.cluster.push(cluster);
+        }
+    }
+    out
 }
 
 /// One provider's conversations across its model labels.
@@ -320,178 +182,454 @@ fn reliability(cells: &[Cell], out: &mut Vec<Headline>) {
             ),
             established: None,
             simulated,
-            comparison: None,
+            family: None,
         });
     }
 }
 
-fn cell_name(c: &Cell) -> String {
+pub(super) fn cell_name(c: &Cell) -> String {
     format!("{} / {}", c.provider, c.model)
 }
 
-/// One cell's quality figure, for a ranking sentence.
-struct Ranked {
-    name: String,
-    value: f64,
-    interval: Option<Interval>,
-    /// The figure as the sentence prints it, interval included.
-    text: String,
-}
-
-/// Two figures differ when their intervals do not overlap (and, with a `tolerance`, by
-/// more than it); without an interval nothing is established.
-fn apart(a: &Ranked, b: &Ranked, tolerance: f64) -> bool {
-    match (a.interval, b.interval) {
-        (Some(x), Some(y)) => !x.overlaps(&y) && (a.value - b.value).abs() > tolerance,
-        _ => false,
-    }
-}
-
-/// "what" of every cell, best first: who leads, whether its lead over the next is
-/// established, and over which cells a difference is. `why_not` says what "not
-/// established" rests on. Returns the sentence and whether the lead is established.
-fn ranking(
-    what: &str,
-    mut rows: Vec<Ranked>,
-    tolerance: f64,
-    why_not: &str,
-) -> Option<(String, bool)> {
-    if rows.len() < 2 {
+/// Tests every pair of `sides` together and states the leader's comparisons: the family
+/// behind one headline. `None` with fewer than two sides.
+fn family(
+    cells: &[Cell],
+    sides: &[Side],
+    stat: Statistic,
+    claim: ClaimStatistic,
+    boot: &Bootstrap,
+    key: &str,
+) -> Option<Family> {
+    if sides.len() < 2 {
         return None;
     }
-    rows.sort_by(|a, b| b.value.total_cmp(&a.value));
-    let (top, next) = (&rows[0], &rows[1]);
-    let below: Vec<&Ranked> = rows[1..]
-        .iter()
-        .filter(|r| apart(top, r, tolerance))
+    let name = |s: &Side| cells.get(s.cell).map(cell_name).unwrap_or_default();
+    let index: Vec<(usize, usize)> = (0..sides.len())
+        .flat_map(|x| (x + 1..sides.len()).map(move |y| (x, y)))
         .collect();
-    let low = rows.last().map_or(top.value, |r| r.value);
-    if below.is_empty() {
-        return Some((
-            format!(
-                "{what} {}–{} {why_not}: quality difference not established",
-                fmt_value(low, top),
-                fmt_value(top.value, top)
-            ),
-            false,
-        ));
+    let samples: Vec<PairedSample> = index
+        .iter()
+        .map(|&(x, y)| pairs(&sides[x], &sides[y]))
+        .collect();
+    let seeded: Vec<(&PairedSample, u64)> = samples
+        .iter()
+        .zip(&index)
+        .map(|(s, &(x, y))| {
+            let seed_key = format!("{key}|{}|{}", name(&sides[x]), name(&sides[y]));
+            (s, inference::seed_for(boot.seed, &seed_key))
+        })
+        .collect();
+    let judged = inference::judge_family(&seeded, stat);
+    let figures: Vec<Option<f64>> = sides.iter().map(|s| s.figure).collect();
+    let leader = inference::leader(&figures, stat.higher_is_better());
+    let mut claims: Vec<(f64, Claim)> = Vec::new();
+    if let Some(l) = leader {
+        for (&(x, y), j) in index.iter().zip(&judged) {
+            let other = match (x == l, y == l) {
+                (true, _) => y,
+                (_, true) => x,
+                _ => continue,
+            };
+            // Closest figure first: the next best is named first.
+            let gap = match (sides[l].figure, sides[other].figure) {
+                (Some(a), Some(b)) => (a - b).abs(),
+                _ => f64::INFINITY,
+            };
+            let c = state(j, x == l, claim, name(&sides[l]), name(&sides[other]));
+            claims.push((gap, c));
+        }
     }
-    let lead = apart(top, next, tolerance);
-    let list = |rs: &[&Ranked]| {
-        rs.iter()
-            .map(|r| format!("{} {}", r.name, r.text))
+    claims.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Some(Family {
+        statistic: claim,
+        comparisons: index.len(),
+        cells: sides.len(),
+        method: "holm",
+        alpha: inference::FAMILY_ALPHA,
+        leader: leader.map(|l| name(&sides[l])),
+        claims: claims.into_iter().map(|(_, c)| c).collect(),
+    })
+}
+
+/// One judged comparison as a claim with the leader as `a` (`leader_first`: the test had
+/// the leader as its own a).
+pub(super) fn state(
+    j: &inference::Judged,
+    leader_first: bool,
+    stat: ClaimStatistic,
+    a: String,
+    b: String,
+) -> Claim {
+    let ratio = matches!(
+        stat,
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio
+    );
+    let sign = if leader_first { 1.0 } else { -1.0 };
+    let t = j.test;
+    let to_scale = |x: f64| if ratio { x.exp() } else { x };
+    let interval = j.interval().map(|i| {
+        let (lo, hi) = if leader_first {
+            (i.lo, i.hi)
+        } else {
+            (-i.hi, -i.lo)
+        };
+        super::model::Interval {
+            lo: to_scale(lo),
+            hi: to_scale(hi),
+        }
+    });
+    let (a_value, b_value) = match t {
+        Some(t) if leader_first => (Some(t.a), Some(t.b)),
+        Some(t) => (Some(t.b), Some(t.a)),
+        None => (None, None),
+    };
+    let reason = if j.verdict.established {
+        None
+    } else if !j.enough() {
+        Some(format!("too few pairs: {} of the {} needed", j.n, j.needed))
+    } else if t.is_none() {
+        Some(format!(
+            "its {} pairs come from one scenario: a comparison needs two",
+            j.n
+        ))
+    } else {
+        Some("the data hold no difference at the family's level".to_string())
+    };
+    Claim {
+        a,
+        b,
+        n: j.n,
+        scenarios: t.map_or(0, |t| t.clusters),
+        needed: j.needed,
+        a_value,
+        b_value,
+        estimate: t.map(|t| to_scale(sign * t.estimate)),
+        interval,
+        level: j.verdict.level,
+        p_value: t.map(|t| t.p),
+        adjusted_p: j.verdict.adjusted_p,
+        established: j.verdict.established,
+        reason,
+    }
+}
+
+/// How one claim reads in a sentence: "established over B: …" or "not established over
+/// B: …". `gap` renders the estimate and its interval.
+fn claim_text(c: &Claim, gap: &dyn Fn(&Claim) -> Option<String>) -> String {
+    let verdict = if c.established {
+        "established"
+    } else {
+        "not established"
+    };
+    let detail = match (&c.reason, gap(c)) {
+        (Some(r), _) if c.n < c.needed || c.scenarios < 2 => r.clone(),
+        (_, Some(g)) => format!(
+            "{g} over {} pairs in {} scenarios, adjusted p {}",
+            c.n,
+            c.scenarios,
+            p_text(c.adjusted_p)
+        ),
+        (Some(r), None) => r.clone(),
+        (None, None) => format!("{} pairs", c.n),
+    };
+    format!("{verdict} over {}: {detail}", c.b)
+}
+
+/// Why a claim has no interval: too few scenarios for a t interval, or nothing varies.
+fn unbounded(c: &Claim) -> &'static str {
+    if c.scenarios <= inference::MIN_DF {
+        "(too few scenarios to bound)"
+    } else {
+        "(no spread to bound)"
+    }
+}
+
+/// A p-value as a reader takes it: two significant digits, "< 0.001" below.
+fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "< 0.001".into()
+    } else if p < 0.01 {
+        format!("{p:.3}")
+    } else {
+        format!("{p:.2}")
+    }
+}
+
+/// The closing words of a family's sentence: its size and adjustment.
+fn family_text(f: &Family) -> String {
+    let m = f.comparisons;
+    format!(
+        "({m} comparison{} of {} cells, Holm, family-wise {:.0} %)",
+        if m == 1 { "" } else { "s" },
+        f.cells,
+        f.alpha * 100.0
+    )
+}
+
+/// Whether the leader's lead holds: established over every other cell of its family.
+fn lead_established(f: &Family) -> bool {
+    !f.claims.is_empty() && f.claims.iter().all(|c| c.established)
+}
+
+/// A latency ratio as "24 % lower [12, 35]" (lower = 1 − ratio).
+fn lower_text(c: &Claim) -> Option<String> {
+    let r = c.estimate?;
+    let lower = |x: f64| (1.0 - x) * 100.0;
+    let word = if r <= 1.0 { "lower" } else { "higher" };
+    let main = format!("{:.0} % {word}", lower(r).abs());
+    Some(match c.interval {
+        Some(i) => format!("{main} [{:.0}, {:.0}]", lower(i.hi), lower(i.lo)).replace('-', "−"),
+        None => format!("{main} {}", unbounded(c)),
+    })
+}
+
+fn latency(
+    facts: &Facts,
+    by_cell: &[Vec<usize>],
+    cells: &[Cell],
+    boot: &Bootstrap,
+    out: &mut Vec<Headline>,
+) {
+    let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, c) in cells.iter().enumerate() {
+        if c.conversation_latency.n > 0 {
+            by_label.entry(c.model.as_str()).or_default().push(i);
+        }
+    }
+    let percentiles = [
+        (
+            HeadlineKind::LatencyP50,
+            Statistic::LatencyP50,
+            ClaimStatistic::LatencyP50Ratio,
+            50,
+        ),
+        (
+            HeadlineKind::LatencyP95,
+            Statistic::LatencyP95,
+            ClaimStatistic::LatencyP95Ratio,
+            95,
+        ),
+    ];
+    for (label, group) in by_label {
+        if group.len() < 2 {
+            continue;
+        }
+        for (kind, stat, claim, q) in percentiles {
+            let sides: Vec<Side> = group
+                .iter()
+                .map(|&i| {
+                    let p = &cells[i].conversation_latency;
+                    let figure = if q == 50 { p.p50 } else { p.p95 }.map(|e| e.value);
+                    Side::new(facts, i, &by_cell[i], figure, |c| {
+                        let conv = &facts.convs[c];
+                        (conv.outcome.is_completed() && conv.latency_ms.is_finite())
+                            .then_some(conv.latency_ms)
+                    })
+                })
+                .collect();
+            let key = format!("latency p{q} {label}");
+            let Some(f) = family(cells, &sides, stat, claim, boot, &key) else {
+                continue;
+            };
+            let Some(leader) = sides
+                .iter()
+                .find(|s| Some(cell_name(&cells[s.cell])) == f.leader)
+            else {
+                continue;
+            };
+            let Some(fig) = leader.figure else { continue };
+            let c = &cells[leader.cell];
+            let text = format!(
+                "fastest conversation p{q} on {label}: {} {} (n {}) — {} {}",
+                c.provider,
+                duration(fig),
+                c.conversation_latency.n,
+                f.claims
+                    .iter()
+                    .map(|c| claim_text(c, &lower_text))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                family_text(&f)
+            );
+            out.push(Headline {
+                kind,
+                model: Some(label.to_string()),
+                text,
+                established: Some(lead_established(&f)),
+                simulated: group.iter().any(|&i| cells[i].simulated),
+                family: Some(f),
+            });
+        }
+    }
+}
+
+/// A difference of shares as "+25.0 points [+5.1, +44.9]".
+fn points_text(c: &Claim) -> Option<String> {
+    let d = c.estimate? * 100.0;
+    Some(match c.interval {
+        Some(i) => format!(
+            "{d:+.1} points [{:+.1}, {:+.1}]",
+            i.lo * 100.0,
+            i.hi * 100.0
+        ),
+        None => format!("{d:+.1} points {}", unbounded(c)),
+    })
+    .map(|t| t.replace('-', "−"))
+}
+
+/// A difference of scores as "+0.40 [+0.12, +0.68]".
+fn score_text(c: &Claim) -> Option<String> {
+    let d = c.estimate?;
+    Some(match c.interval {
+        Some(i) => format!("{d:+.2} [{:+.2}, {:+.2}]", i.lo, i.hi),
+        None => format!("{d:+.2} {}", unbounded(c)),
+    })
+    .map(|t| t.replace('-', "−"))
+}
+
+/// A quality family's sentence: who leads with what, and over whom that is established.
+fn quality_text(
+    what: &str,
+    leader: &str,
+    figure: &str,
+    f: &Family,
+    gap: &dyn Fn(&Claim) -> Option<String>,
+) -> String {
+    format!(
+        "{what}: {leader} leads with {figure} — {} {}",
+        f.claims
+            .iter()
+            .map(|c| claim_text(c, gap))
             .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let text = if lead && below.len() == rows.len() - 1 {
-        format!(
-            "{what}: {} leads with {}, established over every other cell (next: {} {})",
-            top.name, top.text, next.name, next.text
-        )
-    } else if lead {
-        format!(
-            "{what}: {} leads with {}, established over {}",
-            top.name,
-            top.text,
-            list(&below)
-        )
-    } else {
-        format!(
-            "{what}: {} leads with {}; its lead over {} {} is not established; established over {}",
-            top.name,
-            top.text,
-            next.name,
-            next.text,
-            list(&below)
-        )
-    };
-    Some((text, lead))
+            .join("; "),
+        family_text(f)
+    )
 }
 
-/// A ranking value as the sentence prints it (a rate in %, a score with two decimals).
-fn fmt_value(v: f64, like: &Ranked) -> String {
-    if like.text.contains('%') {
-        percent(v)
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-fn checks(cells: &[Cell], out: &mut Vec<Headline>) {
-    let rows: Vec<Ranked> = cells
+fn task_success(
+    facts: &Facts,
+    by_cell: &[Vec<usize>],
+    cells: &[Cell],
+    boot: &Bootstrap,
+    out: &mut Vec<Headline>,
+) {
+    let sides: Vec<Side> = cells
         .iter()
-        .filter_map(|c| {
-            Some(Ranked {
-                name: cell_name(c),
-                value: c.checks.pass.value?,
-                interval: c.checks.pass.interval,
-                text: rate_text(&c.checks.pass),
+        .enumerate()
+        .filter(|(_, c)| c.checks.task_success.n > 0)
+        .map(|(i, c)| {
+            Side::new(facts, i, &by_cell[i], c.checks.task_success.value, |conv| {
+                task_success_of(facts, conv)
             })
         })
         .collect();
-    let simulated = cells.iter().any(|c| c.simulated);
-    if let Some((text, established)) = ranking(
-        "check pass rates",
-        rows,
-        0.0,
-        "overlap within their intervals",
-    ) {
-        out.push(Headline {
-            kind: HeadlineKind::QualityChecks,
-            model: None,
-            text,
-            established: Some(established),
-            simulated,
-            comparison: None,
-        });
-    }
+    let Some(f) = family(
+        cells,
+        &sides,
+        Statistic::Mean,
+        ClaimStatistic::TaskSuccessDifference,
+        boot,
+        "task success",
+    ) else {
+        return;
+    };
+    let Some(leader) = sides
+        .iter()
+        .find(|s| Some(cell_name(&cells[s.cell])) == f.leader)
+    else {
+        return;
+    };
+    let rate = &cells[leader.cell].checks.task_success;
+    let figure = format!("{} (n {} attempted)", rate_text(rate), rate.n);
+    out.push(Headline {
+        kind: HeadlineKind::QualityChecks,
+        model: None,
+        text: quality_text(
+            "task success (completed and every check passed, per attempted conversation)",
+            &cell_name(&cells[leader.cell]),
+            &figure,
+            &f,
+            &points_text,
+        ),
+        established: Some(lead_established(&f)),
+        simulated: cells.iter().any(|c| c.simulated),
+        family: Some(f),
+    });
 }
 
-fn judge(cells: &[Cell], section: &JudgeSection, out: &mut Vec<Headline>) {
-    let rows: Vec<Ranked> = section
+fn judge(
+    facts: &Facts,
+    by_cell: &[Vec<usize>],
+    cells: &[Cell],
+    section: &JudgeSection,
+    scores: &HashMap<usize, f64>,
+    boot: &Bootstrap,
+    out: &mut Vec<Headline>,
+) {
+    let sides: Vec<Side> = section
         .cells
         .iter()
-        .zip(cells)
-        .filter_map(|(j, c)| {
-            let e = j.overall?;
-            Some(Ranked {
-                name: cell_name(c),
-                value: e.value,
-                interval: e.interval,
-                text: match e.interval {
-                    Some(i) => format!("{:.2} [{:.2}, {:.2}]", e.value, i.lo, i.hi),
-                    None => format!("{:.2}", e.value),
-                },
+        .enumerate()
+        .filter(|(_, j)| j.n > 0)
+        .map(|(i, j)| {
+            Side::new(facts, i, &by_cell[i], j.overall.map(|e| e.value), |conv| {
+                scores.get(&conv).copied()
             })
         })
         .collect();
-    // A gap inside the judge's own replicate disagreement is not a difference either.
-    let spread = section
-        .cells
-        .iter()
-        .filter_map(|j| j.replicate_spread)
-        .fold(0.0, f64::max);
-    let why_not = if spread > 0.0 {
-        format!("overlap within their intervals or the judge's own replicate spread ({spread:.2})")
-    } else {
-        "overlap within their intervals".to_string()
+    let key = format!(
+        "judge {} {} {}",
+        section.rubric, section.judge, section.simulated
+    );
+    let Some(f) = family(
+        cells,
+        &sides,
+        Statistic::Mean,
+        ClaimStatistic::JudgeMeanDifference,
+        boot,
+        &key,
+    ) else {
+        return;
     };
+    let Some(leader) = sides
+        .iter()
+        .find(|s| Some(cell_name(&cells[s.cell])) == f.leader)
+    else {
+        return;
+    };
+    let Some(j) = section.cells.get(leader.cell) else {
+        return;
+    };
+    let figure = match j.overall {
+        Some(e) => match e.interval {
+            Some(i) => format!("{:.2} [{:.2}, {:.2}]", e.value, i.lo, i.hi),
+            None if j.all_equal => format!("{:.2} (all {} equal)", e.value, j.n),
+            None => format!("{:.2}", e.value),
+        },
+        None => "-".into(),
+    };
+    let figure = format!("{figure} (scored {} of {} attempted)", j.n, j.attempted);
     let what = format!(
-        "judge means ({} by {}{})",
+        "judge means ({} by {}{}; pairs both completed and scored)",
         section.rubric,
         section.judge,
         if section.simulated { ", simulated" } else { "" }
     );
-    if let Some((text, established)) = ranking(&what, rows, spread, &why_not) {
-        out.push(Headline {
-            kind: HeadlineKind::QualityJudge,
-            model: None,
-            text,
-            established: Some(established),
-            simulated: section.simulated || cells.iter().any(|c| c.simulated),
-            comparison: None,
-        });
-    }
+    out.push(Headline {
+        kind: HeadlineKind::QualityJudge,
+        model: None,
+        text: quality_text(
+            &what,
+            &cell_name(&cells[leader.cell]),
+            &figure,
+            &f,
+            &score_text,
+        ),
+        established: Some(lead_established(&f)),
+        simulated: section.simulated || cells.iter().any(|c| c.simulated),
+        family: Some(f),
+    });
 }
 
 fn flags(cells: &[Cell], out: &mut Vec<Headline>) {
@@ -527,7 +665,7 @@ fn flags(cells: &[Cell], out: &mut Vec<Headline>) {
                 text: format!("{}: {}", cell_name(c), parts.join("; ")),
                 established: None,
                 simulated: c.simulated,
-                comparison: None,
+                family: None,
             });
         }
     }
@@ -549,8 +687,6 @@ mod tests {
     fn durations_read_as_people_say_them() {
         assert_eq!(duration(8260.0), "8.26 s");
         assert_eq!(duration(812.4), "812 ms");
-        assert_eq!(delta(-2740.0, 8000.0), "−2.74");
-        assert_eq!(delta(900.0, 8000.0), "+0.90");
         assert_eq!(percent(1.0), "100 %");
         assert_eq!(percent(0.9777), "97.8 %");
     }

@@ -1,14 +1,20 @@
 //! Judge scores per rubric × judge × cell: means over conversations (replicates averaged
-//! first) with bootstrap intervals, failed judgments counted apart, replicate spread.
+//! first) with cluster-robust t intervals over scenarios, failed judgments counted apart,
+//! replicate spread, and how many attempted conversations the scores cover.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::cells::wilson_rate;
 use super::load::{Facts, Judgment, JudgmentStatus};
 use super::model::{Estimate, JudgeCell, JudgeSection};
-use crate::stats::{self, Bootstrap};
+use crate::stats::{self, inference};
 
-pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<JudgeSection> {
+/// The confidence level of every judge interval.
+const LEVEL: f64 = 0.95;
+
+/// Every rubric × judge section, each with its conversations' overall scores (replicates
+/// averaged) by conversation index, for the headline's paired comparisons.
+pub(super) fn sections(facts: &Facts) -> Vec<(JudgeSection, HashMap<usize, f64>)> {
     let j = &facts.judges;
     // (section, cell, conversation) → its judgments.
     let mut grouped: BTreeMap<(usize, usize, usize), Vec<&Judgment>> = BTreeMap::new();
@@ -18,6 +24,13 @@ pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<JudgeSection> {
             .entry((judgment.section, cell, judgment.conv))
             .or_default()
             .push(judgment);
+    }
+    // Attempted conversations per cell: what the judge's n is a share of.
+    let mut attempted = vec![0u64; facts.cells.len()];
+    for c in facts.convs.iter().filter(|c| super::cells::counted(c)) {
+        if let Some(a) = attempted.get_mut(c.cell) {
+            *a += 1;
+        }
     }
     let mut order: Vec<usize> = (0..j.sections.len()).collect();
     order.sort_by(|&a, &b| j.sections[a].cmp(&j.sections[b]));
@@ -31,23 +44,33 @@ pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<JudgeSection> {
                 .collect();
             criteria.sort_by(|&a, &b| j.criteria[a].cmp(&j.criteria[b]));
             criteria.dedup();
+            let mut scores = HashMap::new();
             let cells = (0..facts.cells.len())
                 .map(|cell| {
-                    let convs: Vec<&Vec<&Judgment>> = grouped
+                    let convs: Vec<(usize, &Vec<&Judgment>)> = grouped
                         .range((s, cell, 0)..(s, cell + 1, 0))
-                        .map(|(_, v)| v)
+                        .map(|(&(_, _, conv), v)| (conv, v))
                         .collect();
-                    judge_cell(&convs, &criteria, &j.criteria, boot)
+                    let attempted = attempted.get(cell).copied().unwrap_or(0);
+                    judge_cell(
+                        facts,
+                        &convs,
+                        &criteria,
+                        &j.criteria,
+                        attempted,
+                        &mut scores,
+                    )
                 })
                 .collect();
-            JudgeSection {
+            let section = JudgeSection {
                 rubric: key.rubric.clone(),
                 judge: key.judge.clone(),
                 judge_model: key.judge_model.clone(),
                 simulated: key.simulated,
                 criteria: criteria.iter().map(|&c| j.criteria[c].clone()).collect(),
                 cells,
-            }
+            };
+            (section, scores)
         })
         .collect()
 }
@@ -58,17 +81,23 @@ fn mean_of(scores: &[(usize, i64)]) -> Option<f64> {
 }
 
 fn judge_cell(
-    convs: &[&Vec<&Judgment>],
+    facts: &Facts,
+    convs: &[(usize, &Vec<&Judgment>)],
     criteria: &[usize],
     names: &[String],
-    boot: &Bootstrap,
+    attempted: u64,
+    scores: &mut HashMap<usize, f64>,
 ) -> JudgeCell {
-    let mut out = JudgeCell::default();
+    let mut out = JudgeCell {
+        attempted,
+        ..JudgeCell::default()
+    };
     let mut overall = Vec::new();
-    let mut per_criterion: Vec<Vec<f64>> = vec![Vec::new(); criteria.len()];
+    let mut overall_cluster = Vec::new();
+    let mut per_criterion: Vec<Vec<(f64, u32)>> = vec![Vec::new(); criteria.len()];
     let mut spreads = Vec::new();
     let (mut completed_yes, mut completed_n) = (0, 0);
-    for judgments in convs {
+    for &(conv, judgments) in convs {
         let ok: Vec<&&Judgment> = judgments
             .iter()
             .filter(|j| j.status == JudgmentStatus::Ok)
@@ -92,7 +121,10 @@ fn judge_cell(
         let Some(conv_overall) = stats::mean(&overalls) else {
             continue;
         };
+        let cluster = super::cells::cluster_of(facts, conv);
+        scores.insert(conv, conv_overall);
         overall.push(conv_overall);
+        overall_cluster.push(cluster);
         for (k, &c) in criteria.iter().enumerate() {
             let values: Vec<f64> = ok
                 .iter()
@@ -100,7 +132,7 @@ fn judge_cell(
                 .map(|(_, s)| *s as f64)
                 .collect();
             if let Some(m) = stats::mean(&values) {
-                per_criterion[k].push(m);
+                per_criterion[k].push((m, cluster));
             }
         }
         if overalls.len() >= 2 {
@@ -108,17 +140,28 @@ fn judge_cell(
         }
     }
     out.n = overall.len();
-    let estimate = |values: &[f64]| {
-        stats::mean(values).map(|value| Estimate {
-            value,
-            interval: stats::bootstrap_mean(values, boot).map(Into::into),
+    let estimate = |values: &[f64], clusters: &[u32]| {
+        inference::clustered_mean(values, clusters, LEVEL).map(|m| {
+            (
+                Estimate {
+                    value: m.value,
+                    interval: m.interval.map(Into::into),
+                },
+                m.constant,
+            )
         })
     };
-    out.overall = estimate(&overall);
+    if let Some((e, constant)) = estimate(&overall, &overall_cluster) {
+        out.overall = Some(e);
+        out.all_equal = constant;
+    }
     out.criteria = criteria
         .iter()
         .zip(&per_criterion)
-        .filter_map(|(&c, v)| estimate(v).map(|e| (names[c].clone(), e)))
+        .filter_map(|(&c, v)| {
+            let (values, clusters): (Vec<f64>, Vec<u32>) = v.iter().copied().unzip();
+            estimate(&values, &clusters).map(|(e, _)| (names[c].clone(), e))
+        })
         .collect();
     out.replicate_conversations = spreads.len();
     out.replicate_spread = stats::mean(&spreads);

@@ -82,23 +82,18 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     let by_cell = cells::conversations_by_cell(&facts);
     let cell_opts = cells::CellOptions {
         sla_ms: opts.sla_ms,
-        bootstrap: opts.bootstrap,
     };
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
-    let judge_sections = judges::sections(&facts, &opts.bootstrap);
+    let scored = judges::sections(&facts);
     let variation = crate::store::judgments::replicate_variation(&conn)?;
     let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
     let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
     let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, &opts.bootstrap)?;
     let anchor_sections =
         anchors::sections(&crate::store::anchors::current_anchor_judgments(&conn)?);
-    let mut headlines = headlines::headlines(
-        &facts,
-        &by_cell,
-        &report_cells,
-        &judge_sections,
-        &opts.bootstrap,
-    );
+    let mut headlines =
+        headlines::headlines(&facts, &by_cell, &report_cells, &scored, &opts.bootstrap);
+    let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
     let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
     // A selection of replayed agent sessions only: checks and the judge never score those.
     let replayed: u64 = replay
@@ -137,7 +132,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
                 text: anchors::sentence(a),
                 established: None,
                 simulated: a.simulated,
-                comparison: None,
+                family: None,
             }),
             Some(_) => {}
             None => notes.push(format!(
@@ -160,7 +155,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             ),
             established: None,
             simulated: true,
-            comparison: None,
+            family: None,
         });
     }
     let checks = ChecksSection {

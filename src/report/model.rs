@@ -28,7 +28,7 @@ impl Interval {
 }
 
 /// The version of the JSON shape; bumped when a field changes meaning or goes.
-pub const SCHEMA: &str = "turnbench-report/1";
+pub const SCHEMA: &str = "turnbench-report/2";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -133,35 +133,89 @@ pub struct Headline {
     pub kind: HeadlineKind,
     /// The model label a comparison is within, when it is.
     pub model: Option<String>,
-    /// The sentence, with its figures, intervals and verdict.
+    /// The sentence, rendered from `family` where there is one.
     pub text: String,
-    /// `Some(true)`: the data establish the difference; `Some(false)`: they do not.
+    /// `Some(true)`: the data establish the headline's lead; `Some(false)`: they do not.
     pub established: Option<bool>,
     pub simulated: bool,
+    /// The comparisons behind the sentence, adjusted together.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub comparison: Option<Comparison>,
+    pub family: Option<Family>,
 }
 
-/// A "best vs next" latency comparison.
-#[derive(Debug, Clone, Serialize)]
-pub struct Comparison {
-    pub best: String,
-    pub best_ms: f64,
-    pub next: String,
-    pub next_ms: f64,
-    /// (next − best) / next: how much lower the best is, as a fraction.
-    pub lower_by: f64,
-    /// The paired bootstrap of best − next over (scenario, repeat) pairs both completed;
-    /// `None` when there are too few pairs.
-    pub paired: Option<PairedComparison>,
+/// What a claim compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimStatistic {
+    /// Conversation-latency p50 over the paired slots: compared as the ratio a / b.
+    LatencyP50Ratio,
+    /// Conversation-latency p95 over the paired slots: compared as the ratio a / b.
+    LatencyP95Ratio,
+    /// Task success (completed and every current check passed) per attempted conversation
+    /// over the paired slots: compared as the difference a − b.
+    TaskSuccessDifference,
+    /// A judge's mean score over slots both cells completed and the judge scored:
+    /// compared as the difference a − b.
+    JudgeMeanDifference,
+    /// A candidate's pairwise net verdict against the baseline (+1 win, 0 tie, −1 loss),
+    /// tested against 0.
+    PairwiseNet,
 }
 
+/// A headline family: every comparison that the headline's sentence could rest on,
+/// adjusted together so that the chance of any false "established" in it is at most
+/// `alpha` (`docs/metrics.md`, "Claims").
 #[derive(Debug, Clone, Serialize)]
-pub struct PairedComparison {
-    pub pairs: usize,
-    pub difference_ms: f64,
-    pub interval: Interval,
+pub struct Family {
+    pub statistic: ClaimStatistic,
+    /// Comparisons made (Holm's m): every pair of the family's cells, or every candidate.
+    pub comparisons: usize,
+    /// Cells in the family.
+    pub cells: usize,
+    /// `holm`.
+    pub method: &'static str,
+    /// Family-wise error rate.
+    pub alpha: f64,
+    /// The cell the headline is about (`provider / model label`): the best by its own
+    /// figure; `None` when no cell has one.
+    pub leader: Option<String>,
+    /// The leader against every other cell (pairwise: every candidate against the baseline),
+    /// in the order the sentence names them.
+    pub claims: Vec<Claim>,
+}
+
+/// One comparison, as every format states it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Claim {
+    /// `provider / model label` of the two sides: `a` is the family's leader (pairwise: the
+    /// candidate), `b` the cell it is compared with (pairwise: the baseline).
+    pub a: String,
+    pub b: String,
+    /// Paired slots both sides hold (pairs of scenario, repeat and run order).
+    pub n: usize,
+    /// Scenarios holding those pairs (the clusters resampled and flipped).
+    pub scenarios: usize,
+    /// Pairs needed before anything is established (from the calibration).
+    pub needed: usize,
+    /// Each side's statistic over the pairs (ms for latency, a share for task success, a
+    /// score for the judge, the net verdict for pairwise with `b_value` 0).
+    pub a_value: Option<f64>,
+    pub b_value: Option<f64>,
+    /// Latency: a / b; otherwise a − b.
+    pub estimate: Option<f64>,
+    /// The interval of `estimate` at `level`; `None` without spread or without enough
+    /// scenarios to bound it.
+    pub interval: Option<Interval>,
+    /// Confidence level of the interval after the family's adjustment.
+    pub level: f64,
+    /// Unadjusted two-sided p-value of the cluster sign-flip test.
+    pub p_value: Option<f64>,
+    /// Holm-adjusted p-value.
+    pub adjusted_p: f64,
     pub established: bool,
+    /// Why not established, when it is not: too few pairs, too few scenarios, or the
+    /// interval holds no difference.
+    pub reason: Option<String>,
 }
 
 /// A proportion with its n and (when n > 0) a 95 % interval.
@@ -258,7 +312,13 @@ pub struct TurnStats {
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CellChecks {
-    /// Current check results passed / scored; the interval resamples conversations.
+    /// Task success: attempted conversations that completed and passed every current check
+    /// ÷ attempted conversations of scenarios with checks (a failed conversation counts as
+    /// not meeting the bar), Wilson interval. The quality headline ranks this.
+    pub task_success: Rate,
+    /// Current check results passed / scored, over *completed* conversations only (the
+    /// checks of a failed conversation are "not scored"): a survivors' figure. The interval
+    /// is cluster-robust over scenarios, never narrower than Wilson's over conversations.
     pub pass: Rate,
     pub not_scored: u64,
     /// By tag: passed, failed, not scored.
@@ -348,12 +408,19 @@ pub struct JudgeSection {
 pub struct JudgeCell {
     /// Conversations with at least one scored judgment.
     pub n: usize,
+    /// Attempted conversations of the cell: the scores cover `n` of them (failed ones are
+    /// never judged).
+    pub attempted: u64,
+    /// Every scored conversation's overall score is the same: no interval, and the tables
+    /// say "all n equal" rather than print [x, x].
+    pub all_equal: bool,
     /// Scored judgments (replicates counted).
     pub judgments: u64,
     pub unparseable: u64,
     pub judge_errors: u64,
     /// Mean over conversations of each conversation's mean criterion score (replicates
-    /// averaged first); the interval resamples conversations.
+    /// averaged first); a cluster-robust t interval over scenarios (none when every score is
+    /// the same or one scenario holds them all).
     pub overall: Option<Estimate>,
     pub criteria: BTreeMap<String, Estimate>,
     /// Mean absolute difference of overall scores between replicates of one conversation,
@@ -410,6 +477,8 @@ pub struct AnchorSection {
 /// Pairwise verdicts of one rubric × judge against a baseline.
 #[derive(Debug, Clone, Serialize)]
 pub struct PairwiseSection {
+    /// Every candidate's net verdict tested against 0, adjusted together (Holm).
+    pub family: Option<Family>,
     /// `id@version`.
     pub rubric: String,
     pub judge: String,
@@ -445,8 +514,9 @@ pub struct PairwiseCell {
     /// Of the ties, how many were inconsistent verdicts.
     pub inconsistent: u64,
     pub consistency: Rate,
-    /// Mean of +1 (win), 0 (tie), −1 (loss) with its bootstrap interval: the candidate is
-    /// better (or worse) than the baseline only when the interval excludes 0.
+    /// Mean of +1 (win), 0 (tie), −1 (loss) with its cluster-robust interval at the
+    /// section's adjusted level (none without spread): the candidate is better (or worse)
+    /// than the baseline only when the section's family establishes it.
     pub net: Option<Estimate>,
     /// `better`, `worse`, or `not established`.
     pub verdict: String,

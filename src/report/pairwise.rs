@@ -5,9 +5,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::cells::cluster_of;
 use super::cells::wilson_rate;
+use super::headlines::state;
 use super::load::Facts;
-use super::model::{Estimate, PairwiseCell, PairwiseSection, Rate};
+use super::model::{ClaimStatistic, Estimate, Family, PairwiseCell, PairwiseSection};
+use crate::stats::inference::{self, PairedSample, Statistic};
 use crate::stats::{self, Bootstrap};
 use crate::store::StoreError;
 use crate::store::facts::JudgmentFilter;
@@ -66,6 +69,12 @@ pub(super) fn sections(
         let c = &facts.cells[cell];
         format!("{} / {}", c.provider, c.label)
     };
+    let index_of: HashMap<i64, usize> = facts
+        .convs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id, i))
+        .collect();
     Ok(groups
         .into_iter()
         .map(|((rubric, judge, simulated, judge_model), rows)| {
@@ -83,7 +92,16 @@ pub(super) fn sections(
             let key = (rubric, judge, simulated, judge_model);
             let one_position = one_position.get(&key).copied().unwrap_or(0);
             let (rubric, judge, simulated, judge_model) = key;
+            let built: Vec<(PairwiseCell, PairedSample)> = by_cell
+                .into_iter()
+                .map(|(cell, verdicts)| pairwise_cell(facts, &index_of, cell, &verdicts))
+                .collect();
+            let (mut cells, samples): (Vec<PairwiseCell>, Vec<PairedSample>) =
+                built.into_iter().unzip();
+            let baseline_names: Vec<String> = baseline.iter().map(|&c| name(c)).collect();
+            let family = net_family(&mut cells, &samples, &baseline_names, &rubric, &judge, boot);
             PairwiseSection {
+                family,
                 one_position,
                 rubric,
                 judge,
@@ -93,59 +111,97 @@ pub(super) fn sections(
                 pairs: rows.len() as u64,
                 unscored: (rows.len() - scored.len()) as u64,
                 consistency: wilson_rate(consistent as u64, scored.len() as u64),
-                cells: by_cell
-                    .into_iter()
-                    .map(|(cell, verdicts)| pairwise_cell(facts, cell, &verdicts, boot))
-                    .collect(),
+                cells,
             }
         })
         .collect())
 }
 
+/// Every candidate's net verdict against the baseline, tested together: each candidate's
+/// pairs (clustered by the candidate conversation's scenario) against 0 by the cluster
+/// sign-flip test, Holm across the section's candidates. Fills each cell's net interval
+/// (at its adjusted level) and verdict.
+fn net_family(
+    cells: &mut [PairwiseCell],
+    samples: &[PairedSample],
+    baseline: &[String],
+    rubric: &str,
+    judge: &str,
+    boot: &Bootstrap,
+) -> Option<Family> {
+    if cells.is_empty() {
+        return None;
+    }
+    let seeded: Vec<(&PairedSample, u64)> = samples
+        .iter()
+        .zip(cells.iter())
+        .map(|(s, c)| {
+            let key = format!("pairwise|{rubric}|{judge}|{} / {}", c.provider, c.model);
+            (s, inference::seed_for(boot.seed, &key))
+        })
+        .collect();
+    let judged = inference::judge_family(&seeded, Statistic::Mean);
+    let base = baseline.join(", ");
+    let mut claims = Vec::new();
+    for (cell, j) in cells.iter_mut().zip(&judged) {
+        let name = format!("{} / {}", cell.provider, cell.model);
+        let claim = state(j, true, ClaimStatistic::PairwiseNet, name, base.clone());
+        if let Some(net) = cell.net.as_mut() {
+            net.interval = claim.interval;
+        }
+        cell.verdict = match (claim.established, claim.estimate) {
+            (true, Some(x)) if x > 0.0 => "better",
+            (true, Some(x)) if x < 0.0 => "worse",
+            _ => "not established",
+        }
+        .to_string();
+        claims.push(claim);
+    }
+    Some(Family {
+        statistic: ClaimStatistic::PairwiseNet,
+        comparisons: judged.len(),
+        cells: judged.len() + 1,
+        method: "holm",
+        alpha: inference::FAMILY_ALPHA,
+        leader: None,
+        claims,
+    })
+}
+
+/// One candidate cell's rates (Wilson: each is a share of scored pairs) and its pairs for
+/// the section's test: the net value of each scored pair against 0.
 fn pairwise_cell(
     facts: &Facts,
+    index_of: &HashMap<i64, usize>,
     cell: usize,
     verdicts: &[&PairwiseVerdict],
-    boot: &Bootstrap,
-) -> PairwiseCell {
+) -> (PairwiseCell, PairedSample) {
     let scored: Vec<&&PairwiseVerdict> = verdicts.iter().filter(|v| v.scored).collect();
     let n = scored.len() as u64;
-    let indicator = |p: Preferred| -> Vec<f64> {
-        scored
-            .iter()
-            .map(|v| f64::from(u8::from(v.verdict == Some(p))))
-            .collect()
-    };
     let rate = |p: Preferred| {
-        let values = indicator(p);
-        let k = values.iter().filter(|&&x| x > 0.0).count() as u64;
-        Rate {
-            k,
-            n,
-            value: stats::mean(&values),
-            interval: stats::bootstrap_mean(&values, boot).map(Into::into),
-        }
+        let k = scored.iter().filter(|v| v.verdict == Some(p)).count() as u64;
+        wilson_rate(k, n)
     };
-    let net_values: Vec<f64> = scored
-        .iter()
-        .map(|v| match v.verdict {
+    let mut sample = PairedSample::default();
+    for v in &scored {
+        sample.a.push(match v.verdict {
             Some(Preferred::Candidate) => 1.0,
             Some(Preferred::Baseline) => -1.0,
             _ => 0.0,
-        })
-        .collect();
-    let net = stats::mean(&net_values).map(|value| Estimate {
+        });
+        sample.b.push(0.0);
+        let cluster = index_of
+            .get(&v.candidate_id)
+            .map_or(u32::MAX, |&i| cluster_of(facts, i));
+        sample.cluster.push(cluster);
+    }
+    let net = stats::mean(&sample.a).map(|value| Estimate {
         value,
-        interval: stats::bootstrap_mean(&net_values, boot).map(Into::into),
+        interval: None,
     });
-    let verdict = match net.and_then(|e| e.interval) {
-        Some(i) if i.lo > 0.0 => "better",
-        Some(i) if i.hi < 0.0 => "worse",
-        _ => "not established",
-    };
     let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count() as u64;
     let c = &facts.cells[cell];
-    PairwiseCell {
+    let out = PairwiseCell {
         provider: c.provider.clone(),
         model: c.label.clone(),
         simulated: c.simulated,
@@ -159,6 +215,7 @@ fn pairwise_cell(
             .count() as u64,
         consistency: wilson_rate(consistent, n),
         net,
-        verdict: verdict.to_string(),
-    }
+        verdict: "not established".to_string(),
+    };
+    (out, sample)
 }

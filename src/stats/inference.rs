@@ -34,6 +34,10 @@ pub const FAMILY_ALPHA: f64 = 0.05;
 /// move between runs either).
 pub const SE_RESAMPLES: usize = 800;
 
+/// The fewest degrees of freedom (scenarios − 1) a t interval is printed from: with one,
+/// t's 97.5 % point is 12.7 and the interval bounds nothing a reader can use.
+pub const MIN_DF: usize = 2;
+
 /// What a comparison compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Statistic {
@@ -70,7 +74,7 @@ impl Statistic {
 pub fn min_pairs(stat: Statistic) -> usize {
     match stat {
         Statistic::LatencyP50 => 10,
-        Statistic::LatencyP95 => 20,
+        Statistic::LatencyP95 => 40,
         Statistic::Mean => 10,
     }
 }
@@ -128,7 +132,7 @@ impl Test {
     /// The interval estimate ± t·se (on the test's scale) at the two-sided confidence
     /// `level`; `None` when there is no spread to bound (se 0) or no degree of freedom.
     pub fn interval(&self, level: f64) -> Option<Interval> {
-        if !(self.se > 0.0 && self.se.is_finite()) || self.df == 0 {
+        if !(self.se > 0.0 && self.se.is_finite()) || self.df < MIN_DF {
             return None;
         }
         let t = student_t_quantile(1.0 - (1.0 - level) / 2.0, self.df as f64)?;
@@ -512,10 +516,14 @@ fn cluster_robust_se(d: &[f64], clusters: &Clusters) -> Option<f64> {
         sum += s * s;
     }
     let cf = c as f64;
-    let var = cf / (cf - 1.0) * sum / (n as f64 * n as f64);
-    // Rounding can leave a tiny positive variance where every value is equal.
-    let spread = d.iter().any(|&x| x != mean);
-    Some(if spread { var.sqrt() } else { 0.0 })
+    let se = (cf / (cf - 1.0) * sum / (n as f64 * n as f64)).sqrt();
+    // Rounding leaves a tiny positive value where the scenarios do not vary.
+    let scale = d.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    Some(if se > 1e-12 * scale.max(1e-300) {
+        se
+    } else {
+        0.0
+    })
 }
 
 /// The cluster-robust standard error of a ratio of sums Σnum / Σden over units in clusters,
@@ -884,13 +892,13 @@ impl Judged {
 /// Tests every comparison of one family (each sample with its seed) for `stat`, then adjusts
 /// them together (Holm at [`FAMILY_ALPHA`]): the one rule behind every "established" the
 /// report prints, and the one the calibration simulation runs. A comparison with fewer
-/// pairs than [`min_pairs`] still counts in the family's size, and is never established.
+/// pairs than [`min_pairs`] still counts in the family's size, and is never established;
+/// nor is one whose interval at its adjusted level holds 0. (The reverse can happen: an
+/// interval that excludes 0 while the exact test does not reach the level; the claim then
+/// says "not established" with its adjusted p-value.)
 pub fn judge_family(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<Judged> {
     let needed = min_pairs(stat);
-    let tests: Vec<(usize, Option<Test>)> = samples
-        .iter()
-        .map(|(s, seed)| (s.len(), paired_test(s, stat, *seed)))
-        .collect();
+    let tests = parallel_tests(samples, stat);
     let ps: Vec<Option<f64>> = tests
         .iter()
         .map(|(n, t)| t.filter(|_| *n >= needed).map(|t| t.p))
@@ -898,18 +906,61 @@ pub fn judge_family(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<Ju
     holm(&ps, FAMILY_ALPHA)
         .into_iter()
         .zip(tests)
-        .map(|(verdict, (n, test))| Judged {
-            test,
-            n,
-            needed,
-            verdict,
+        .map(|(mut verdict, (n, test))| {
+            // The interval printed beside a claim must agree with it: a test that reaches
+            // the level while its interval still holds 0 is not established either.
+            let interval = test.and_then(|t| t.interval(verdict.level));
+            if interval.is_some_and(|i| i.lo <= 0.0 && 0.0 <= i.hi) {
+                verdict.established = false;
+            }
+            Judged {
+                test,
+                n,
+                needed,
+                verdict,
+            }
         })
         .collect()
 }
 
+/// Every sample's test, on as many threads as there are cores (tests are independent and
+/// seeded, so the split cannot change a figure).
+fn parallel_tests(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<(usize, Option<Test>)> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, samples.len().max(1));
+    let one = |(s, seed): &(&PairedSample, u64)| (s.len(), paired_test(s, stat, *seed));
+    if threads == 1 {
+        return samples.iter().map(one).collect();
+    }
+    let mut out: Vec<(usize, Option<Test>)> = vec![(0, None); samples.len()];
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    (t..samples.len())
+                        .step_by(threads)
+                        .filter_map(|i| Some((i, one(samples.get(i)?))))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        for w in workers {
+            // A worker only computes; a panic there is a bug, reported as one.
+            for (i, r) in w.join().expect("a paired test panicked") {
+                if let Some(slot) = out.get_mut(i) {
+                    *slot = r;
+                }
+            }
+        }
+    });
+    out
+}
+
 /// A mean over units in clusters with its t interval: mean ± t_{C−1} · se (cluster-robust).
-/// `interval` is `None` with fewer than 2 clusters or when every value is equal (no spread to
-/// bound: the report says "all n equal" instead of printing [x, x]).
+/// `interval` is `None` with fewer than 3 clusters ([`MIN_DF`]) or when nothing varies
+/// between them (no spread to bound: the report says "all n equal" instead of printing
+/// [x, x]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MeanEstimate {
     pub value: f64,
@@ -931,7 +982,7 @@ pub fn clustered_mean(values: &[f64], cluster: &[u32], level: f64) -> Option<Mea
     let c = clusters.count();
     let constant = values.iter().all(|&x| x == value);
     let interval = cluster_robust_se(values, &clusters)
-        .filter(|se| *se > 0.0)
+        .filter(|se| *se > 0.0 && c > MIN_DF)
         .and_then(|se| {
             let t = student_t_quantile(1.0 - (1.0 - level) / 2.0, (c - 1) as f64)?;
             Some(Interval {

@@ -59,6 +59,11 @@ pub fn header() -> Vec<String> {
             "usable_rate",
             "usable_lo",
             "usable_hi",
+            "task_success",
+            "task_attempted",
+            "task_success_rate",
+            "task_success_lo",
+            "task_success_hi",
             "checks_passed",
             "checks_scored",
             "checks_pass_rate",
@@ -78,6 +83,7 @@ pub fn header() -> Vec<String> {
             "judge",
             "judge_simulated",
             "judge_n",
+            "judge_attempted",
             "judge_mean",
             "judge_lo",
             "judge_hi",
@@ -190,6 +196,9 @@ impl Exporter<Report> for Csv {
             row.push(c.usable.k.to_string());
             row.push(c.usable.n.to_string());
             row.extend(rate(&c.usable));
+            row.push(c.checks.task_success.k.to_string());
+            row.push(c.checks.task_success.n.to_string());
+            row.extend(rate(&c.checks.task_success));
             row.push(c.checks.pass.k.to_string());
             row.push(c.checks.pass.n.to_string());
             row.extend(rate(&c.checks.pass));
@@ -205,11 +214,12 @@ impl Exporter<Report> for Csv {
                     row.push(format!("{} by {}", s.rubric, s.judge));
                     row.push(s.simulated.to_string());
                     row.push(j.n.to_string());
+                    row.push(j.attempted.to_string());
                     row.extend(estimate(j.overall));
                     row.push(j.unparseable.to_string());
                     row.push(j.judge_errors.to_string());
                 }
-                None => row.extend(std::iter::repeat_n(String::new(), 8)),
+                None => row.extend(std::iter::repeat_n(String::new(), 9)),
             }
             row.push(c.cache.turns_reported.to_string());
             row.push(num(c.cache.hit_rate));

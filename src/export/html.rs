@@ -212,7 +212,7 @@ fn card(h: &mut String, r: &Report) {
     row(
         "statistics",
         format!(
-            "percentiles: {}; intervals: {:.0} % bootstrap, {} resamples, seed {}; rates: Wilson",
+            "percentiles: {}; intervals: {:.0} %: percentiles from order statistics, rates Wilson, means t over scenarios; claims: paired, scenario sign-flip test, Holm per headline (agreement bootstrap: {} resamples, seed {})",
             m.percentiles,
             m.bootstrap.level * 100.0,
             m.bootstrap.resamples,
@@ -362,7 +362,7 @@ fn charts(h: &mut String, r: &Report) {
     if let Some(svg) = svg::quality_vs_latency(&points, &title, label, scale) {
         figures.push((
             svg,
-            format!("{caption} Whiskers: 95 % intervals (latency: bootstrap of the p50)."),
+            format!("{caption} Whiskers: 95 % intervals (latency: order statistics of the p50; judge: t over scenarios)."),
         ));
     }
     let bars: Vec<OutcomeBar> = r

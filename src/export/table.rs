@@ -768,7 +768,7 @@ pub fn scope_line(r: &Report) -> String {
             .join(", ")
     };
     format!(
-        "{} scenarios · {judges} · checks {} definitions · intervals {:.0} %, bootstrap {} resamples, seeded",
+        "{} scenarios · {judges} · checks {} definitions · intervals {:.0} %; claims paired by scenario, Holm per headline; agreement bootstrap {} resamples, seeded",
         m.scenarios,
         m.check_definitions,
         m.bootstrap.level * 100.0,

@@ -252,6 +252,13 @@ fn family(
     })
 }
 
+/// The side the family names as its leader.
+fn leader_side<'s>(cells: &[Cell], sides: &'s [Side], f: &Family) -> Option<&'s Side> {
+    sides
+        .iter()
+        .find(|s| cells.get(s.cell).map(cell_name) == f.leader)
+}
+
 /// One judged comparison as a claim with the leader as `a` (`leader_first`: the test had
 /// the leader as its own a).
 pub(super) fn state(
@@ -432,10 +439,7 @@ fn latency(
             let Some(f) = family(cells, &sides, stat, claim, boot, &key) else {
                 continue;
             };
-            let Some(leader) = sides
-                .iter()
-                .find(|s| Some(cell_name(&cells[s.cell])) == f.leader)
-            else {
+            let Some(leader) = leader_side(cells, &sides, &f) else {
                 continue;
             };
             let Some(fig) = leader.figure else { continue };
@@ -534,10 +538,7 @@ fn task_success(
     ) else {
         return;
     };
-    let Some(leader) = sides
-        .iter()
-        .find(|s| Some(cell_name(&cells[s.cell])) == f.leader)
-    else {
+    let Some(leader) = leader_side(cells, &sides, &f) else {
         return;
     };
     let rate = &cells[leader.cell].checks.task_success;
@@ -592,10 +593,7 @@ fn judge(
     ) else {
         return;
     };
-    let Some(leader) = sides
-        .iter()
-        .find(|s| Some(cell_name(&cells[s.cell])) == f.leader)
-    else {
+    let Some(leader) = leader_side(cells, &sides, &f) else {
         return;
     };
     let Some(j) = section.cells.get(leader.cell) else {

@@ -38,6 +38,23 @@ pub enum Truth {
     Gap(f64),
 }
 
+impl Truth {
+    /// The gap, or `none` for identical cells.
+    fn size(self, none: f64) -> f64 {
+        match self {
+            Truth::Identical => none,
+            Truth::Gap(g) => g,
+        }
+    }
+}
+
+/// The scenario of each slot: `repeats` slots of each of `s` scenarios.
+fn slot_scenarios(s: usize, repeats: usize) -> Vec<u32> {
+    (0..s as u32)
+        .flat_map(|k| std::iter::repeat_n(k, repeats))
+        .collect()
+}
+
 /// One claim kind under one truth at one n: what the table prints.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -271,10 +288,7 @@ impl Tally {
 
 fn latency(stat: Statistic, truth: Truth, sigma: f64, n: usize, stores: usize, seed: u64) -> Row {
     let (s, repeats) = design(n);
-    let ratio = match truth {
-        Truth::Identical => 1.0,
-        Truth::Gap(r) => r,
-    };
+    let ratio = truth.size(1.0);
     let q = stat.percentile().unwrap_or(50.0);
     let name = format!("latency {q} {ratio} {sigma} {n}");
     let mut tally = Tally::new();
@@ -283,12 +297,7 @@ fn latency(stat: Statistic, truth: Truth, sigma: f64, n: usize, stores: usize, s
         let effects: Vec<f64> = (0..s)
             .map(|_| 8000f64.ln() + 0.5 * normal(&mut rng))
             .collect();
-        let mut scenario = Vec::new();
-        for k in 0..s {
-            for _ in 0..repeats {
-                scenario.push(k as u32);
-            }
-        }
+        let scenario = slot_scenarios(s, repeats);
         let values: Vec<Vec<f64>> = (0..3)
             .map(|cell| {
                 let slow = if cell == 0 { 0.0 } else { ratio.ln() };
@@ -382,10 +391,7 @@ fn logistic(x: f64) -> f64 {
 
 fn task_success(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
     let (s, repeats) = design(n);
-    let gap = match truth {
-        Truth::Identical => 0.0,
-        Truth::Gap(g) => g,
-    };
+    let gap = truth.size(0.0);
     let name = format!("success {gap} {n}");
     let mut tally = Tally::new();
     for store in 0..stores {
@@ -395,12 +401,7 @@ fn task_success(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
         let base: Vec<f64> = (0..s)
             .map(|_| logistic(1.0 + 1.2 * normal(&mut rng)))
             .collect();
-        let mut scenario = Vec::new();
-        for k in 0..s {
-            for _ in 0..repeats {
-                scenario.push(k as u32);
-            }
-        }
+        let scenario = slot_scenarios(s, repeats);
         let prob = |cell: usize, k: usize| {
             let p = base[k] * 0.8;
             if cell == 0 { (p + gap).min(1.0) } else { p }
@@ -437,21 +438,13 @@ fn task_success(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
 
 fn judge_mean(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
     let (s, repeats) = design(n);
-    let gap = match truth {
-        Truth::Identical => 0.0,
-        Truth::Gap(g) => g,
-    };
+    let gap = truth.size(0.0);
     let name = format!("judge {gap} {n}");
     let mut tally = Tally::new();
     for store in 0..stores {
         let mut rng = rng(seed, &name, store);
         let effects: Vec<f64> = (0..s).map(|_| 3.5 + 0.7 * normal(&mut rng)).collect();
-        let mut scenario = Vec::new();
-        for k in 0..s {
-            for _ in 0..repeats {
-                scenario.push(k as u32);
-            }
-        }
+        let scenario = slot_scenarios(s, repeats);
         let mu = |cell: usize, k: usize| effects[k] + if cell == 0 { gap } else { 0.0 };
         let values: Vec<Vec<f64>> = (0..3)
             .map(|cell| {

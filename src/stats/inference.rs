@@ -255,98 +255,185 @@ fn sign_flip_p(d: &[f64], clusters: &Clusters, seed: u64) -> f64 {
     flip_p(sums.len(), sums.len(), seed, stat).unwrap_or(1.0)
 }
 
-/// The sign-flip p-value of the log ratio of the two cells' percentile p over the pairs.
+/// The sign-flip p-value of the log ratio of the two cells' percentile p over the pairs: a
+/// pattern swaps the two sides' values within the flipped scenarios.
 fn percentile_flip_p(sample: &PairedSample, clusters: &Clusters, p: f64, seed: u64) -> Option<f64> {
-    let sides = MergedSides::new(sample, clusters, p);
-    flip_p(clusters.count(), 2 * sample.len(), seed, |flip| {
-        sides.log_ratio(flip)
+    let sides = ScenarioSides::new(sample, clusters);
+    let c = clusters.count();
+    let mut a_from = vec![false; c];
+    let mut b_from = vec![true; c];
+    // A pattern costs about C · log² n comparisons.
+    let work = c * (usize::BITS - sample.len().leading_zeros()).pow(2) as usize;
+    flip_p(c, work, seed, |flip| {
+        for ((a, b), &f) in a_from.iter_mut().zip(&mut b_from).zip(flip) {
+            *a = f;
+            *b = !f;
+        }
+        let ones = vec![1u32; c];
+        let x = sides.quantile(&ones, &a_from, p)?;
+        let y = sides.quantile(&ones, &b_from, p)?;
+        (x > 0.0 && y > 0.0).then(|| (x / y).ln())
     })
 }
 
-/// Both sides' values sorted together once, each with its scenario and side, so that the
-/// percentile of each side under any pattern of swapped scenarios is one walk from the
-/// nearer end (every side keeps n values: a pair gives one to each). O(n) per pattern.
-struct MergedSides {
-    /// (value, scenario, side): side false is a, true is b.
-    merged: Vec<(f64, usize, bool)>,
-    /// The ranks to find, in walking order, and the weight of the upper rank.
-    first: usize,
-    second: usize,
-    t: f64,
-    from_top: bool,
+/// Each scenario's values of each side, sorted once, and every value of both sides sorted
+/// together. A replicate — a cluster resample (a multiplicity per scenario) or a sign-flip
+/// pattern (which side each scenario lends) — is then a multiset of whole scenario lists,
+/// and any order statistic of it is found by binary search over the merged values, counting
+/// at each candidate how many of the multiset's values lie at or below it: one binary search
+/// per scenario. O(C · log² n) per replicate, where walking the pairs would be O(n): the
+/// claims of a million-turn store cost milliseconds. Small samples walk instead.
+struct ScenarioSides {
+    /// Per scenario: side a's values sorted, side b's values sorted.
+    a: Vec<Vec<f64>>,
+    b: Vec<Vec<f64>>,
+    /// Every value of both sides, sorted: the candidates for any order statistic.
+    merged: Vec<f64>,
+    /// The same values with their scenario and side (true: b), for small samples, where
+    /// one walk over them is cheaper than the binary searches.
+    entries: Vec<(f64, usize, bool)>,
 }
 
-impl MergedSides {
-    fn new(sample: &PairedSample, clusters: &Clusters, p: f64) -> MergedSides {
-        let n = sample.len();
-        let mut cluster_of = vec![0usize; n];
-        for k in 0..clusters.count() {
-            for &i in clusters.members(k) {
-                if let Some(c) = cluster_of.get_mut(i) {
-                    *c = k;
+/// Values (both sides) below which a replicate's order statistics are found by one walk
+/// over them rather than by binary search: about where C · log² n comparisons cost as much
+/// as n steps.
+const WALK_BELOW: usize = 2_048;
+
+impl ScenarioSides {
+    fn new(sample: &PairedSample, clusters: &Clusters) -> ScenarioSides {
+        let sorted = |values: &[f64], k: usize| {
+            let mut v: Vec<f64> = clusters
+                .members(k)
+                .iter()
+                .filter_map(|&i| values.get(i).copied())
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v
+        };
+        let c = clusters.count();
+        let a: Vec<Vec<f64>> = (0..c).map(|k| sorted(&sample.a, k)).collect();
+        let b: Vec<Vec<f64>> = (0..c).map(|k| sorted(&sample.b, k)).collect();
+        let mut merged: Vec<f64> = sample.a.iter().chain(&sample.b).copied().collect();
+        merged.sort_by(f64::total_cmp);
+        let mut entries = Vec::new();
+        if merged.len() < WALK_BELOW {
+            for k in 0..c {
+                for &i in clusters.members(k) {
+                    if let (Some(&x), Some(&y)) = (sample.a.get(i), sample.b.get(i)) {
+                        entries.push((x, k, false));
+                        entries.push((y, k, true));
+                    }
                 }
             }
+            entries.sort_by(|x, y| x.0.total_cmp(&y.0));
         }
-        let mut merged: Vec<(f64, usize, bool)> = Vec::with_capacity(2 * n);
-        for (i, (&x, &y)) in sample.a.iter().zip(&sample.b).enumerate() {
-            let k = cluster_of.get(i).copied().unwrap_or(0);
-            merged.push((x, k, false));
-            merged.push((y, k, true));
-        }
-        merged.sort_by(|x, y| x.0.total_cmp(&y.0));
-        let (lower, upper, t) = rank_position(n, p);
-        // High quantiles walk from the top: ranks counted from the end.
-        let from_top = p > 0.5;
-        let (first, second) = if from_top {
-            (n.saturating_sub(1 + upper), n.saturating_sub(1 + lower))
-        } else {
-            (lower, upper)
-        };
-        MergedSides {
+        ScenarioSides {
+            a,
+            b,
             merged,
-            first,
-            second,
-            t,
-            from_top,
+            entries,
         }
     }
 
-    /// ln(percentile of side a / percentile of side b) with the scenarios where `flip[k]`
-    /// is true swapped; `None` when a percentile is not positive.
-    fn log_ratio(&self, flip: &[bool]) -> Option<f64> {
-        let mut found = [[f64::NAN; 2]; 2]; // [side][first, second]
-        let mut seen = [0usize; 2];
-        let mut left = 4;
-        let mut visit = |&(value, k, side): &(f64, usize, bool)| {
-            let s = usize::from(side ^ flip.get(k).copied().unwrap_or(false));
-            let r = seen[s];
-            if r == self.first {
-                found[s][0] = value;
-                left -= 1;
-            }
-            if r == self.second {
-                found[s][1] = value;
-                left -= 1;
-            }
-            seen[s] += 1;
-            left == 0
-        };
-        if self.from_top {
-            let _ = self.merged.iter().rev().any(&mut visit);
-        } else {
-            let _ = self.merged.iter().any(&mut visit);
-        }
-        let at = |s: usize| {
-            let [f, g] = found[s];
-            // From the top, `first` is the upper rank.
-            if self.from_top {
-                lerp(g, f, self.t)
+    /// The values at 0-based ranks `lower` ≤ `upper` of the multiset, by one walk over the
+    /// entries (from the top for ranks in the upper half).
+    fn walk(
+        &self,
+        weight: &[u32],
+        from_b: &[bool],
+        total: usize,
+        lower: usize,
+        upper: usize,
+    ) -> (f64, f64) {
+        let taken = |&(_, k, side): &(f64, usize, bool)| -> usize {
+            let lends = from_b.get(k).copied().unwrap_or(false) == side;
+            if lends {
+                weight.get(k).copied().unwrap_or(0) as usize
             } else {
-                lerp(f, g, self.t)
+                0
             }
         };
-        let (x, y) = (at(0), at(1));
-        (x > 0.0 && y > 0.0).then(|| (x / y).ln())
+        let (mut lo, mut hi) = (f64::NAN, f64::NAN);
+        let mut seen = 0usize;
+        if lower >= total / 2 {
+            // Ranks from the top: the r-th from the bottom is the (total − 1 − r)-th from it.
+            let (first, second) = (total - 1 - upper, total - 1 - lower);
+            for e in self.entries.iter().rev() {
+                seen += taken(e);
+                if hi.is_nan() && first < seen {
+                    hi = e.0;
+                }
+                if second < seen {
+                    lo = e.0;
+                    break;
+                }
+            }
+        } else {
+            for e in &self.entries {
+                seen += taken(e);
+                if lo.is_nan() && lower < seen {
+                    lo = e.0;
+                }
+                if upper < seen {
+                    hi = e.0;
+                    break;
+                }
+            }
+        }
+        (lo, hi)
+    }
+
+    /// The list scenario k lends: side b's when `from_b[k]`, else side a's.
+    fn list(&self, k: usize, from_b: &[bool]) -> &[f64] {
+        let side = if from_b.get(k).copied().unwrap_or(false) {
+            &self.b
+        } else {
+            &self.a
+        };
+        side.get(k).map_or(&[], Vec::as_slice)
+    }
+
+    /// How many values of the multiset (scenario k's list taken `weight[k]` times) are ≤ v.
+    fn count_le(&self, weight: &[u32], from_b: &[bool], v: f64) -> usize {
+        weight
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| **w > 0)
+            .map(|(k, &w)| w as usize * self.list(k, from_b).partition_point(|x| *x <= v))
+            .sum()
+    }
+
+    /// The value at 0-based rank r of the multiset: the smallest merged value with more
+    /// than r of the multiset's values at or below it.
+    fn at_rank(&self, weight: &[u32], from_b: &[bool], r: usize) -> Option<f64> {
+        let i = self
+            .merged
+            .partition_point(|&v| self.count_le(weight, from_b, v) <= r);
+        self.merged.get(i).copied()
+    }
+
+    /// The quantile p (NumPy's linear rule) of the multiset; `None` when it is empty.
+    fn quantile(&self, weight: &[u32], from_b: &[bool], p: f64) -> Option<f64> {
+        let total: usize = weight
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| w as usize * self.list(k, from_b).len())
+            .sum();
+        if total == 0 {
+            return None;
+        }
+        let (lower, upper, t) = rank_position(total, p);
+        if !self.entries.is_empty() {
+            let (lo, hi) = self.walk(weight, from_b, total, lower, upper);
+            return (lo.is_finite() && hi.is_finite()).then(|| lerp(lo, hi, t));
+        }
+        let lo = self.at_rank(weight, from_b, lower)?;
+        let hi = if upper == lower {
+            lo
+        } else {
+            self.at_rank(weight, from_b, upper)?
+        };
+        Some(lerp(lo, hi, t))
     }
 }
 
@@ -473,25 +560,6 @@ impl Clusters {
             _ => &[],
         }
     }
-
-    /// One cluster resample as counts per pair: C clusters drawn with replacement, each
-    /// with all its pairs. Returns the resample's size.
-    fn draw(&self, rng: &mut Rng, counts: &mut [u32]) -> usize {
-        counts.fill(0);
-        let c = self.count();
-        let Ok(c32) = u32::try_from(c) else {
-            return 0;
-        };
-        let mut total = 0;
-        rng.indices(c32, c, |k| {
-            let members = self.members(k);
-            total += members.len();
-            for &i in members {
-                super::bump(counts, i);
-            }
-        });
-        total
-    }
 }
 
 /// The cluster-robust (CR1) standard error of the mean of `d`: with cluster sums of the
@@ -563,45 +631,36 @@ pub fn ratio_se(num: &[f64], den: &[f64], cluster: &[u32]) -> Option<f64> {
 /// Miller 2008; drawing the pairs within each drawn scenario again, the two-stage scheme,
 /// counts the within-scenario variation twice, Davison & Hinkley 1997 §3.8, and measured
 /// here it halved the power at 40 pairs). The ratio, not the difference: a scenario effect
-/// that scales both cells alike cancels in it. Each side is sorted once; a resample is
-/// counts per pair, and each side walks its own sorted order summing the counts of its
-/// pairs up to the ranks the percentile needs: O(n) per resample, no copy. `None` when a
-/// percentile is not positive.
+/// that scales both cells alike cancels in it. A resample is a multiplicity per scenario;
+/// each side's percentile is found by [`ScenarioSides`] without copying a value. `None` when
+/// a percentile is not positive.
 fn clustered_log_ratio_se(
     sample: &PairedSample,
     clusters: &Clusters,
     p: f64,
     seed: u64,
 ) -> Option<(f64, f64, f64)> {
-    let n = sample.len();
-    let sort = |v: &[f64]| {
-        let mut order: Vec<usize> = (0..v.len()).collect();
-        order.sort_by(|&i, &j| {
-            let (x, y) = (v.get(i).copied(), v.get(j).copied());
-            x.partial_cmp(&y)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(i.cmp(&j))
-        });
-        let sorted: Vec<f64> = order.iter().filter_map(|&i| v.get(i).copied()).collect();
-        (sorted, order)
-    };
-    let (a_sorted, a_order) = sort(&sample.a);
-    let (b_sorted, b_order) = sort(&sample.b);
-    let a = super::quantile_unchecked(&a_sorted, p);
-    let b = super::quantile_unchecked(&b_sorted, p);
+    let sides = ScenarioSides::new(sample, clusters);
+    let c = clusters.count();
+    let (from_a, from_b) = (vec![false; c], vec![true; c]);
+    let ones = vec![1u32; c];
+    let a = sides.quantile(&ones, &from_a, p)?;
+    let b = sides.quantile(&ones, &from_b, p)?;
     if !(a > 0.0 && b > 0.0) {
         return None;
     }
-    let mut counts = vec![0u32; n];
+    let c32 = u32::try_from(c).ok()?;
+    let mut weight = vec![0u32; c];
     let mut logs = Vec::with_capacity(SE_RESAMPLES);
     for r in 0..SE_RESAMPLES {
-        let mut rng = Rng::stream(seed, r);
-        let total = clusters.draw(&mut rng, &mut counts);
-        if total == 0 {
+        weight.fill(0);
+        Rng::stream(seed, r).indices(c32, c, |k| super::bump(&mut weight, k));
+        let (Some(x), Some(y)) = (
+            sides.quantile(&weight, &from_a, p),
+            sides.quantile(&weight, &from_b, p),
+        ) else {
             continue;
-        }
-        let x = weighted_quantile(&a_sorted, &a_order, &counts, total, p);
-        let y = weighted_quantile(&b_sorted, &b_order, &counts, total, p);
+        };
         if x > 0.0 && y > 0.0 {
             logs.push((x / y).ln());
         }
@@ -610,26 +669,6 @@ fn clustered_log_ratio_se(
     // Rounding can leave a tiny spread where every resample gives the same ratio.
     let sd = if sd < 1e-12 { 0.0 } else { sd };
     Some((a, b, sd))
-}
-
-/// The quantile p (NumPy's linear rule) of a resample given as counts per pair: `sorted`
-/// holds one side's values ascending and `order[j]` the pair of `sorted[j]`; the resample
-/// holds `counts[pair]` copies of each and `total` values in all.
-fn weighted_quantile(sorted: &[f64], order: &[usize], counts: &[u32], total: usize, p: f64) -> f64 {
-    let (lower, upper, t) = rank_position(total, p);
-    let (mut lo_value, mut hi_value) = (f64::NAN, f64::NAN);
-    let mut cumulative = 0usize;
-    for (&value, &pair) in sorted.iter().zip(order) {
-        cumulative += counts.get(pair).copied().unwrap_or(0) as usize;
-        if lo_value.is_nan() && lower < cumulative {
-            lo_value = value;
-        }
-        if upper < cumulative {
-            hi_value = value;
-            break;
-        }
-    }
-    lerp(lo_value, hi_value, t)
 }
 
 /// The sample standard deviation (n − 1); `None` below two values.
@@ -1044,35 +1083,78 @@ mod tests {
     }
 
     #[test]
-    fn percentile_flips_walk_to_the_same_order_statistics_as_numpy() {
+    fn scenario_lists_give_the_same_percentiles_as_numpy() {
         let a = [5.0, 1.0, 9.0, 3.0, 7.0, 2.0, 8.0, 4.5];
         let b = [6.0, 4.0, 10.0, 12.0, 11.0, 13.0, 0.5, 2.5];
         let s = sample(&a, &b, &[0, 0, 1, 1, 2, 2, 3, 3]);
         let clusters = Clusters::of(&s.cluster);
+        let sides = ScenarioSides::new(&s, &clusters);
+        let pct = |v: &[f64], q: f64| super::super::percentiles(v, &[q]).unwrap()[0];
+        let ones = [1u32; 4];
         for q in [0.0, 10.0, 50.0, 95.0, 100.0] {
-            let pa = super::super::percentiles(&a, &[q]).unwrap()[0];
-            let pb = super::super::percentiles(&b, &[q]).unwrap()[0];
-            let sides = MergedSides::new(&s, &clusters, q / 100.0);
-            let none = sides.log_ratio(&[false; 4]).unwrap();
-            close(none, (pa / pb).ln(), 1e-12);
-            // Every scenario swapped: the sides trade places.
-            close(sides.log_ratio(&[true; 4]).unwrap(), -(pa / pb).ln(), 1e-12);
-            // Scenario 3 swapped: a holds 0.5 and 2.5, b holds 8 and 4.5.
-            let mut a2 = a;
-            let mut b2 = b;
-            a2[6..].copy_from_slice(&b[6..]);
-            b2[6..].copy_from_slice(&a[6..]);
-            let pa2 = super::super::percentiles(&a2, &[q]).unwrap()[0];
-            let pb2 = super::super::percentiles(&b2, &[q]).unwrap()[0];
+            let p = q / 100.0;
             close(
-                sides.log_ratio(&[false, false, false, true]).unwrap(),
-                (pa2 / pb2).ln(),
+                sides.quantile(&ones, &[false; 4], p).unwrap(),
+                pct(&a, q),
+                1e-12,
+            );
+            close(
+                sides.quantile(&ones, &[true; 4], p).unwrap(),
+                pct(&b, q),
+                1e-12,
+            );
+            // Scenario 3 swapped: a holds b's 0.5 and 2.5.
+            let mut a2 = a;
+            a2[6..].copy_from_slice(&b[6..]);
+            let swapped = [false, false, false, true];
+            close(
+                sides.quantile(&ones, &swapped, p).unwrap(),
+                pct(&a2, q),
+                1e-12,
+            );
+            // A resample: scenario 0 twice, scenario 2 once, 1 and 3 not at all.
+            let resample = [5.0, 1.0, 5.0, 1.0, 7.0, 2.0];
+            close(
+                sides.quantile(&[2, 0, 1, 0], &[false; 4], p).unwrap(),
+                pct(&resample, q),
                 1e-12,
             );
         }
-        // Four scenarios: 16 patterns, the all-swapped one always reaches |observed|.
+        assert_eq!(sides.quantile(&[0; 4], &[false; 4], 0.5), None);
+        // Four scenarios: 16 patterns, and the all-swapped one always reaches |observed|.
         let p = percentile_flip_p(&s, &clusters, 0.5, 1).unwrap();
         assert!(p >= 2.0 / 16.0 - 1e-12, "{p}");
+    }
+
+    #[test]
+    fn large_samples_search_to_the_same_percentiles_as_a_sort() {
+        // 1,200 pairs in 7 scenarios: 2,400 values, past WALK_BELOW, so found by search.
+        let n = 1200;
+        let a: Vec<f64> = (0..n).map(|i| f64::from((i * 7919) % 1013) + 0.5).collect();
+        let b: Vec<f64> = (0..n).map(|i| f64::from((i * 104_729) % 997) * 1.3).collect();
+        let cluster: Vec<u32> = (0..n).map(|i| (i * 31 % 7) as u32).collect();
+        let s = sample(&a, &b, &cluster);
+        let clusters = Clusters::of(&s.cluster);
+        let sides = ScenarioSides::new(&s, &clusters);
+        assert!(sides.entries.is_empty(), "the search path");
+        let pct = |v: &[f64], q: f64| super::super::percentiles(v, &[q]).unwrap()[0];
+        let weight = [2u32, 0, 1, 3, 0, 1, 1];
+        let flip = [false, true, false, true, true, false, false];
+        for q in [0.0, 5.0, 50.0, 95.0, 99.0, 100.0] {
+            // The resample, written out: each scenario's a-values `weight` times.
+            let mut resample = Vec::new();
+            let mut flipped = Vec::new();
+            for (i, &k) in cluster.iter().enumerate() {
+                for _ in 0..weight[k as usize] {
+                    resample.push(a[i]);
+                }
+                flipped.push(if flip[k as usize] { b[i] } else { a[i] });
+            }
+            let got = sides.quantile(&weight, &[false; 7], q / 100.0).unwrap();
+            close(got, pct(&resample, q), 1e-12);
+            let got = sides.quantile(&[1; 7], &flip, q / 100.0).unwrap();
+            close(got, pct(&flipped, q), 1e-12);
+        }
     }
 
     #[test]

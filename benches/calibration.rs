@@ -20,11 +20,14 @@ fn main() {
         .unwrap_or(1_000);
     let start = Instant::now();
     let rows = table(stores, turnbench::stats::DEFAULT_SEED);
-    println!("SIMULATED: {stores} stores per row, 3 cells each; Holm over the 3 pairs, alpha 5 %");
     println!(
-        "| claim | truth | noise σ | n per cell | established | wrong way | cell interval coverage (n intervals) |"
+        "SIMULATED: {stores} stores per row, 3 cells each, n conversations per cell in min(n, 10) \
+         scenarios; Holm over the 3 pairs, family-wise 5 %"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: |");
+    println!(
+        "| claim | truth | noise σ | n per cell | established | wrong way | cell interval coverage (n) | comparison interval coverage (n) |"
+    );
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |");
     for r in rows {
         let truth = match r.truth {
             Truth::Identical => "identical (false claims)".to_string(),
@@ -38,15 +41,19 @@ fn main() {
         let coverage = r.coverage.map_or("- (0)".to_string(), |c| {
             format!("{:.1} % ({})", c * 100.0, r.intervals)
         });
+        let comparison = r.comparison_coverage.map_or("- (0)".to_string(), |c| {
+            format!("{:.1} % ({})", c * 100.0, r.comparisons)
+        });
         println!(
-            "| {} | {} | {} | {} | {:.1} % | {:.1} % | {} |",
+            "| {} | {} | {} | {} | {:.1} % | {:.1} % | {} | {} |",
             r.claim,
             truth,
             sigma,
             r.n,
             r.established * 100.0,
             r.wrong_way * 100.0,
-            coverage
+            coverage,
+            comparison
         );
     }
     eprintln!("calibration: {:.1} s", start.elapsed().as_secs_f64());

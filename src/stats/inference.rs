@@ -721,11 +721,17 @@ pub fn quantile_interval_ranks(n: usize, p: f64, level: f64) -> Option<(usize, u
     }
     let centre = p * n as f64;
     let mut best: Option<(usize, usize)> = None;
-    for l in 1..=n {
-        // The smallest u > l reaching the level for this l.
-        let Some(u) = (l + 1..=n).find(|&u| cdf[u] - cdf[l] >= level - 1e-12) else {
-            continue;
-        };
+    // For each l the smallest u reaching the level; it never moves back as l grows (the
+    // cumulative probabilities are monotone), so one pass of two pointers: O(n).
+    let mut u = 2;
+    for l in 1..n {
+        u = u.max(l + 1);
+        while u <= n && cdf[u] - cdf[l] < level - 1e-12 {
+            u += 1;
+        }
+        if u > n {
+            break;
+        }
         let better = match best {
             None => true,
             Some((bl, bu)) => {

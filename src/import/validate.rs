@@ -316,6 +316,9 @@ fn prepare_turn(i: usize, m: MessageLine, prompt: Vec<Message>) -> Result<TurnRe
     check_timing(&timing, &at)?;
     let usage = m.usage.unwrap_or_default();
     check_usage(&usage, &at)?;
+    // Counted here, on the reader thread, as collect counts a streamed answer: once, when
+    // the turn is written, so that no reader ever counts it again.
+    let visible_tokens = m.content.as_deref().map(crate::tokens::count);
     Ok(TurnRecord {
         prompt,
         answer: m.content,
@@ -334,6 +337,7 @@ fn prepare_turn(i: usize, m: MessageLine, prompt: Vec<Message>) -> Result<TurnRe
             cached_tokens: usage.cached_tokens,
             reasoning_tokens: usage.reasoning_tokens,
         },
+        visible_tokens,
         ..Default::default()
     })
 }

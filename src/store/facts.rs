@@ -293,31 +293,6 @@ pub fn turns(
     Ok(())
 }
 
-/// Calls `f(conversation_id, turn index, answer)` for every answer of the selected
-/// conversations that count whose visible tokens were never counted (imports), in
-/// (conversation, turn) order. Collected stores have none.
-pub fn uncounted_answers(
-    conn: &Connection,
-    sel: &Selection,
-    mut f: impl FnMut(i64, u32, &str),
-) -> Result<(), StoreError> {
-    // The subquery finds them by their facts; only their text is then read.
-    let mut stmt = conn.prepare(&format!(
-        "SELECT conversation_id, idx, answer FROM turns
-         WHERE (conversation_id, idx) IN (
-             SELECT conversation_id, idx FROM turn_facts
-             WHERE counts AND visible_tokens IS NULL AND has_answer AND {SELECTED})
-         ORDER BY conversation_id, idx"
-    ))?;
-    let mut rows = stmt.query(&sel.params()[..])?;
-    while let Some(r) = rows.next()? {
-        if let Some(answer) = text(r, 2)? {
-            f(r.get(0)?, r.get(1)?, answer);
-        }
-    }
-    Ok(())
-}
-
 /// A current check definition (`current_check_definitions`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckDefinitionFact {

@@ -5,6 +5,7 @@
 //! evaluation data.
 
 pub mod anchors;
+mod backfill;
 pub mod bulk;
 pub mod checks;
 pub mod facts;
@@ -88,7 +89,8 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-/// Opens (creating if needed) and upgrades a store.
+/// Opens (creating if needed) and upgrades a store, filling once what a migration left to
+/// Rust (`store_backfills`: visible tokens of answers imported before migration 007).
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
     let mut conn = Connection::open(path).map_err(|error| StoreError::Open {
         path: path.to_path_buf(),
@@ -99,6 +101,7 @@ pub fn open(path: &Path) -> Result<Connection, StoreError> {
         error,
     })?;
     migrate::apply(&mut conn, path)?;
+    backfill::run_pending(&mut conn)?;
     Ok(conn)
 }
 

@@ -12,6 +12,8 @@ pub mod facts;
 pub mod judgments;
 mod migrate;
 pub mod pairwise;
+#[cfg(test)]
+mod plans;
 pub mod read;
 pub mod records;
 pub mod replay;

@@ -15,7 +15,8 @@
 //!
 //!     cargo bench --bench report_scale
 //!     REPORT_SCALE_CONVERSATIONS=50000 cargo bench --bench report_scale
-//!     REPORT_SCALE_BIN=/path/to/other/turnbench cargo bench --bench report_scale  # A/B
+//!     REPORT_SCALE_BIN=/path/to/other/turnbench REPORT_SCALE_DIR=/tmp/other \
+//!         cargo bench --bench report_scale   # another build, on a store of its own
 //!
 //! Goal (issue 23): every format ≤ 5× the scan, peak ≤ 300 MB. Prints figures; asserts
 //! nothing (these machines are shared and noisy).
@@ -51,9 +52,13 @@ fn main() {
     let bin = std::env::var_os("REPORT_SCALE_BIN")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_turnbench")));
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target")
-        .join(format!("report-scale-{n}"));
+    let dir = std::env::var_os("REPORT_SCALE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target")
+                .join(format!("report-scale-{n}"))
+        });
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("store.db");
     if !db.exists() {

@@ -181,6 +181,50 @@ fn sample_imports_with_defaults_and_derived_outcomes() {
     );
 }
 
+/// Import counts each answer's visible tokens as collect does (o200k_base over the answer as
+/// stored, whitespace-only ones too; no answer, no count), and the run names the tokenizer.
+#[test]
+fn import_stores_visible_tokens_as_collect_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let (code, _, err) = import(&db, &[Path::new(SAMPLE)]);
+    assert_eq!(code, 0, "{err}");
+    let conn = Connection::open(&db).unwrap();
+    let turns: Vec<(Option<String>, Option<i64>)> = conn
+        .prepare("SELECT answer, visible_tokens FROM turns ORDER BY conversation_id, idx")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(turns.iter().any(|(a, _)| a.is_none()), "a failed turn");
+    for (answer, visible) in &turns {
+        assert_eq!(*visible, answer.as_deref().map(turnbench::tokens::count));
+    }
+    let tokenizer: String = conn
+        .query_row(
+            "SELECT tokenizer FROM runs WHERE source = 'import'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tokenizer, turnbench::tokens::TOKENIZER);
+    let space = write(
+        dir.path(),
+        "space.jsonl",
+        r#"{"id":"ws","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"  ","outcome":"ok"}]}"#,
+    );
+    let (code, _, err) = import(&db, &[&space]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        count(
+            &db,
+            "SELECT visible_tokens FROM turns JOIN conversations c ON c.id = conversation_id WHERE c.uid = 'ws'"
+        ),
+        turnbench::tokens::count("  ")
+    );
+}
+
 /// Line number, then what the message must say (field and problem).
 const BAD_LINES: &[(usize, &str, &str)] = &[
     (

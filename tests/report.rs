@@ -658,7 +658,8 @@ fn a_store_of_transcripts_without_timings_gives_a_report_that_says_so() {
         Value::Null,
         "empty, never 0"
     );
-    // Visible tokens are counted at report time for imports that carry none.
+    // Visible tokens were counted by import; the report counts none itself.
+    assert!(!text.contains("visible-token count"), "{text}");
     assert_eq!(cell["turns"]["visible_tokens"]["n"], 2);
     assert!(cell["turns"]["visible_tokens"]["value"].as_f64().unwrap() > 0.0);
     assert_eq!(cell["reliability"]["completed"], 2);
@@ -955,5 +956,72 @@ fn a_provider_that_fails_half_its_conversations_never_leads_quality_on_its_survi
             .unwrap()
             .starts_with("task success (completed and every check passed"),
         "{quality}"
+    );
+}
+
+/// A store imported before import counted visible tokens (made by that build, schema 6:
+/// `examples/transcripts.jsonl` imported, every count NULL) is counted once, when a
+/// turnbench with migration 007 first opens it, as collect would have counted; the report
+/// itself never counts: a count that stays NULL afterwards is said to be missing.
+#[test]
+fn an_old_import_is_counted_once_on_open_and_the_report_never_counts() {
+    let project = Project::new(&[]);
+    std::fs::copy(
+        repo("tests/fixtures/store-v6-imported-without-visible-tokens.db"),
+        project.db(),
+    )
+    .unwrap();
+    let before = project.conn();
+    assert!(
+        count(
+            &before,
+            "SELECT COUNT(*) FROM turns WHERE answer IS NOT NULL"
+        ) > 0
+    );
+    assert_eq!(
+        count(
+            &before,
+            "SELECT COUNT(*) FROM turns WHERE visible_tokens IS NOT NULL"
+        ),
+        0
+    );
+    drop(before);
+
+    let text = report(&project, &[]);
+    assert!(!text.contains("visible-token count"), "{text}");
+    let conn = project.conn();
+    let turns = rows(
+        &conn,
+        "SELECT answer, visible_tokens FROM turns ORDER BY conversation_id, idx",
+        [],
+        |r| Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<i64>>(1)?)),
+    );
+    for (answer, visible) in &turns {
+        assert_eq!(*visible, answer.as_deref().map(turnbench::tokens::count));
+    }
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM store_backfills"), 0);
+    assert_eq!(
+        count(&conn, "SELECT COUNT(*) FROM runs WHERE tokenizer IS NULL"),
+        0
+    );
+
+    // Done once: a count removed by hand stays missing, and the report says so.
+    conn.execute_batch(
+        "UPDATE turns SET visible_tokens = NULL WHERE (conversation_id, idx) =
+           (SELECT conversation_id, idx FROM turns WHERE has_answer ORDER BY 1, 2 LIMIT 1)",
+    )
+    .unwrap();
+    drop(conn);
+    let text = report(&project, &[]);
+    assert!(
+        text.contains("answers without a stored visible-token count: 1 "),
+        "{text}"
+    );
+    assert_eq!(
+        count(
+            &project.conn(),
+            "SELECT COUNT(*) FROM turns WHERE visible_tokens IS NULL AND has_answer"
+        ),
+        1
     );
 }

@@ -173,7 +173,12 @@ pub fn import_reader(
     };
     let tuned = BulkSettings::apply(conn)?;
     let progress = progress_bar(len, opts.progress);
-    let (channels, reader) = reader::spawn(input, progress.clone());
+    // A second, read-only connection for the reader thread (none for a store in memory).
+    let stored = conn
+        .path()
+        .filter(|p| !p.is_empty())
+        .and_then(|p| crate::store::open_read_only(Path::new(p)).ok());
+    let (channels, reader) = reader::spawn(input, progress.clone(), stored);
     let result = write_all(conn, &channels, &mut sink, &mut summary, opts, on_reject);
     drop(channels); // lets the reader stop if we stopped early
     let _ = reader.join();

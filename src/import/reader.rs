@@ -1,5 +1,6 @@
-//! Reads a transcript file line by line on its own thread and prepares every line, so that
-//! JSON parsing overlaps with the SQLite writes. Prepared lines go to the writer in
+//! Reads a transcript file line by line on its own thread and prepares every line (its
+//! answers' visible tokens counted on every core), so that JSON parsing and counting
+//! overlap with the SQLite writes. Prepared lines go to the writer in
 //! batches over a bounded channel: memory stays flat whatever the file size.
 //!
 //! The writer hands written batches back and this thread frees them: memory is then freed
@@ -11,8 +12,9 @@ use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 use std::thread::JoinHandle;
 
 use indicatif::ProgressBar;
+use rusqlite::Connection;
 
-use super::validate::{LineProblem, PreparedConversation, prepare_line};
+use super::validate::{LineProblem, PreparedConversation, count_visible_tokens, prepare_line};
 use crate::jsonl::Lines;
 
 /// Lines per batch sent to the writer.
@@ -57,16 +59,19 @@ pub(crate) struct ReaderChannels {
 }
 
 /// Starts the reader thread. It stops at the end of the input, at a read error (sent as
-/// the last batch), or as soon as the receiver is dropped.
+/// the last batch), or as soon as the receiver is dropped. `stored`, a read-only
+/// connection to the store, spares counting the tokens of conversations stored already
+/// (a re-import); without it every answer is counted.
 pub(crate) fn spawn(
     input: Box<dyn BufRead + Send>,
     progress: ProgressBar,
+    stored: Option<Connection>,
 ) -> (ReaderChannels, JoinHandle<()>) {
     let (tx, batches) = sync_channel(IN_FLIGHT);
     let (done, returned) = sync_channel(IN_FLIGHT + 2);
     let handle = std::thread::Builder::new()
         .name("turnbench-import-read".into())
-        .spawn(move || read_all(input, &tx, &returned, &progress))
+        .spawn(move || read_all(input, &tx, &returned, &progress, stored.as_ref()))
         // Spawning fails only when the OS cannot create a thread at all; no input reaches this.
         .expect("spawn import reader thread");
     (ReaderChannels { batches, done }, handle)
@@ -77,6 +82,7 @@ fn read_all(
     tx: &SyncSender<Batch>,
     returned: &Receiver<Vec<Item>>,
     progress: &ProgressBar,
+    stored: Option<&Connection>,
 ) {
     let mut lines = Lines::new(input);
     let mut scratch = Vec::new();
@@ -90,6 +96,7 @@ fn read_all(
                     source,
                 });
                 if !batch.is_empty() {
+                    count_batch(&mut batch, stored);
                     let _ = tx.send(Batch::Items(std::mem::take(&mut batch)));
                 }
                 let _ = tx.send(failed);
@@ -105,6 +112,7 @@ fn read_all(
             Err(problem) => Item::Rejected { line, problem },
         });
         if batch.len() == BATCH {
+            count_batch(&mut batch, stored);
             progress.set_position(lines.bytes);
             let next = recycle(returned).unwrap_or_else(|| Vec::with_capacity(BATCH));
             let full = std::mem::replace(&mut batch, next);
@@ -113,11 +121,32 @@ fn read_all(
             }
         }
     }
+    count_batch(&mut batch, stored);
     progress.set_position(lines.bytes);
     if !batch.is_empty() && tx.send(Batch::Items(batch)).is_err() {
         return;
     }
     let _ = tx.send(Batch::End);
+}
+
+/// Visible tokens of the batch's conversations, counted before the writer gets them;
+/// not those whose uid is stored already (committed: the writer will skip them too).
+fn count_batch(batch: &mut [Item], stored: Option<&Connection>) {
+    let mut is_stored = stored.and_then(|c| {
+        c.prepare_cached("SELECT 1 FROM conversations WHERE uid = ?1")
+            .ok()
+    });
+    count_visible_tokens(batch.iter_mut().filter_map(|item| match item {
+        Item::Conversation { conversation, .. } => {
+            let uid = &conversation.record.uid;
+            // A failed look-up counts: a count too many costs time, never a wrong row.
+            let known = is_stored
+                .as_mut()
+                .is_some_and(|q| q.exists([uid]).unwrap_or(false));
+            (!known).then_some(conversation.as_mut())
+        }
+        Item::Rejected { .. } => None,
+    }));
 }
 
 /// Frees the batches the writer has handed back; returns one emptied vector to reuse.
@@ -153,6 +182,7 @@ mod tests {
         let (channels, handle) = spawn(
             Box::new(io::Cursor::new(text.into_bytes())),
             ProgressBar::hidden(),
+            None,
         );
         let mut items: Vec<Item> = Vec::new();
         for batch in channels.batches.iter() {

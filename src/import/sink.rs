@@ -119,7 +119,7 @@ impl FileSink {
                 source: "import",
                 seed: None,
                 settings_json: &self.settings_json,
-                tokenizer: None,
+                tokenizer: Some(crate::tokens::TOKENIZER),
             },
         )?;
         self.run_id = Some(id);

@@ -183,8 +183,9 @@ pub(super) struct Facts {
     pub turns: Vec<Turn>,
     pub checks: CheckFacts,
     pub judges: JudgeFacts,
-    /// Answers whose visible tokens were counted now (imports store none).
-    pub counted_now: u64,
+    /// Answers stored without a visible-token count (written by other means than collect,
+    /// replay or import): "missing" in the medians, never counted here.
+    pub uncounted: u64,
 }
 
 pub(super) fn load(
@@ -298,7 +299,7 @@ pub(super) fn load(
             checks.per_conv[conv] = Some(c);
         }
     }
-    let (turns, spans, counted_now) = turns;
+    let (turns, spans, uncounted) = turns;
     f.turns = turns;
     let mut at = 0;
     for (id, first, n) in spans {
@@ -307,14 +308,14 @@ pub(super) fn load(
             f.convs[conv].n_turns = n;
         }
     }
-    f.counted_now = counted_now;
+    f.uncounted = uncounted;
     f.checks = checks;
     f.judges = judges;
     mark_structure_failures(&mut f);
     Ok(f)
 }
 
-/// The turns, each conversation's (id, first turn, turn count), answers counted now.
+/// The turns, each conversation's (id, first turn, turn count), answers without a count.
 type TurnsRead = (Vec<Turn>, Vec<(i64, usize, usize)>, u64);
 
 /// The selected conversations' ids, ascending: rows that come by conversation are matched
@@ -342,13 +343,14 @@ fn read_turns(db: &Path, sel: &Selection) -> Result<TurnsRead, StoreError> {
     let conn = crate::store::open_read_only(db)?;
     let mut turns = Vec::new();
     let mut spans: Vec<(i64, usize, usize)> = Vec::new();
-    let mut counted_now = 0;
+    let mut uncounted = 0;
     let count = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NO_COUNT);
     facts::turns(&conn, sel, |t: &TurnFact| {
         match spans.last_mut() {
             Some((id, _, n)) if *id == t.conversation_id => *n += 1,
             _ => spans.push((t.conversation_id, turns.len(), 1)),
         }
+        uncounted += u64::from(t.has_answer && t.visible_tokens.is_none());
         turns.push(Turn {
             outcome: t.outcome.unwrap_or(TurnOutcome::Ok),
             finish: Finish::of(t.finish_reason),
@@ -366,25 +368,7 @@ fn read_turns(db: &Path, sel: &Selection) -> Result<TurnsRead, StoreError> {
             structure_failed: false,
         });
     })?;
-    // Imported answers carry no visible-token count: count them now (never 0 in its place).
-    let mut at = 0;
-    facts::uncounted_answers(&conn, sel, |conversation_id, idx, answer| {
-        while spans.get(at).is_some_and(|s| s.0 < conversation_id) {
-            at += 1;
-        }
-        let Some(&(id, first, n)) = spans.get(at) else {
-            return;
-        };
-        let idx = idx as usize;
-        if id == conversation_id
-            && idx < n
-            && let Some(t) = turns.get_mut(first + idx)
-        {
-            t.visible_tokens = count(Some(crate::tokens::count(answer)));
-            counted_now += 1;
-        }
-    })?;
-    Ok((turns, spans, counted_now))
+    Ok((turns, spans, uncounted))
 }
 
 /// Tags in the order reports show them; tags not listed here follow, by name.

@@ -303,10 +303,10 @@ fn notes(
             "{internal} conversations ended by turnbench's own failure (internal_error), not the provider's: they are in no denominator (docs/reliability.md)"
         ));
     }
-    if facts.counted_now > 0 {
+    if facts.uncounted > 0 {
         notes.push(format!(
-            "{} answers had no stored visible-token count (imports) and were counted now with o200k_base",
-            facts.counted_now
+            "answers without a stored visible-token count: {} (rows written by other means than turnbench); missing from the visible-token medians, never 0",
+            facts.uncounted
         ));
     }
     if cells.iter().all(|c| c.cache.turns_reported == 0) {

@@ -113,6 +113,51 @@ fn known_runs(conn: &Connection) -> Result<String, StoreError> {
     })
 }
 
+// The report's reads, as SQL: their query plans are asserted in `store::plans` and shown in
+// docs/store.md ("Query plans").
+
+/// The runs holding a selected conversation: found through `conversations_run`.
+pub(crate) fn runs_sql() -> String {
+    format!(
+        "SELECT id, name, source, seed, settings_hash, tool_version, tokenizer, started_at, ended_at
+         FROM runs
+         WHERE EXISTS (SELECT 1 FROM conversation_facts WHERE run_id = runs.id AND {SELECTED})
+         ORDER BY id"
+    )
+}
+
+/// Every selected conversation that counts: one pass over `conversations`.
+pub(crate) fn conversations_sql() -> String {
+    format!(
+        "SELECT conversation_id, uid, run_id, target_id, provider, model, label, simulated,
+                prices, scenario, repeat, outcome, turn_count, latency_ms
+         FROM conversation_facts WHERE counts AND {SELECTED} ORDER BY conversation_id"
+    )
+}
+
+/// Every turn's measured facts, never its text: one pass over `turns` in key order.
+pub(crate) fn turns_sql() -> String {
+    format!(
+        "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
+                e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
+                cached_tokens, visible_tokens, has_answer, has_reasoning
+         FROM turn_facts WHERE counts AND {SELECTED} ORDER BY conversation_id, idx"
+    )
+}
+
+/// Current check results of a range of conversations: a range of the primary key.
+pub(crate) const CHECK_RESULTS_SQL: &str =
+    "SELECT conversation_id, definition_id, passed FROM current_check_results
+     WHERE conversation_id BETWEEN ?1 AND ?2 ORDER BY conversation_id";
+
+/// Current judgments matching a filter.
+pub(crate) const JUDGMENTS_SQL: &str =
+    "SELECT conversation_id, rubric_id, rubric_version, judge_id, judge_model, simulated,
+            replicate, status, scores, completed
+     FROM current_judgments
+     WHERE (:rubric IS NULL OR rubric_id = :rubric) AND (:judge IS NULL OR judge_id = :judge)
+     ORDER BY conversation_id, rubric_id, judge_id, simulated, replicate";
+
 /// A run, as its card in a report shows it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunFact {
@@ -129,11 +174,7 @@ pub struct RunFact {
 
 /// The runs that hold at least one selected conversation, oldest first.
 pub fn runs(conn: &Connection, sel: &Selection) -> Result<Vec<RunFact>, StoreError> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT id, name, source, seed, settings_hash, tool_version, tokenizer, started_at, ended_at
-         FROM runs WHERE id IN (SELECT run_id FROM conversation_facts WHERE {SELECTED})
-         ORDER BY id"
-    ))?;
+    let mut stmt = conn.prepare(&runs_sql())?;
     let rows = stmt.query_map(&sel.params()[..], |r| {
         Ok(RunFact {
             id: r.get(0)?,
@@ -178,11 +219,7 @@ pub fn conversations(
     sel: &Selection,
     mut f: impl FnMut(&ConversationFact),
 ) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT conversation_id, uid, run_id, target_id, provider, model, label, simulated,
-                prices, scenario, repeat, outcome, turn_count, latency_ms
-         FROM conversation_facts WHERE counts AND {SELECTED} ORDER BY conversation_id"
-    ))?;
+    let mut stmt = conn.prepare(&conversations_sql())?;
     let mut rows = stmt.query(&sel.params()[..])?;
     while let Some(r) = rows.next()? {
         let needed = |i| {
@@ -253,12 +290,7 @@ pub fn turns(
     sel: &Selection,
     mut f: impl FnMut(&TurnFact),
 ) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
-                e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
-                cached_tokens, visible_tokens, has_answer, has_reasoning
-         FROM turn_facts WHERE counts AND {SELECTED} ORDER BY conversation_id, idx"
-    ))?;
+    let mut stmt = conn.prepare(&turns_sql())?;
     let mut rows = stmt.query(&sel.params()[..])?;
     while let Some(r) = rows.next()? {
         let outcome = match text(r, 2)? {
@@ -289,31 +321,6 @@ pub fn turns(
                 .unwrap_or(outcome == Some(TurnOutcome::Ok)),
             has_reasoning: r.get::<_, Option<bool>>(15)?.unwrap_or(false),
         });
-    }
-    Ok(())
-}
-
-/// Calls `f(conversation_id, turn index, answer)` for every answer of the selected
-/// conversations that count whose visible tokens were never counted (imports), in
-/// (conversation, turn) order. Collected stores have none.
-pub fn uncounted_answers(
-    conn: &Connection,
-    sel: &Selection,
-    mut f: impl FnMut(i64, u32, &str),
-) -> Result<(), StoreError> {
-    // The subquery finds them by their facts; only their text is then read.
-    let mut stmt = conn.prepare(&format!(
-        "SELECT conversation_id, idx, answer FROM turns
-         WHERE (conversation_id, idx) IN (
-             SELECT conversation_id, idx FROM turn_facts
-             WHERE counts AND visible_tokens IS NULL AND has_answer AND {SELECTED})
-         ORDER BY conversation_id, idx"
-    ))?;
-    let mut rows = stmt.query(&sel.params()[..])?;
-    while let Some(r) = rows.next()? {
-        if let Some(answer) = text(r, 2)? {
-            f(r.get(0)?, r.get(1)?, answer);
-        }
     }
     Ok(())
 }
@@ -368,10 +375,7 @@ pub fn check_results(
     conversations: std::ops::RangeInclusive<i64>,
     mut f: impl FnMut(i64, i64, Option<bool>),
 ) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT conversation_id, definition_id, passed FROM current_check_results
-         WHERE conversation_id BETWEEN ?1 AND ?2 ORDER BY conversation_id",
-    )?;
+    let mut stmt = conn.prepare(CHECK_RESULTS_SQL)?;
     let mut rows = stmt.query([conversations.start(), conversations.end()])?;
     while let Some(r) = rows.next()? {
         f(r.get(0)?, r.get(1)?, r.get(2)?);
@@ -410,13 +414,7 @@ pub fn judgments(
     filter: &JudgmentFilter,
     mut f: impl FnMut(JudgmentFact),
 ) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT conversation_id, rubric_id, rubric_version, judge_id, judge_model, simulated,
-                replicate, status, scores, completed
-         FROM current_judgments
-         WHERE (:rubric IS NULL OR rubric_id = :rubric) AND (:judge IS NULL OR judge_id = :judge)
-         ORDER BY conversation_id, rubric_id, judge_id, simulated, replicate",
-    )?;
+    let mut stmt = conn.prepare(JUDGMENTS_SQL)?;
     let mut rows = stmt.query(named_params! {":rubric": filter.rubric, ":judge": filter.judge})?;
     while let Some(r) = rows.next()? {
         f(judgment(r)?);

@@ -20,6 +20,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../db/005_judge_trust.sql"),
     ),
     ("006_replay", include_str!("../../db/006_replay.sql")),
+    (
+        "007_visible_tokens",
+        include_str!("../../db/007_visible_tokens.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
@@ -77,13 +81,14 @@ pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError
 
 /// A table each migration creates, by which a store that predates recorded migration
 /// names shows which ones it has.
-const CREATES: [&str; 6] = [
+const CREATES: [&str; 7] = [
     "turns",
     "judgments",
     "check_results",
     "check_run_definitions",
     "pairwise_judgments",
     "replay_turns",
+    "store_backfills",
 ];
 
 fn table_exists(conn: &Connection, name: &str) -> rusqlite::Result<bool> {

@@ -5,12 +5,15 @@
 //! evaluation data.
 
 pub mod anchors;
+mod backfill;
 pub mod bulk;
 pub mod checks;
 pub mod facts;
 pub mod judgments;
 mod migrate;
 pub mod pairwise;
+#[cfg(test)]
+mod plans;
 pub mod read;
 pub mod records;
 pub mod replay;
@@ -88,7 +91,8 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-/// Opens (creating if needed) and upgrades a store.
+/// Opens (creating if needed) and upgrades a store, filling once what a migration left to
+/// Rust (`store_backfills`: visible tokens of answers imported before migration 007).
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
     let mut conn = Connection::open(path).map_err(|error| StoreError::Open {
         path: path.to_path_buf(),
@@ -99,6 +103,7 @@ pub fn open(path: &Path) -> Result<Connection, StoreError> {
         error,
     })?;
     migrate::apply(&mut conn, path)?;
+    backfill::run_pending(&mut conn)?;
     Ok(conn)
 }
 

@@ -177,12 +177,9 @@ pub struct ReplayTurnFact {
     pub first_tool: Option<String>,
 }
 
-/// Every selected replayed turn, by provider, label, conversation and turn.
-pub fn replay_turn_facts(
-    conn: &Connection,
-    sel: &super::facts::Selection,
-) -> Result<Vec<ReplayTurnFact>, StoreError> {
-    let sql = format!(
+/// The SQL of [`replay_turn_facts`]: driven by `replay_turns` (its plan: `store::plans`).
+pub(crate) fn replay_turn_facts_sql() -> String {
+    format!(
         "SELECT f.provider, f.label, IFNULL(t.host, '') = 'builtin-mock', t.prices,
                 f.conversation_id, f.idx, f.session_id, f.outcome, f.conversation_outcome,
                 f.ttft_ms, f.e2e_ms, f.prompt_tokens, f.completion_tokens, f.reasoning_tokens,
@@ -192,8 +189,15 @@ pub fn replay_turn_facts(
          JOIN targets t ON t.id = f.target_id
          ORDER BY f.label, f.provider, f.conversation_id, f.idx",
         super::facts::SELECTED
-    );
-    let mut stmt = conn.prepare(&sql)?;
+    )
+}
+
+/// Every selected replayed turn, by provider, label, conversation and turn.
+pub fn replay_turn_facts(
+    conn: &Connection,
+    sel: &super::facts::Selection,
+) -> Result<Vec<ReplayTurnFact>, StoreError> {
+    let mut stmt = conn.prepare(&replay_turn_facts_sql())?;
     let rows = stmt.query_map(&sel.params()[..], |r| {
         Ok(ReplayTurnFact {
             provider: r.get(0)?,

@@ -87,13 +87,25 @@ impl Rng {
 /// Every 4th line has no `id` (identity by content hash); every 50th ends with a failed
 /// turn. (target, scenario, repeat) is unique per line, as in a real benchmark export.
 pub fn write_transcripts(out: &mut impl Write, conversations: u64, turns: u32) -> io::Result<u64> {
+    write_transcripts_of(out, conversations, turns, PROVIDERS, SCENARIOS)
+}
+
+/// [`write_transcripts`] over the given (provider, model) targets and `scenarios` scenarios
+/// (`scenario-00`, `scenario-01`, …), cycled in that order.
+pub fn write_transcripts_of(
+    out: &mut impl Write,
+    conversations: u64,
+    turns: u32,
+    targets: &[(&str, &str)],
+    scenarios: u64,
+) -> io::Result<u64> {
     let mut rng = Rng(42);
     let (mut user, mut answer, mut reasoning) = (String::new(), String::new(), String::new());
     let mut total_turns = 0;
     for i in 0..conversations {
-        let (provider, model) = PROVIDERS[(i % PROVIDERS.len() as u64) as usize];
-        let scenario = (i / PROVIDERS.len() as u64) % SCENARIOS;
-        let repeat = i / (PROVIDERS.len() as u64 * SCENARIOS) + 1;
+        let (provider, model) = targets[(i % targets.len() as u64) as usize];
+        let scenario = (i / targets.len() as u64) % scenarios;
+        let repeat = i / (targets.len() as u64 * scenarios) + 1;
         let failed = i % 50 == 49;
         out.write_all(b"{")?;
         if i % 4 != 3 {

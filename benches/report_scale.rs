@@ -1,0 +1,230 @@
+//! Issue 23: `turnbench report` at scale, as a user with a big imported store runs it, next
+//! to a raw scan of the same store in the same run (the ratio survives the machine's noise).
+//!
+//! The store: 250,000 imported conversations / 1,000,000 turns (4 providers, 15 scenarios;
+//! the transcript generator of the import bench), imported and checked with the release
+//! binary (`turnbench import`, `turnbench check` with two checks per scenario), optionally
+//! judged (`REPORT_SCALE_JUDGE=1`: one simulated judgment per tenth conversation, written
+//! straight to the table). Built once and kept under `target/report-scale-N/`.
+//!
+//! Then, untimed, one report (a store made by an older build is upgraded by it), and three
+//! rounds of: for each format, a raw scan of `turns` (`SELECT sum(length(answer)),
+//! count(*) FROM turns`, in this process, a fresh connection each time), then `turnbench
+//! report --format F` in its own process. Prints the median of 3 of each, their ratio and
+//! the report's peak memory (VmHWM). Run:
+//!
+//!     cargo bench --bench report_scale
+//!     REPORT_SCALE_CONVERSATIONS=50000 cargo bench --bench report_scale
+//!     REPORT_SCALE_BIN=/path/to/other/turnbench REPORT_SCALE_DIR=/tmp/other \
+//!         cargo bench --bench report_scale   # another build, on a store of its own
+//!
+//! Goal (issue 23): every format ≤ 5× the scan, peak ≤ 300 MB. Prints figures; asserts
+//! nothing (these machines are shared and noisy).
+
+#[path = "support/memory.rs"]
+mod memory;
+#[path = "../tests/support/synthetic.rs"]
+mod synthetic;
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use memory::run_measured;
+
+const TURNS: u32 = 4;
+const TARGETS: [(&str, &str); 4] = [
+    ("acme", "glm-5.3"),
+    ("nimbus", "glm-5.3"),
+    ("orbit", "glm-5.3"),
+    ("zenith", "glm-5.3"),
+];
+const SCENARIOS: u64 = 15;
+const FORMATS: [&str; 5] = ["terminal", "md", "csv", "json", "html"];
+const ROUNDS: usize = 3;
+
+fn main() {
+    let n: u64 = std::env::var("REPORT_SCALE_CONVERSATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(250_000);
+    let bin = std::env::var_os("REPORT_SCALE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_turnbench")));
+    let dir = std::env::var_os("REPORT_SCALE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target")
+                .join(format!("report-scale-{n}"))
+        });
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("store.db");
+    if !db.exists() {
+        build_store(&bin, &dir, &db, n);
+    }
+    let size_mb = std::fs::metadata(&db).map_or(0, |m| m.len()) / 1_000_000;
+    println!(
+        "store {} ({size_mb} MB), binary {}",
+        db.display(),
+        bin.display()
+    );
+    let out = dir.join("report.out");
+    let report = |format: &str| {
+        let mut cmd = Command::new(&bin);
+        cmd.arg("--db")
+            .arg(&db)
+            .args(["report", "--quiet", "--format", format, "--out"])
+            .arg(&out)
+            .stdout(Stdio::null());
+        run_measured(&mut cmd)
+    };
+    let (first, _) = report("csv");
+    println!("first report, untimed (upgrades an older store): {first:.2} s");
+
+    let mut scans: Vec<Vec<f64>> = vec![Vec::new(); FORMATS.len()];
+    let mut reports: Vec<Vec<f64>> = vec![Vec::new(); FORMATS.len()];
+    let mut peaks = vec![0u64; FORMATS.len()];
+    for _ in 0..ROUNDS {
+        for (i, format) in FORMATS.iter().enumerate() {
+            scans[i].push(scan(&db));
+            let (secs, peak) = report(format);
+            reports[i].push(secs);
+            peaks[i] = peaks[i].max(peak);
+        }
+    }
+    println!(
+        "{:<9} {:>10} {:>10} {:>7} {:>9}   (median of {ROUNDS}; runs)",
+        "format", "scan s", "report s", "ratio", "peak MB"
+    );
+    for (i, format) in FORMATS.iter().enumerate() {
+        let (s, r) = (median(&scans[i]), median(&reports[i]));
+        println!(
+            "{format:<9} {s:>10.2} {r:>10.2} {:>6.1}× {:>9.1}   {}",
+            r / s,
+            peaks[i] as f64 / 1000.0,
+            reports[i]
+                .iter()
+                .map(|x| format!("{x:.2}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+}
+
+/// The raw scan the report is measured against: every row of `turns`, its answer read.
+fn scan(db: &Path) -> f64 {
+    let t = Instant::now();
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let (chars, rows): (i64, i64) = conn
+        .query_row("SELECT sum(length(answer)), count(*) FROM turns", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(chars > 0 && rows > 0);
+    t.elapsed().as_secs_f64()
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Transcripts (kept beside the store), imported and checked by `bin`, then judged if asked.
+fn build_store(bin: &Path, dir: &Path, db: &Path, n: u64) {
+    let transcripts = dir.join("transcripts.jsonl");
+    if !transcripts.exists() {
+        let t = Instant::now();
+        let mut out =
+            BufWriter::with_capacity(1 << 20, std::fs::File::create(&transcripts).unwrap());
+        let turns =
+            synthetic::write_transcripts_of(&mut out, n, TURNS, &TARGETS, SCENARIOS).unwrap();
+        out.flush().unwrap();
+        println!(
+            "generated {n} conversations / {turns} turns in {:.1} s",
+            t.elapsed().as_secs_f64()
+        );
+    }
+    let building = dir.join("building.db");
+    for stale in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{stale}", building.display()));
+    }
+    let (secs, peak) = run_measured(
+        Command::new(bin)
+            .arg("--db")
+            .arg(&building)
+            .args(["--quiet", "import"])
+            .arg(&transcripts),
+    );
+    println!(
+        "imported in {secs:.1} s ({:.0} turns/s), peak {:.0} MB",
+        (n * u64::from(TURNS)) as f64 / secs,
+        peak as f64 / 1000.0
+    );
+    let checks = dir.join("checks");
+    write_checks(&checks);
+    let (secs, _) = run_measured(
+        Command::new(bin)
+            .arg("--db")
+            .arg(&building)
+            .args(["--quiet", "check", "--checks"])
+            .arg(&checks)
+            // Generated scenario ids: no scenario files to validate the checks against.
+            .arg("--scenarios")
+            .arg(dir.join("no-scenarios"))
+            .stdout(Stdio::null()),
+    );
+    println!("checked in {secs:.1} s");
+    if std::env::var_os("REPORT_SCALE_JUDGE").is_some() {
+        judge(&building);
+    }
+    std::fs::rename(&building, db).unwrap();
+}
+
+/// Two checks per scenario: a text one and a structural (`format`) one that some answers
+/// fail, so that usable turns differ from answered ones.
+fn write_checks(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for s in 0..SCENARIOS {
+        std::fs::write(
+            dir.join(format!("scenario-{s:02}.toml")),
+            format!(
+                "scenario = \"scenario-{s:02}\"\n\n\
+                 [[check]]\nid = \"mentions-cache\"\nkind = \"contains\"\ntag = \"retained_constraint\"\ntext = \"cache\"\n\n\
+                 [[check]]\nid = \"brief\"\nkind = \"max_words\"\ntag = \"format\"\nmax = 55\n"
+            ),
+        )
+        .unwrap();
+    }
+}
+
+/// One simulated judgment per tenth completed conversation, written straight to the table
+/// (scores derived from the conversation id: deterministic, varied).
+fn judge(db: &Path) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let written = conn
+        .execute_batch(
+            "BEGIN;
+             INSERT INTO rubrics (id, rubric_id, version, hash, title, content)
+               VALUES (1, 'multiturn-quality', 1, 'h', 'q', '{}');
+             INSERT INTO judges (id, judge_id, model, host, simulated, settings, template, hash)
+               VALUES (1, 'mock', 'mock-judge', 'builtin-mock', 1, '{}', 't', 'jh');
+             INSERT INTO judgments (key, conversation_id, rubric_ref, judge_ref, rubric_id,
+                 rubric_version, judge_id, replicate, label, status, scores, completed, asks,
+                 attempts, simulated, invocation, seq, created_at)
+             SELECT 'k' || id, id, 1, 1, 'multiturn-quality', 1, 'mock', 1, 'A', 'ok',
+                    json_object('correctness', 1 + id % 5, 'state_tracking', 1 + id * 7 % 5,
+                                'correction_handling', 1 + id * 3 % 5,
+                                'final_answer_usability', 1 + id * 11 % 5,
+                                'task_completion', 1 + id * 13 % 5),
+                    1, 1, 1, 1, 'bench', 0, 'now'
+             FROM conversations WHERE outcome = 'completed' AND id % 10 = 0;
+             COMMIT;",
+        )
+        .map(|()| conn.changes());
+    println!("judged: {} simulated judgments", written.unwrap());
+}

@@ -1,0 +1,85 @@
+//! The query plans of the report's reads (docs/store.md, "Query plans"): each pass over a
+//! big table is one the figures need, and everything else is found by key. turnbench never
+//! runs ANALYZE, so SQLite plans from the schema alone: an empty store's plan is a big one's.
+
+use rusqlite::{Connection, Params};
+
+use super::facts::{self, FactFilter, Selection};
+
+fn plan(conn: &Connection, sql: &str, params: impl Params) -> Vec<String> {
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    stmt.query_map(params, |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// The plan's full passes over a table (`SCAN x`, not `SCAN x USING … INDEX`'s cousins).
+fn scans(plan: &[String]) -> Vec<&str> {
+    plan.iter()
+        .map(|l| l.as_str())
+        .filter(|l| l.starts_with("SCAN "))
+        .collect()
+}
+
+fn store() -> (tempfile::TempDir, Connection) {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = super::open(&dir.path().join("t.db")).unwrap();
+    (dir, conn)
+}
+
+#[test]
+fn the_report_passes_once_over_turns_and_conversations_and_finds_the_rest_by_key() {
+    let (_dir, conn) = store();
+    let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
+    let params = sel.params();
+    // `SCAN runs`: the list of runs named by `--run NAME`, evaluated once.
+    let turns = plan(&conn, &facts::turns_sql(), &params[..]);
+    assert_eq!(scans(&turns), ["SCAN u", "SCAN runs"], "{turns:#?}");
+    assert!(
+        turns.contains(&"SEARCH c USING INTEGER PRIMARY KEY (rowid=?)".to_string()),
+        "{turns:#?}"
+    );
+    let conversations = plan(&conn, &facts::conversations_sql(), &params[..]);
+    assert_eq!(
+        scans(&conversations),
+        ["SCAN c", "SCAN runs"],
+        "{conversations:#?}"
+    );
+    let runs = plan(&conn, &facts::runs_sql(), &params[..]);
+    assert!(!scans(&runs).contains(&"SCAN c"), "{runs:#?}");
+    assert!(
+        runs.iter()
+            .any(|l| l.contains("USING INDEX conversations_run (run_id=?)")),
+        "{runs:#?}"
+    );
+}
+
+#[test]
+fn check_results_are_read_by_a_range_of_their_key() {
+    let (_dir, conn) = store();
+    let results = plan(&conn, facts::CHECK_RESULTS_SQL, [1, 100]);
+    assert!(!scans(&results).contains(&"SCAN r"), "{results:#?}");
+    assert!(
+        results.iter().any(|l| l
+            .starts_with("SEARCH r USING PRIMARY KEY (conversation_id>? AND conversation_id<?)")),
+        "{results:#?}"
+    );
+}
+
+#[test]
+fn replayed_turns_drive_their_view_and_collected_turns_are_never_scanned_for_them() {
+    let (_dir, conn) = store();
+    let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
+    let replay = plan(
+        &conn,
+        &super::replay::replay_turn_facts_sql(),
+        &sel.params()[..],
+    );
+    assert_eq!(scans(&replay).first(), Some(&"SCAN r"), "{replay:#?}");
+    assert!(!scans(&replay).contains(&"SCAN u"), "{replay:#?}");
+    assert!(
+        replay.contains(&"SEARCH u USING PRIMARY KEY (conversation_id=? AND idx=?)".to_string()),
+        "{replay:#?}"
+    );
+}

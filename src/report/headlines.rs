@@ -92,7 +92,8 @@ fn slots(facts: &Facts, convs: &[usize]) -> Vec<(Slot, usize)> {
 struct Side {
     cell: usize,
     figure: Option<f64>,
-    values: HashMap<Slot, (f64, u32)>,
+    /// (slot, value, cluster), sorted by slot.
+    values: Vec<(Slot, f64, u32)>,
 }
 
 impl Side {
@@ -103,10 +104,11 @@ impl Side {
         figure: Option<f64>,
         value: impl Fn(usize) -> Option<f64>,
     ) -> Side {
-        let values = slots(facts, convs)
+        let mut values: Vec<(Slot, f64, u32)> = slots(facts, convs)
             .into_iter()
-            .filter_map(|(slot, i)| Some((slot, (value(i)?, cluster_of(facts, i)))))
+            .filter_map(|(slot, i)| Some((slot, value(i)?, cluster_of(facts, i))))
             .collect();
+        values.sort_unstable_by_key(|v| v.0);
         Side {
             cell,
             figure,
@@ -115,20 +117,22 @@ impl Side {
     }
 }
 
-/// The pairs of two sides: the slots both hold, in slot order.
+/// The pairs of two sides: the slots both hold, in slot order (one merge of two sorted
+/// lists).
 fn pairs(x: &Side, y: &Side) -> PairedSample {
-    let mut keys: Vec<&Slot> = x
-        .values
-        .keys()
-        .filter(|k| y.values.contains_key(k))
-        .collect();
-    keys.sort_unstable();
     let mut out = PairedSample::default();
-    for k in keys {
-        if let (Some(&(a, cluster)), Some(&(b, _))) = (x.values.get(k), y.values.get(k)) {
-            out.a.push(a);
-            out.b.push(b);
-            out.cluster.push(cluster);
+    let (mut i, mut j) = (0, 0);
+    while let (Some(&(sx, a, cluster)), Some(&(sy, b, _))) = (x.values.get(i), y.values.get(j)) {
+        match sx.cmp(&sy) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.a.push(a);
+                out.b.push(b);
+                out.cluster.push(cluster);
+                i += 1;
+                j += 1;
+            }
         }
     }
     out

@@ -429,12 +429,22 @@ impl ScenarioSides {
             return (lo.is_finite() && hi.is_finite()).then(|| lerp(lo, hi, t));
         }
         let lo = self.at_rank(weight, from_b, lower)?;
-        let hi = if upper == lower {
+        let hi = if upper == lower || self.count_le(weight, from_b, lo) > upper {
             lo
         } else {
-            self.at_rank(weight, from_b, upper)?
+            // The next value of the multiset: the smallest value above `lo` in any list it
+            // takes (upper is lower + 1).
+            weight
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| **w > 0)
+                .filter_map(|(k, _)| {
+                    let list = self.list(k, from_b);
+                    list.get(list.partition_point(|x| *x <= lo)).copied()
+                })
+                .fold(f64::INFINITY, f64::min)
         };
-        Some(lerp(lo, hi, t))
+        hi.is_finite().then(|| lerp(lo, hi, t))
     }
 }
 

@@ -1,5 +1,6 @@
 //! The JSON format: the report as data, cells, headlines and per-conversation rows, in the
-//! shape `docs/report.schema.json` describes (a test validates it).
+//! shape `docs/report.schema.json` describes (a test validates it). Pretty-printed, but the
+//! per-conversation rows one compact row a line.
 
 use std::io::Write;
 
@@ -23,8 +24,32 @@ impl Exporter<Report> for Json {
         _opts: &FormatOptions,
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
-        serde_json::to_writer_pretty(&mut *out, r)?;
-        out.write_all(b"\n")?;
+        let mut head = serde_json::to_vec_pretty(r)?;
+        let Some(rows) = &r.conversations else {
+            out.write_all(&head)?;
+            out.write_all(b"\n")?;
+            return Ok(());
+        };
+        // The report's last field: one compact row a line, so that a million-turn report
+        // writes half the bytes and a reader can still take it a line at a time. Only the
+        // layout differs from pretty-printing; the JSON is the same.
+        // Drop the object's closing brace (and the white space around it), nothing more.
+        while head.last().is_some_and(u8::is_ascii_whitespace) {
+            head.pop();
+        }
+        if head.last() == Some(&b'}') {
+            head.pop();
+        }
+        while head.last().is_some_and(u8::is_ascii_whitespace) {
+            head.pop();
+        }
+        out.write_all(&head)?;
+        out.write_all(b",\n  \"conversations\": [")?;
+        for (i, row) in rows.iter().enumerate() {
+            out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
+            serde_json::to_writer(&mut *out, &row)?;
+        }
+        out.write_all(if rows.is_empty() { b"]\n}\n" } else { b"\n  ]\n}\n" })?;
         Ok(())
     }
 }

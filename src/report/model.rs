@@ -59,8 +59,9 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplaySection>,
     /// Per-conversation rows, built one at a time as they are written; present only when
-    /// asked for (the JSON format).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// asked for. The JSON format writes them itself, last, one compact row a line
+    /// (`crate::export::json`), so they are not part of the derived serialization.
+    #[serde(skip)]
     pub conversations: Option<super::rows::ConversationRows>,
 }
 

@@ -45,9 +45,14 @@ impl Exporter<Report> for Json {
         }
         out.write_all(&head)?;
         out.write_all(b",\n  \"conversations\": [")?;
+        // Each row into one buffer, then one write: serde's many small writes would each
+        // go through the `dyn Write`.
+        let mut line = Vec::with_capacity(4096);
         for (i, row) in rows.iter().enumerate() {
-            out.write_all(if i == 0 { b"\n    " } else { b",\n    " })?;
-            serde_json::to_writer(&mut *out, &row)?;
+            line.clear();
+            line.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
+            serde_json::to_writer(&mut line, &row)?;
+            out.write_all(&line)?;
         }
         out.write_all(if rows.is_empty() { b"]\n}\n" } else { b"\n  ]\n}\n" })?;
         Ok(())

@@ -93,7 +93,10 @@ fn crlf_comments_multiline_usage_chunk_and_no_done() {
     assert_eq!(t.usage.cached_tokens, None, "not reported is not zero");
     assert_eq!(t.request_id.as_deref(), Some("gen-1"));
     let (ttft, ttfa, e2e) = (t.ttft_ms.unwrap(), t.ttfa_ms.unwrap(), t.e2e_ms.unwrap());
-    assert!(ttft < ttfa && ttfa <= e2e, "{ttft} {ttfa} {e2e}");
+    // The reasoning delta and the first answer text are written 3 ms apart, but a loaded
+    // machine can deliver both in one read: then they share a clock reading (seen once in
+    // a full CI-size run), so TTFT ≤ TTFA, not <.
+    assert!(ttft <= ttfa && ttfa <= e2e, "{ttft} {ttfa} {e2e}");
     assert_eq!(
         t.chunk_offsets_us.len(),
         6,

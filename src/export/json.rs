@@ -54,7 +54,11 @@ impl Exporter<Report> for Json {
             serde_json::to_writer(&mut line, &row)?;
             out.write_all(&line)?;
         }
-        out.write_all(if rows.is_empty() { b"]\n}\n" } else { b"\n  ]\n}\n" })?;
+        out.write_all(if rows.is_empty() {
+            b"]\n}\n"
+        } else {
+            b"\n  ]\n}\n"
+        })?;
         Ok(())
     }
 }

@@ -1148,7 +1148,9 @@ mod tests {
         // 1,200 pairs in 7 scenarios: 2,400 values, past WALK_BELOW, so found by search.
         let n = 1200;
         let a: Vec<f64> = (0..n).map(|i| f64::from((i * 7919) % 1013) + 0.5).collect();
-        let b: Vec<f64> = (0..n).map(|i| f64::from((i * 104_729) % 997) * 1.3).collect();
+        let b: Vec<f64> = (0..n)
+            .map(|i| f64::from((i * 104_729) % 997) * 1.3)
+            .collect();
         let cluster: Vec<u32> = (0..n).map(|i| (i * 31 % 7) as u32).collect();
         let s = sample(&a, &b, &cluster);
         let clusters = Clusters::of(&s.cluster);

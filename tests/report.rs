@@ -168,10 +168,8 @@ fn fixture_lines() -> String {
     out
 }
 
-/// A project holding the fixture store: imported, checked and (optionally) judged.
-fn fixture(judged: bool) -> Project {
-    let project = Project::new(&[]);
-    let file = project.write("fixture.jsonl", &fixture_lines());
+/// Imports `file` into the project's store and checks it with the shipped suite.
+fn import_and_check(project: &Project, file: &Path) {
     project.run_ok(&["import", file.to_str().unwrap()]);
     project.run_ok(&[
         "check",
@@ -180,6 +178,13 @@ fn fixture(judged: bool) -> Project {
         "--scenarios",
         repo("scenarios").to_str().unwrap(),
     ]);
+}
+
+/// A project holding the fixture store: imported, checked and (optionally) judged.
+fn fixture(judged: bool) -> Project {
+    let project = Project::new(&[]);
+    let file = project.write("fixture.jsonl", &fixture_lines());
+    import_and_check(&project, &file);
     if judged {
         project.run_ok(&[
             "judge",
@@ -786,14 +791,7 @@ fn check_judge_agreement_is_the_rank_correlation_of_scores_and_pass_rates() {
         lines.push_str(&format!("{line}\n"));
     }
     let file = project.write("spoiled.jsonl", &lines);
-    project.run_ok(&["import", file.to_str().unwrap()]);
-    project.run_ok(&[
-        "check",
-        "--checks",
-        repo("checks").to_str().unwrap(),
-        "--scenarios",
-        repo("scenarios").to_str().unwrap(),
-    ]);
+    import_and_check(&project, &file);
     project.run_ok(&[
         "judge",
         "--judge",
@@ -916,14 +914,7 @@ fn a_provider_that_fails_half_its_conversations_never_leads_quality_on_its_survi
     }
     let project = Project::new(&[]);
     let file = project.write("t.jsonl", &lines);
-    project.run_ok(&["import", file.to_str().unwrap()]);
-    project.run_ok(&[
-        "check",
-        "--checks",
-        repo("checks").to_str().unwrap(),
-        "--scenarios",
-        repo("scenarios").to_str().unwrap(),
-    ]);
+    import_and_check(&project, &file);
     let r = json_report(&project, &[]);
     let cell = |p: &str| {
         r["cells"]

@@ -907,7 +907,8 @@ pub fn format_pairwise_summary(
     let this: Vec<_> = verdicts
         .iter()
         .filter(|v| {
-            v.rubric == rubric_key && v.judge_id == settings.id && v.simulated == settings.simulated
+            let p = &v.pair;
+            p.rubric == rubric_key && p.judge_id == settings.id && p.simulated == settings.simulated
         })
         .collect();
     let scored: Vec<_> = this.iter().filter(|v| v.scored).collect();

@@ -14,7 +14,9 @@ use crate::stats::inference::{self, PairedSample, Statistic};
 use crate::stats::{self, Bootstrap};
 use crate::store::StoreError;
 use crate::store::facts::JudgmentFilter;
-use crate::store::pairwise::{PairwiseVerdict, Preferred, one_position_pairs, pairwise_verdicts};
+use crate::store::pairwise::{
+    PairKey, PairwiseVerdict, Preferred, one_position_pairs, pairwise_verdicts,
+};
 
 pub(super) fn sections(
     conn: &rusqlite::Connection,
@@ -30,39 +32,35 @@ pub(super) fn sections(
             .is_none_or(|r| rubric == r || rubric.rsplit_once('@').is_some_and(|(id, _)| id == r))
     };
     type Key = (String, String, bool, String);
+    // The pair's two cells and its section, when both sides are selected and its rubric and
+    // judge pass the filters.
+    let place = |p: &PairKey| -> Option<(usize, usize, Key)> {
+        if !rubric_matches(&p.rubric) || filter.judge.as_deref().is_some_and(|j| j != p.judge_id) {
+            return None;
+        }
+        let key = (
+            p.rubric.clone(),
+            p.judge_id.clone(),
+            p.simulated,
+            p.judge_model.clone(),
+        );
+        Some((
+            *cell_of.get(&p.baseline_id)?,
+            *cell_of.get(&p.candidate_id)?,
+            key,
+        ))
+    };
     let mut groups: BTreeMap<Key, Vec<(usize, usize, PairwiseVerdict)>> = BTreeMap::new();
     for v in pairwise_verdicts(conn)? {
-        if !rubric_matches(&v.rubric) || filter.judge.as_deref().is_some_and(|j| j != v.judge_id) {
-            continue;
+        if let Some((base, cand, key)) = place(&v.pair) {
+            groups.entry(key).or_default().push((base, cand, v));
         }
-        // Both sides among the selected conversations.
-        let (Some(&base), Some(&cand)) =
-            (cell_of.get(&v.baseline_id), cell_of.get(&v.candidate_id))
-        else {
-            continue;
-        };
-        groups
-            .entry((
-                v.rubric.clone(),
-                v.judge_id.clone(),
-                v.simulated,
-                v.judge_model.clone(),
-            ))
-            .or_default()
-            .push((base, cand, v));
     }
     // Pairs with one position judged, both sides selected, per section.
     let mut one_position: BTreeMap<Key, u64> = BTreeMap::new();
     for p in one_position_pairs(conn)? {
-        let selected =
-            cell_of.contains_key(&p.baseline_id) && cell_of.contains_key(&p.candidate_id);
-        if selected
-            && rubric_matches(&p.rubric)
-            && filter.judge.as_deref().is_none_or(|j| j == p.judge_id)
-        {
-            *one_position
-                .entry((p.rubric, p.judge_id, p.simulated, p.judge_model))
-                .or_default() += 1;
+        if let Some((_, _, key)) = place(&p) {
+            *one_position.entry(key).or_default() += 1;
         }
     }
     let name = |cell: usize| {
@@ -191,7 +189,7 @@ fn pairwise_cell(
         });
         sample.b.push(0.0);
         let cluster = index_of
-            .get(&v.candidate_id)
+            .get(&v.pair.candidate_id)
             .map_or(u32::MAX, |&i| cluster_of(facts, i));
         sample.cluster.push(cluster);
     }

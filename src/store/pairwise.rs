@@ -137,9 +137,10 @@ pub fn final_pairwise_keys(conn: &Connection) -> Result<HashSet<(i64, String)>, 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// One row of `pairwise_verdicts`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PairwiseVerdict {
+/// Which pair, by which judge on which rubric: the columns `pairwise_verdicts` and the
+/// one-position query share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PairKey {
     pub baseline_id: i64,
     pub candidate_id: i64,
     /// `id@version`.
@@ -147,6 +148,30 @@ pub struct PairwiseVerdict {
     pub judge_id: String,
     pub judge_model: String,
     pub simulated: bool,
+}
+
+/// The columns both queries select first, in this order.
+const PAIR_KEY_COLUMNS: &str =
+    "baseline_id, candidate_id, rubric_id, rubric_version, judge_id, judge_model, simulated";
+
+impl PairKey {
+    /// Reads the [`PAIR_KEY_COLUMNS`] at the start of a row.
+    fn read(r: &rusqlite::Row<'_>) -> rusqlite::Result<PairKey> {
+        Ok(PairKey {
+            baseline_id: r.get(0)?,
+            candidate_id: r.get(1)?,
+            rubric: format!("{}@{}", r.get::<_, String>(2)?, r.get::<_, i64>(3)?),
+            judge_id: r.get(4)?,
+            judge_model: r.get(5)?,
+            simulated: r.get(6)?,
+        })
+    }
+}
+
+/// One row of `pairwise_verdicts`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairwiseVerdict {
+    pub pair: PairKey,
     /// Both asks scored.
     pub scored: bool,
     /// Both asks read the same through the positions (`None` unless scored).
@@ -157,21 +182,15 @@ pub struct PairwiseVerdict {
 
 /// Every current pairwise verdict, ordered by rubric, judge, candidate.
 pub fn pairwise_verdicts(conn: &Connection) -> Result<Vec<PairwiseVerdict>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT baseline_id, candidate_id, rubric_id, rubric_version, judge_id, judge_model,
-                simulated, scored, consistent, verdict
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {PAIR_KEY_COLUMNS}, scored, consistent, verdict
          FROM pairwise_verdicts
-         ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id",
-    )?;
+         ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id"
+    ))?;
     let rows = stmt.query_map([], |r| {
         let verdict: Option<String> = r.get(9)?;
         Ok(PairwiseVerdict {
-            baseline_id: r.get(0)?,
-            candidate_id: r.get(1)?,
-            rubric: format!("{}@{}", r.get::<_, String>(2)?, r.get::<_, i64>(3)?),
-            judge_id: r.get(4)?,
-            judge_model: r.get(5)?,
-            simulated: r.get(6)?,
+            pair: PairKey::read(r)?,
             scored: r.get(7)?,
             consistent: r.get(8)?,
             verdict: verdict.as_deref().and_then(Preferred::parse),
@@ -180,39 +199,17 @@ pub fn pairwise_verdicts(conn: &Connection) -> Result<Vec<PairwiseVerdict>, Stor
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// A pair judged in one position only (the other ask never made or not current): in no
-/// verdict, counted apart.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OnePositionPair {
-    pub baseline_id: i64,
-    pub candidate_id: i64,
-    /// `id@version`.
-    pub rubric: String,
-    pub judge_id: String,
-    pub judge_model: String,
-    pub simulated: bool,
-}
-
-/// Every current pair with one position judged.
-pub fn one_position_pairs(conn: &Connection) -> Result<Vec<OnePositionPair>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT baseline_id, candidate_id, rubric_id, rubric_version, judge_id, judge_model,
-                simulated
+/// Every current pair with one position judged (the other ask never made or not current):
+/// in no verdict, counted apart.
+pub fn one_position_pairs(conn: &Connection) -> Result<Vec<PairKey>, StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {PAIR_KEY_COLUMNS}
          FROM current_pairwise_judgments
          GROUP BY baseline_id, candidate_id, rubric_ref, judge_ref
          HAVING COUNT(DISTINCT baseline_position) = 1
-         ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok(OnePositionPair {
-            baseline_id: r.get(0)?,
-            candidate_id: r.get(1)?,
-            rubric: format!("{}@{}", r.get::<_, String>(2)?, r.get::<_, i64>(3)?),
-            judge_id: r.get(4)?,
-            judge_model: r.get(5)?,
-            simulated: r.get(6)?,
-        })
-    })?;
+         ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id"
+    ))?;
+    let rows = stmt.query_map([], PairKey::read)?;
     Ok(rows.collect::<Result<_, _>>()?)
 }
 

@@ -268,11 +268,18 @@ fn decode_tps(t: &Turn) -> Option<f64> {
 
 /// Whether a conversation is in the quality denominators: it ran to its end or to its
 /// failure (an interrupted one, or one that turnbench itself failed, is in none).
-pub(super) fn counted(c: &Conv) -> bool {
+fn counted(c: &Conv) -> bool {
     c.outcome.is_completed()
         || c.outcome
             .failure()
             .is_some_and(|f| f != TurnOutcome::InternalError)
+}
+
+/// Whether the conversation's scenario has current check definitions.
+fn has_checks(facts: &Facts, c: &Conv) -> bool {
+    c.scenario
+        .and_then(|s| facts.scenarios.get(s))
+        .is_some_and(|s| facts.checks.scenarios.contains(s))
 }
 
 /// A conversation's task success: 1 when it completed and every current check of its
@@ -284,11 +291,7 @@ pub(super) fn task_success_of(facts: &Facts, i: usize) -> Option<f64> {
     if !counted(c) {
         return None;
     }
-    let has_checks = c
-        .scenario
-        .and_then(|s| facts.scenarios.get(s))
-        .is_some_and(|s| facts.checks.scenarios.contains(s));
-    if !has_checks {
+    if !has_checks(facts, c) {
         return None;
     }
     if !c.outcome.is_completed() {
@@ -328,11 +331,7 @@ fn quality<'f>(
         if !counted(c) {
             continue;
         }
-        let has_checks = c
-            .scenario
-            .and_then(|s| facts.scenarios.get(s))
-            .is_some_and(|s| facts.checks.scenarios.contains(s));
-        if has_checks && stored.is_none() && c.outcome.is_completed() {
+        if has_checks(facts, c) && stored.is_none() && c.outcome.is_completed() {
             checks.unchecked_conversations += 1;
         }
         if let Some(x) = task_success_of(facts, i) {
@@ -368,22 +367,10 @@ fn ratio_rate(num: &[f64], den: &[f64], cluster: &[u32]) -> Rate {
     let interval = value.and_then(|r| {
         let units = num.len() as u64;
         let wilson = stats::wilson((r * units as f64).round() as u64, units)?;
-        let clusters = cluster
-            .iter()
-            .collect::<std::collections::BTreeSet<_>>()
-            .len();
-        let robust = inference::ratio_se(num, den, cluster)
-            .filter(|_| clusters > inference::MIN_DF)
-            .and_then(|se| {
-                let t = inference::student_t_quantile(
-                    1.0 - (1.0 - LEVEL) / 2.0,
-                    (clusters - 1) as f64,
-                )?;
-                Some(stats::Interval {
-                    lo: (r - t * se).max(0.0),
-                    hi: (r + t * se).min(1.0),
-                })
-            });
+        let robust = inference::ratio_interval(num, den, cluster, LEVEL).map(|i| stats::Interval {
+            lo: i.lo.max(0.0),
+            hi: i.hi.min(1.0),
+        });
         Some(match robust {
             Some(i) => stats::Interval {
                 lo: i.lo.min(wilson.lo),

@@ -240,7 +240,7 @@ fn family(
                 (Some(a), Some(b)) => (a - b).abs(),
                 _ => f64::INFINITY,
             };
-            let c = state(j, x == l, claim, name(&sides[l]), name(&sides[other]));
+            let c = claim_of(j, x == l, claim, name(&sides[l]), name(&sides[other]));
             claims.push((gap, c));
         }
     }
@@ -265,7 +265,7 @@ fn leader_side<'s>(cells: &[Cell], sides: &'s [Side], f: &Family) -> Option<&'s 
 
 /// One judged comparison as a claim with the leader as `a` (`leader_first`: the test had
 /// the leader as its own a).
-pub(super) fn state(
+pub(super) fn claim_of(
     j: &inference::Judged,
     leader_first: bool,
     stat: ClaimStatistic,

@@ -13,8 +13,12 @@ use crate::stats::{self, inference};
 const LEVEL: f64 = 0.95;
 
 /// Every rubric × judge section, each with its conversations' overall scores (replicates
-/// averaged) by conversation index, for the headline's paired comparisons.
-pub(super) fn sections(facts: &Facts) -> Vec<(JudgeSection, HashMap<usize, f64>)> {
+/// averaged) by conversation index, for the headline's paired comparisons. `attempted`:
+/// each cell's attempted conversations, what a judge's n is a share of.
+pub(super) fn sections(
+    facts: &Facts,
+    attempted: &[u64],
+) -> Vec<(JudgeSection, HashMap<usize, f64>)> {
     let j = &facts.judges;
     // (section, cell, conversation) → its judgments.
     let mut grouped: BTreeMap<(usize, usize, usize), Vec<&Judgment>> = BTreeMap::new();
@@ -24,13 +28,6 @@ pub(super) fn sections(facts: &Facts) -> Vec<(JudgeSection, HashMap<usize, f64>)
             .entry((judgment.section, cell, judgment.conv))
             .or_default()
             .push(judgment);
-    }
-    // Attempted conversations per cell: what the judge's n is a share of.
-    let mut attempted = vec![0u64; facts.cells.len()];
-    for c in facts.convs.iter().filter(|c| super::cells::counted(c)) {
-        if let Some(a) = attempted.get_mut(c.cell) {
-            *a += 1;
-        }
     }
     let mut order: Vec<usize> = (0..j.sections.len()).collect();
     order.sort_by(|&a, &b| j.sections[a].cmp(&j.sections[b]));

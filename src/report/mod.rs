@@ -84,7 +84,11 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         sla_ms: opts.sla_ms,
     };
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
-    let scored = judges::sections(&facts);
+    let attempted: Vec<u64> = report_cells
+        .iter()
+        .map(|c| c.reliability.attempted)
+        .collect();
+    let scored = judges::sections(&facts, &attempted);
     let variation = crate::store::judgments::replicate_variation(&conn)?;
     let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
     let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::cells::cluster_of;
 use super::cells::wilson_rate;
-use super::headlines::state;
+use super::headlines::claim_of;
 use super::load::Facts;
 use super::model::{ClaimStatistic, Estimate, Family, PairwiseCell, PairwiseSection};
 use crate::stats::inference::{self, PairedSample, Statistic};
@@ -143,7 +143,7 @@ fn net_family(
     let mut claims = Vec::new();
     for (cell, j) in cells.iter_mut().zip(&judged) {
         let name = format!("{} / {}", cell.provider, cell.model);
-        let claim = state(j, true, ClaimStatistic::PairwiseNet, name, base.clone());
+        let claim = claim_of(j, true, ClaimStatistic::PairwiseNet, name, base.clone());
         if let Some(net) = cell.net.as_mut() {
             net.interval = claim.interval;
         }

@@ -133,15 +133,23 @@ impl Test {
     /// The interval estimate ± t·se (on the test's scale) at the two-sided confidence
     /// `level`; `None` when there is no spread to bound (se 0) or no degree of freedom.
     pub fn interval(&self, level: f64) -> Option<Interval> {
-        if !(self.se > 0.0 && self.se.is_finite()) || self.df < MIN_DF {
-            return None;
-        }
-        let t = student_t_quantile(1.0 - (1.0 - level) / 2.0, self.df as f64)?;
-        Some(Interval {
-            lo: self.estimate - t * self.se,
-            hi: self.estimate + t * self.se,
-        })
+        t_interval(self.estimate, self.se, self.clusters, level)
     }
+}
+
+/// estimate ± t_{C−1} · se at the two-sided confidence `level`: the one shape of every
+/// interval of a mean, a ratio or a comparison here. `None` without spread (se 0) or with
+/// fewer than [`MIN_DF`] degrees of freedom.
+fn t_interval(estimate: f64, se: f64, clusters: usize, level: f64) -> Option<Interval> {
+    let df = clusters.checked_sub(1)?;
+    if !(se > 0.0 && se.is_finite()) || df < MIN_DF {
+        return None;
+    }
+    let t = student_t_quantile(1.0 - (1.0 - level) / 2.0, df as f64)?;
+    Some(Interval {
+        lo: estimate - t * se,
+        hi: estimate + t * se,
+    })
 }
 
 /// Tests a − b for `stat` over the paired slots. `seed` seeds the cluster bootstrap of a
@@ -261,17 +269,16 @@ fn sign_flip_p(d: &[f64], clusters: &Clusters, seed: u64) -> f64 {
 fn percentile_flip_p(sample: &PairedSample, clusters: &Clusters, p: f64, seed: u64) -> Option<f64> {
     let sides = ScenarioSides::new(sample, clusters);
     let c = clusters.count();
-    let mut a_from = vec![false; c];
+    // Side a takes b's list where a scenario is flipped; side b the other list.
     let mut b_from = vec![true; c];
+    let ones = vec![1u32; c];
     // A pattern costs about C · log² n comparisons.
     let work = c * (usize::BITS - sample.len().leading_zeros()).pow(2) as usize;
     flip_p(c, work, seed, |flip| {
-        for ((a, b), &f) in a_from.iter_mut().zip(&mut b_from).zip(flip) {
-            *a = f;
+        for (b, &f) in b_from.iter_mut().zip(flip) {
             *b = !f;
         }
-        let ones = vec![1u32; c];
-        let x = sides.quantile(&ones, &a_from, p)?;
+        let x = sides.quantile(&ones, flip, p)?;
         let y = sides.quantile(&ones, &b_from, p)?;
         (x > 0.0 && y > 0.0).then(|| (x / y).ln())
     })
@@ -605,11 +612,21 @@ fn cluster_robust_se(d: &[f64], clusters: &Clusters) -> Option<f64> {
     })
 }
 
+/// The interval of a ratio of sums Σnum / Σden over units in clusters (unit i in cluster
+/// `cluster[i]`): Σnum / Σden ± t_{C−1} · [`ratio_se`] at `level`. `None` where the ratio or
+/// its standard error is not defined, without spread, or from fewer than 3 clusters.
+pub fn ratio_interval(num: &[f64], den: &[f64], cluster: &[u32], level: f64) -> Option<Interval> {
+    let total: f64 = den.iter().sum();
+    let r = num.iter().sum::<f64>() / total;
+    let se = ratio_se(num, den, cluster)?;
+    t_interval(r, se, Clusters::of(cluster).count(), level)
+}
+
 /// The cluster-robust standard error of a ratio of sums Σnum / Σden over units in clusters,
 /// by linearization: the residuals numᵢ − r·denᵢ, summed per cluster, as
 /// [`cluster_robust_se`] (Cochran 1977, §6.4; Cameron & Miller 2015). `None` without two
 /// clusters or with Σden = 0.
-pub fn ratio_se(num: &[f64], den: &[f64], cluster: &[u32]) -> Option<f64> {
+fn ratio_se(num: &[f64], den: &[f64], cluster: &[u32]) -> Option<f64> {
     if num.len() != den.len() || num.len() != cluster.len() || num.is_empty() {
         return None;
     }
@@ -772,8 +789,10 @@ fn binomial_pmf(n: usize, p: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The smallest n for which [`quantile_interval`] exists at `level`.
-pub fn quantile_interval_min_n(q: f64, level: f64) -> Option<usize> {
+/// The smallest n for which [`quantile_interval`] exists at `level` (what the docs quote:
+/// 6 for p50, 59 for p95, 299 for p99).
+#[cfg(test)]
+fn quantile_interval_min_n(q: f64, level: f64) -> Option<usize> {
     (1..100_000).find(|&n| quantile_interval_ranks(n, q / 100.0, level).is_some())
 }
 
@@ -1004,8 +1023,6 @@ fn parallel_tests(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<(usi
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MeanEstimate {
     pub value: f64,
-    pub n: usize,
-    pub clusters: usize,
     pub interval: Option<Interval>,
     /// Every value is the same.
     pub constant: bool,
@@ -1019,21 +1036,11 @@ pub fn clustered_mean(values: &[f64], cluster: &[u32], level: f64) -> Option<Mea
     }
     let value = super::mean(values)?;
     let clusters = Clusters::of(cluster);
-    let c = clusters.count();
     let constant = values.iter().all(|&x| x == value);
     let interval = cluster_robust_se(values, &clusters)
-        .filter(|se| *se > 0.0 && c > MIN_DF)
-        .and_then(|se| {
-            let t = student_t_quantile(1.0 - (1.0 - level) / 2.0, (c - 1) as f64)?;
-            Some(Interval {
-                lo: value - t * se,
-                hi: value + t * se,
-            })
-        });
+        .and_then(|se| t_interval(value, se, clusters.count(), level));
     Some(MeanEstimate {
         value,
-        n: values.len(),
-        clusters: c,
         interval,
         constant,
     })

@@ -491,9 +491,11 @@ fn one_or_two_conversations_per_cell_establish_nothing() {
         let file = project.write("t.jsonl", &lines);
         project.run_ok(&["import", file.to_str().unwrap()]);
         let r = json_report(&project, &[]);
+        let mut claims = 0;
         for h in r["headlines"].as_array().unwrap() {
             assert_ne!(h["established"], true, "{h}");
             for c in h["family"]["claims"].as_array().into_iter().flatten() {
+                claims += 1;
                 assert_eq!(c["established"], false, "{c}");
                 // Never a zero-width interval.
                 if let Some(i) = c["interval"].as_object() {
@@ -501,6 +503,8 @@ fn one_or_two_conversations_per_cell_establish_nothing() {
                 }
             }
         }
+        // The latency p50 and p95 families each compare alpha with beta.
+        assert_eq!(claims, 2, "{per_cell} per cell: {}", r["headlines"]);
     }
 }
 

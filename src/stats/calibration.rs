@@ -160,9 +160,7 @@ impl Store {
         out
     }
 
-    /// The family as the report forms it: every pair of cells (Holm over all of them; a
-    /// family of the leader against the others, the leader chosen from the same data,
-    /// measured 5.8 % false claims at 80 conversations per cell).
+    /// The family as the report forms it: every pair of cells, Holm over all of them.
     fn family(&self, stat: Statistic, seed: u64) -> Vec<((usize, usize), inference::Judged)> {
         let cells = self.values.len();
         let keys: Vec<(usize, usize)> = (0..cells)

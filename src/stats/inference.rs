@@ -657,8 +657,7 @@ fn ratio_se(num: &[f64], den: &[f64], cluster: &[u32]) -> Option<f64> {
 /// their ratio over [`SE_RESAMPLES`] cluster resamples (whole scenarios drawn with
 /// replacement, each with all its pairs: the "pairs cluster bootstrap" of Cameron, Gelbach &
 /// Miller 2008; drawing the pairs within each drawn scenario again, the two-stage scheme,
-/// counts the within-scenario variation twice, Davison & Hinkley 1997 §3.8, and measured
-/// here it halved the power at 40 pairs). The ratio, not the difference: a scenario effect
+/// counts the within-scenario variation twice, Davison & Hinkley 1997 §3.8). The ratio, not the difference: a scenario effect
 /// that scales both cells alike cancels in it. A resample is a multiplicity per scenario;
 /// each side's percentile is found by [`ScenarioSides`] without copying a value. `None` when
 /// a percentile is not positive.

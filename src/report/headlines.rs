@@ -30,12 +30,14 @@ pub(super) fn headlines(
     judges: &[(JudgeSection, HashMap<usize, f64>)],
     boot: &Bootstrap,
 ) -> Vec<Headline> {
+    // Each cell's slots, once for every family that pairs it.
+    let slots: Vec<Vec<(Slot, usize)>> = by_cell.iter().map(|c| slots(facts, c)).collect();
     let mut out = Vec::new();
-    latency(facts, by_cell, cells, boot, &mut out);
+    latency(facts, &slots, cells, boot, &mut out);
     reliability(cells, &mut out);
-    task_success(facts, by_cell, cells, boot, &mut out);
+    task_success(facts, &slots, cells, boot, &mut out);
     for (section, scores) in judges {
-        judge(facts, by_cell, cells, section, scores, boot, &mut out);
+        judge(facts, &slots, cells, section, scores, boot, &mut out);
     }
     flags(cells, &mut out);
     out
@@ -71,7 +73,7 @@ pub fn rate_text(r: &Rate) -> String {
 /// and repeat in run order, so repeated runs pair run by run.
 type Slot = (usize, u32, u32);
 
-/// Every conversation of a cell that has a scenario, by its slot.
+/// Every conversation of a cell that has a scenario, by its slot, in slot order.
 fn slots(facts: &Facts, convs: &[usize]) -> Vec<(Slot, usize)> {
     let mut seen: HashMap<(usize, u32), u32> = HashMap::new();
     let mut ordered: Vec<usize> = convs.to_vec();
@@ -84,6 +86,7 @@ fn slots(facts: &Facts, convs: &[usize]) -> Vec<(Slot, usize)> {
         out.push(((s, c.repeat, *k), i));
         *k += 1;
     }
+    out.sort_unstable_by_key(|x| x.0);
     out
 }
 
@@ -97,18 +100,18 @@ struct Side {
 }
 
 impl Side {
+    /// `slots`: the cell's conversations by slot, in slot order ([`slots`]).
     fn new(
         facts: &Facts,
         cell: usize,
-        convs: &[usize],
+        slots: &[(Slot, usize)],
         figure: Option<f64>,
         value: impl Fn(usize) -> Option<f64>,
     ) -> Side {
-        let mut values: Vec<(Slot, f64, u32)> = slots(facts, convs)
-            .into_iter()
-            .filter_map(|(slot, i)| Some((slot, value(i)?, cluster_of(facts, i))))
+        let values: Vec<(Slot, f64, u32)> = slots
+            .iter()
+            .filter_map(|&(slot, i)| Some((slot, value(i)?, cluster_of(facts, i))))
             .collect();
-        values.sort_unstable_by_key(|v| v.0);
         Side {
             cell,
             figure,
@@ -397,7 +400,7 @@ fn lower_text(c: &Claim) -> Option<String> {
 
 fn latency(
     facts: &Facts,
-    by_cell: &[Vec<usize>],
+    slots: &[Vec<(Slot, usize)>],
     cells: &[Cell],
     boot: &Bootstrap,
     out: &mut Vec<Headline>,
@@ -432,7 +435,7 @@ fn latency(
                 .map(|&i| {
                     let p = &cells[i].conversation_latency;
                     let figure = if q == 50 { p.p50 } else { p.p95 }.map(|e| e.value);
-                    Side::new(facts, i, &by_cell[i], figure, |c| {
+                    Side::new(facts, i, &slots[i], figure, |c| {
                         let conv = &facts.convs[c];
                         (conv.outcome.is_completed() && conv.latency_ms.is_finite())
                             .then_some(conv.latency_ms)
@@ -517,7 +520,7 @@ fn quality_text(
 
 fn task_success(
     facts: &Facts,
-    by_cell: &[Vec<usize>],
+    slots: &[Vec<(Slot, usize)>],
     cells: &[Cell],
     boot: &Bootstrap,
     out: &mut Vec<Headline>,
@@ -527,7 +530,7 @@ fn task_success(
         .enumerate()
         .filter(|(_, c)| c.checks.task_success.n > 0)
         .map(|(i, c)| {
-            Side::new(facts, i, &by_cell[i], c.checks.task_success.value, |conv| {
+            Side::new(facts, i, &slots[i], c.checks.task_success.value, |conv| {
                 task_success_of(facts, conv)
             })
         })
@@ -565,7 +568,7 @@ fn task_success(
 
 fn judge(
     facts: &Facts,
-    by_cell: &[Vec<usize>],
+    slots: &[Vec<(Slot, usize)>],
     cells: &[Cell],
     section: &JudgeSection,
     scores: &HashMap<usize, f64>,
@@ -578,7 +581,7 @@ fn judge(
         .enumerate()
         .filter(|(_, j)| j.n > 0)
         .map(|(i, j)| {
-            Side::new(facts, i, &by_cell[i], j.overall.map(|e| e.value), |conv| {
+            Side::new(facts, i, &slots[i], j.overall.map(|e| e.value), |conv| {
                 scores.get(&conv).copied()
             })
         })

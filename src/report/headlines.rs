@@ -20,7 +20,6 @@ use super::load::Facts;
 use super::model::{
     Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Rate,
 };
-use crate::stats::Bootstrap;
 use crate::stats::inference::{self, PairedSample, Statistic};
 
 pub(super) fn headlines(
@@ -28,16 +27,16 @@ pub(super) fn headlines(
     by_cell: &[Vec<usize>],
     cells: &[Cell],
     judges: &[(JudgeSection, HashMap<usize, f64>)],
-    boot: &Bootstrap,
+    seed: u64,
 ) -> Vec<Headline> {
     // Each cell's slots, once for every family that pairs it.
     let slots: Vec<Vec<(Slot, usize)>> = by_cell.iter().map(|c| slots(facts, c)).collect();
     let mut out = Vec::new();
-    latency(facts, &slots, cells, boot, &mut out);
+    latency(facts, &slots, cells, seed, &mut out);
     reliability(cells, &mut out);
-    task_success(facts, &slots, cells, boot, &mut out);
+    task_success(facts, &slots, cells, seed, &mut out);
     for (section, scores) in judges {
-        judge(facts, &slots, cells, section, scores, boot, &mut out);
+        judge(facts, &slots, cells, section, scores, seed, &mut out);
     }
     flags(cells, &mut out);
     out
@@ -205,7 +204,7 @@ fn family(
     sides: &[Side],
     stat: Statistic,
     claim: ClaimStatistic,
-    boot: &Bootstrap,
+    seed: u64,
     key: &str,
 ) -> Option<Family> {
     if sides.len() < 2 {
@@ -224,7 +223,7 @@ fn family(
         .zip(&index)
         .map(|(s, &(x, y))| {
             let seed_key = format!("{key}|{}|{}", name(&sides[x]), name(&sides[y]));
-            (s, inference::seed_for(boot.seed, &seed_key))
+            (s, inference::seed_for(seed, &seed_key))
         })
         .collect();
     let judged = inference::judge_family(&seeded, stat);
@@ -402,7 +401,7 @@ fn latency(
     facts: &Facts,
     slots: &[Vec<(Slot, usize)>],
     cells: &[Cell],
-    boot: &Bootstrap,
+    seed: u64,
     out: &mut Vec<Headline>,
 ) {
     let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -443,7 +442,7 @@ fn latency(
                 })
                 .collect();
             let key = format!("latency p{q} {label}");
-            let Some(f) = family(cells, &sides, stat, claim, boot, &key) else {
+            let Some(f) = family(cells, &sides, stat, claim, seed, &key) else {
                 continue;
             };
             let Some(leader) = leader_side(cells, &sides, &f) else {
@@ -522,7 +521,7 @@ fn task_success(
     facts: &Facts,
     slots: &[Vec<(Slot, usize)>],
     cells: &[Cell],
-    boot: &Bootstrap,
+    seed: u64,
     out: &mut Vec<Headline>,
 ) {
     let sides: Vec<Side> = cells
@@ -540,7 +539,7 @@ fn task_success(
         &sides,
         Statistic::Mean,
         ClaimStatistic::TaskSuccessDifference,
-        boot,
+        seed,
         "task success",
     ) else {
         return;
@@ -572,7 +571,7 @@ fn judge(
     cells: &[Cell],
     section: &JudgeSection,
     scores: &HashMap<usize, f64>,
-    boot: &Bootstrap,
+    seed: u64,
     out: &mut Vec<Headline>,
 ) {
     let sides: Vec<Side> = section
@@ -595,7 +594,7 @@ fn judge(
         &sides,
         Statistic::Mean,
         ClaimStatistic::JudgeMeanDifference,
-        boot,
+        seed,
         &key,
     ) else {
         return;

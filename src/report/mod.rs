@@ -92,11 +92,16 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     let variation = crate::store::judgments::replicate_variation(&conn)?;
     let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
     let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
-    let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, &opts.bootstrap)?;
+    let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, opts.bootstrap.seed)?;
     let anchor_sections =
         anchors::sections(&crate::store::anchors::current_anchor_judgments(&conn)?);
-    let mut headlines =
-        headlines::headlines(&facts, &by_cell, &report_cells, &scored, &opts.bootstrap);
+    let mut headlines = headlines::headlines(
+        &facts,
+        &by_cell,
+        &report_cells,
+        &scored,
+        opts.bootstrap.seed,
+    );
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
     let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
     // A selection of replayed agent sessions only: checks and the judge never score those.

@@ -10,8 +10,8 @@ use super::cells::wilson_rate;
 use super::headlines::claim_of;
 use super::load::Facts;
 use super::model::{ClaimStatistic, Estimate, Family, PairwiseCell, PairwiseSection};
+use crate::stats;
 use crate::stats::inference::{self, PairedSample, Statistic};
-use crate::stats::{self, Bootstrap};
 use crate::store::StoreError;
 use crate::store::facts::JudgmentFilter;
 use crate::store::pairwise::{
@@ -22,7 +22,7 @@ pub(super) fn sections(
     conn: &rusqlite::Connection,
     facts: &Facts,
     filter: &JudgmentFilter,
-    boot: &Bootstrap,
+    seed: u64,
 ) -> Result<Vec<PairwiseSection>, StoreError> {
     let cell_of: HashMap<i64, usize> = facts.convs.iter().map(|c| (c.id, c.cell)).collect();
     let rubric_matches = |rubric: &str| {
@@ -97,7 +97,7 @@ pub(super) fn sections(
             let (mut cells, samples): (Vec<PairwiseCell>, Vec<PairedSample>) =
                 built.into_iter().unzip();
             let baseline_names: Vec<String> = baseline.iter().map(|&c| name(c)).collect();
-            let family = net_family(&mut cells, &samples, &baseline_names, &rubric, &judge, boot);
+            let family = net_family(&mut cells, &samples, &baseline_names, &rubric, &judge, seed);
             PairwiseSection {
                 family,
                 one_position,
@@ -125,7 +125,7 @@ fn net_family(
     baseline: &[String],
     rubric: &str,
     judge: &str,
-    boot: &Bootstrap,
+    seed: u64,
 ) -> Option<Family> {
     if cells.is_empty() {
         return None;
@@ -135,7 +135,7 @@ fn net_family(
         .zip(cells.iter())
         .map(|(s, c)| {
             let key = format!("pairwise|{rubric}|{judge}|{} / {}", c.provider, c.model);
-            (s, inference::seed_for(boot.seed, &key))
+            (s, inference::seed_for(seed, &key))
         })
         .collect();
     let judged = inference::judge_family(&seeded, Statistic::Mean);

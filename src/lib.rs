@@ -25,14 +25,17 @@
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
 //! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
 //! - [`config`]: definition files (bench, scenarios, rubrics, judge settings), parsed and
-//!   validated.
+//!   validated; the built-in set compiled into the binary (`config::embedded`) and where a
+//!   command's definitions come from (named, the current directory, else built in).
+//! - [`init`]: `turnbench init`, an editable project from the built-in definitions.
 //! - [`mock`]: the simulated OpenAI-compatible provider, and the mock judge (`mock::judge`).
 //! - [`outcome`]: the turn and conversation outcome vocabulary.
 //! - [`progress`]: progress bars (terminal only, never with `--quiet`).
 //! - [`report`]: `turnbench report`: cells of provider × model with latency, reliability
 //!   and quality, headlines and their intervals (formatted by [`export`]).
 //! - [`run`]: `turnbench run`: the orchestrator of collect → check → judge → report; starts
-//!   the shared services (the built-in mock) and hands endpoints to the stages.
+//!   the shared services (the built-in mock) and hands endpoints to the stages;
+//!   `run::builtin`: which bench a command runs and the mock that serves simulated targets.
 //! - [`stats`]: percentiles, intervals, bootstrap, agreement: pure functions.
 //! - [`tokens`]: visible-token counting (o200k_base).
 pub mod anchors;
@@ -45,6 +48,7 @@ pub mod drive;
 pub mod exchange;
 pub mod export;
 pub mod import;
+pub mod init;
 pub mod jsonl;
 pub mod judge;
 pub mod lint;

@@ -11,7 +11,8 @@ use crate::config::{BenchConfig, ConfigError, Scenario, SourceText};
 pub struct LintInput<'a> {
     /// The project folder: `scenarios/`, `checks/`, `rubrics/`, `judges/`.
     pub project: &'a Path,
-    /// Bench files named on the command line.
+    /// Bench files named on the command line (the project's own `bench.toml` is linted
+    /// without being named).
     pub bench_files: &'a [PathBuf],
 }
 
@@ -88,15 +89,30 @@ fn each_file(dir: &Path, load: impl Fn(&Path) -> Result<(), ConfigError>) -> Lin
     findings
 }
 
-/// Each `--bench FILE`: parsed and validated as `collect` would (key variables need not be
-/// set), its scenario folder present, and every id in `only` a scenario there.
+/// The project's `bench.toml` (when there is one) and each `--bench FILE`: parsed and
+/// validated as `collect` would (key variables need not be set), its scenario folder
+/// present, and every id in `only` a scenario there.
 fn bench_files(input: &LintInput) -> LintFindings {
     let mut findings = LintFindings::default();
-    for path in input.bench_files {
+    let own = input.project.join("bench.toml");
+    let own = own.is_file().then_some(own);
+    let named = input.bench_files.iter().filter(|p| {
+        own.as_ref()
+            .is_none_or(|o| !same_file(o, p))
+    });
+    for path in own.iter().chain(named) {
         findings.files += 1;
         findings.errors.extend(lint_bench(path));
     }
     findings
+}
+
+/// Do two paths name one file (both resolved; as written when one cannot be)?
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 fn lint_bench(path: &Path) -> Vec<ConfigError> {

@@ -209,9 +209,9 @@ struct Definitions {
 /// reports. Failed checks are results, not errors.
 pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
     let started = Instant::now();
-    if !opts.checks_dir.is_dir() {
+    if !crate::config::embedded::is_dir(&opts.checks_dir) {
         return Err(CheckError::Setup(format!(
-            "{}: no checks folder\n  fix: run from the turnbench checkout, or pass --checks DIR",
+            "{}: no checks folder\n  fix: pass --checks DIR (a folder of checks files, one per scenario)",
             opts.checks_dir.display()
         )));
     }
@@ -327,7 +327,7 @@ fn validate_against_scenarios(
     sets: &[CheckSet],
     scenarios_dir: Option<&std::path::Path>,
 ) -> Result<(), CheckError> {
-    let Some(dir) = scenarios_dir.filter(|d| d.is_dir()) else {
+    let Some(dir) = scenarios_dir.filter(|d| crate::config::embedded::is_dir(d)) else {
         return Ok(());
     };
     let scenarios = Scenario::load_dir(dir)?;

@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use super::Global;
 use crate::checks::{self, CheckOptions};
+use crate::config::embedded;
 
 /// Run the rule-based checks (checks/*.toml) on every stored conversation; only
 /// results that are missing are computed.
@@ -16,12 +17,13 @@ use crate::checks::{self, CheckOptions};
 /// failed. Failed checks are results: the exit code is 0 unless an error occurred.
 #[derive(clap::Args)]
 pub struct CheckArgs {
-    /// Folder of checks files, one per scenario.
-    #[arg(long, default_value = "checks")]
-    checks: PathBuf,
-    /// Scenario folder the checks are validated against (skipped when absent).
-    #[arg(long, default_value = "scenarios")]
-    scenarios: PathBuf,
+    /// Folder of checks files, one per scenario [default: ./checks, else the built-in checks].
+    #[arg(long)]
+    checks: Option<PathBuf>,
+    /// Scenario folder the checks are validated against [default: ./scenarios, else the
+    /// built-in scenarios].
+    #[arg(long)]
+    scenarios: Option<PathBuf>,
     /// Print each current check of one conversation (numeric id or uid), its verdict
     /// and why, instead of running the checks.
     #[arg(long, value_name = "CONVERSATION")]
@@ -33,18 +35,27 @@ pub struct CheckArgs {
 
 impl CheckArgs {
     pub fn run(self, global: &Global) -> Result<i32> {
+        let checks_dir = embedded::resolve_dir(self.checks.as_deref(), "checks");
         if let Some(key) = &self.explain {
             println!(
                 "{}",
-                checks::explain(&global.db, &self.checks, key)?.trim_end()
+                checks::explain(&global.db, &checks_dir, key)?.trim_end()
             );
             return Ok(0);
         }
+        let scenarios_dir = embedded::resolve_dir(self.scenarios.as_deref(), "scenarios");
+        if !global.quiet {
+            eprintln!(
+                "definitions: checks {}; scenarios {}",
+                embedded::describe(&checks_dir),
+                embedded::describe(&scenarios_dir)
+            );
+        }
         let opts = CheckOptions {
-            scenarios_dir: Some(self.scenarios),
+            scenarios_dir: Some(scenarios_dir),
             threads: self.threads,
             progress: !global.quiet && std::io::stderr().is_terminal(),
-            ..CheckOptions::new(global.db.clone(), self.checks)
+            ..CheckOptions::new(global.db.clone(), checks_dir)
         };
         let report = checks::run_checks(&opts)?;
         print!("{}", checks::format_report(&report));

@@ -2,38 +2,38 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use super::Global;
 use crate::collect::{self, CollectOptions, Resume};
-use crate::config::{BenchConfig, Scenario, SourceText};
-use crate::mock::{MockConfig, MockServer};
+use crate::config::embedded;
 use crate::run::builtin;
 
 /// Run every target × scenario × repeat and store each conversation once.
 ///
-/// Without --config: the built-in mock provider with four simulated providers, no keys,
-/// no network.
+/// The bench is --config, else ./bench.toml, else the built-in bench (four simulated
+/// providers on the built-in mock, no keys, no network); the first line says which.
 ///
 /// Exit status: 0 every conversation stored and completed; 1 a definition, usage or
 /// setup error (nothing sent); 2 the run finished but some conversations failed (each
 /// stored with its class); 4 the store refused a conversation (a full disk, …) and the
-/// run stopped: `--resume` finishes it; 130 interrupted. The built-in run exits 0 when
-/// it finishes: its failures are the mock's simulated faults, there to be seen.
+/// run stopped: `--resume` finishes it; 130 interrupted. A bench of simulated providers
+/// exits 0 when it finishes: its failures are the mock's simulated faults, there to be seen.
 #[derive(clap::Args)]
 pub struct CollectArgs {
-    /// A bench.toml (see examples/bench.toml).
+    /// A bench.toml [default: ./bench.toml, else the built-in bench].
     #[arg(long, short)]
     config: Option<PathBuf>,
     /// Keep what the newest run of this name completed; run only what is missing.
     #[arg(long)]
     resume: bool,
-    /// Scenario folder for the built-in run.
-    #[arg(long, default_value = "scenarios")]
-    scenarios: PathBuf,
-    /// Repeats for the built-in run.
-    #[arg(long, default_value_t = 2)]
-    repeats: u32,
+    /// Scenario folder, whatever the bench says [default: the bench's; for the built-in
+    /// bench ./scenarios, else the built-in scenarios].
+    #[arg(long)]
+    scenarios: Option<PathBuf>,
+    /// Repeats, whatever the bench says.
+    #[arg(long)]
+    repeats: Option<u32>,
     /// Print what the run would send (URL and first request body per target, run size);
     /// send nothing, touch no store. Key variables need not be set.
     #[arg(long)]
@@ -42,47 +42,35 @@ pub struct CollectArgs {
 
 impl CollectArgs {
     pub async fn run(self, global: &Global) -> Result<i32> {
-        let Self {
-            config,
-            resume,
-            scenarios: scenarios_dir,
-            repeats,
-            dry_run,
-        } = self;
         let (db, quiet) = (global.db.as_path(), global.quiet);
-        // The built-in run keeps its mock alive for as long as the collection lasts.
-        let mut _mock = None;
-        let builtin = config.is_none();
-        let cfg = match config {
-            Some(path) if dry_run => {
-                BenchConfig::from_source_without_keys(&SourceText::read(&path)?)?
-            }
-            Some(path) => BenchConfig::load(&path)?,
-            None => {
-                if !scenarios_dir.is_dir() {
-                    bail!(
-                        "{}: no scenario folder\n  fix: run from the turnbench checkout, or pass --scenarios DIR",
-                        scenarios_dir.display()
-                    );
-                }
-                let scenarios = Scenario::load_dir(&scenarios_dir)?;
-                let mut mock = MockConfig::builtin();
-                mock.time_scale = builtin::TIME_SCALE;
-                let server =
-                    MockServer::start(mock, &scenarios, "127.0.0.1:0".parse()?, None).await?;
-                let cfg = builtin::bench(&server.base_url(), &scenarios_dir, repeats);
-                _mock = Some(server);
-                cfg
-            }
-        };
+        let bench_path = builtin::bench_path(self.config.as_deref());
+        let mut cfg = builtin::load(
+            &bench_path,
+            &builtin::Overrides {
+                scenarios: self.scenarios,
+                repeats: self.repeats,
+                without_keys: self.dry_run,
+            },
+        )?;
+        let builtin = builtin::all_mock(&cfg);
         let scenarios = collect::load_scenarios(&cfg)?;
-        if dry_run {
+        let source = format!(
+            "bench {}; scenarios {}",
+            embedded::describe(&bench_path),
+            embedded::describe(&cfg.scenarios_dir)
+        );
+        if self.dry_run {
+            println!("definitions: {source}");
             print!("{}", collect::format_plan(&cfg, &scenarios));
             return Ok(0);
         }
+        // The built-in mock lives for as long as the collection lasts.
+        let _mock = builtin::serve(&mut cfg, &scenarios, builtin::TIME_SCALE)
+            .await
+            .map_err(anyhow::Error::msg)?;
         if !quiet {
             eprintln!(
-                "collect {:?}: {} targets × {} scenarios × {} repeats → {}",
+                "collect {:?}: {} targets × {} scenarios × {} repeats → {} ({source})",
                 cfg.name,
                 cfg.targets.len(),
                 scenarios.len(),
@@ -92,7 +80,7 @@ impl CollectArgs {
         }
         let opts = CollectOptions {
             db: db.to_path_buf(),
-            resume: if resume { Resume::Yes } else { Resume::No },
+            resume: if self.resume { Resume::Yes } else { Resume::No },
             quiet,
             stage: None,
         };

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
-use crate::config::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Rubric, Scenario};
+use crate::config::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Rubric, Scenario, embedded};
 use crate::judge::{self, JudgeOptions, Mode, Selection};
 use crate::mock::MockServer;
 use crate::store::judgments::JudgmentStatus;
@@ -23,14 +23,17 @@ use crate::store::judgments::JudgmentStatus;
 /// See docs/judge.md.
 #[derive(clap::Args)]
 pub struct JudgeArgs {
-    /// Judge settings (see judges/default.toml, judges/mock.toml); repeat for a panel:
-    /// each judge judges the same conversations, and the report shows their agreement.
+    /// Judge settings: a file, or a built-in name (judges/default.toml, judges/mock.toml);
+    /// repeat for a panel: each judge judges the same conversations, and the report shows
+    /// their agreement.
     #[arg(long = "judge", value_name = "JUDGE.toml", required = true)]
     judges: Vec<PathBuf>,
-    /// The rubric (see rubrics/).
+    /// The rubric: a file, or a built-in name (rubrics/multiturn-quality.toml,
+    /// rubrics/support-tone.toml).
     #[arg(long)]
     rubric: PathBuf,
-    /// A bench.toml whose target names, aliases and hosts are redacted too.
+    /// A bench.toml whose target names, aliases and hosts are redacted too [default:
+    /// ./bench.toml when there is one].
     #[arg(long, short)]
     config: Option<PathBuf>,
     /// Print the exact blinded prompts that would be sent; send nothing.
@@ -70,20 +73,22 @@ pub struct JudgeArgs {
     /// references above them is flagged in every report that uses it.
     #[arg(long, conflicts_with_all = ["pairwise", "conversations", "rejudge"])]
     anchors: bool,
-    /// Folder of checks files whose [[defect]] tables --anchors spoils references with.
-    #[arg(long, default_value = "checks")]
-    checks: PathBuf,
+    /// Folder of checks files whose [[defect]] tables --anchors spoils references with
+    /// [default: ./checks, else the built-in checks].
+    #[arg(long)]
+    checks: Option<PathBuf>,
     /// Scenario folder: the built-in mock judge grades answers against its references
-    /// (and --anchors takes the reference answers from it).
-    #[arg(long, default_value = "scenarios")]
-    scenarios: PathBuf,
+    /// (and --anchors takes the reference answers from it) [default: ./scenarios, else
+    /// the built-in scenarios].
+    #[arg(long)]
+    scenarios: Option<PathBuf>,
 }
 
 impl JudgeArgs {
     pub async fn run(self, global: &Global) -> Result<i32> {
         // --dry-run prints the prompts even under --audit (which then decides the mode).
         let print_prompts = self.dry_run;
-        let scenarios_dir = self.scenarios.clone();
+        let scenarios_dir = embedded::resolve_dir(self.scenarios.as_deref(), "scenarios");
         let panel = self.into_options(global)?;
         let mode = panel.first().map_or(Mode::Judge, |o| o.mode);
         // Audit every judge's prompts before any judge of a panel sends: a leak in the
@@ -149,7 +154,7 @@ impl JudgeArgs {
             // against the scenarios' reference answers when it has them.
             let mut _mock = None;
             if opts.settings.endpoint == JudgeEndpoint::BuiltinMock {
-                let scenarios = if scenarios_dir.is_dir() {
+                let scenarios = if embedded::is_dir(&scenarios_dir) {
                     Scenario::load_dir(&scenarios_dir)?
                 } else {
                     Vec::new()
@@ -243,15 +248,21 @@ impl JudgeArgs {
             (false, true) => Mode::DryRun,
             (false, false) => Mode::Judge,
         };
-        let rubric = Rubric::load(&self.rubric)?;
-        let bench_targets = match &self.config {
+        let rubric = Rubric::load(&embedded::resolve_file(&self.rubric, "rubrics"))?;
+        let bench = self.config.clone().or_else(|| {
+            let here = PathBuf::from(crate::run::builtin::CONVENTIONAL);
+            here.is_file().then_some(here)
+        });
+        let bench_targets = match &bench {
             Some(path) => BenchTargetNames::load(path)?,
             None => Vec::new(),
         };
         let anchors = if self.anchors {
-            let scenarios = Scenario::load_dir(&self.scenarios)?;
-            let checks = if self.checks.is_dir() {
-                crate::checks::CheckSet::load_dir(&self.checks)?
+            let scenarios_dir = embedded::resolve_dir(self.scenarios.as_deref(), "scenarios");
+            let checks_dir = embedded::resolve_dir(self.checks.as_deref(), "checks");
+            let scenarios = Scenario::load_dir(&scenarios_dir)?;
+            let checks = if embedded::is_dir(&checks_dir) {
+                crate::checks::CheckSet::load_dir(&checks_dir)?
             } else {
                 Vec::new()
             };
@@ -259,8 +270,8 @@ impl JudgeArgs {
             anyhow::ensure!(
                 inputs.iter().any(|a| a.defect.is_some()),
                 "--anchors: no scenario in {} has reference answers and [[defect]] tables in {}\n  fix: point --scenarios and --checks at the suite (defaults: scenarios/, checks/)",
-                self.scenarios.display(),
-                self.checks.display()
+                embedded::describe(&scenarios_dir),
+                embedded::describe(&checks_dir)
             );
             Some(inputs)
         } else {
@@ -268,6 +279,7 @@ impl JudgeArgs {
         };
         let mut panel: Vec<JudgeOptions> = Vec::new();
         for path in &self.judges {
+            let path = &embedded::resolve_file(path, "judges");
             let mut settings = JudgeSettings::load(path)?;
             if let Some(n) = self.replicates {
                 settings.replicates = n;

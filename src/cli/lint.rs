@@ -8,11 +8,12 @@ use anyhow::Result;
 use super::Global;
 use crate::lint::{LintInput, lint_project};
 
-/// Validate every definition file of a project: scenarios, checks, and bench files
-/// given with --bench. Each problem names its file, line and fix; exits 1 if any.
+/// Validate every definition file of a project: bench.toml, scenarios, checks, rubrics,
+/// judges, and bench files given with --bench. Each problem names its file, line and
+/// fix; exits 1 if any.
 #[derive(clap::Args)]
 pub struct LintArgs {
-    /// The project folder (holding scenarios/ and checks/).
+    /// The project folder (holding bench.toml, scenarios/, checks/, rubrics/, judges/).
     #[arg(default_value = ".")]
     dir: PathBuf,
     /// A bench file to validate too (repeatable). Key variables need not be set.

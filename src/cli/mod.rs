@@ -6,8 +6,10 @@
 
 pub mod check;
 pub mod collect;
+pub mod completions;
 pub mod export;
 pub mod import;
+pub mod init;
 pub mod judge;
 pub mod lint;
 pub mod mock;
@@ -23,7 +25,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "turnbench",
-    version,
+    version = crate::config::embedded::VERSION,
     about = "Measure LLM providers the way a sequential, multi-turn agent feels them"
 )]
 pub struct Cli {
@@ -149,6 +151,9 @@ pub enum Command {
     Import(import::ImportArgs),
     Report(report::ReportArgs),
     Run(run::RunArgs),
+    Init(init::InitArgs),
+    Completions(completions::CompletionsArgs),
+    Man(completions::ManArgs),
     /// Write stored data out.
     #[command(subcommand)]
     Export(export::ExportCommand),
@@ -170,6 +175,9 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Import(args) => args.run(&global),
         Command::Report(args) => args.run(&global),
         Command::Run(args) => args.run(&global).await,
+        Command::Init(args) => args.run(&global),
+        Command::Completions(args) => args.run(&global),
+        Command::Man(args) => args.run(&global),
         Command::Export(cmd) => cmd.run(&global),
     }
 }

@@ -1,14 +1,13 @@
 //! `turnbench replay`: recorded agent sessions against the bench's targets (or, without
 //! --config, the shipped sessions against the built-in mock providers), Ctrl-C, the summary.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
 use super::Global;
-use crate::config::{BenchConfig, Breaks};
+use crate::config::{BenchConfig, Breaks, embedded};
 use crate::drive::Resume;
-use crate::mock::{MockConfig, MockServer};
 use crate::replay::{self, ReplayOptions, SHIPPED_SESSIONS};
 use crate::run::builtin;
 
@@ -19,8 +18,8 @@ pub const BUILTIN_SCALE: f64 = 0.02;
 /// Replay recorded agent sessions against every target: each recorded assistant turn is
 /// one request built from the recorded history, with the session's tools.
 ///
-/// Without --config: the sessions in sessions/ against the built-in mock providers
-/// (simulated, at 1/50 of real time), no keys, no network; run from the checkout.
+/// Without --config or ./bench.toml: the built-in sessions against the built-in mock
+/// providers (simulated, at 1/50 of real time), no keys, no network.
 ///
 /// Exit status as `collect`: 0 every pass stored and completed; 1 a definition, session,
 /// usage or setup error (nothing sent); 2 some passes failed (each stored with its class);
@@ -28,10 +27,12 @@ pub const BUILTIN_SCALE: f64 = 0.02;
 /// interrupted. The built-in run exits 0 when it finishes.
 #[derive(clap::Args)]
 pub struct ReplayArgs {
-    /// Recorded sessions, JSON Lines (see docs/replay.md).
-    #[arg(long, default_value = SHIPPED_SESSIONS)]
-    sessions: PathBuf,
-    /// A bench.toml (targets, request settings, [replay]).
+    /// Recorded sessions, JSON Lines (see docs/replay.md) [default:
+    /// ./sessions/agent-sessions.jsonl, else the built-in sessions].
+    #[arg(long)]
+    sessions: Option<PathBuf>,
+    /// A bench.toml (targets, request settings, [replay]) [default: ./bench.toml, else
+    /// the built-in bench].
     #[arg(long, short)]
     config: Option<PathBuf>,
     /// Keep what the newest replay run of this name completed; run only what is missing.
@@ -52,11 +53,12 @@ pub struct ReplayArgs {
     dry_run: bool,
 }
 
-/// The built-in replay's bench: the built-in targets, pauses at the mock's time scale,
-/// sim-flaky's gateway header read.
-fn builtin_bench(base_url: &str) -> BenchConfig {
-    let mut cfg = builtin::bench(base_url, "scenarios".as_ref(), 1);
-    cfg.name = "builtin-replay".into();
+/// A bench of simulated providers replays at the mock's time scale under its own run
+/// name, with sim-flaky's gateway header read.
+fn simulated_replay(cfg: &mut BenchConfig) {
+    if cfg.name == builtin::NAME {
+        cfg.name = "builtin-replay".into();
+    }
     cfg.replay.pause_scale = BUILTIN_SCALE;
     for t in &mut cfg.targets {
         // sim-flaky plays a gateway and names the upstream that served.
@@ -64,37 +66,36 @@ fn builtin_bench(base_url: &str) -> BenchConfig {
             t.replay.served_by_header = Some("x-served-by".into());
         }
     }
-    cfg
 }
 
 impl ReplayArgs {
     pub async fn run(self, global: &Global) -> Result<i32> {
         let (db, quiet) = (global.db.as_path(), global.quiet);
-        if self.sessions == std::path::Path::new(SHIPPED_SESSIONS) && !self.sessions.exists() {
-            bail!(
-                "{SHIPPED_SESSIONS}: the shipped sessions are not here\n  fix: run from the turnbench checkout, or pass --sessions FILE"
+        let sessions_path = match &self.sessions {
+            Some(p) => p.clone(),
+            None if Path::new(SHIPPED_SESSIONS).is_file() => PathBuf::from(SHIPPED_SESSIONS),
+            None => embedded::path(SHIPPED_SESSIONS),
+        };
+        let sessions = replay::SessionIndex::build(&sessions_path)?;
+        let bench_path = builtin::bench_path(self.config.as_deref());
+        let mut cfg = builtin::load(
+            &bench_path,
+            &builtin::Overrides {
+                without_keys: self.dry_run,
+                ..Default::default()
+            },
+        )?;
+        let builtin = builtin::all_mock(&cfg);
+        if builtin {
+            simulated_replay(&mut cfg);
+        }
+        if !quiet {
+            eprintln!(
+                "definitions: bench {}; sessions {}",
+                embedded::describe(&bench_path),
+                embedded::describe(&sessions_path)
             );
         }
-        let sessions = replay::SessionIndex::build(&self.sessions)?;
-        // The built-in run keeps its mock alive for as long as the replay lasts.
-        let mut _mock = None;
-        let builtin = self.config.is_none();
-        let mut cfg = match &self.config {
-            Some(path) if self.dry_run => {
-                BenchConfig::from_source_without_keys(&crate::config::SourceText::read(path)?)?
-            }
-            Some(path) => BenchConfig::load(path)?,
-            // Nothing is sent: the built-in targets at their stable address, no mock.
-            None if self.dry_run => builtin_bench("http://builtin-mock/v1"),
-            None => {
-                let mut mock = MockConfig::builtin();
-                mock.time_scale = BUILTIN_SCALE;
-                let server = MockServer::start(mock, &[], "127.0.0.1:0".parse()?, None).await?;
-                let cfg = builtin_bench(&server.base_url());
-                _mock = Some(server);
-                cfg
-            }
-        };
         if let Some(r) = self.rounds {
             cfg.replay.rounds = r;
         }
@@ -108,6 +109,7 @@ impl ReplayArgs {
             bail!("{problem}\n  fix: --rounds at least 1, --pause-scale 0 or more");
         }
         if self.dry_run {
+            // Nothing is sent: simulated targets stay at their stable address, no mock.
             print!(
                 "{}",
                 replay::format_plan(&cfg, &sessions).map_err(anyhow::Error::msg)?
@@ -132,9 +134,13 @@ impl ReplayArgs {
                 }
             );
         }
+        // The built-in mock lives for as long as the replay lasts.
+        let _mock = builtin::serve(&mut cfg, &[], BUILTIN_SCALE)
+            .await
+            .map_err(anyhow::Error::msg)?;
         let opts = ReplayOptions {
             db: db.to_path_buf(),
-            sessions_path: self.sessions.clone(),
+            sessions_path,
             resume: if self.resume { Resume::Yes } else { Resume::No },
             quiet,
             clock_scale: if builtin { BUILTIN_SCALE } else { 1.0 },

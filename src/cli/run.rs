@@ -12,38 +12,44 @@ use crate::run::{self, RunOptions};
 
 /// Collect, check, judge and report in one go, each stage only on what is missing.
 ///
-/// Without --config: the built-in offline run (four simulated providers from the built-in
-/// mock, the simulated judge; no key, no network). With --config: your providers; the judge
-/// stage runs for each --judge × --rubric given, and is skipped when none is. A re-run
-/// after a crash or Ctrl-C resumes the collect and does no work twice.
+/// Definitions come from the path named with a flag, else from the conventional place in
+/// the current directory (bench.toml, scenarios/, checks/, judges/, rubrics/), else from
+/// the set built into turnbench; the first line says which. The built-in bench runs four
+/// simulated providers on the built-in mock and the simulated judge: no key, no network.
+/// A bench of real providers runs the judge stage for each --judge × --rubric given, and
+/// skips it when none is. A re-run after a crash or Ctrl-C resumes the collect and does
+/// no work twice.
 ///
 /// Exit status: 0 done; 1 a definition, usage or setup error (nothing sent); 2 done, but
-/// some conversations failed or judgments stayed unscored (with --config); 3 a judge prompt
-/// named a provider (nothing sent to that judge); 4 the store refused a write (re-run to
-/// finish); 130 interrupted (re-run to finish).
+/// some conversations failed or judgments stayed unscored (real providers); 3 a judge
+/// prompt named a provider (nothing sent to that judge); 4 the store refused a write
+/// (re-run to finish); 130 interrupted (re-run to finish).
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// A bench.toml (see examples/bench.toml); without it, the built-in offline run.
+    /// A bench.toml [default: ./bench.toml, else the built-in bench].
     #[arg(long, short)]
     config: Option<PathBuf>,
-    /// Judge settings; repeat for a panel. Every judge judges every --rubric.
+    /// Judge settings (a file, or a built-in name such as judges/default.toml); repeat for
+    /// a panel. Every judge judges every --rubric.
     #[arg(long = "judge", value_name = "JUDGE.toml")]
     judges: Vec<PathBuf>,
-    /// A rubric; repeat for more.
+    /// A rubric (a file, or a built-in name such as rubrics/multiturn-quality.toml);
+    /// repeat for more.
     #[arg(long = "rubric", value_name = "RUBRIC.toml")]
     rubrics: Vec<PathBuf>,
     /// Where the HTML report is written.
     #[arg(long, short, default_value = "report.html")]
     out: PathBuf,
-    /// Folder of checks files.
-    #[arg(long, default_value = "checks")]
-    checks: PathBuf,
-    /// Scenario folder for the built-in run.
-    #[arg(long, default_value = "scenarios")]
-    scenarios: PathBuf,
-    /// Repeats for the built-in run.
-    #[arg(long, default_value_t = 2)]
-    repeats: u32,
+    /// Folder of checks files [default: ./checks, else the built-in checks].
+    #[arg(long)]
+    checks: Option<PathBuf>,
+    /// Scenario folder, whatever the bench says [default: the bench's; for the built-in
+    /// bench ./scenarios, else the built-in scenarios].
+    #[arg(long)]
+    scenarios: Option<PathBuf>,
+    /// Repeats, whatever the bench says.
+    #[arg(long)]
+    repeats: Option<u32>,
 }
 
 impl RunArgs {

@@ -54,7 +54,24 @@ pub struct SourceText {
 }
 
 impl SourceText {
+    /// Reads a definition file: from disk, or from the built-in set for a path under
+    /// `<built-in>` ([`super::embedded`]).
     pub fn read(path: &Path) -> Result<Self, ConfigError> {
+        if super::embedded::is_builtin(path) {
+            return match super::embedded::read(path) {
+                Some(text) => Ok(SourceText {
+                    path: path.to_path_buf(),
+                    text: text.to_string(),
+                }),
+                None => Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    error: std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        "the built-in definitions have no such file",
+                    ),
+                }),
+            };
+        }
         let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
             path: path.to_path_buf(),
             error,

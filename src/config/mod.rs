@@ -1,5 +1,6 @@
 //! Definition files: parse and validate. Every error names the file, the line and the fix.
 
+pub mod embedded;
 pub mod error;
 pub mod headers;
 pub mod scenario;

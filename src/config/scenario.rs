@@ -160,8 +160,21 @@ pub(crate) fn valid_id(id: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "-_.".contains(c))
 }
 
-/// The `*.toml` files directly in `dir`, sorted by name.
+/// The `*.toml` files directly in `dir` (on disk or built in), sorted by name.
 pub fn toml_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, ConfigError> {
+    if super::embedded::is_builtin(dir) {
+        let files = super::embedded::list(dir).ok_or_else(|| ConfigError::Read {
+            path: dir.to_path_buf(),
+            error: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the built-in definitions have no such folder",
+            ),
+        })?;
+        return Ok(files
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect());
+    }
     let entries = std::fs::read_dir(dir).map_err(|error| ConfigError::Read {
         path: dir.to_path_buf(),
         error,

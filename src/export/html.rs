@@ -170,10 +170,13 @@ fn card(h: &mut String, r: &Report) {
         row(
             &format!("run {}", run.id),
             format!(
-                "\"{}\" ({}) · started {} · settings {} · seed {} · tokenizer {} · turnbench {}",
+                "\"{}\" ({}) · started {}{} · settings {} · seed {} · tokenizer {} · turnbench {}",
                 run.name,
                 run.source,
                 run.started_at,
+                run.definitions
+                    .as_ref()
+                    .map_or(String::new(), |d| format!(" · scenarios {d}")),
                 run.settings_hash,
                 run.seed.map_or("-".into(), |s| s.to_string()),
                 run.tokenizer.as_deref().unwrap_or("not recorded"),

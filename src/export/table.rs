@@ -725,7 +725,15 @@ pub fn run_line(r: &Report) -> String {
     let m = &r.meta;
     let runs = match m.runs.as_slice() {
         [] => "no runs".to_string(),
-        [one] => format!("run {} \"{}\" ({})", one.id, one.name, one.source),
+        [one] => format!(
+            "run {} \"{}\" ({}{})",
+            one.id,
+            one.name,
+            one.source,
+            one.definitions
+                .as_ref()
+                .map_or(String::new(), |d| format!(", scenarios {d}"))
+        ),
         many => format!(
             "runs {}",
             many.iter()

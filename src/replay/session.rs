@@ -226,12 +226,35 @@ pub fn read_sessions_from(input: impl BufRead, path: &Path) -> Result<Vec<Sessio
     Ok(sessions)
 }
 
-fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, SessionError> {
+/// A sessions file on disk, or the built-in one (`<built-in>/sessions/…`).
+fn open(path: &Path) -> Result<Box<dyn BufRead>, SessionError> {
+    if let Some(text) = crate::config::embedded::read(path) {
+        return Ok(Box::new(text.as_bytes()));
+    }
     let file = std::fs::File::open(path).map_err(|error| SessionError::Open {
         path: path.to_path_buf(),
         error,
     })?;
-    Ok(std::io::BufReader::new(file))
+    Ok(Box::new(std::io::BufReader::new(file)))
+}
+
+/// The bytes of one line, as validated: read again from the file (or the built-in text).
+fn line_bytes(path: &Path, offset: u64, len: u64) -> Result<Vec<u8>, std::io::Error> {
+    use std::io::{Read, Seek, SeekFrom};
+    if let Some(text) = crate::config::embedded::read(path) {
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let end = start.saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+        return text
+            .as_bytes()
+            .get(start..end)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof));
+    }
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(offset))?;
+    let mut text = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(len).read_to_end(&mut text)?;
+    Ok(text)
 }
 
 /// Where a session's line is, so that it can be read again when its pass starts: a
@@ -279,7 +302,6 @@ impl SessionIndex {
 
     /// Reads session `i` again; an error if the file changed since it was validated.
     pub fn load(&self, i: usize) -> Result<Session, String> {
-        use std::io::{Read, Seek, SeekFrom};
         let e = self
             .entries
             .get(i)
@@ -291,14 +313,7 @@ impl SessionIndex {
                 e.line
             )
         };
-        let mut file = std::fs::File::open(&self.path)
-            .map_err(|err| format!("{}: cannot read: {err}", self.path.display()))?;
-        file.seek(SeekFrom::Start(e.offset))
-            .map_err(|_| changed())?;
-        let mut text = Vec::with_capacity(e.len as usize);
-        file.take(e.len)
-            .read_to_end(&mut text)
-            .map_err(|_| changed())?;
+        let text = line_bytes(&self.path, e.offset, e.len).map_err(|_| changed())?;
         if *blake3::hash(&text).as_bytes() != e.hash {
             return Err(changed());
         }

@@ -188,7 +188,16 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         store: db.display().to_string(),
         generated_at: crate::store::now_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        runs: facts.runs.clone(),
+        runs: facts
+            .runs
+            .iter()
+            .map(|run| crate::store::facts::RunFact {
+                definitions: run.definitions.as_deref().map(|d| {
+                    crate::config::embedded::describe(std::path::Path::new(d))
+                }),
+                ..run.clone()
+            })
+            .collect(),
         filters: Filters {
             run: opts.filter.run.clone(),
             provider: opts.filter.provider.clone(),

@@ -1,76 +1,120 @@
-//! The built-in offline run: four simulated providers serving one model label from the
-//! in-process mock (`MockConfig::builtin`), no key, no network. Used by `turnbench run`
-//! and `turnbench collect` without `--config`.
+//! Which bench a command runs, and the built-in mock provider that serves simulated targets.
+//!
+//! The bench is the file named with `--config`, else `bench.toml` in the current
+//! directory, else the built-in one (`<built-in>/bench.toml`, the repository's
+//! `bench.toml`): four simulated providers serving one model label. A target whose
+//! base_url is on the host `builtin-mock` is served by the mock, started in-process on
+//! loopback for as long as the command runs: no key, no network. Used by `run`, `collect`
+//! and `replay`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::config::{BenchConfig, SourceText};
+use crate::config::{BenchConfig, ConfigError, Scenario, SourceText, TargetConfig, embedded};
+use crate::mock::{MockConfig, MockServer};
 
-/// The run name the built-in bench is stored under.
+/// The run name of the built-in bench.
 pub const NAME: &str = "builtin-mock";
 
 /// The model label the four simulated providers serve (so the report compares them).
 pub const LABEL: &str = "glm-sim";
 
+/// The host that names the built-in mock provider in a target's base_url.
+pub const MOCK_HOST: &str = "builtin-mock";
+
 /// Every delay the built-in mock sleeps is this share of its profile's (realistic) delay,
 /// so the whole run takes well under a minute; the output says so.
 pub const TIME_SCALE: f64 = 0.1;
 
-/// The built-in bench against a mock at `base_url` (`http://127.0.0.1:PORT/v1`). The
-/// targets' stable URL is `http://builtin-mock/v1`, so the settings (and a resume) do not
-/// depend on the port, and the report labels them simulated.
-pub fn bench(base_url: &str, scenarios: &Path, repeats: u32) -> BenchConfig {
-    let text = format!(
-        r#"
-name = "{NAME}"
-seed = 42
-repeats = {repeats}
-scenarios = {scenarios:?}
-turn_timeout_s = 30
-concurrency = 16
-per_target_concurrency = 4
-pause_scale = 0.02
+/// The conventional bench file in the current directory.
+pub const CONVENTIONAL: &str = "bench.toml";
 
-[[target]]
-provider = "sim-swift"
-model = "sim-swift"
-label = "{LABEL}"
-base_url = "{base_url}"
-price = {{ input = 0.60, cached = 0.15, output = 2.20 }}
-
-[[target]]
-provider = "sim-burst"
-model = "sim-burst"
-label = "{LABEL}"
-base_url = "{base_url}"
-price = {{ input = 0.30, cached = 0.08, output = 1.20 }}
-
-[[target]]
-provider = "sim-flaky"
-model = "sim-flaky"
-label = "{LABEL}"
-base_url = "{base_url}"
-price = {{ input = 0.20, output = 0.80 }}
-
-[[target]]
-provider = "sim-thinker"
-model = "sim-thinker"
-label = "{LABEL}"
-base_url = "{base_url}"
-price = {{ input = 0.40, cached = 0.10, output = 1.60 }}
-"#,
-        scenarios = scenarios.display().to_string()
-    );
-    let src = SourceText {
-        path: "<built-in bench>".into(),
-        text,
-    };
-    // The text above is fixed and names no key variable: it always parses (a test runs it).
-    let mut cfg = BenchConfig::from_source(&src).expect("the built-in bench is valid");
-    for t in &mut cfg.targets {
-        t.stable_url = Some("http://builtin-mock/v1".to_string());
+/// The bench file a command uses: `named`, else `./bench.toml`, else the built-in one.
+pub fn bench_path(named: Option<&Path>) -> PathBuf {
+    match named {
+        Some(p) => p.to_path_buf(),
+        None if Path::new(CONVENTIONAL).is_file() => PathBuf::from(CONVENTIONAL),
+        None => embedded::path(CONVENTIONAL),
     }
-    cfg
+}
+
+/// What to change in the bench as read.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--scenarios`: the scenario folder, whatever the file says.
+    pub scenarios: Option<PathBuf>,
+    /// `--repeats`.
+    pub repeats: Option<u32>,
+    /// Read without requiring the key variables (`--dry-run`).
+    pub without_keys: bool,
+}
+
+/// Loads the bench at `path` ([`bench_path`]). The built-in bench takes its scenarios
+/// from `./scenarios` when that folder is here (else its own), as every command does.
+pub fn load(path: &Path, overrides: &Overrides) -> Result<BenchConfig, ConfigError> {
+    let src = SourceText::read(path)?;
+    let mut cfg = if overrides.without_keys {
+        BenchConfig::from_source_without_keys(&src)?
+    } else {
+        BenchConfig::from_source(&src)?
+    };
+    if let Some(dir) = &overrides.scenarios {
+        cfg.scenarios_dir = dir.clone();
+    } else if embedded::is_builtin(path) {
+        cfg.scenarios_dir = embedded::resolve_dir(None, "scenarios");
+    }
+    if let Some(r) = overrides.repeats {
+        cfg.repeats = r;
+    }
+    Ok(cfg)
+}
+
+/// Is this target served by the built-in mock?
+pub fn is_mock(target: &TargetConfig) -> bool {
+    target.host() == MOCK_HOST
+}
+
+/// Does the whole bench run on the built-in mock (its failures are simulated faults)?
+pub fn all_mock(cfg: &BenchConfig) -> bool {
+    !cfg.targets.is_empty() && cfg.targets.iter().all(is_mock)
+}
+
+/// Starts the built-in mock when a target names it, at `time_scale` of its realistic
+/// delays, and points those targets at it. The targets keep `http://builtin-mock/v1` as
+/// their stable URL, so the stored settings (and a resume) do not depend on the port.
+/// `None` when no target names the mock.
+pub async fn serve(
+    cfg: &mut BenchConfig,
+    scenarios: &[Scenario],
+    time_scale: f64,
+) -> Result<Option<MockServer>, String> {
+    if !cfg.targets.iter().any(is_mock) {
+        return Ok(None);
+    }
+    let mut mock = MockConfig::builtin();
+    mock.time_scale = time_scale;
+    if let Some(t) = cfg
+        .targets
+        .iter()
+        .find(|t| is_mock(t) && mock.profile_for(&t.model).is_none())
+    {
+        let served: Vec<&str> = mock.profiles.iter().map(|p| p.model.as_str()).collect();
+        return Err(format!(
+            "target {}/{}: the built-in mock does not serve model {:?}\n  fix: use one of {}",
+            t.provider,
+            t.label,
+            t.model,
+            served.join(", ")
+        ));
+    }
+    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let server = MockServer::start(mock, scenarios, loopback, None)
+        .await
+        .map_err(|e| format!("the built-in mock: {e}"))?;
+    let url = server.base_url();
+    for t in cfg.targets.iter_mut().filter(|t| is_mock(t)) {
+        t.stable_url = Some(std::mem::replace(&mut t.base_url, url.clone()));
+    }
+    Ok(Some(server))
 }
 
 #[cfg(test)]
@@ -78,12 +122,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn four_simulated_providers_serve_one_label() {
-        let cfg = bench("http://127.0.0.1:9/v1", Path::new("scenarios"), 2);
+    fn the_built_in_bench_is_four_simulated_providers_serving_one_label() {
+        let cfg = load(&embedded::path(CONVENTIONAL), &Overrides::default()).unwrap();
+        assert_eq!(cfg.name, NAME);
         assert_eq!(cfg.targets.len(), 4);
         assert!(cfg.targets.iter().all(|t| t.label == LABEL));
-        assert!(cfg.targets.iter().all(|t| t.host() == "builtin-mock"));
-        let mock = crate::mock::MockConfig::builtin();
+        assert!(all_mock(&cfg));
+        let mock = MockConfig::builtin();
         for t in &cfg.targets {
             assert!(
                 mock.profile_for(&t.model).is_some(),
@@ -91,5 +136,36 @@ mod tests {
                 t.model
             );
         }
+    }
+
+    #[tokio::test]
+    async fn serving_points_mock_targets_at_loopback_and_keeps_their_stable_url() {
+        let mut cfg = load(
+            &embedded::path(CONVENTIONAL),
+            &Overrides {
+                repeats: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(cfg.repeats, 1);
+        let server = serve(&mut cfg, &[], 1.0).await.unwrap().unwrap();
+        for t in &cfg.targets {
+            assert_eq!(t.base_url, server.base_url());
+            assert_eq!(t.stable_url.as_deref(), Some("http://builtin-mock/v1"));
+            assert_eq!(t.host(), MOCK_HOST);
+        }
+        // A model the mock does not serve is refused before anything starts.
+        let mut bad = load(&embedded::path(CONVENTIONAL), &Overrides::default()).unwrap();
+        if let Some(t) = bad.targets.first_mut() {
+            t.model = "gpt-nope".into();
+        }
+        let Err(err) = serve(&mut bad, &[], 1.0).await else {
+            panic!("a model the mock does not serve is refused");
+        };
+        assert!(
+            err.contains("gpt-nope") && err.contains("sim-swift"),
+            "{err}"
+        );
     }
 }

@@ -21,7 +21,9 @@ use tokio::sync::mpsc::Receiver;
 
 use crate::checks::{CheckError, CheckOptions, CheckReport};
 use crate::collect::{CollectError, CollectOptions, CollectReport, Resume};
-use crate::config::{BenchConfig, BenchTargetNames, ConfigError, JudgeSettings, Rubric, Scenario};
+use crate::config::{
+    BenchConfig, BenchTargetNames, ConfigError, JudgeSettings, Rubric, Scenario, embedded,
+};
 use crate::export::{ExportError, FormatOptions, REPORT_FORMATS};
 use crate::judge::{JudgeError, JudgeOptions, JudgeReport, Mode};
 use crate::mock::{MockConfig, MockServer};
@@ -46,19 +48,22 @@ pub enum RunError {
     Export(#[from] ExportError),
 }
 
-/// What `turnbench run` was asked to do.
+/// What `turnbench run` was asked to do. Each definition not named here is taken from
+/// its conventional place in the current directory, else from the built-in set
+/// ([`crate::config::embedded`]).
 pub struct RunOptions {
     pub db: PathBuf,
-    /// A bench.toml; `None`: the built-in offline run.
+    /// A bench.toml (`--config`); `None`: `./bench.toml`, else the built-in bench.
     pub config: Option<PathBuf>,
-    /// The built-in run's scenario folder.
-    pub scenarios: PathBuf,
-    /// The built-in run's repeats.
-    pub repeats: u32,
-    /// The checks folder (skipped, with a note, when it does not exist).
-    pub checks: PathBuf,
-    /// Judge settings files; with `rubrics`, every judge judges every rubric. The built-in
-    /// run uses the simulated judge and the default rubric when none is given.
+    /// `--scenarios`: the scenario folder, whatever the bench says.
+    pub scenarios: Option<PathBuf>,
+    /// `--repeats`, whatever the bench says.
+    pub repeats: Option<u32>,
+    /// `--checks`; `None`: `./checks`, else the built-in checks.
+    pub checks: Option<PathBuf>,
+    /// Judge settings files; with `rubrics`, every judge judges every rubric. A bench of
+    /// simulated providers uses the simulated judge and the default rubric when none is
+    /// given; a real bench runs no judge unless one is given.
     pub judges: Vec<PathBuf>,
     pub rubrics: Vec<PathBuf>,
     /// Where the HTML report goes.
@@ -119,27 +124,18 @@ struct JudgeJob {
     rubric: Rubric,
 }
 
-/// Runs the whole pipeline. `interrupts()` gives each stage its own Ctrl-C channel;
-/// `say` prints a line of progress (the caller decides where, and whether).
-pub async fn run(
-    opts: &RunOptions,
-    interrupts: &dyn Fn() -> Receiver<()>,
-    say: &dyn Fn(&str),
-) -> Result<RunOutcome, RunError> {
-    let builtin = opts.config.is_none();
-    // Every definition file first: an error names its file and line before anything runs.
-    let (judge_files, rubric_files) = if builtin && opts.judges.is_empty() {
-        (
-            vec![PathBuf::from("judges/mock.toml")],
-            if opts.rubrics.is_empty() {
-                vec![PathBuf::from("rubrics/multiturn-quality.toml")]
-            } else {
-                opts.rubrics.clone()
-            },
-        )
-    } else {
-        (opts.judges.clone(), opts.rubrics.clone())
-    };
+/// The judge × rubric pairs to run, each file resolved (on disk, else built in), loaded
+/// and checked. A simulated bench without `--judge` gets the simulated judge and, without
+/// `--rubric`, the default rubric.
+fn judge_jobs(opts: &RunOptions, simulated_bench: bool) -> Result<Vec<JudgeJob>, RunError> {
+    let mut judge_files: Vec<PathBuf> = opts.judges.clone();
+    let mut rubric_files: Vec<PathBuf> = opts.rubrics.clone();
+    if simulated_bench && judge_files.is_empty() {
+        judge_files.push("judges/mock.toml".into());
+        if rubric_files.is_empty() {
+            rubric_files.push("rubrics/multiturn-quality.toml".into());
+        }
+    }
     if !judge_files.is_empty() && rubric_files.is_empty() {
         return Err(RunError::Setup(
             "--judge needs at least one --rubric\n  fix: add --rubric rubrics/multiturn-quality.toml (or your own)".into(),
@@ -147,7 +143,7 @@ pub async fn run(
     }
     let mut jobs = Vec::new();
     for j in &judge_files {
-        let mut settings = JudgeSettings::load(j)?;
+        let mut settings = JudgeSettings::load(&embedded::resolve_file(j, "judges"))?;
         if settings.simulated {
             // Simulated judgments are the mock grader's: keyed by its version.
             settings.grader_version = Some(crate::mock::grade::GRADER_VERSION);
@@ -155,46 +151,63 @@ pub async fn run(
         for r in &rubric_files {
             jobs.push(JudgeJob {
                 settings: settings.clone(),
-                rubric: Rubric::load(r)?,
+                rubric: Rubric::load(&embedded::resolve_file(r, "rubrics"))?,
             });
         }
     }
+    Ok(jobs)
+}
 
-    // The shared services: the built-in mock provider (built-in run), the mock judge
-    // (when a judge names it). They live until the run ends.
-    if opts.config.is_none() && !opts.scenarios.is_dir() {
-        return Err(RunError::Setup(format!(
-            "{}: no scenario folder\n  fix: run from the turnbench checkout, or pass --scenarios DIR",
-            opts.scenarios.display()
-        )));
-    }
-    let mut servers: Vec<MockServer> = Vec::new();
-    let cfg: BenchConfig = match &opts.config {
-        Some(path) => BenchConfig::load(path)?,
-        None => {
-            let scenarios = Scenario::load_dir(&opts.scenarios)?;
-            let mut mock = MockConfig::builtin();
-            mock.time_scale = builtin::TIME_SCALE;
-            let server = start_mock(mock, &scenarios).await?;
-            let cfg = builtin::bench(&server.base_url(), &opts.scenarios, opts.repeats);
-            servers.push(server);
-            cfg
-        }
-    };
+/// Runs the whole pipeline. `interrupts()` gives each stage its own Ctrl-C channel;
+/// `say` prints a line of progress (the caller decides where, and whether).
+pub async fn run(
+    opts: &RunOptions,
+    interrupts: &dyn Fn() -> Receiver<()>,
+    say: &dyn Fn(&str),
+) -> Result<RunOutcome, RunError> {
+    // Every definition file first: an error names its file and line before anything runs.
+    let bench_path = builtin::bench_path(opts.config.as_deref());
+    let mut cfg: BenchConfig = builtin::load(
+        &bench_path,
+        &builtin::Overrides {
+            scenarios: opts.scenarios.clone(),
+            repeats: opts.repeats,
+            without_keys: false,
+        },
+    )?;
+    let builtin = builtin::all_mock(&cfg);
+    let jobs = judge_jobs(opts, builtin)?;
     let scenarios = crate::collect::load_scenarios(&cfg)?;
+    let checks_dir = embedded::resolve_dir(opts.checks.as_deref(), "checks");
+    let checks_found = embedded::is_dir(&checks_dir);
+    say(&format!(
+        "[0/4 definitions] bench {}; scenarios {}; checks {}",
+        embedded::describe(&bench_path),
+        embedded::describe(&cfg.scenarios_dir),
+        if checks_found {
+            embedded::describe(&checks_dir)
+        } else {
+            format!("none ({} is not a folder)", checks_dir.display())
+        }
+    ));
     // The judges' reference anchors: each scenario's reference conversation and the
     // variants its checks file's defects spoil (none without references or defects).
-    let anchor_inputs = if jobs.is_empty() {
+    let anchor_inputs = if jobs.is_empty() || !checks_found {
         Vec::new()
     } else {
-        let checks = if opts.checks.is_dir() {
-            crate::checks::CheckSet::load_dir(&opts.checks)
-                .map_err(|e| RunError::Setup(e.to_string()))?
-        } else {
-            Vec::new()
-        };
+        let checks = crate::checks::CheckSet::load_dir(&checks_dir)
+            .map_err(|e| RunError::Setup(e.to_string()))?;
         crate::anchors::inputs(&scenarios, &checks).map_err(RunError::Setup)?
     };
+
+    // The shared services: the built-in mock provider (for targets that name it), the
+    // mock judge (when a judge names it). They live until the run ends.
+    let mut servers: Vec<MockServer> = Vec::new();
+    servers.extend(
+        builtin::serve(&mut cfg, &scenarios, builtin::TIME_SCALE)
+            .await
+            .map_err(RunError::Setup)?,
+    );
     let mut mock_judges: Vec<((String, u64), String)> = Vec::new();
     for job in &jobs {
         let key = (job.settings.model.clone(), job.settings.seed);
@@ -263,12 +276,12 @@ pub async fn run(
     }
 
     // 2. check
-    if opts.checks.is_dir() {
+    if checks_found {
         let check_opts = CheckOptions {
-            scenarios_dir: Some(cfg.scenarios_dir.clone()).filter(|d| d.is_dir()),
+            scenarios_dir: Some(cfg.scenarios_dir.clone()),
             progress: !opts.quiet,
             stage: Some("[2/4 check]".into()),
-            ..CheckOptions::new(opts.db.clone(), opts.checks.clone())
+            ..CheckOptions::new(opts.db.clone(), checks_dir.clone())
         };
         let report = tokio::task::spawn_blocking(move || crate::checks::run_checks(&check_opts))
             .await
@@ -285,7 +298,7 @@ pub async fn run(
     } else {
         let why = format!(
             "{}: no checks folder (pass --checks DIR to score with rule-based checks)",
-            opts.checks.display()
+            checks_dir.display()
         );
         say(&format!("[2/4 check] skipped: {why}"));
         outcome.check_skipped = Some(why);
@@ -419,7 +432,7 @@ pub fn next_steps(outcome: &RunOutcome, out: &Path) -> String {
     let mut s = format!("report written to {}", out.display());
     if outcome.builtin {
         s.push_str(
-            "\nthese figures are simulated (the built-in mock provider and judge). With real providers:\n  export TOGETHER_API_KEY=... FIREWORKS_API_KEY=...        # the variables your bench.toml names\n  turnbench collect --config examples/bench.toml --dry-run  # what would be sent, nothing sent\n  turnbench run --config examples/bench.toml --judge judges/default.toml --rubric rubrics/multiturn-quality.toml",
+            "\nthese figures are simulated (the built-in mock provider and judge). With real providers:\n  turnbench init my-bench && cd my-bench    # an editable bench.toml, scenarios/, checks/, rubrics/, judges/\n  # in bench.toml: uncomment real targets; export the key variables they name\n  turnbench collect --dry-run                # what would be sent, nothing sent\n  turnbench run --judge judges/default.toml --rubric rubrics/multiturn-quality.toml",
         );
     }
     s

@@ -119,7 +119,8 @@ fn known_runs(conn: &Connection) -> Result<String, StoreError> {
 /// The runs holding a selected conversation: found through `conversations_run`.
 pub(crate) fn runs_sql() -> String {
     format!(
-        "SELECT id, name, source, seed, settings_hash, tool_version, tokenizer, started_at, ended_at
+        "SELECT id, name, source, seed, settings_hash, tool_version, tokenizer, started_at, ended_at,
+                json_extract(settings, '$.scenarios_dir')
          FROM runs
          WHERE EXISTS (SELECT 1 FROM conversation_facts WHERE run_id = runs.id AND {SELECTED})
          ORDER BY id"
@@ -170,6 +171,9 @@ pub struct RunFact {
     pub tokenizer: Option<String>,
     pub started_at: String,
     pub ended_at: Option<String>,
+    /// Where the run's scenarios came from (a collect's `scenarios_dir`, as the report
+    /// names it: a folder, or "scenarios (built-in v…)"); `None` for other runs.
+    pub definitions: Option<String>,
 }
 
 /// The runs that hold at least one selected conversation, oldest first.
@@ -186,6 +190,7 @@ pub fn runs(conn: &Connection, sel: &Selection) -> Result<Vec<RunFact>, StoreErr
             tokenizer: r.get(6)?,
             started_at: r.get(7)?,
             ended_at: r.get(8)?,
+            definitions: r.get(9)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

@@ -165,13 +165,20 @@ impl<'a> KindFields<'a> {
     pub fn read_relative(&mut self, name: &Spanned<String>) -> Result<String, ConfigError> {
         let dir = self.src.path.parent().unwrap_or(Path::new("."));
         let path = dir.join(name.get_ref());
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            self.invalid(
-                name.span(),
-                format!("cannot read {}: {e}", path.display()),
-                "give a path relative to this checks file",
-            )
-        })?;
+        let text = SourceText::read(&path)
+            .map_err(|e| {
+                self.invalid(
+                    name.span(),
+                    match e {
+                        ConfigError::Read { error, .. } => {
+                            format!("cannot read {}: {error}", path.display())
+                        }
+                        other => other.to_string(),
+                    },
+                    "give a path relative to this checks file",
+                )
+            })?
+            .text;
         self.extra.extend_from_slice(text.as_bytes());
         Ok(text)
     }

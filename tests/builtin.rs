@@ -58,14 +58,33 @@ fn collect_without_config_runs_four_simulated_targets_offline() {
 }
 
 #[test]
-fn collect_without_scenarios_says_what_to_do() {
+fn collect_without_scenarios_here_uses_the_built_in_ones_and_says_so() {
     let project = Project::new(&[]);
     std::fs::remove_dir(project.path("scenarios")).unwrap();
-    let out = project.cmd(&["collect"]).output().unwrap();
+    let (stdout, _) = project.run_ok(&["collect", "--dry-run"]);
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        stdout.contains(&format!(
+            "definitions: bench built-in v{version}; scenarios built-in v{version}"
+        )),
+        "{stdout}"
+    );
+    let shipped = std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+        .unwrap()
+        .count();
+    assert!(
+        stdout.contains(&format!("4 targets × {shipped} scenarios")),
+        "{stdout}"
+    );
+    // A folder named on the command line is used as named: a missing one is an error.
+    let out = project
+        .cmd(&["collect", "--scenarios", "nowhere"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("no scenario folder") && err.contains("fix:"),
+        err.contains("nowhere: no scenario folder") && err.contains("fix:"),
         "{err}"
     );
 }

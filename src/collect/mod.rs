@@ -67,6 +67,12 @@ pub(crate) struct RunContext {
 
 /// Loads the scenarios a bench config names; an unknown id in `only` is an error.
 pub fn load_scenarios(cfg: &BenchConfig) -> Result<Vec<Scenario>, CollectError> {
+    if !crate::config::embedded::is_dir(&cfg.scenarios_dir) {
+        return Err(CollectError::Setup(format!(
+            "{}: no scenario folder\n  fix: pass --scenarios DIR, or set `scenarios` in the bench file to a folder of scenarios (relative to it); without either, ./scenarios or the built-in scenarios are used",
+            cfg.scenarios_dir.display()
+        )));
+    }
     let all = Scenario::load_dir(&cfg.scenarios_dir)?;
     let Some(only) = &cfg.only else {
         if all.is_empty() {

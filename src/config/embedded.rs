@@ -97,11 +97,13 @@ pub fn is_file(path: &Path) -> bool {
 }
 
 /// How a command names where its definitions came from: `built-in v0.1.0` for the
-/// built-in set (its folder after it), else the path.
+/// built-in set, one of its folders or its bench (`built-in v0.1.0 judges/mock.toml` for
+/// another of its files), else the path.
 pub fn describe(path: &Path) -> String {
+    let version = env!("CARGO_PKG_VERSION");
     match relative(path) {
-        Some(rel) if rel.is_empty() => format!("built-in v{}", env!("CARGO_PKG_VERSION")),
-        Some(rel) => format!("{rel} (built-in v{})", env!("CARGO_PKG_VERSION")),
+        Some(rel) if rel.contains('/') => format!("built-in v{version} {rel}"),
+        Some(_) => format!("built-in v{version}"),
         None => path.display().to_string(),
     }
 }
@@ -202,9 +204,11 @@ mod tests {
     fn descriptions_name_the_version_or_the_path() {
         let v = env!("CARGO_PKG_VERSION");
         assert_eq!(describe(Path::new(ROOT)), format!("built-in v{v}"));
+        assert_eq!(describe(&path("scenarios")), format!("built-in v{v}"));
+        assert_eq!(describe(&path("bench.toml")), format!("built-in v{v}"));
         assert_eq!(
-            describe(&path("scenarios")),
-            format!("scenarios (built-in v{v})")
+            describe(&path("judges/mock.toml")),
+            format!("built-in v{v} judges/mock.toml")
         );
         assert_eq!(describe(Path::new("my/scenarios")), "my/scenarios");
     }

@@ -120,7 +120,7 @@ fn known_runs(conn: &Connection) -> Result<String, StoreError> {
 pub(crate) fn runs_sql() -> String {
     format!(
         "SELECT id, name, source, seed, settings_hash, tool_version, tokenizer, started_at, ended_at,
-                json_extract(settings, '$.scenarios_dir')
+                json_extract(settings, '$.bench.scenarios_dir')
          FROM runs
          WHERE EXISTS (SELECT 1 FROM conversation_facts WHERE run_id = runs.id AND {SELECTED})
          ORDER BY id"
@@ -172,7 +172,7 @@ pub struct RunFact {
     pub started_at: String,
     pub ended_at: Option<String>,
     /// Where the run's scenarios came from (a collect's `scenarios_dir`, as the report
-    /// names it: a folder, or "scenarios (built-in v…)"); `None` for other runs.
+    /// names it: a folder, or "built-in v…"); `None` for other runs.
     pub definitions: Option<String>,
 }
 

@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::sse::SseEvent;
+use super::surrogates;
 use super::{ToolCall, Usage};
 use crate::outcome::TurnOutcome;
 
@@ -35,6 +36,9 @@ pub struct AnswerAccumulator {
     /// Top-level string fields to keep from the response (e.g. the `provider` a gateway
     /// names), each with the first value seen.
     pub fields: Vec<(String, Option<String>)>,
+    /// The high half of a character the previous chunk's text was cut in (UTF-16 units,
+    /// by a JavaScript server), waiting for the next chunk's low half (`surrogates.rs`).
+    surrogate: Option<u16>,
 }
 
 /// Answer and reasoning after `<think>` handling.
@@ -104,6 +108,8 @@ impl AnswerAccumulator {
             self.done_ms = Some(at_ms);
             return false;
         }
+        // A cut-off half character waits one chunk, no longer.
+        let carried = self.surrogate.take();
         self.capture_fields(data);
         // Fast path: the usual chunk shape, borrowed, without building a JSON tree. Anything
         // else (error objects, content as parts, odd types) takes the general path.
@@ -112,7 +118,16 @@ impl AnswerAccumulator {
                 self.apply_chunk(doc, at_ms);
                 true
             }
-            _ => self.on_value(data, at_ms),
+            Ok(_) => self.on_value(data, at_ms),
+            // Lone surrogate escapes (a character cut by UTF-16 unit) fail to parse: mended
+            // first, and only then, so well-formed chunks pay nothing.
+            Err(_) => match surrogates::mend(data, carried, &mut self.surrogate) {
+                Some(mended) => {
+                    self.capture_fields(&mended);
+                    self.on_value(&mended, at_ms)
+                }
+                None => self.on_value(data, at_ms),
+            },
         }
     }
 
@@ -618,6 +633,35 @@ mod tests {
         assert_eq!(acc.usage.cached_tokens, Some(8));
         assert_eq!(acc.usage.reasoning_tokens, None);
         assert_eq!(acc.finish_reason.as_deref(), Some("stop"));
+    }
+
+    #[test]
+    fn a_character_cut_between_chunks_by_utf16_unit_is_joined() {
+        // @dwmkerr/mock-llm (JavaScript) slices answers by UTF-16 unit: an emoji arrives as
+        // a lone high surrogate escape ending one chunk and a lone low one starting the next.
+        let acc = feed(&[
+            (
+                r#"{"choices":[{"index":0,"delta":{"content":"ok \ud83d","role":"assistant"},"finish_reason":null}]}"#,
+                1.0,
+            ),
+            (
+                r#"{"id":"x","choices":[{"index":0,"delta":{"content":"\ude00 done"},"finish_reason":"stop"}]}"#,
+                2.0,
+            ),
+            ("[DONE]", 3.0),
+        ]);
+        assert_eq!(acc.fault, None);
+        assert_eq!(acc.split().answer, "ok 😀 done");
+        assert_eq!(acc.finish_reason.as_deref(), Some("stop"));
+        assert_eq!((acc.ttft_ms, acc.done_ms), (Some(1.0), Some(3.0)));
+        assert_eq!(acc.response_id.as_deref(), Some("x"));
+        // A half that the next chunk does not complete is dropped; a stray one is U+FFFD.
+        let acc = feed(&[
+            (r#"{"choices":[{"delta":{"content":"a\ud83d"}}]}"#, 1.0),
+            (r#"{"choices":[{"delta":{"content":"b\ude00"}}]}"#, 2.0),
+        ]);
+        assert_eq!(acc.fault, None);
+        assert_eq!(acc.split().answer, "ab\u{FFFD}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod answer;
 mod reply;
 mod retry_after;
 pub mod sse;
+mod surrogates;
 
 use std::sync::Once;
 use std::time::{Duration, Instant};

@@ -8,7 +8,14 @@
 use std::path::{Path, PathBuf};
 
 /// The folders whose files are the built-in definitions, and the built-in bench.
-const SHIPPED: [&str; 6] = ["scenarios", "checks", "rubrics", "judges", "sessions", "examples"];
+const SHIPPED: [&str; 6] = [
+    "scenarios",
+    "checks",
+    "rubrics",
+    "judges",
+    "sessions",
+    "examples",
+];
 const SHIPPED_FILES: [&str; 1] = ["bench.toml"];
 
 fn main() {

@@ -17,7 +17,10 @@ pub enum InitError {
         count = .existing.len(),
         names = list(.existing)
     )]
-    Exists { dir: PathBuf, existing: Vec<PathBuf> },
+    Exists {
+        dir: PathBuf,
+        existing: Vec<PathBuf>,
+    },
     #[error("{path}: cannot write: {error}", path = .path.display())]
     Write {
         path: PathBuf,
@@ -155,7 +158,10 @@ mod tests {
         std::fs::create_dir_all(mine.parent().unwrap()).unwrap();
         std::fs::write(&mine, "mine").unwrap();
         let err = init(dir.path(), false).unwrap_err().to_string();
-        assert!(err.contains("biz-policy-faq.toml") && err.contains("--force"), "{err}");
+        assert!(
+            err.contains("biz-policy-faq.toml") && err.contains("--force"),
+            "{err}"
+        );
         assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
         assert!(!dir.path().join("bench.toml").exists(), "nothing written");
         let written = init(dir.path(), true).unwrap();

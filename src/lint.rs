@@ -96,10 +96,10 @@ fn bench_files(input: &LintInput) -> LintFindings {
     let mut findings = LintFindings::default();
     let own = input.project.join("bench.toml");
     let own = own.is_file().then_some(own);
-    let named = input.bench_files.iter().filter(|p| {
-        own.as_ref()
-            .is_none_or(|o| !same_file(o, p))
-    });
+    let named = input
+        .bench_files
+        .iter()
+        .filter(|p| own.as_ref().is_none_or(|o| !same_file(o, p)));
     for path in own.iter().chain(named) {
         findings.files += 1;
         findings.errors.extend(lint_bench(path));

@@ -69,9 +69,10 @@ fn collect_without_scenarios_here_uses_the_built_in_ones_and_says_so() {
         )),
         "{stdout}"
     );
-    let shipped = std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
-        .unwrap()
-        .count();
+    let shipped =
+        std::fs::read_dir(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"))
+            .unwrap()
+            .count();
     assert!(
         stdout.contains(&format!("4 targets × {shipped} scenarios")),
         "{stdout}"

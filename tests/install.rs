@@ -83,7 +83,10 @@ fn the_binary_alone_runs_everything_and_a_project_runs_on_its_own_files() {
     assert!(empty.path().join("report.html").is_file());
     assert_eq!(stored_scenarios(&db), shipped_scenarios());
     let conn = rusqlite::Connection::open(&db).unwrap();
-    assert!(count(&conn, "SELECT COUNT(*) FROM check_results") > 0, "checks ran");
+    assert!(
+        count(&conn, "SELECT COUNT(*) FROM check_results") > 0,
+        "checks ran"
+    );
     assert!(
         count(&conn, "SELECT COUNT(*) FROM judgments WHERE status = 'ok'") > 0,
         "the judge ran"
@@ -159,7 +162,13 @@ fn a_named_judge_or_rubric_not_on_disk_is_the_built_in_one() {
     );
     // A name found nowhere is an error naming it.
     let out = Command::new(&bin)
-        .args(["judge", "--judge", "judges/nope.toml", "--rubric", "support-tone"])
+        .args([
+            "judge",
+            "--judge",
+            "judges/nope.toml",
+            "--rubric",
+            "support-tone",
+        ])
         .current_dir(empty.path())
         .output()
         .unwrap();
@@ -183,6 +192,10 @@ fn completions_manual_and_version_come_from_the_binary() {
         }
     }
     let (man, _) = ok(&bin, empty.path(), &["man"]);
-    assert!(man.starts_with(".ie") || man.contains(".TH turnbench"), "{}", &man[..200.min(man.len())]);
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH turnbench"),
+        "{}",
+        &man[..200.min(man.len())]
+    );
     assert!(man.contains(".TH turnbench-init") && man.contains("\\-\\-force"));
 }

@@ -56,7 +56,8 @@ fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
         "the output says delays are scaled: {stderr}"
     );
     assert!(
-        stderr.contains("turnbench init my-bench") && stderr.contains("turnbench run --judge judges/default.toml"),
+        stderr.contains("turnbench init my-bench")
+            && stderr.contains("turnbench run --judge judges/default.toml"),
         "what to run next: {stderr}"
     );
     for section in [

@@ -249,10 +249,14 @@ impl JudgeArgs {
             (false, false) => Mode::Judge,
         };
         let rubric = Rubric::load(&embedded::resolve_file(&self.rubric, "rubrics"))?;
-        let bench = self.config.clone().or_else(|| {
-            let here = PathBuf::from(crate::run::builtin::CONVENTIONAL);
-            here.is_file().then_some(here)
-        });
+        let bench = self
+            .config
+            .as_deref()
+            .map(|p| embedded::resolve_file(p, "examples"))
+            .or_else(|| {
+                let here = PathBuf::from(crate::run::builtin::CONVENTIONAL);
+                here.is_file().then_some(here)
+            });
         let bench_targets = match &bench {
             Some(path) => BenchTargetNames::load(path)?,
             None => Vec::new(),

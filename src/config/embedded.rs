@@ -35,14 +35,21 @@ pub fn path(rel: &str) -> PathBuf {
 }
 
 /// The part of `path` under `<built-in>`, with `/` separators; `None` for a real path.
+/// `.` and `..` are resolved (`<built-in>/examples/../scenarios` is `scenarios`).
 fn relative(path: &Path) -> Option<String> {
+    use std::path::Component;
     let rel = path.strip_prefix(ROOT).ok()?;
-    Some(
-        rel.components()
-            .map(|c| c.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/"),
-    )
+    let mut parts: Vec<String> = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::ParentDir => {
+                parts.pop();
+            }
+            Component::Normal(name) => parts.push(name.to_string_lossy().into_owned()),
+            _ => {}
+        }
+    }
+    Some(parts.join("/"))
 }
 
 /// Is `path` in the built-in set (a file or a folder of it)?
@@ -164,10 +171,9 @@ mod tests {
                 .collect();
             assert_eq!(listed, on_disk(dir), "{dir}");
         }
-        let text = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("judges/mock.toml"),
-        )
-        .unwrap();
+        let text =
+            std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("judges/mock.toml"))
+                .unwrap();
         assert_eq!(read(&path("judges/mock.toml")), Some(text.as_str()));
         assert!(read(&path("bench.toml")).is_some());
     }
@@ -181,6 +187,8 @@ mod tests {
         assert_eq!(read(&path("judges")), None);
         assert_eq!(list(&path("judges/mock.toml")), None);
         assert!(is_dir(&path("scenarios")) && !is_file(&path("scenarios")));
+        // A bench's `scenarios = "../scenarios"` resolves inside the set.
+        assert!(is_dir(&path("examples/../scenarios")));
     }
 
     #[test]
@@ -191,7 +199,10 @@ mod tests {
         assert_eq!(resolve_file(&real, "judges"), real);
         // Not on disk: the built-in file of that name in the folder.
         let missing = dir.path().join("judges/default.toml");
-        assert_eq!(resolve_file(&missing, "judges"), path("judges/default.toml"));
+        assert_eq!(
+            resolve_file(&missing, "judges"),
+            path("judges/default.toml")
+        );
         assert_eq!(
             resolve_file(Path::new("multiturn-quality"), "rubrics"),
             path("rubrics/multiturn-quality.toml")

@@ -192,9 +192,10 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             .runs
             .iter()
             .map(|run| crate::store::facts::RunFact {
-                definitions: run.definitions.as_deref().map(|d| {
-                    crate::config::embedded::describe(std::path::Path::new(d))
-                }),
+                definitions: run
+                    .definitions
+                    .as_deref()
+                    .map(|d| crate::config::embedded::describe(std::path::Path::new(d))),
                 ..run.clone()
             })
             .collect(),

@@ -28,10 +28,11 @@ pub const TIME_SCALE: f64 = 0.1;
 /// The conventional bench file in the current directory.
 pub const CONVENTIONAL: &str = "bench.toml";
 
-/// The bench file a command uses: `named`, else `./bench.toml`, else the built-in one.
+/// The bench file a command uses: `named` (on disk, else the built-in file of that name,
+/// such as `examples/bench.toml`), else `./bench.toml`, else the built-in one.
 pub fn bench_path(named: Option<&Path>) -> PathBuf {
     match named {
-        Some(p) => p.to_path_buf(),
+        Some(p) => embedded::resolve_file(p, "examples"),
         None if Path::new(CONVENTIONAL).is_file() => PathBuf::from(CONVENTIONAL),
         None => embedded::path(CONVENTIONAL),
     }

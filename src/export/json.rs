@@ -6,6 +6,10 @@ use std::io::Write;
 
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::Report;
+use crate::report::rows::ConversationRows;
+
+/// Rows a worker serializes into one buffer (a few MB).
+const CHUNK: usize = 8_192;
 
 pub struct Json;
 
@@ -45,15 +49,7 @@ impl Exporter<Report> for Json {
         }
         out.write_all(&head)?;
         out.write_all(b",\n  \"conversations\": [")?;
-        // Each row into one buffer, then one write: serde's many small writes would each
-        // go through the `dyn Write`.
-        let mut line = Vec::with_capacity(4096);
-        for (i, row) in rows.iter().enumerate() {
-            line.clear();
-            line.extend_from_slice(if i == 0 { b"\n    " } else { b",\n    " });
-            serde_json::to_writer(&mut line, &row)?;
-            out.write_all(&line)?;
-        }
+        write_rows(rows, out)?;
         out.write_all(if rows.is_empty() {
             b"]\n}\n"
         } else {
@@ -61,4 +57,45 @@ impl Exporter<Report> for Json {
         })?;
         Ok(())
     }
+}
+
+/// The rows, one compact row a line, in order. Serializing is most of the work for a big
+/// report, so chunks of rows are serialized side by side, one per core, into buffers, and
+/// each batch is written in order: memory stays at a few buffers.
+fn write_rows(rows: &ConversationRows, out: &mut dyn Write) -> Result<(), ExportError> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let mut start = 0;
+    while start < rows.len() {
+        let batch: Vec<Result<Vec<u8>, serde_json::Error>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|w| start + w * CHUNK)
+                .filter(|&from| from < rows.len())
+                .map(|from| s.spawn(move || serialize_chunk(rows, from)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(serde::ser::Error::custom("a row serializer panicked"))
+                    })
+                })
+                .collect()
+        });
+        for buf in batch {
+            out.write_all(&buf?)?;
+        }
+        start += workers * CHUNK;
+    }
+    Ok(())
+}
+
+/// Rows `from..from + CHUNK`, each on its own line after a separator (none before the
+/// first row of the report).
+fn serialize_chunk(rows: &ConversationRows, from: usize) -> Result<Vec<u8>, serde_json::Error> {
+    let mut buf = Vec::with_capacity(CHUNK * 512);
+    for (i, row) in rows.range(from..from + CHUNK).enumerate() {
+        buf.extend_from_slice(if from + i == 0 { b"\n    " } else { b",\n    " });
+        serde_json::to_writer(&mut buf, &row)?;
+    }
+    Ok(buf)
 }

@@ -199,12 +199,14 @@ pub(super) fn load(
     let (lo, hi) = facts::conversation_ids(conn)?.map_or((0, -1), |r| r.into_inner());
     let mid = lo + (hi - lo) / 2;
 
-    // Four readers at once, each with its own connection (WAL lets readers run side by
-    // side): turns; the check results in two halves (the largest table); and here the
-    // conversations, then the judgments. They meet by conversation id.
+    // Five readers at once, each with its own connection (WAL lets readers run side by
+    // side): the turns and the check results (the largest tables) each in two halves of
+    // the conversation ids; and here the conversations, then the judgments. They meet by
+    // conversation id.
     let (mut f, index, judges, turns, low, high) = std::thread::scope(|s| {
         let checks = &checks;
-        let turns = s.spawn(move || read_turns(db, sel));
+        let turns_low = s.spawn(move || read_turns(db, sel, lo..=mid));
+        let turns_high = s.spawn(move || read_turns(db, sel, mid + 1..=hi));
         let low = s.spawn(move || read_check_results(db, checks, lo..=mid));
         let high = s.spawn(move || read_check_results(db, checks, mid + 1..=hi));
         let here = || -> Result<_, StoreError> {
@@ -286,7 +288,9 @@ pub(super) fn load(
         };
         let here = here();
         let gone = |what: &str| super::ReportError::Thread(format!("the {what} reader panicked"));
-        let turns = turns.join().map_err(|_| gone("turn"))??;
+        let turns_low = turns_low.join().map_err(|_| gone("turn"))??;
+        let turns_high = turns_high.join().map_err(|_| gone("turn"))??;
+        let turns = join_turns(turns_low, turns_high);
         let low = low.join().map_err(|_| gone("check"))??;
         let high = high.join().map_err(|_| gone("check"))??;
         let (f, index, judges) = here?;
@@ -339,13 +343,32 @@ impl Index {
 }
 
 /// Every turn of the selected conversations, with each conversation's span.
-fn read_turns(db: &Path, sel: &Selection) -> Result<TurnsRead, StoreError> {
+/// The turns of two ranges of conversation ids, the lower first, as one read.
+fn join_turns(low: TurnsRead, high: TurnsRead) -> TurnsRead {
+    let (mut turns, mut spans, uncounted) = low;
+    let (more, more_spans, more_uncounted) = high;
+    let offset = turns.len();
+    turns.extend(more);
+    spans.extend(
+        more_spans
+            .into_iter()
+            .map(|(id, first, n)| (id, first + offset, n)),
+    );
+    (turns, spans, uncounted + more_uncounted)
+}
+
+/// The turns of the conversations whose ids are in `ids`.
+fn read_turns(
+    db: &Path,
+    sel: &Selection,
+    ids: std::ops::RangeInclusive<i64>,
+) -> Result<TurnsRead, StoreError> {
     let conn = crate::store::open_read_only(db)?;
     let mut turns = Vec::new();
     let mut spans: Vec<(i64, usize, usize)> = Vec::new();
     let mut uncounted = 0;
     let count = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NO_COUNT);
-    facts::turns(&conn, sel, |t: &TurnFact| {
+    facts::turns(&conn, sel, ids, |t: &TurnFact| {
         match spans.last_mut() {
             Some((id, _, n)) if *id == t.conversation_id => *n += 1,
             _ => spans.push((t.conversation_id, turns.len(), 1)),

@@ -44,7 +44,15 @@ impl ConversationRows {
 
     /// Every row, in conversation order.
     pub fn iter(&self) -> impl Iterator<Item = ConversationRow<'_>> {
-        (0..self.facts.convs.len()).map(|i| self.row(i))
+        self.range(0..self.facts.convs.len())
+    }
+
+    /// The rows of a range of positions (clamped to the rows there are), in order.
+    pub fn range(
+        &self,
+        positions: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = ConversationRow<'_>> {
+        (positions.start..positions.end.min(self.facts.convs.len())).map(|i| self.row(i))
     }
 
     fn row(&self, i: usize) -> ConversationRow<'_> {

@@ -142,7 +142,8 @@ pub(crate) fn turns_sql() -> String {
         "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
                 e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
                 cached_tokens, visible_tokens, has_answer, has_reasoning
-         FROM turn_facts WHERE counts AND {SELECTED} ORDER BY conversation_id, idx"
+         FROM turn_facts WHERE counts AND {SELECTED} AND conversation_id BETWEEN :lo AND :hi
+         ORDER BY conversation_id, idx"
     )
 }
 
@@ -288,15 +289,22 @@ fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
     })
 }
 
-/// Calls `f` for every turn of the selected conversations that count, in (conversation,
-/// turn) order. Only measured facts are read, and nothing is allocated per turn.
+/// Calls `f` for every turn of the selected conversations that count whose conversation
+/// id is in `ids`, in (conversation, turn) order: a range of the primary key, so that two
+/// readers can each take a half. Only measured facts are read, and nothing is allocated
+/// per turn.
 pub fn turns(
     conn: &Connection,
     sel: &Selection,
+    ids: std::ops::RangeInclusive<i64>,
     mut f: impl FnMut(&TurnFact),
 ) -> Result<(), StoreError> {
     let mut stmt = conn.prepare(&turns_sql())?;
-    let mut rows = stmt.query(&sel.params()[..])?;
+    let (lo, hi) = ids.into_inner();
+    let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = sel.params().to_vec();
+    params.push((":lo", &lo));
+    params.push((":hi", &hi));
+    let mut rows = stmt.query(&params[..])?;
     while let Some(r) = rows.next()? {
         let outcome = match text(r, 2)? {
             None => None,

@@ -34,8 +34,17 @@ fn the_report_passes_once_over_turns_and_conversations_and_finds_the_rest_by_key
     let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
     let params = sel.params();
     // `SCAN runs`: the list of runs named by `--run NAME`, evaluated once.
-    let turns = plan(&conn, &facts::turns_sql(), &params[..]);
-    assert_eq!(scans(&turns), ["SCAN u", "SCAN runs"], "{turns:#?}");
+    let mut ranged: Vec<(&str, &dyn rusqlite::ToSql)> = params.to_vec();
+    ranged.push((":lo", &1));
+    ranged.push((":hi", &100));
+    // The turns of a range of conversations: a range of the primary key of `turns`.
+    let turns = plan(&conn, &facts::turns_sql(), &ranged[..]);
+    assert_eq!(scans(&turns), ["SCAN runs"], "{turns:#?}");
+    assert!(
+        turns.iter().any(|l| l
+            .starts_with("SEARCH u USING PRIMARY KEY (conversation_id>? AND conversation_id<?)")),
+        "{turns:#?}"
+    );
     assert!(
         turns.contains(&"SEARCH c USING INTEGER PRIMARY KEY (rowid=?)".to_string()),
         "{turns:#?}"

@@ -254,8 +254,8 @@ const BAD_LINES: &[(usize, &str, &str)] = &[
     ),
     (
         7,
-        r#"{"messages": [{"role":"user","content":"Q"},{"role":"tool","content":"42"}]}"#,
-        "bad.jsonl:7: messages[1].role: unknown role \"tool\"",
+        r#"{"messages": [{"role":"user","content":"Q"},{"role":"developer","content":"42"}]}"#,
+        "bad.jsonl:7: messages[1].role: unknown role \"developer\"",
     ),
     (
         8,

@@ -603,10 +603,19 @@ mod tests {
     #[test]
     fn unknown_role() {
         let (field, p) = problem(
-            r#"{"messages":[{"role":"user","content":"Q"},{"role":"tool","content":"x"}]}"#,
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"developer","content":"x"}]}"#,
         );
         assert_eq!(field, "messages[1].role");
-        assert!(p.contains("unknown role \"tool\""), "{p}");
+        assert!(p.contains("unknown role \"developer\""), "{p}");
+    }
+
+    #[test]
+    fn tool_results_are_prompt_text() {
+        let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"calling"},{"role":"tool","content":"42","tool_call_id":"c1"},{"role":"assistant","content":"It is 42."}]}"#).unwrap();
+        assert_eq!(c.record.turns[1].prompt, vec![Message::new("tool", "42")]);
+        let (field, _) =
+            problem(r#"{"messages":[{"role":"tool"},{"role":"assistant","content":"A"}]}"#);
+        assert_eq!(field, "messages[0].content");
     }
 
     #[test]

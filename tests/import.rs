@@ -295,7 +295,7 @@ const BAD_LINES: &[(usize, &str, &str)] = &[
     (
         16,
         r#"[{"role":"user","content":"Q"}]"#,
-        "bad.jsonl:16: expected a JSON object (one conversation per line), found an array",
+        "bad.jsonl:16: expected a JSON object (one conversation per line or array element), found an array",
     ),
     (
         17,

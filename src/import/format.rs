@@ -247,8 +247,8 @@ impl RawLine<'_> {
         }
     }
 
-    /// The shape its keys mark: a log's `request`/`response` first, then ShareGPT's
-    /// `conversations`, then `messages`.
+    /// The shape its keys mark: a log's `response` (or a `request` without `messages`)
+    /// first, then ShareGPT's `conversations`, then `messages`.
     fn marked(&self) -> Option<Shape> {
         Shape::ALL.into_iter().rev().find(|s| self.has(*s))
     }
@@ -257,7 +257,11 @@ impl RawLine<'_> {
         match shape {
             Shape::Turnbench => self.messages.is_some(),
             Shape::ShareGpt => self.conversations.is_some(),
-            Shape::OpenAiLog => self.response.is_some() || self.request.is_some(),
+            // A `request` alone does not make a turnbench line a log (a field of that name
+            // on it was ignored before logs were read).
+            Shape::OpenAiLog => {
+                self.response.is_some() || (self.request.is_some() && self.messages.is_none())
+            }
         }
     }
 
@@ -462,8 +466,15 @@ mod tests {
         assert_eq!(shape(share), Ok(Shape::ShareGpt));
         let log = r#"{"request":{"messages":[{"role":"user","content":"Q"}]},"response":{"choices":[{"message":{"content":"A"}}]}}"#;
         assert_eq!(shape(log), Ok(Shape::OpenAiLog));
+        let log_request_only = r#"{"request":{"messages":[{"role":"user","content":"Q"}]}}"#;
+        assert_eq!(
+            read_record(log_request_only.as_bytes(), Format::Auto)
+                .unwrap_err()
+                .field,
+            "response"
+        );
         // A field only another shape reads is ignored, whatever it holds.
-        let odd = r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}],"metadata":"x","system":[1],"startTime":"soon"}"#;
+        let odd = r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}],"metadata":"x","system":[1],"startTime":"soon","request":"GET /"}"#;
         assert_eq!(shape(odd), Ok(Shape::Turnbench));
         let p = shape("{\"id\":\"x\"}").unwrap_err();
         assert_eq!(p.field, "messages");

@@ -56,15 +56,26 @@ pub enum Role {
     System,
     User,
     Assistant,
+    /// A tool's result (OpenAI `tool`, ShareGPT `tool`/`function`/`observation`): text in
+    /// a prompt, like a user message. The calls themselves are not part of the format.
+    Tool,
 }
 
 impl Role {
+    pub const ALL: [Role; 4] = [Role::System, Role::User, Role::Assistant, Role::Tool];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Role::System => "system",
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::Tool => "tool",
         }
+    }
+
+    /// The role named exactly so, as the format writes it.
+    pub fn parse(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == name)
     }
 }
 
@@ -74,18 +85,15 @@ impl<'de> Deserialize<'de> for Role {
         impl Visitor<'_> for RoleVisitor {
             type Value = Role;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a role: system, user or assistant")
+                f.write_str("a role: system, user, assistant or tool")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Role, E> {
-                match v {
-                    "system" => Ok(Role::System),
-                    "user" => Ok(Role::User),
-                    "assistant" => Ok(Role::Assistant),
-                    other => Err(E::custom(format_args!(
-                        "unknown role {other:?}; expected system, user or assistant \
-                         (tool calls and other roles cannot be imported)"
-                    ))),
-                }
+                Role::parse(v).ok_or_else(|| {
+                    E::custom(format_args!(
+                        "unknown role {v:?}; expected system, user, assistant or tool \
+                         (other roles cannot be imported)"
+                    ))
+                })
             }
         }
         d.deserialize_str(RoleVisitor)
@@ -352,10 +360,13 @@ mod tests {
 
     #[test]
     fn unknown_role_is_named() {
-        let err = serde_json::from_str::<MessageLine>(r#"{"role":"tool","content":"x"}"#)
+        let err = serde_json::from_str::<MessageLine>(r#"{"role":"developer","content":"x"}"#)
             .unwrap_err()
             .to_string();
-        assert!(err.contains("unknown role \"tool\""), "{err}");
+        assert!(err.contains("unknown role \"developer\""), "{err}");
+        let m: MessageLine =
+            serde_json::from_str(r#"{"role":"tool","content":"42","tool_call_id":"c1"}"#).unwrap();
+        assert_eq!((m.role, m.content.as_deref()), (Role::Tool, Some("42")));
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate;
 //!   the `check` stage storing one result per (conversation, check definition), `--explain`.
 //! - [`lint`]: `turnbench lint`, the list of linters over every definition file.
-//! - [`import`]: transcript files into the store (streaming, validated, idempotent).
+//! - [`import`]: transcript files into the store (streaming, validated, idempotent): the
+//!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.
 //! - [`export`]: stored conversations out in the exchange format.
 //! - [`exchange`]: the JSON Lines exchange format shared by import and export.
 //! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run;

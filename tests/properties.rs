@@ -115,14 +115,23 @@ proptest! {
         prop_assert_eq!(a.answer, b.answer);
     }
 
-    /// Any line, valid or not: prepared or rejected with a reason, never a panic.
+    /// Any line, valid or not, in any shape: prepared or rejected with a reason, never a
+    /// panic.
     #[test]
     fn import_lines_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..300),
                                 v in json_value()) {
-        let _ = turnbench::import::validate::prepare_line(&bytes, &mut Vec::new());
-        let line = serde_json::json!({"messages": [{"role": "user", "content": "q"}, v]}).to_string();
-        let _ = turnbench::import::validate::prepare_line(line.as_bytes(), &mut Vec::new());
-        let _ = turnbench::import::validate::prepare_line(v.to_string().as_bytes(), &mut Vec::new());
+        let prepare = |text: &[u8]| turnbench::import::validate::prepare_line(text, &mut Vec::new());
+        let _ = prepare(&bytes);
+        let lines = [
+            serde_json::json!({"messages": [{"role": "user", "content": "q"}, v]}),
+            serde_json::json!({"conversations": [{"from": "human", "value": "q"}, v], "system": v}),
+            serde_json::json!({"request": {"messages": [v]}, "response": v, "metadata": v, "startTime": v}),
+            serde_json::json!({"request": v, "response": {"choices": [{"message": v}], "usage": v}, "endTime": v}),
+            v.clone(),
+        ];
+        for line in lines {
+            let _ = prepare(line.to_string().as_bytes());
+        }
     }
 }
 
@@ -171,6 +180,8 @@ proptest! {
             data.extend_from_slice(l);
             data.push(b'\n');
         }
+        // A file whose first character is `[` is a JSON array, not JSON Lines (below).
+        prop_assume!(first_byte(&data) != Some(b'['));
         let non_blank = lines
             .iter()
             .enumerate()
@@ -183,7 +194,7 @@ proptest! {
         let mut conn = turnbench::store::open(&dir.path().join("p.db")).unwrap();
         let input: Box<dyn BufRead + Send> =
             Box::new(BufReader::with_capacity(16, Pieces { data, at: 0, sizes, n: 0 }));
-        let opts = turnbench::import::ImportOptions { strict: false, progress: false };
+        let opts = turnbench::import::ImportOptions::default();
         let summary = turnbench::import::import_reader(
             &mut conn,
             std::path::Path::new("p.jsonl"),
@@ -194,5 +205,71 @@ proptest! {
         )
         .unwrap();
         prop_assert_eq!(summary.imported + summary.already_present + summary.rejected, non_blank);
+    }
+}
+
+/// The first byte after a BOM and whitespace.
+fn first_byte(data: &[u8]) -> Option<u8> {
+    let data = data.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(data);
+    data.iter().copied().find(|b| !b.is_ascii_whitespace())
+}
+
+fn import_bytes(data: Vec<u8>, sizes: Vec<usize>) -> turnbench::import::FileSummary {
+    let dir = tempfile::tempdir().unwrap();
+    let mut conn = turnbench::store::open(&dir.path().join("p.db")).unwrap();
+    let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(
+        16,
+        Pieces {
+            data,
+            at: 0,
+            sizes,
+            n: 0,
+        },
+    ));
+    turnbench::import::import_reader(
+        &mut conn,
+        std::path::Path::new("p.json"),
+        input,
+        None,
+        &turnbench::import::ImportOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// A JSON array of any values, pretty or not, read in arbitrary pieces: every element
+    /// is imported, already present or rejected, exactly once.
+    #[test]
+    fn import_arrays_account_for_every_element(
+        elements in prop::collection::vec(
+            prop_oneof![
+                json_value(),
+                json_value().prop_map(|v| serde_json::json!({"conversations": [{"from": "human", "value": "q"}, {"from": "gpt", "value": v.to_string()}]})),
+            ],
+            0..20),
+        pretty in any::<bool>(),
+        sizes in prop::collection::vec(1usize..64, 1..5),
+    ) {
+        let array = serde_json::Value::from(elements.clone());
+        let text = if pretty { serde_json::to_string_pretty(&array) } else { serde_json::to_string(&array) };
+        let summary = import_bytes(text.unwrap().into_bytes(), sizes);
+        prop_assert_eq!(
+            summary.imported + summary.already_present + summary.rejected,
+            elements.len() as u64
+        );
+    }
+
+    /// Any bytes after a `[`: read or rejected, never a panic or a hang.
+    #[test]
+    fn import_broken_arrays_never_panic(
+        bytes in prop::collection::vec(prop_oneof![Just(b'['), Just(b']'), Just(b'{'), Just(b'}'), Just(b'"'), Just(b'\\'), Just(b','), Just(b'\n'), any::<u8>()], 0..200),
+        sizes in prop::collection::vec(1usize..64, 1..5),
+    ) {
+        let mut data = b"[".to_vec();
+        data.extend_from_slice(&bytes);
+        let _ = import_bytes(data, sizes);
     }
 }

@@ -1,4 +1,4 @@
-//! `turnbench import`: transcript files into the store, one after another; bad lines are
+//! `turnbench import`: transcript files into the store, one after another; bad records are
 //! reported and make the exit code 1.
 
 use std::path::PathBuf;
@@ -6,30 +6,62 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
-use crate::import::{ImportError, ImportOptions, Rejection, import_file};
+use crate::import::{Defaults, Format, ImportError, ImportOptions, Rejection, import_file};
 
-/// Import transcripts (JSON Lines, one conversation per line; `-` reads stdin).
+/// Import transcripts: JSON Lines (one conversation a line) or one JSON array of them;
+/// `-` reads stdin.
 ///
-/// Bad lines are reported and skipped (exit code 1); conversations already stored are
-/// skipped, so importing a file again adds nothing. See docs/import-export.md.
+/// Each record is turnbench's own format (a plain OpenAI chat `{"messages": [...]}` too),
+/// ShareGPT (`{"conversations": [{"from", "value"}]}`) or a logged call
+/// (`{"request": {...}, "response": {...}}`); the summary says which it read. Bad records
+/// are reported and skipped (exit code 1); conversations already stored are skipped, so
+/// importing a file again adds nothing. See docs/import-export.md.
 #[derive(clap::Args)]
 pub struct ImportArgs {
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Stop at the first bad line, with nothing from that file stored.
+    /// Stop at the first bad record, with nothing from that file stored.
     #[arg(long)]
     strict: bool,
+    /// The shape of the records: auto (each record's own, recognised by its keys),
+    /// turnbench, sharegpt or openai-log (a record of another shape is refused).
+    #[arg(long, default_value = "auto", value_name = "FORMAT")]
+    format: Format,
+    /// Scenario id for records that name none, so that the checks written for that
+    /// scenario score them. A record's own `scenario` wins.
+    #[arg(long, value_name = "ID", value_parser = non_empty)]
+    scenario: Option<String>,
+    /// Provider for records that name none (else "unknown"). A record's own wins.
+    #[arg(long, value_name = "P", value_parser = non_empty)]
+    provider: Option<String>,
+    /// Model for records that name none (else "unknown"). A record's own wins (for a
+    /// logged call: the response's model, else the request's).
+    #[arg(long, value_name = "M", value_parser = non_empty)]
+    model: Option<String>,
+}
+
+fn non_empty(s: &str) -> Result<String, String> {
+    match s.trim() {
+        "" => Err("empty; leave the flag out instead".to_string()),
+        _ => Ok(s.to_string()),
+    }
 }
 
 impl ImportArgs {
-    /// Imports each file in turn; a bad line or an unreadable file is reported and makes
-    /// the exit code 1 without stopping the others, except under --strict.
+    /// Imports each file in turn; a bad record or an unreadable file is reported and
+    /// makes the exit code 1 without stopping the others, except under --strict.
     pub fn run(self, global: &Global) -> Result<i32> {
         let strict = self.strict;
         let mut conn = crate::store::open(&global.db)?;
         let opts = ImportOptions {
             strict,
             progress: !global.quiet,
+            format: self.format,
+            defaults: Defaults {
+                provider: self.provider,
+                model: self.model,
+                scenario: self.scenario,
+            },
         };
         let mut failed = false;
         for path in &self.files {

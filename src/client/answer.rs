@@ -490,12 +490,22 @@ fn split_think(raw: &str) -> (Option<&str>, usize) {
 
 /// An error object sent as a chunk or body: `{"error": …}` or `{"object": "error", …}`.
 fn error_object(value: &Value) -> Option<(TurnOutcome, String)> {
+    error_object_as(value, "error object after HTTP 200")
+}
+
+/// The error object a gateway log recorded as a call's response, classified as a body
+/// is: the class of the failed turn and what went wrong. `None` when it holds no error.
+pub fn logged_error(response: &Value) -> Option<(TurnOutcome, String)> {
+    error_object_as(response, "the logged call failed")
+}
+
+fn error_object_as(value: &Value, what: &str) -> Option<(TurnOutcome, String)> {
     let err = match value.get("error") {
         Some(e) if !e.is_null() => e,
         _ if value.get("object").and_then(Value::as_str) == Some("error") => value,
         _ => return None,
     };
-    Some(classify_error(err, "error object after HTTP 200"))
+    Some(classify_error(err, what))
 }
 
 /// Classifies an error sent after HTTP 200 as the HTTP status path would: by a numeric

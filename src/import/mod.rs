@@ -1,8 +1,11 @@
-//! `turnbench import`: transcript files (the exchange format, JSON Lines) into the store.
+//! `turnbench import`: transcript files into the store. A file is JSON Lines or one JSON
+//! array ([`records`]); a record is the exchange format, a ShareGPT conversation or a
+//! logged request/response ([`format`], [`sharegpt`], [`openai_log`]), each read into the
+//! exchange format and validated once ([`validate`]).
 //!
-//! A reader thread parses and validates lines ([`validate`]) while this thread writes them
-//! ([`sink`]); memory stays flat whatever the file size. Each conversation is stored whole
-//! or not at all, and its identity is its `id`, else a hash of its content, so importing a
+//! A reader thread reads and validates records while this thread writes them ([`sink`]);
+//! memory stays flat whatever the file size. Each conversation is stored whole or not at
+//! all, and its identity is its `id`, else a hash of its normalised content, so importing a
 //! file again adds nothing.
 //!
 //! Transactions: by default many conversations share one transaction (committed every
@@ -12,7 +15,11 @@
 //! stored, and nothing is ever deleted; a crash leaves nothing of it either (SQLite
 //! discards uncommitted WAL frames). One big transaction is also the fastest way to write.
 
+pub mod format;
+mod openai_log;
 mod reader;
+mod records;
+mod sharegpt;
 mod sink;
 pub mod validate;
 
@@ -27,9 +34,11 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use crate::store::StoreError;
 use crate::store::bulk::ConversationInserter;
 use crate::store::write::finish_run;
-use reader::{Batch, Item, ReadFailure};
+pub use format::{Format, Shape, ShapeCounts};
+use reader::{Batch, Item, ReadFailure, RecordSettings};
+pub use records::Place;
 use sink::{FileSink, Stored};
-pub use validate::LineProblem;
+pub use validate::{Defaults, LineProblem};
 
 /// Conversations per transaction without `--strict`: large enough that commits cost
 /// little, small enough that a crash loses little.
@@ -71,17 +80,24 @@ impl From<rusqlite::Error> for ImportError {
     }
 }
 
-/// A line that was not imported, and why.
+/// A record that was not imported, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
     pub path: PathBuf,
-    pub line: u64,
+    pub place: Place,
     pub problem: LineProblem,
 }
 
+/// `FILE:LINE: problem`, or `FILE:LINE: record N: problem` for an element of an array.
 impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.problem)
+        write!(
+            f,
+            "{}:{}: {}",
+            self.path.display(),
+            self.place,
+            self.problem
+        )
     }
 }
 
@@ -91,6 +107,10 @@ pub struct ImportOptions {
     pub strict: bool,
     /// Show a progress bar (on a terminal only).
     pub progress: bool,
+    /// The shapes records may take.
+    pub format: Format,
+    /// What fills in the fields records leave out.
+    pub defaults: Defaults,
 }
 
 /// What importing one file did.
@@ -104,6 +124,8 @@ pub struct FileSummary {
     pub turns: u64,
     /// The run created for this file; `None` when nothing new was stored.
     pub run_id: Option<i64>,
+    /// Conversations read (imported or already present) per shape.
+    pub read_as: ShapeCounts,
 }
 
 impl fmt::Display for FileSummary {
@@ -119,10 +141,16 @@ impl fmt::Display for FileSummary {
             self.rejected
         )?;
         match self.run_id {
-            Some(id) => write!(f, " → run {id}"),
-            None if self.rejected == 0 && self.already_present > 0 => f.write_str(" (nothing new)"),
-            None => Ok(()),
+            Some(id) => write!(f, " → run {id}")?,
+            None if self.rejected == 0 && self.already_present > 0 => {
+                f.write_str(" (nothing new)")?
+            }
+            None => {}
         }
+        if !self.read_as.is_empty() {
+            write!(f, "; read as {}", self.read_as)?;
+        }
+        Ok(())
     }
 }
 
@@ -148,7 +176,8 @@ pub fn import_file(
     import_reader(conn, path, input, len, opts, on_reject)
 }
 
-/// Imports JSON Lines from any reader; `path` names it in messages and in the run.
+/// Imports records (JSON Lines or one JSON array) from any reader; `path` names it in
+/// messages and in the run.
 pub fn import_reader(
     conn: &mut Connection,
     path: &Path,
@@ -164,6 +193,10 @@ pub fn import_reader(
     let settings = serde_json::json!({
         "path": path.display().to_string(),
         "strict": opts.strict,
+        "format": opts.format.to_string(),
+        "provider": opts.defaults.provider,
+        "model": opts.defaults.model,
+        "scenario": opts.defaults.scenario,
     })
     .to_string();
     let mut sink = FileSink::new(&run_name, settings);
@@ -178,7 +211,11 @@ pub fn import_reader(
         .path()
         .filter(|p| !p.is_empty())
         .and_then(|p| crate::store::open_read_only(Path::new(p)).ok());
-    let (channels, reader) = reader::spawn(input, progress.clone(), stored);
+    let record_settings = RecordSettings {
+        format: opts.format,
+        defaults: opts.defaults.clone(),
+    };
+    let (channels, reader) = reader::spawn(input, progress.clone(), stored, record_settings);
     let result = write_all(conn, &channels, &mut sink, &mut summary, opts, on_reject);
     drop(channels); // lets the reader stop if we stopped early
     let _ = reader.join();
@@ -190,9 +227,9 @@ pub fn import_reader(
             line,
             error: source,
         },
-        WriteError::Strict { line, problem } => ImportError::Strict(Rejection {
+        WriteError::Strict { place, problem } => ImportError::Strict(Rejection {
             path: path.to_path_buf(),
-            line,
+            place,
             problem,
         }),
         WriteError::ReaderStopped => ImportError::ReaderStopped {
@@ -240,7 +277,7 @@ impl BulkSettings {
 enum WriteError {
     Read(ReadFailure),
     ReaderStopped,
-    Strict { line: u64, problem: LineProblem },
+    Strict { place: Place, problem: LineProblem },
     Store(StoreError),
 }
 
@@ -342,31 +379,37 @@ fn write_items(
     let mut added = 0;
     for item in items {
         match item {
-            Item::Rejected { line, problem } => {
+            Item::Rejected { place, problem } => {
                 let problem = std::mem::take(problem);
-                reject(summary, opts, on_reject, *line, problem)?;
+                reject(summary, opts, on_reject, *place, problem)?;
             }
-            Item::Conversation { line, conversation } => {
-                match sink.store(tx, inserter, conversation)? {
-                    Stored::Imported { turns } => {
-                        summary.imported += 1;
-                        summary.turns += turns as u64;
-                        added += 1;
-                    }
-                    Stored::AlreadyPresent => summary.already_present += 1,
-                    Stored::RepeatTaken { repeat } => {
-                        let problem = LineProblem {
-                            field: "repeat".into(),
-                            problem: format!(
-                                "{repeat} is taken: an earlier conversation of this file has the \
+            Item::Conversation {
+                place,
+                shape,
+                conversation,
+            } => match sink.store(tx, inserter, conversation)? {
+                Stored::Imported { turns } => {
+                    summary.imported += 1;
+                    summary.turns += turns as u64;
+                    summary.read_as.add(*shape);
+                    added += 1;
+                }
+                Stored::AlreadyPresent => {
+                    summary.already_present += 1;
+                    summary.read_as.add(*shape);
+                }
+                Stored::RepeatTaken { repeat } => {
+                    let problem = LineProblem {
+                        field: "repeat".into(),
+                        problem: format!(
+                            "{repeat} is taken: an earlier conversation of this file has the \
                              same provider, model, label and scenario; give each its own \
                              repeat (or none)"
-                            ),
-                        };
-                        reject(summary, opts, on_reject, *line, problem)?;
-                    }
+                        ),
+                    };
+                    reject(summary, opts, on_reject, *place, problem)?;
                 }
-            }
+            },
         }
     }
     Ok(added)
@@ -376,16 +419,16 @@ fn reject(
     summary: &mut FileSummary,
     opts: &ImportOptions,
     on_reject: &mut dyn FnMut(&Rejection),
-    line: u64,
+    place: Place,
     problem: LineProblem,
 ) -> Result<(), WriteError> {
     if opts.strict {
-        return Err(WriteError::Strict { line, problem });
+        return Err(WriteError::Strict { place, problem });
     }
     summary.rejected += 1;
     on_reject(&Rejection {
         path: summary.path.clone(),
-        line,
+        place,
         problem,
     });
     Ok(())
@@ -460,7 +503,7 @@ mod tests {
         for (strict, expected) in [(true, 0), (false, 600)] {
             let opts = ImportOptions {
                 strict,
-                progress: false,
+                ..ImportOptions::default()
             };
             let err = import_reader(
                 &mut conn,
@@ -494,7 +537,7 @@ mod tests {
             let input = Box::new(BufReader::new(PanicsAfter { lines: lines(300) }));
             let opts = ImportOptions {
                 strict,
-                progress: false,
+                ..ImportOptions::default()
             };
             let err = import_reader(
                 &mut conn,

@@ -1,7 +1,8 @@
-//! Reads a transcript file line by line on its own thread and prepares every line (its
-//! answers' visible tokens counted on every core), so that JSON parsing and counting
-//! overlap with the SQLite writes. Prepared lines go to the writer in
-//! batches over a bounded channel: memory stays flat whatever the file size.
+//! Reads a transcript file record by record (lines, or the elements of one JSON array:
+//! [`super::records`]) on its own thread and prepares every record (its answers' visible
+//! tokens counted on every core), so that JSON parsing and counting overlap with the SQLite
+//! writes. Prepared records go to the writer in batches over a bounded channel: memory
+//! stays flat whatever the file size.
 //!
 //! The writer hands written batches back and this thread frees them: memory is then freed
 //! by the thread that allocated it, which spares both threads glibc's arena lock (it cost
@@ -14,25 +15,36 @@ use std::thread::JoinHandle;
 use indicatif::ProgressBar;
 use rusqlite::Connection;
 
-use super::validate::{LineProblem, PreparedConversation, count_visible_tokens, prepare_line};
-use crate::jsonl::Lines;
+use super::format::{Format, Shape};
+use super::records::{Next, Place, Records};
+use super::validate::{
+    Defaults, LineProblem, PreparedConversation, count_visible_tokens, prepare_record,
+};
 
-/// Lines per batch sent to the writer.
+/// Records per batch sent to the writer.
 const BATCH: usize = 256;
 /// Batches in flight at most; the reader waits when the writer is behind.
 const IN_FLIGHT: usize = 4;
 
-/// One non-blank line, prepared or rejected; `line` is 1-based.
+/// One record, prepared (with the shape it was read as) or rejected.
 #[derive(Debug)]
 pub(crate) enum Item {
     Conversation {
-        line: u64,
+        place: Place,
+        shape: Shape,
         conversation: Box<PreparedConversation>,
     },
     Rejected {
-        line: u64,
+        place: Place,
         problem: LineProblem,
     },
+}
+
+/// How the reader reads records: the shapes allowed, and what fills in missing fields.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RecordSettings {
+    pub format: Format,
+    pub defaults: Defaults,
 }
 
 /// An I/O error while reading, with the line it happened on.
@@ -66,12 +78,13 @@ pub(crate) fn spawn(
     input: Box<dyn BufRead + Send>,
     progress: ProgressBar,
     stored: Option<Connection>,
+    settings: RecordSettings,
 ) -> (ReaderChannels, JoinHandle<()>) {
     let (tx, batches) = sync_channel(IN_FLIGHT);
     let (done, returned) = sync_channel(IN_FLIGHT + 2);
     let handle = std::thread::Builder::new()
         .name("turnbench-import-read".into())
-        .spawn(move || read_all(input, &tx, &returned, &progress, stored.as_ref()))
+        .spawn(move || read_all(input, &tx, &returned, &progress, stored.as_ref(), &settings))
         // Spawning fails only when the OS cannot create a thread at all; no input reaches this.
         .expect("spawn import reader thread");
     (ReaderChannels { batches, done }, handle)
@@ -83,16 +96,23 @@ fn read_all(
     returned: &Receiver<Vec<Item>>,
     progress: &ProgressBar,
     stored: Option<&Connection>,
+    settings: &RecordSettings,
 ) {
-    let mut lines = Lines::new(input);
+    let mut records = match Records::open(input) {
+        Ok(records) => records,
+        Err(source) => {
+            let _ = tx.send(Batch::Failed(ReadFailure { line: 1, source }));
+            return;
+        }
+    };
     let mut scratch = Vec::new();
     let mut batch = Vec::with_capacity(BATCH);
     loop {
-        let next = match lines.next_line() {
+        let next = match records.next_record() {
             Ok(next) => next,
             Err(source) => {
                 let failed = Batch::Failed(ReadFailure {
-                    line: lines.number + 1,
+                    line: records.line(),
                     source,
                 });
                 if !batch.is_empty() {
@@ -103,17 +123,11 @@ fn read_all(
                 return;
             }
         };
-        let Some((line, text)) = next else { break };
-        batch.push(match prepare_line(text, &mut scratch) {
-            Ok(c) => Item::Conversation {
-                line,
-                conversation: Box::new(c),
-            },
-            Err(problem) => Item::Rejected { line, problem },
-        });
+        let Some(next) = next else { break };
+        batch.push(prepare_next(next, settings, &mut scratch));
         if batch.len() == BATCH {
             count_batch(&mut batch, stored);
-            progress.set_position(lines.bytes);
+            progress.set_position(records.bytes());
             let next = recycle(returned).unwrap_or_else(|| Vec::with_capacity(BATCH));
             let full = std::mem::replace(&mut batch, next);
             if tx.send(Batch::Items(full)).is_err() {
@@ -122,11 +136,27 @@ fn read_all(
         }
     }
     count_batch(&mut batch, stored);
-    progress.set_position(lines.bytes);
+    progress.set_position(records.bytes());
     if !batch.is_empty() && tx.send(Batch::Items(batch)).is_err() {
         return;
     }
     let _ = tx.send(Batch::End);
+}
+
+fn prepare_next(next: Next, settings: &RecordSettings, scratch: &mut Vec<u8>) -> Item {
+    match next {
+        Next::Record { place, text } => {
+            match prepare_record(text, settings.format, &settings.defaults, scratch) {
+                Ok((shape, c)) => Item::Conversation {
+                    place,
+                    shape,
+                    conversation: Box::new(c),
+                },
+                Err(problem) => Item::Rejected { place, problem },
+            }
+        }
+        Next::Broken { place, problem } => Item::Rejected { place, problem },
+    }
 }
 
 /// Visible tokens of the batch's conversations, counted before the writer gets them;
@@ -183,6 +213,7 @@ mod tests {
             Box::new(io::Cursor::new(text.into_bytes())),
             ProgressBar::hidden(),
             None,
+            RecordSettings::default(),
         );
         let mut items: Vec<Item> = Vec::new();
         for batch in channels.batches.iter() {
@@ -194,10 +225,24 @@ mod tests {
         }
         handle.join().unwrap();
         assert_eq!(items.len(), 600);
-        assert!(matches!(items[7], Item::Rejected { line: 8, .. }));
+        assert!(matches!(
+            items[7],
+            Item::Rejected {
+                place: Place {
+                    line: 8,
+                    record: None
+                },
+                ..
+            }
+        ));
         match &items[599] {
-            Item::Conversation { line, conversation } => {
-                assert_eq!(*line, 600);
+            Item::Conversation {
+                place,
+                shape,
+                conversation,
+            } => {
+                assert_eq!(*place, Place::line(600));
+                assert_eq!(*shape, Shape::Turnbench);
                 assert_eq!(conversation.record.uid, "c599");
             }
             other => panic!("{other:?}"),

@@ -1,10 +1,13 @@
-//! One line of a transcript file → a conversation ready to store, or the problem with it:
-//! the field as a JSON path (`messages[3].timing.e2e_ms`) and what is wrong.
+//! One record of a transcript file → a conversation ready to store, or the problem with
+//! it: the field as a JSON path in the record's own shape (`messages[3].timing.e2e_ms`,
+//! `conversations[2].from`) and what is wrong.
 //!
-//! Pure: no store, no file. Typed serde structs on the fast path; only a line that fails
-//! to deserialize is parsed a second time, with path tracking, to name the field.
+//! Pure: no store, no file. Reading a record's shape into the exchange format is
+//! [`super::format`]'s; everything after (turns, outcomes, identity, defaults) is here, once
+//! for every shape.
 
-use crate::exchange::{ConversationLine, MessageLine, Object, Role, TimingLine, UsageLine};
+use super::format::{Format, MessagePaths, Shape, read_record};
+use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine, UsageLine};
 pub use crate::jsonl::LineProblem;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::records::{ConversationRecord, Message, TurnRecord, Usage};
@@ -25,103 +28,37 @@ pub struct PreparedConversation {
     pub record: ConversationRecord,
 }
 
-/// Used when a line names no provider or model.
+/// Used when neither the line nor a default names the provider or the model.
 pub const UNKNOWN: &str = "unknown";
 
-/// Parses and validates one line (without its newline). `scratch` is reused for hashing.
+/// What fills in the fields a record leaves out (`import --provider --model --scenario`).
+/// A record's own fields win. Defaults are not part of a conversation's identity.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Defaults {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub scenario: Option<String>,
+}
+
+/// Parses and validates one line of any shape, without defaults. `scratch` is reused for
+/// hashing.
 pub fn prepare_line(
     line: &[u8],
     scratch: &mut Vec<u8>,
 ) -> Result<PreparedConversation, LineProblem> {
-    let parsed = parse_line(line)?;
-    prepare(parsed, scratch)
+    prepare_record(line, Format::Auto, &Defaults::default(), scratch).map(|(_, c)| c)
 }
 
-/// Deserializes a line; a failure names the field and the problem.
-pub fn parse_line(line: &[u8]) -> Result<ConversationLine, LineProblem> {
-    match ConversationLine::from_json(line) {
-        Ok(c) => Ok(c),
-        Err(e) if e.is_syntax() || e.is_eof() => Err(LineProblem::new(
-            "",
-            format!("not JSON: {}", without_position(&e)),
-        )),
-        Err(_) => Err(explain_type_error(line)),
-    }
-}
-
-/// The slow path: parse again with path tracking to name the field that failed.
-fn explain_type_error(line: &[u8]) -> LineProblem {
-    let mut de = serde_json::Deserializer::from_slice(line);
-    let Err(e) = serde_path_to_error::deserialize::<_, Object<ConversationLine>>(&mut de) else {
-        return LineProblem::new(
-            "",
-            "could not be read (unexpected; please report this line)",
-        );
-    };
-    let path = e.path().to_string();
-    let path = if path == "." { String::new() } else { path };
-    // The path names the place, so serde's "at line 1 column N" is left out.
-    let message = message_only(e.inner());
-    if let Some(rest) = message.strip_prefix("missing field `") {
-        let name = rest.split('`').next().unwrap_or_default();
-        let field = if path.is_empty() {
-            name.to_string()
-        } else {
-            format!("{path}.{name}")
-        };
-        let problem = if field == "messages" {
-            "missing; every line needs a \"messages\" array"
-        } else {
-            "missing"
-        };
-        return LineProblem::new(field, problem);
-    }
-    if let Some(rest) = message.strip_prefix("invalid type: ") {
-        let found = match rest.split(", expected").next().unwrap_or(rest) {
-            "sequence" => "an array",
-            "map" => "an object",
-            other => other,
-        };
-        if path.is_empty() {
-            return LineProblem::new(
-                "",
-                format!("expected a JSON object (one conversation per line), found {found}"),
-            );
-        }
-        return LineProblem::new(path, format!("wrong type: {}", plain_expectation(rest)));
-    }
-    LineProblem::new(path, plain_expectation(&message))
-}
-
-/// Serde's Rust names in "expected ..." put in the format's words.
-fn plain_expectation(message: &str) -> String {
-    const WORDS: [(&str, &str); 6] = [
-        ("a sequence", "an array"),
-        ("sequence,", "array,"),
-        ("map,", "object,"),
-        ("expected u32", "expected a whole number"),
-        ("expected i64", "expected a whole number"),
-        ("expected u16", "expected an HTTP status"),
-    ];
-    let mut out = message.to_string();
-    for (rust, words) in WORDS {
-        out = out.replace(rust, words);
-    }
-    out.replace("expected f64", "expected a number (milliseconds)")
-}
-
-/// serde_json's message without " at line 1 column 17" (a line is one record), but keeping
-/// the column, which helps find a syntax error in a long line.
-fn without_position(e: &serde_json::Error) -> String {
-    format!("{} (column {})", message_only(e), e.column())
-}
-
-fn message_only(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
+/// Reads one record (a line or an array element) as `format` allows, and prepares it.
+pub fn prepare_record(
+    text: &[u8],
+    format: Format,
+    defaults: &Defaults,
+    scratch: &mut Vec<u8>,
+) -> Result<(Shape, PreparedConversation), LineProblem> {
+    let normalised = read_record(text, format)?;
+    let prepared = prepare(normalised.line, normalised.paths, defaults, scratch)?;
+    Ok((normalised.shape, prepared))
 }
 
 /// Counts the visible tokens of every answer of `conversations` (o200k_base, as collect
@@ -148,11 +85,75 @@ pub fn count_visible_tokens<'a>(conversations: impl Iterator<Item = &'a mut Prep
     });
 }
 
-/// Checks a parsed line and turns it into turns (one per assistant message).
+/// Checks a normalised conversation and turns it into turns (one per assistant message).
+/// `paths` names its messages in the record's own shape.
 pub fn prepare(
     line: ConversationLine,
+    paths: MessagePaths,
+    defaults: &Defaults,
     scratch: &mut Vec<u8>,
 ) -> Result<PreparedConversation, LineProblem> {
+    check_fields(&line)?;
+    if line.messages.is_empty() {
+        return Err(LineProblem::new(paths.list(), "no messages"));
+    }
+    let given_outcome = line
+        .outcome
+        .as_deref()
+        .map(parse_conversation_outcome)
+        .transpose()?;
+    // Hashed before the messages are taken apart (moved, not copied, into turns), and
+    // before the defaults: they never change which conversation a record is.
+    let uid = match &line.id {
+        Some(id) => id.clone(),
+        None => content_hash(&line, scratch),
+    };
+    let ConversationLine {
+        provider,
+        model,
+        label,
+        scenario,
+        repeat,
+        messages,
+        ..
+    } = line;
+    let turns = build_turns(messages, paths)?;
+    let outcome = conversation_outcome(&turns, given_outcome, paths)?;
+    let prompts_json = turns
+        .turns
+        .iter()
+        // Messages are strings and string maps already parsed from JSON: serialising them cannot fail.
+        .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
+        .collect();
+    let or_default =
+        |given: Option<String>, default: &Option<String>| given.or_else(|| default.clone());
+    let provider = or_default(provider, &defaults.provider).unwrap_or_else(|| UNKNOWN.to_string());
+    let model = or_default(model, &defaults.model).unwrap_or_else(|| UNKNOWN.to_string());
+    let label = label.unwrap_or_else(|| model.clone());
+    Ok(PreparedConversation {
+        provider,
+        model,
+        label,
+        repeat,
+        prompts_json,
+        record: ConversationRecord {
+            uid,
+            run_id: 0,
+            target_id: 0,
+            scenario: or_default(scenario, &defaults.scenario),
+            scenario_ref: None,
+            repeat: repeat.unwrap_or(0),
+            outcome,
+            started_at: None,
+            ended_at: None,
+            turns: turns.turns,
+            attempts: Vec::new(),
+            trailing: turns.trailing,
+        },
+    })
+}
+
+fn check_fields(line: &ConversationLine) -> Result<(), LineProblem> {
     for (name, value) in [
         ("id", &line.id),
         ("provider", &line.provider),
@@ -167,44 +168,34 @@ pub fn prepare(
     if line.repeat == Some(0) {
         return Err(LineProblem::new("repeat", "0; repeats count from 1"));
     }
-    if line.messages.is_empty() {
-        return Err(LineProblem::new("messages", "no messages"));
-    }
-    let given_outcome = line
-        .outcome
-        .as_deref()
-        .map(parse_conversation_outcome)
-        .transpose()?;
-    // Hashed before the messages are taken apart (moved, not copied, into turns).
-    let uid = match &line.id {
-        Some(id) => id.clone(),
-        None => content_hash(&line, scratch),
-    };
-    let ConversationLine {
-        provider,
-        model,
-        label,
-        scenario,
-        repeat,
-        messages,
-        ..
-    } = line;
+    Ok(())
+}
 
+/// A conversation's messages as turns.
+struct Turns {
+    turns: Vec<TurnRecord>,
+    /// Messages after the last answer.
+    trailing: Vec<Message>,
+    /// The assistant message whose turn ended the conversation, its class, and the field
+    /// that says so.
+    ended: Option<(usize, TurnOutcome, &'static str)>,
+}
+
+fn build_turns(messages: Vec<MessageLine>, paths: MessagePaths) -> Result<Turns, LineProblem> {
     let mut turns: Vec<TurnRecord> = Vec::new();
     let mut pending: Vec<Message> = Vec::new();
-    // The assistant message whose turn ended the conversation, and why.
     let mut ended: Option<(usize, TurnOutcome, &'static str)> = None;
     for (i, m) in messages.into_iter().enumerate() {
         if m.role != Role::Assistant {
             if let Some(name) = m.assistant_field() {
                 return Err(LineProblem::new(
-                    format!("messages[{i}].{name}"),
+                    paths.field(i, name),
                     format!("only assistant messages carry {name}"),
                 ));
             }
             let Some(content) = m.content else {
                 return Err(LineProblem::new(
-                    format!("messages[{i}].content"),
+                    paths.field(i, "content"),
                     format!("missing; a {} message needs text", m.role.as_str()),
                 ));
             };
@@ -213,15 +204,17 @@ pub fn prepare(
         }
         if let Some((j, outcome, field)) = ended {
             return Err(LineProblem::new(
-                format!("messages[{j}].{field}"),
+                paths.field(j, field),
                 format!(
-                    "this turn failed ({outcome}), which ends a conversation, but messages[{i}] \
-                     is a later answer; a failed turn must be the last assistant message"
+                    "this turn failed ({outcome}), which ends a conversation, but {} \
+                     is a later answer; a failed turn must be the last assistant message",
+                    paths.message(i)
                 ),
             ));
         }
         let explicit_outcome = m.outcome.is_some();
-        let turn = prepare_turn(i, m, std::mem::take(&mut pending))?;
+        let at = |field: &str| paths.field(i, field);
+        let turn = prepare_turn(&at, m, std::mem::take(&mut pending))?;
         let outcome = turn.outcome();
         if !outcome.lets_conversation_continue(turn.has_visible_text()) {
             let field = if explicit_outcome {
@@ -237,63 +230,44 @@ pub fn prepare(
     }
     if turns.is_empty() {
         return Err(LineProblem::new(
-            "messages",
+            paths.list(),
             "no assistant message; a conversation needs at least one answer",
         ));
     }
-
-    let summary: Vec<_> = turns
-        .iter()
-        .map(|t| (t.outcome(), t.has_visible_text()))
-        .collect();
-    let derived = ConversationOutcome::from_turns(&summary);
-    let outcome = match given_outcome {
-        None => derived,
-        Some(given) => {
-            if let Some((j, failed, _)) = ended
-                && given != ConversationOutcome::from_turn(failed)
-            {
-                return Err(LineProblem::new(
-                    "outcome",
-                    format!(
-                        "\"{given}\", but messages[{j}] ended the conversation with {failed}; \
-                         the conversation's outcome is the class of the turn that ended it"
-                    ),
-                ));
-            }
-            given
-        }
-    };
-
-    let prompts_json = turns
-        .iter()
-        // Messages are strings and string maps already parsed from JSON: serialising them cannot fail.
-        .map(|t| serde_json::to_string(&t.prompt).expect("messages serialise"))
-        .collect();
-    let provider = provider.unwrap_or_else(|| UNKNOWN.to_string());
-    let model = model.unwrap_or_else(|| UNKNOWN.to_string());
-    let label = label.unwrap_or_else(|| model.clone());
-    Ok(PreparedConversation {
-        provider,
-        model,
-        label,
-        repeat,
-        prompts_json,
-        record: ConversationRecord {
-            uid,
-            run_id: 0,
-            target_id: 0,
-            scenario,
-            scenario_ref: None,
-            repeat: repeat.unwrap_or(0),
-            outcome,
-            started_at: None,
-            ended_at: None,
-            turns,
-            attempts: Vec::new(),
-            trailing: pending,
-        },
+    Ok(Turns {
+        turns,
+        trailing: pending,
+        ended,
     })
+}
+
+/// The given outcome when it agrees with a failed turn, else the one the turns make.
+fn conversation_outcome(
+    turns: &Turns,
+    given: Option<ConversationOutcome>,
+    paths: MessagePaths,
+) -> Result<ConversationOutcome, LineProblem> {
+    let Some(given) = given else {
+        let summary: Vec<_> = turns
+            .turns
+            .iter()
+            .map(|t| (t.outcome(), t.has_visible_text()))
+            .collect();
+        return Ok(ConversationOutcome::from_turns(&summary));
+    };
+    if let Some((j, failed, _)) = turns.ended
+        && given != ConversationOutcome::from_turn(failed)
+    {
+        return Err(LineProblem::new(
+            "outcome",
+            format!(
+                "\"{given}\", but {} ended the conversation with {failed}; \
+                 the conversation's outcome is the class of the turn that ended it",
+                paths.message(j)
+            ),
+        ));
+    }
+    Ok(given)
 }
 
 fn parse_conversation_outcome(s: &str) -> Result<ConversationOutcome, LineProblem> {
@@ -301,8 +275,12 @@ fn parse_conversation_outcome(s: &str) -> Result<ConversationOutcome, LineProble
         .map_err(|e: String| LineProblem::new("outcome", e))
 }
 
-fn prepare_turn(i: usize, m: MessageLine, prompt: Vec<Message>) -> Result<TurnRecord, LineProblem> {
-    let at = |field: &str| format!("messages[{i}].{field}");
+/// One assistant message as a turn; `at` names its fields.
+fn prepare_turn(
+    at: &dyn Fn(&str) -> String,
+    m: MessageLine,
+    prompt: Vec<Message>,
+) -> Result<TurnRecord, LineProblem> {
     let outcome = match m.outcome.as_deref() {
         Some(s) => s.parse::<TurnOutcome>().map_err(|_| {
             let names: Vec<_> = TurnOutcome::ALL.iter().map(|o| o.as_str()).collect();
@@ -337,9 +315,9 @@ fn prepare_turn(i: usize, m: MessageLine, prompt: Vec<Message>) -> Result<TurnRe
         ));
     }
     let timing = m.timing.unwrap_or_default();
-    check_timing(&timing, &at)?;
+    check_timing(&timing, at)?;
     let usage = m.usage.unwrap_or_default();
-    check_usage(&usage, &at)?;
+    check_usage(&usage, at)?;
     Ok(TurnRecord {
         prompt,
         answer: m.content,
@@ -413,7 +391,7 @@ fn check_timing(t: &TimingLine, at: &dyn Fn(&str) -> String) -> Result<(), LineP
     Ok(())
 }
 
-fn check_usage(u: &UsageLine, at: &dyn Fn(&str) -> String) -> Result<(), LineProblem> {
+pub(super) fn check_usage(u: &UsageLine, at: &dyn Fn(&str) -> String) -> Result<(), LineProblem> {
     for (name, v) in [
         ("prompt_tokens", u.prompt_tokens),
         ("completion_tokens", u.completion_tokens),
@@ -442,8 +420,9 @@ fn check_usage(u: &UsageLine, at: &dyn Fn(&str) -> String) -> Result<(), LinePro
     Ok(())
 }
 
-/// Identity of a line without `id`: blake3 of its canonical JSON (field order and number
-/// format fixed by the typed struct), so whitespace or key order do not make a new one.
+/// Identity of a record without `id`: blake3 of the normalised conversation's canonical
+/// JSON (field order and number format fixed by the typed struct), so whitespace, key
+/// order, or the shape it came in (ShareGPT, a log, turnbench) do not make a new one.
 fn content_hash(line: &ConversationLine, scratch: &mut Vec<u8>) -> String {
     scratch.clear();
     serde_json::to_writer(&mut *scratch, line).expect("a parsed line serialises");
@@ -565,7 +544,7 @@ mod tests {
         assert_eq!(field, "");
         assert_eq!(
             p,
-            "expected a JSON object (one conversation per line), found an array"
+            "expected a JSON object (one conversation per line or array element), found an array"
         );
         let (field, p) = problem(r#"{"messages":["hi"]}"#);
         assert_eq!(
@@ -603,10 +582,87 @@ mod tests {
     #[test]
     fn unknown_role() {
         let (field, p) = problem(
-            r#"{"messages":[{"role":"user","content":"Q"},{"role":"tool","content":"x"}]}"#,
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"developer","content":"x"}]}"#,
         );
         assert_eq!(field, "messages[1].role");
-        assert!(p.contains("unknown role \"tool\""), "{p}");
+        assert!(p.contains("unknown role \"developer\""), "{p}");
+    }
+
+    #[test]
+    fn tool_results_are_prompt_text() {
+        let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"calling"},{"role":"tool","content":"42","tool_call_id":"c1"},{"role":"assistant","content":"It is 42."}]}"#).unwrap();
+        assert_eq!(c.record.turns[1].prompt, vec![Message::new("tool", "42")]);
+        let (field, _) =
+            problem(r#"{"messages":[{"role":"tool"},{"role":"assistant","content":"A"}]}"#);
+        assert_eq!(field, "messages[0].content");
+    }
+
+    fn with(line: &str, defaults: &Defaults) -> PreparedConversation {
+        prepare_record(line.as_bytes(), Format::Auto, defaults, &mut Vec::new())
+            .unwrap()
+            .1
+    }
+
+    #[test]
+    fn defaults_fill_in_what_a_line_leaves_out_and_never_change_its_identity() {
+        let plain = r#"{"messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"}]}"#;
+        let defaults = Defaults {
+            provider: Some("acme".into()),
+            model: Some("m1".into()),
+            scenario: Some("support".into()),
+        };
+        let c = with(plain, &defaults);
+        assert_eq!(
+            (c.provider.as_str(), c.model.as_str(), c.label.as_str()),
+            ("acme", "m1", "m1")
+        );
+        assert_eq!(c.record.scenario.as_deref(), Some("support"));
+        assert_eq!(c.record.uid, prep(plain).unwrap().record.uid);
+        // The line's own fields win.
+        let own = r#"{"provider":"nimbus","scenario":"s2","messages":[{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"}]}"#;
+        let c = with(own, &defaults);
+        assert_eq!((c.provider.as_str(), c.model.as_str()), ("nimbus", "m1"));
+        assert_eq!(c.record.scenario.as_deref(), Some("s2"));
+        // Without defaults: unknown, and no scenario.
+        let c = prep(plain).unwrap();
+        assert_eq!((c.provider.as_str(), c.model.as_str()), (UNKNOWN, UNKNOWN));
+        assert_eq!(c.record.scenario, None);
+    }
+
+    #[test]
+    fn one_conversation_in_any_shape_is_one_identity() {
+        let chat = r#"{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"Hi"},{"role":"assistant","content":"Hello"}]}"#;
+        let share = r#"{"model":"m","system":"S","conversations":[{"from":"human","value":"Hi"},{"from":"gpt","value":"Hello"}]}"#;
+        let log = r#"{"request":{"model":"m","messages":[{"role":"system","content":"S"},{"role":"user","content":"Hi"}]},"response":{"choices":[{"message":{"role":"assistant","content":"Hello"}}]}}"#;
+        let uid = prep(chat).unwrap().record.uid;
+        assert_eq!(prep(share).unwrap().record.uid, uid);
+        assert_eq!(prep(log).unwrap().record.uid, uid);
+        // What the log adds (a finish reason) is part of the conversation.
+        let finished = log.replace("}}]}}", r#"},"finish_reason":"stop"}]}}"#);
+        assert_ne!(prep(&finished).unwrap().record.uid, uid);
+    }
+
+    #[test]
+    fn other_shapes_name_their_own_paths() {
+        let (field, p) = problem(
+            r#"{"conversations":[{"from":"human","value":"Q"},{"from":"gpt","value":""},{"from":"human","value":"Q2"},{"from":"gpt","value":"A2"}]}"#,
+        );
+        assert_eq!(field, "conversations[1].value");
+        assert!(p.contains("but conversations[3] is a later answer"), "{p}");
+        let (field, p) =
+            problem(r#"{"system":"S","conversations":[{"from":"human","value":"Q"}]}"#);
+        assert_eq!(field, "conversations");
+        assert!(p.starts_with("no assistant message"), "{p}");
+        let (field, _) = problem(r#"{"conversations":[]}"#);
+        assert_eq!(field, "conversations");
+        let (field, p) = problem(
+            r#"{"request":{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null},{"role":"user","content":"Q2"}]},"response":{"choices":[{"message":{"content":"A"}}]}}"#,
+        );
+        assert_eq!(field, "request.messages[1].content");
+        assert!(
+            p.contains("but response.choices[0].message is a later answer"),
+            "{p}"
+        );
     }
 
     #[test]

@@ -558,7 +558,7 @@ pub fn blind(
         }
         let content = m.content.as_deref().unwrap_or("");
         let role = match m.role.as_str() {
-            "system" | "user" | "assistant" => m.role.as_str(),
+            "system" | "user" | "assistant" | "tool" => m.role.as_str(),
             _ => "other",
         };
         messages.push(Message::new(role, clean(content)));

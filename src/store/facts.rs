@@ -586,11 +586,8 @@ fn append_messages(
     };
     let messages: Vec<Message> = serde_json::from_str(json).map_err(|e| corrupt(e.to_string()))?;
     for m in messages {
-        let role = match m.role.as_str() {
-            "system" => Role::System,
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            other => return Err(corrupt(format!("unknown role {other:?}"))),
+        let Some(role) = Role::parse(&m.role) else {
+            return Err(corrupt(format!("unknown role {:?}", m.role)));
         };
         line.messages.push(MessageLine::text(role, m.content));
     }

@@ -1232,10 +1232,33 @@ fn a_scenario_for_plain_transcripts_lets_their_checks_score_them() {
         "{out}"
     );
 
-    // The report shows them per conversation, under the scenario, with the failing checks.
+    // The blind judge scores them too (the built-in simulated judge and rubric, by name:
+    // this project has no judges/ or rubrics/ folder).
+    let (out, _) = project.run_ok(&[
+        "judge",
+        "--judge",
+        "judges/mock.toml",
+        "--rubric",
+        "rubrics/multiturn-quality.toml",
+        "--sample",
+        "all",
+    ]);
+    assert!(out.contains("multiturn-quality"), "{out}");
+
+    // The report shows them per conversation, under the scenario, with the failing checks
+    // and the judge's scores.
     let (json, _) = project.run_ok(&["report", "--format", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
     let conversations = report["conversations"].as_array().unwrap();
+    for c in conversations {
+        let judged: Vec<&str> = c["judgments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["status"].as_str().unwrap())
+            .collect();
+        assert_eq!(judged, ["ok"], "{c}");
+    }
     let seen: Vec<(&str, &str, &str, serde_json::Value)> = conversations
         .iter()
         .map(|c| {

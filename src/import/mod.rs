@@ -19,6 +19,7 @@ pub mod format;
 mod openai_log;
 mod reader;
 mod records;
+mod shape;
 mod sharegpt;
 mod sink;
 pub mod validate;
@@ -34,9 +35,9 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use crate::store::StoreError;
 use crate::store::bulk::ConversationInserter;
 use crate::store::write::finish_run;
-pub use format::{Format, Shape, ShapeCounts};
 use reader::{Batch, Item, ReadFailure, RecordSettings};
 pub use records::Place;
+pub use shape::{Format, Shape, ShapeCounts};
 use sink::{FileSink, Stored};
 pub use validate::{Defaults, LineProblem};
 

@@ -17,8 +17,9 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
-use super::format::{MessagePaths, Normalised, RawLine, Shape, optional_objects, parse_field};
-use super::validate::check_usage;
+use super::shape::{
+    MessagePaths, Normalised, RawLine, Shape, check_usage, optional_objects, parse_field,
+};
 use crate::client::answer::{AnswerAccumulator, logged_error};
 use crate::exchange::{MessageLine, Object, Role, TimingLine, UsageLine};
 use crate::jsonl::LineProblem;
@@ -287,7 +288,8 @@ fn read_answer(response: &RawValue) -> Result<MessageLine, LineProblem> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::format::{Format, read_record};
+    use super::super::format::read_record;
+    use super::super::shape::Format;
     use super::*;
 
     fn read(text: &str) -> Result<Normalised, LineProblem> {

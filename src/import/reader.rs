@@ -15,8 +15,8 @@ use std::thread::JoinHandle;
 use indicatif::ProgressBar;
 use rusqlite::Connection;
 
-use super::format::{Format, Shape};
 use super::records::{Next, Place, Records};
+use super::shape::{Format, Shape};
 use super::validate::{
     Defaults, LineProblem, PreparedConversation, count_visible_tokens, prepare_record,
 };

@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
-use super::format::{MessagePaths, Normalised, RawLine, Shape, parse_field};
+use super::shape::{MessagePaths, Normalised, RawLine, Shape, parse_field};
 use crate::exchange::{MessageLine, Object, Role};
 use crate::jsonl::LineProblem;
 
@@ -93,7 +93,8 @@ pub(super) fn normalise(mut raw: RawLine) -> Result<Normalised, LineProblem> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::format::{Format, read_record};
+    use super::super::format::read_record;
+    use super::super::shape::Format;
     use super::*;
 
     fn read(text: &str) -> Result<Normalised, LineProblem> {

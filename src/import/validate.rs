@@ -6,8 +6,9 @@
 //! [`super::format`]'s; everything after (turns, outcomes, identity, defaults) is here, once
 //! for every shape.
 
-use super::format::{Format, MessagePaths, Shape, read_record};
-use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine, UsageLine};
+use super::format::read_record;
+use super::shape::{Format, MessagePaths, Shape, check_usage};
+use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
 pub use crate::jsonl::LineProblem;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::records::{ConversationRecord, Message, TurnRecord, Usage};
@@ -387,35 +388,6 @@ fn check_timing(t: &TimingLine, at: &dyn Fn(&str) -> String) -> Result<(), LineP
                 format!("{va} is later than {b} {vb}; {why}"),
             ));
         }
-    }
-    Ok(())
-}
-
-pub(super) fn check_usage(u: &UsageLine, at: &dyn Fn(&str) -> String) -> Result<(), LineProblem> {
-    for (name, v) in [
-        ("prompt_tokens", u.prompt_tokens),
-        ("completion_tokens", u.completion_tokens),
-        ("cached_tokens", u.cached_tokens),
-        ("reasoning_tokens", u.reasoning_tokens),
-    ] {
-        if let Some(v) = v
-            && v < 0
-        {
-            return Err(LineProblem::new(
-                at(&format!("usage.{name}")),
-                format!("{v} is negative; leave unknown counts out (never 0 or -1)"),
-            ));
-        }
-    }
-    if let (Some(cached), Some(prompt)) = (u.cached_tokens, u.prompt_tokens)
-        && cached > prompt
-    {
-        return Err(LineProblem::new(
-            at("usage.cached_tokens"),
-            format!(
-                "{cached} is more than prompt_tokens {prompt}; cached tokens are part of the prompt"
-            ),
-        ));
     }
     Ok(())
 }

@@ -1,0 +1,444 @@
+//! The shapes a transcript record takes, what any shape's record holds ([`RawLine`]) and
+//! how a record becomes the exchange format's [`ConversationLine`] (the normalised
+//! conversation that validation, hashing and the store see); [`super::format`] dispatches a
+//! record to its shape's reader.
+//!
+//! One parse per record: [`RawLine`] holds every top-level field any shape reads. The
+//! turnbench shape's `messages` are typed, so its records are parsed once, as before this
+//! module; the fields only the other shapes read are kept as raw JSON and parsed once the
+//! shape is known (so a field of that name on a record of another shape stays ignored).
+//! The shape is recognised from which keys a record has, never by trying each one.
+//!
+//! A problem names the field as a JSON path in the record's own shape
+//! (`conversations[2].from`, `request.messages[0].role`) and says what is wrong.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use crate::exchange::{ConversationLine, MessageLine, Object, UsageLine};
+use crate::jsonl::LineProblem;
+
+/// `--format`: which shapes a file's records may take.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Format {
+    /// Each record's own shape, recognised by its keys.
+    #[default]
+    Auto,
+    /// Only this shape; a record of another one is refused.
+    Only(Shape),
+}
+
+impl Format {
+    pub const NAMES: &'static str = "auto, turnbench, sharegpt, openai-log";
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "auto" {
+            return Ok(Format::Auto);
+        }
+        Shape::ALL
+            .into_iter()
+            .find(|shape| shape.as_str() == s)
+            .map(Format::Only)
+            .ok_or_else(|| format!("unknown format {s:?}; expected one of {}", Self::NAMES))
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Format::Auto => f.write_str("auto"),
+            Format::Only(shape) => f.write_str(shape.as_str()),
+        }
+    }
+}
+
+/// The shape of one record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shape {
+    /// The exchange format, or a plain OpenAI chat line: a `messages` array.
+    Turnbench,
+    /// A `conversations` array of `{"from", "value"}` (FastChat, Axolotl, most datasets).
+    ShareGpt,
+    /// One logged call: `request` (with its `messages`) and `response` (a chat completion).
+    OpenAiLog,
+}
+
+impl Shape {
+    pub const ALL: [Shape; 3] = [Shape::Turnbench, Shape::ShareGpt, Shape::OpenAiLog];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Shape::Turnbench => "turnbench",
+            Shape::ShareGpt => "sharegpt",
+            Shape::OpenAiLog => "openai-log",
+        }
+    }
+
+    /// The keys that mark the shape, in a message's words.
+    fn keys(self) -> &'static str {
+        match self {
+            Shape::Turnbench => "a \"messages\" array",
+            Shape::ShareGpt => "a \"conversations\" array",
+            Shape::OpenAiLog => "a \"response\" object (with the \"request\")",
+        }
+    }
+
+    /// The field that must be there, named in the error when nothing marks the shape.
+    fn key(self) -> &'static str {
+        match self {
+            Shape::Turnbench => "messages",
+            Shape::ShareGpt => "conversations",
+            Shape::OpenAiLog => "response",
+        }
+    }
+}
+
+/// Records read per shape in one file (imported or already present).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShapeCounts([u64; 3]);
+
+impl ShapeCounts {
+    pub fn add(&mut self, shape: Shape) {
+        self.0[shape as usize] += 1;
+    }
+
+    pub fn get(&self, shape: Shape) -> u64 {
+        self.0[shape as usize]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|n| *n == 0)
+    }
+}
+
+/// `sharegpt 3, openai-log 2`: the shapes read, in a fixed order.
+impl fmt::Display for ShapeCounts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for shape in Shape::ALL {
+            let n = self.get(shape);
+            if n > 0 {
+                write!(f, "{}{} {n}", if first { "" } else { ", " }, shape.as_str())?;
+                first = false;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How to name message `i` of a normalised conversation in the record's own shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessagePaths {
+    /// `messages[i]`.
+    Messages,
+    /// `conversations[i]`, after the `system` field when it gave the first message.
+    ShareGpt { system_field: bool },
+    /// The history (`request.messages[i]`, or top-level `messages[i]`), then the answer.
+    Log { top_level: bool, answer: usize },
+}
+
+impl MessagePaths {
+    /// The list as a whole.
+    pub fn list(self) -> &'static str {
+        match self {
+            MessagePaths::Messages
+            | MessagePaths::Log {
+                top_level: true, ..
+            } => "messages",
+            MessagePaths::ShareGpt { .. } => "conversations",
+            MessagePaths::Log { .. } => "request.messages",
+        }
+    }
+
+    pub fn message(self, i: usize) -> String {
+        match self {
+            MessagePaths::ShareGpt { system_field: true } if i == 0 => "system".into(),
+            MessagePaths::ShareGpt { system_field } => {
+                format!("conversations[{}]", i - usize::from(system_field))
+            }
+            MessagePaths::Log { answer, .. } if i == answer => "response.choices[0].message".into(),
+            MessagePaths::Messages | MessagePaths::Log { .. } => format!("{}[{i}]", self.list()),
+        }
+    }
+
+    /// A field of message `i`, named as the exchange format names it (`content`,
+    /// `finish_reason`, `timing.e2e_ms`, ...), in the record's own words.
+    pub fn field(self, i: usize, name: &str) -> String {
+        match (self, name) {
+            (MessagePaths::ShareGpt { system_field: true }, _) if i == 0 => "system".into(),
+            (MessagePaths::ShareGpt { .. }, "content") => format!("{}.value", self.message(i)),
+            (MessagePaths::Log { answer, .. }, "finish_reason") if i == answer => {
+                "response.choices[0].finish_reason".into()
+            }
+            (MessagePaths::Log { answer, .. }, "outcome" | "error") if i == answer => {
+                "response.error".into()
+            }
+            _ => format!("{}.{name}", self.message(i)),
+        }
+    }
+}
+
+/// A record read and normalised.
+#[derive(Debug)]
+pub struct Normalised {
+    pub shape: Shape,
+    pub line: ConversationLine,
+    pub paths: MessagePaths,
+}
+
+/// Every top-level field any shape reads. The common fields mean the same in every shape.
+#[derive(Deserialize)]
+pub(super) struct RawLine<'a> {
+    id: Option<String>,
+    provider: Option<String>,
+    model: Option<String>,
+    label: Option<String>,
+    scenario: Option<String>,
+    repeat: Option<u32>,
+    outcome: Option<String>,
+    /// Turnbench; also a log's history when it has no `request.messages`.
+    #[serde(default, deserialize_with = "optional_objects")]
+    pub messages: Option<Vec<MessageLine>>,
+    // ShareGPT.
+    #[serde(borrow)]
+    pub conversations: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub system: Option<&'a RawValue>,
+    // Request/response logs.
+    #[serde(borrow)]
+    pub request: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub response: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub metadata: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub ttft_ms: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub latency_ms: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub duration_ms: Option<&'a RawValue>,
+    #[serde(borrow, rename = "startTime")]
+    pub start_time: Option<&'a RawValue>,
+    #[serde(borrow, rename = "endTime")]
+    pub end_time: Option<&'a RawValue>,
+    #[serde(borrow, rename = "completionStartTime")]
+    pub completion_start_time: Option<&'a RawValue>,
+}
+
+impl RawLine<'_> {
+    /// The fields every shape shares, as a conversation without messages yet.
+    pub(super) fn take_common(&mut self) -> ConversationLine {
+        ConversationLine {
+            id: self.id.take(),
+            provider: self.provider.take(),
+            model: self.model.take(),
+            label: self.label.take(),
+            scenario: self.scenario.take(),
+            repeat: self.repeat.take(),
+            outcome: self.outcome.take(),
+            ..ConversationLine::default()
+        }
+    }
+
+    /// The shape its keys mark: a log's `response` (or a `request` without `messages`)
+    /// first, then ShareGPT's `conversations`, then `messages`.
+    fn marked(&self) -> Option<Shape> {
+        Shape::ALL.into_iter().rev().find(|s| self.has(*s))
+    }
+
+    fn has(&self, shape: Shape) -> bool {
+        match shape {
+            Shape::Turnbench => self.messages.is_some(),
+            Shape::ShareGpt => self.conversations.is_some(),
+            // A `request` alone does not make a turnbench line a log (a field of that name
+            // on it was ignored before logs were read).
+            Shape::OpenAiLog => {
+                self.response.is_some() || (self.request.is_some() && self.messages.is_none())
+            }
+        }
+    }
+
+    /// The shape to read the record as under `format`, or why it is refused.
+    pub(super) fn shape(&self, format: Format) -> Result<Shape, LineProblem> {
+        match (format, self.marked()) {
+            (Format::Auto, Some(shape)) => Ok(shape),
+            (Format::Auto, None) => Err(LineProblem::new(
+                "messages",
+                "missing; every line needs a \"messages\" array (turnbench or OpenAI chat), \
+                 a \"conversations\" array (ShareGPT), or \"request\" and \"response\" \
+                 (a request/response log)",
+            )),
+            (Format::Only(wanted), _) if self.has(wanted) => Ok(wanted),
+            (Format::Only(wanted), Some(found)) => Err(LineProblem::new(
+                "",
+                format!(
+                    "not a {wanted} record: it has {}, the {found} shape, where {wanted} needs {}; \
+                     import with --format {found} (or --format auto)",
+                    found.keys(),
+                    wanted.keys(),
+                    wanted = wanted.as_str(),
+                    found = found.as_str(),
+                ),
+            )),
+            (Format::Only(wanted), None) => Err(LineProblem::new(
+                wanted.key(),
+                format!(
+                    "missing; every {} record needs {}",
+                    wanted.as_str(),
+                    wanted.keys()
+                ),
+            )),
+        }
+    }
+}
+
+/// Deserializes a record; a failure names the field and the problem.
+pub(super) fn parse_raw(text: &[u8]) -> Result<RawLine<'_>, LineProblem> {
+    match serde_json::from_slice::<Object<RawLine>>(text) {
+        Ok(Object(raw)) => Ok(raw),
+        Err(e) if e.is_syntax() || e.is_eof() => Err(LineProblem::new(
+            "",
+            format!("not JSON: {}", without_position(&e)),
+        )),
+        Err(_) => Err(explain_type_error(text)),
+    }
+}
+
+/// The slow path: parse again with path tracking to name the field that failed.
+fn explain_type_error(text: &[u8]) -> LineProblem {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    match serde_path_to_error::deserialize::<_, Object<RawLine>>(&mut de) {
+        Ok(_) => LineProblem::new(
+            "",
+            "could not be read (unexpected; please report this line)",
+        ),
+        Err(e) => describe(&e.path().to_string(), e.inner(), None),
+    }
+}
+
+/// Parses a field kept raw, naming its inner fields from `name` on when it fails.
+pub(super) fn parse_field<'a, T: Deserialize<'a>>(
+    name: &str,
+    raw: &'a RawValue,
+) -> Result<T, LineProblem> {
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| describe(&e.path().to_string(), e.inner(), Some(name)))
+}
+
+/// A deserialization error as a problem: `path` from serde_path_to_error (`.` for the
+/// top), under the field `within` when the text parsed was that field's value.
+fn describe(path: &str, error: &serde_json::Error, within: Option<&str>) -> LineProblem {
+    let path = match (within, path) {
+        (None, ".") => String::new(),
+        (None, path) => path.to_string(),
+        (Some(name), ".") => name.to_string(),
+        (Some(name), path) if path.starts_with('[') => format!("{name}{path}"),
+        (Some(name), path) => format!("{name}.{path}"),
+    };
+    // The path names the place, so serde's "at line 1 column N" is left out.
+    let message = message_only(error);
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        let name = rest.split('`').next().unwrap_or_default();
+        let field = if path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{path}.{name}")
+        };
+        return LineProblem::new(field, "missing");
+    }
+    if let Some(rest) = message.strip_prefix("invalid type: ") {
+        if path.is_empty() {
+            let found = match rest.split(", expected").next().unwrap_or(rest) {
+                "sequence" => "an array",
+                "map" => "an object",
+                other => other,
+            };
+            return LineProblem::new(
+                "",
+                format!(
+                    "expected a JSON object (one conversation per line or array element), \
+                     found {found}"
+                ),
+            );
+        }
+        return LineProblem::new(path, format!("wrong type: {}", plain_expectation(rest)));
+    }
+    LineProblem::new(path, plain_expectation(&message))
+}
+
+/// Serde's Rust names in "expected ..." put in the format's words.
+fn plain_expectation(message: &str) -> String {
+    const WORDS: [(&str, &str); 6] = [
+        ("a sequence", "an array"),
+        ("sequence,", "array,"),
+        ("map,", "object,"),
+        ("expected u32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected u16", "expected an HTTP status"),
+    ];
+    let mut out = message.to_string();
+    for (rust, words) in WORDS {
+        out = out.replace(rust, words);
+    }
+    out.replace("expected f64", "expected a number (milliseconds)")
+}
+
+/// serde_json's message without " at line 1 column 17" (a record is one unit), but keeping
+/// the column, which helps find a syntax error in a long line.
+fn without_position(e: &serde_json::Error) -> String {
+    format!("{} (column {})", message_only(e), e.column())
+}
+
+fn message_only(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+pub(super) fn optional_objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Vec<T>>, D::Error> {
+    // Same layout, so this collect reuses the vector in place.
+    Ok(Option::<Vec<Object<T>>>::deserialize(d)?
+        .map(|v| v.into_iter().map(|Object(t)| t).collect()))
+}
+
+/// Usage counts as a record states them: none negative, cached within the prompt.
+pub(super) fn check_usage(u: &UsageLine, at: &dyn Fn(&str) -> String) -> Result<(), LineProblem> {
+    for (name, v) in [
+        ("prompt_tokens", u.prompt_tokens),
+        ("completion_tokens", u.completion_tokens),
+        ("cached_tokens", u.cached_tokens),
+        ("reasoning_tokens", u.reasoning_tokens),
+    ] {
+        if let Some(v) = v
+            && v < 0
+        {
+            return Err(LineProblem::new(
+                at(&format!("usage.{name}")),
+                format!("{v} is negative; leave unknown counts out (never 0 or -1)"),
+            ));
+        }
+    }
+    if let (Some(cached), Some(prompt)) = (u.cached_tokens, u.prompt_tokens)
+        && cached > prompt
+    {
+        return Err(LineProblem::new(
+            at("usage.cached_tokens"),
+            format!(
+                "{cached} is more than prompt_tokens {prompt}; cached tokens are part of the prompt"
+            ),
+        ));
+    }
+    Ok(())
+}

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::format::{self, Format};
 use super::pattern;
-use super::{JsonSchema, Keyword, Node, NodeId, Pattern, ROOT, SchemaError, Types};
+use super::{JsonSchema, Keyword, Name, Node, NodeId, Pattern, ROOT, SchemaError, Shape, Types};
 
 /// Every keyword a schema may hold: the validating ones, then the annotations (accepted,
 /// ignored). Anything else is a load error naming it.
@@ -67,6 +67,14 @@ pub const KEYWORDS: &[&str] = &[
     "contentSchema",
 ];
 
+/// The keywords compiled together into one [`Shape`].
+const SHAPE: [&str; 4] = [
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "required",
+];
+
 /// Subschemas nested deeper than this are refused (the compiler recurses once per level).
 const MAX_DEPTH: usize = 128;
 
@@ -104,7 +112,7 @@ pub(super) fn compile(schema: &Value) -> Result<JsonSchema, SchemaError> {
         }
     }
     check_cycles(&c)?;
-    let nodes = c
+    let mut nodes: Vec<Node> = c
         .slots
         .into_iter()
         .map(|slot| match slot {
@@ -113,7 +121,87 @@ pub(super) fn compile(schema: &Value) -> Result<JsonSchema, SchemaError> {
             Slot::Pending | Slot::Compiling => Node::Bool(false),
         })
         .collect();
+    skip_bare_references(&mut nodes);
     Ok(JsonSchema { nodes })
+}
+
+/// Points every subschema that is only a `$ref` (`{"$ref": "#/$defs/time"}`) straight at
+/// its target, which saves a step per use. Runs after `check_cycles`, so chains end.
+fn skip_bare_references(nodes: &mut [Node]) {
+    let next = |id: NodeId| match nodes.get(id.0) {
+        Some(Node::Keywords(keywords)) => match keywords.as_slice() {
+            [Keyword::Ref(next)] => Some(*next),
+            _ => None,
+        },
+        _ => None,
+    };
+    // Each chain is walked once: what it ends at is kept for every node on it.
+    let mut target: Vec<Option<NodeId>> = vec![None; nodes.len()];
+    for start in 0..nodes.len() {
+        let mut chain = vec![NodeId(start)];
+        let mut end = NodeId(start);
+        while let Some(step) = next(end) {
+            if let Some(known) = target.get(step.0).copied().flatten() {
+                end = known;
+                break;
+            }
+            chain.push(step);
+            end = step;
+            if chain.len() > nodes.len() {
+                break; // a cycle, which `check_cycles` has refused
+            }
+        }
+        for id in chain {
+            if let Some(slot) = target.get_mut(id.0) {
+                slot.get_or_insert(end);
+            }
+        }
+    }
+    for node in nodes.iter_mut() {
+        if let Node::Keywords(keywords) = node {
+            for keyword in keywords.iter_mut() {
+                for id in subschemas_mut(keyword) {
+                    *id = target.get(id.0).copied().flatten().unwrap_or(*id);
+                }
+            }
+        }
+    }
+}
+
+/// Every subschema a keyword holds, to rewrite.
+fn subschemas_mut(keyword: &mut Keyword) -> Vec<&mut NodeId> {
+    match keyword {
+        Keyword::Ref(id) | Keyword::Not(id) | Keyword::PropertyNames(id) => vec![id],
+        Keyword::Items { node, .. } | Keyword::Contains { node, .. } => vec![node],
+        Keyword::AllOf(ids)
+        | Keyword::AnyOf(ids)
+        | Keyword::OneOf(ids)
+        | Keyword::PrefixItems(ids) => ids.iter_mut().collect(),
+        Keyword::DependentSchemas(named) => named.iter_mut().map(|(_, id)| id).collect(),
+        Keyword::Condition {
+            test,
+            then,
+            otherwise,
+        } => std::iter::once(test)
+            .chain(then.as_mut())
+            .chain(otherwise.as_mut())
+            .collect(),
+        Keyword::Shape(shape) => {
+            let Shape {
+                names,
+                patterns,
+                additional,
+                ..
+            } = &mut **shape;
+            names
+                .iter_mut()
+                .filter_map(|n| n.node.as_mut())
+                .chain(patterns.iter_mut().map(|(_, id)| id))
+                .chain(additional.as_mut())
+                .collect()
+        }
+        _ => Vec::new(),
+    }
 }
 
 fn error(location: &str, problem: impl Into<String>) -> SchemaError {
@@ -203,7 +291,13 @@ impl<'s> Compiler<'s> {
             ));
         }
         let mut keywords = Vec::new();
+        if SHAPE.iter().any(|k| map.contains_key(*k)) {
+            keywords.push(self.shape(map, location, depth + 1)?);
+        }
         for (key, value) in map {
+            if SHAPE.contains(&key.as_str()) {
+                continue;
+            }
             let here = child(location, key);
             let keyword = match assertion(key, value).map_err(|p| error(&here, p))? {
                 Some(keyword) => Some(keyword),
@@ -226,15 +320,6 @@ impl<'s> Compiler<'s> {
     ) -> Result<Option<Keyword>, SchemaError> {
         let depth = depth + 1;
         Ok(Some(match key {
-            "properties" => Keyword::Properties(self.schema_map(value, here, depth)?),
-            "patternProperties" => {
-                let mut compiled = Vec::new();
-                for (source, id) in self.schema_map(value, here, depth)? {
-                    compiled.push((compile_pattern(&source, &child(here, &source))?, id));
-                }
-                Keyword::PatternProperties(compiled)
-            }
-            "additionalProperties" => self.additional(map, value, here, depth)?,
             "propertyNames" => Keyword::PropertyNames(self.at(value, here, depth)?),
             "dependentSchemas" => Keyword::DependentSchemas(self.schema_map(value, here, depth)?),
             "prefixItems" => Keyword::PrefixItems(self.schema_list(value, here, depth)?),
@@ -311,33 +396,55 @@ impl<'s> Compiler<'s> {
         Ok(compiled)
     }
 
-    fn additional(
+    /// `properties`, `patternProperties`, `additionalProperties` and `required` as one
+    /// [`Shape`].
+    fn shape(
         &mut self,
         map: &'s Map<String, Value>,
-        value: &'s Value,
-        here: &str,
+        location: &str,
         depth: usize,
     ) -> Result<Keyword, SchemaError> {
-        let node = self.at(value, here, depth)?;
-        let mut named: Vec<String> = map
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default();
-        named.sort();
-        let mut patterns = Vec::new();
-        if let Some(sources) = map.get("patternProperties").and_then(Value::as_object) {
-            let parent = here.strip_suffix("/additionalProperties").unwrap_or(here);
-            let there = child(parent, "patternProperties");
-            for source in sources.keys() {
-                patterns.push(compile_pattern(source, &child(&there, source))?);
+        let mut names: Vec<Name> = Vec::new();
+        if let Some(value) = map.get("properties") {
+            for (name, id) in self.schema_map(value, &child(location, "properties"), depth)? {
+                names.push(Name {
+                    name,
+                    node: Some(id),
+                    required: false,
+                });
             }
         }
-        Ok(Keyword::AdditionalProperties {
-            node,
-            named,
+        let mut patterns = Vec::new();
+        if let Some(value) = map.get("patternProperties") {
+            let here = child(location, "patternProperties");
+            for (source, id) in self.schema_map(value, &here, depth)? {
+                patterns.push((compile_pattern(&source, &child(&here, &source))?, id));
+            }
+        }
+        let additional = match map.get("additionalProperties") {
+            Some(value) => Some(self.at(value, &child(location, "additionalProperties"), depth)?),
+            None => None,
+        };
+        if let Some(value) = map.get("required") {
+            let required = strings(value).map_err(|p| error(&child(location, "required"), p))?;
+            for name in required {
+                match names.iter_mut().find(|n| n.name == name) {
+                    Some(known) => known.required = true,
+                    None => names.push(Name {
+                        name,
+                        node: None,
+                        required: true,
+                    }),
+                }
+            }
+        }
+        names.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(Keyword::Shape(Box::new(Shape {
+            required: names.iter().filter(|n| n.required).count(),
+            names,
             patterns,
-        })
+            additional,
+        })))
     }
 
     fn contains(
@@ -499,7 +606,6 @@ fn assertion(key: &str, value: &Value) -> Result<Option<Keyword>, String> {
         "type" => Keyword::Type(types(value)?),
         "const" => Keyword::Const(value.clone()),
         "enum" => Keyword::Enum(value.as_array().cloned().ok_or("must be an array")?),
-        "required" => Keyword::Required(strings(value)?),
         "dependentRequired" => Keyword::DependentRequired(dependent_required(value)?),
         "minProperties" => Keyword::MinProperties(counted()?),
         "maxProperties" => Keyword::MaxProperties(counted()?),
@@ -605,8 +711,7 @@ fn rank(keyword: &Keyword) -> u8 {
     match keyword {
         Keyword::Type(_) => 0,
         Keyword::Const(_) | Keyword::Enum(_) => 1,
-        Keyword::Required(_)
-        | Keyword::MinProperties(_)
+        Keyword::MinProperties(_)
         | Keyword::MaxProperties(_)
         | Keyword::DependentRequired(_)
         | Keyword::MinItems(_)
@@ -620,9 +725,7 @@ fn rank(keyword: &Keyword) -> u8 {
         | Keyword::MultipleOf(_)
         | Keyword::Format(_) => 3,
         Keyword::Pattern(_) | Keyword::UniqueItems => 4,
-        Keyword::Properties(_)
-        | Keyword::PatternProperties(_)
-        | Keyword::AdditionalProperties { .. }
+        Keyword::Shape(_)
         | Keyword::PropertyNames(_)
         | Keyword::DependentSchemas(_)
         | Keyword::PrefixItems(_)

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Number, Value};
 
 use super::number::{compare, equal, hash, is_integer, is_multiple};
-use super::{JsonSchema, Keyword, Node, NodeId, ROOT, Violation};
+use super::{JsonSchema, Keyword, Node, NodeId, ROOT, Shape, Violation};
 
 /// Schemas applied inside one another deeper than this stop with a violation: instances
 /// read as JSON are at most 128 deep, so only a pathological schema or value gets here.
@@ -143,6 +143,10 @@ impl<'s, 'v> Evaluation<'s, 'v> {
 
     /// The subschema applied to a part of the instance, with its pointer.
     fn child(&mut self, segment: Segment<'v>, id: NodeId, value: &'v Value) -> bool {
+        if self.fast() {
+            // Nothing is recorded, so the pointer is not needed.
+            return self.node(id, value);
+        }
         self.path.push(segment);
         let valid = self.node(id, value);
         self.path.pop();
@@ -211,6 +215,7 @@ impl<'s, 'v> Evaluation<'s, 'v> {
         valid
     }
 
+    #[inline(never)]
     fn one_of(&mut self, ids: &[NodeId], value: &'v Value) -> bool {
         let mut matched = Vec::new();
         for (i, id) in ids.iter().enumerate() {
@@ -229,6 +234,7 @@ impl<'s, 'v> Evaluation<'s, 'v> {
         }
     }
 
+    #[inline(never)]
     fn object(
         &mut self,
         keyword: &'s Keyword,
@@ -236,7 +242,7 @@ impl<'s, 'v> Evaluation<'s, 'v> {
         value: &'v Value,
     ) -> bool {
         match keyword {
-            Keyword::Required(names) => self.required(names, map, None),
+            Keyword::Shape(shape) => self.shape(shape, map),
             Keyword::DependentRequired(rules) => {
                 let mut valid = true;
                 for (name, needed) in rules {
@@ -257,37 +263,6 @@ impl<'s, 'v> Evaluation<'s, 'v> {
                 map.len() as u64 <= *max
                     || self.fail(|| format!("has {} properties, more than {max}", map.len()))
             }
-            Keyword::Properties(properties) => {
-                let mut valid = true;
-                for (name, id) in properties {
-                    if let Some((key, member)) = map.get_key_value(name) {
-                        valid &= self.child(Segment::Key(key), *id, member);
-                        if !valid && self.fast() {
-                            break;
-                        }
-                    }
-                }
-                valid
-            }
-            Keyword::PatternProperties(patterns) => {
-                let mut valid = true;
-                for (key, member) in map {
-                    for (pattern, id) in patterns {
-                        if pattern.regex.is_match(key) {
-                            valid &= self.child(Segment::Key(key), *id, member);
-                            if !valid && self.fast() {
-                                return false;
-                            }
-                        }
-                    }
-                }
-                valid
-            }
-            Keyword::AdditionalProperties {
-                node,
-                named,
-                patterns,
-            } => self.additional(*node, named, patterns, map),
             Keyword::PropertyNames(id) => self.property_names(*id, map),
             Keyword::DependentSchemas(rules) => {
                 let mut valid = true;
@@ -332,36 +307,88 @@ impl<'s, 'v> Evaluation<'s, 'v> {
         valid
     }
 
-    fn additional(
+    /// One pass over the members: each one's own subschema, the patterns it matches, else
+    /// `additionalProperties`; and the required names counted on the way.
+    fn shape(&mut self, shape: &'s Shape, map: &'v Map<String, Value>) -> bool {
+        let refused = matches!(
+            shape.additional.and_then(|id| self.nodes.get(id.0)),
+            Some(Node::Bool(false))
+        );
+        let mut valid = true;
+        if !self.fast() {
+            // Collecting: what concerns the object itself first, then its members.
+            valid &= self.members_missing_or_refused(shape, map, refused);
+        } else if map.len() < shape.required {
+            return false;
+        }
+        let mut required = 0;
+        let mut cursor = 0;
+        for (key, member) in map {
+            let name = shape.find(key, &mut cursor);
+            required += usize::from(name.is_some_and(|n| n.required));
+            let mut known = false;
+            if let Some(id) = name.and_then(|n| n.node) {
+                known = true;
+                valid &= self.child(Segment::Key(key), id, member);
+            }
+            for (pattern, id) in &shape.patterns {
+                if pattern.regex.is_match(key) {
+                    known = true;
+                    valid &= self.child(Segment::Key(key), *id, member);
+                }
+            }
+            match shape.additional {
+                Some(id) if !known && !refused => {
+                    valid &= self.child(Segment::Key(key), id, member);
+                }
+                Some(_) if !known => valid = false,
+                _ => {}
+            }
+            if !valid && self.fast() {
+                return false;
+            }
+        }
+        valid && required == shape.required
+    }
+
+    /// The required names missing and the members `additionalProperties: false` refuses,
+    /// recorded.
+    #[inline(never)]
+    fn members_missing_or_refused(
         &mut self,
-        id: NodeId,
-        named: &[String],
-        patterns: &[super::Pattern],
-        map: &'v Map<String, Value>,
+        shape: &Shape,
+        map: &Map<String, Value>,
+        refused: bool,
     ) -> bool {
-        let extra = map.iter().filter(|(key, _)| {
-            named.binary_search(key).is_err() && !patterns.iter().any(|p| p.regex.is_match(key))
-        });
-        if matches!(self.nodes.get(id.0), Some(Node::Bool(false))) {
-            let extra: Vec<String> = extra.map(|(key, _)| quoted(key)).collect();
-            return extra.is_empty()
-                || self.fail(|| {
+        let names: Vec<String> = shape
+            .names
+            .iter()
+            .filter(|n| n.required)
+            .map(|n| n.name.clone())
+            .collect();
+        let mut valid = self.required(&names, map, None);
+        if refused {
+            let unexpected: Vec<String> = map
+                .keys()
+                .filter(|key| {
+                    shape.find(key, &mut 0).is_none_or(|n| n.node.is_none())
+                        && !shape.patterns.iter().any(|(p, _)| p.regex.is_match(key))
+                })
+                .map(|key| quoted(key))
+                .collect();
+            if !unexpected.is_empty() {
+                valid = self.fail(|| {
                     format!(
                         "additional properties are not allowed ({} unexpected)",
-                        extra.join(", ")
+                        unexpected.join(", ")
                     )
                 });
-        }
-        let mut valid = true;
-        for (key, member) in extra {
-            valid &= self.child(Segment::Key(key), id, member);
-            if !valid && self.fast() {
-                break;
             }
         }
         valid
     }
 
+    #[inline(never)]
     fn property_names(&mut self, id: NodeId, map: &Map<String, Value>) -> bool {
         let mut valid = true;
         for key in map.keys() {
@@ -378,6 +405,7 @@ impl<'s, 'v> Evaluation<'s, 'v> {
         valid
     }
 
+    #[inline(never)]
     fn array(&mut self, keyword: &'s Keyword, items: &'v [Value]) -> bool {
         match keyword {
             Keyword::MinItems(min) => {
@@ -418,6 +446,7 @@ impl<'s, 'v> Evaluation<'s, 'v> {
         valid
     }
 
+    #[inline(never)]
     fn contains(&mut self, id: NodeId, min: u64, max: Option<u64>, items: &'v [Value]) -> bool {
         let mut count = 0u64;
         for item in items {
@@ -442,8 +471,12 @@ impl<'s, 'v> Evaluation<'s, 'v> {
         }
     }
 
+    #[inline(never)]
     fn string(&mut self, keyword: &'s Keyword, text: &str) -> bool {
         match keyword {
+            // A character is 1 to 4 bytes: the byte length often decides alone.
+            Keyword::MinLength(min) if text.len() as u64 >= min.saturating_mul(4) => true,
+            Keyword::MaxLength(max) if text.len() as u64 <= *max => true,
             Keyword::MinLength(min) => {
                 let length = text.chars().count() as u64;
                 length >= *min
@@ -482,6 +515,7 @@ impl<'s, 'v> Evaluation<'s, 'v> {
         }
     }
 
+    #[inline(never)]
     fn number(&mut self, keyword: &'s Keyword, n: &Number) -> bool {
         let (valid, relation, bound) = match keyword {
             Keyword::Minimum(b) => (
@@ -541,10 +575,12 @@ fn duplicate(items: &[Value]) -> Option<(usize, usize)> {
 
 impl super::Types {
     pub(super) fn accepts(self, value: &Value) -> bool {
-        let bit = match value {
-            Value::Number(n) if is_integer(n) => Self::INTEGER | Self::NUMBER,
-            other => Self::of(other),
-        };
-        self.0 & bit != 0
+        match value {
+            // Whether it is an integer matters only when `number` is not accepted anyway.
+            Value::Number(n) if self.0 & Self::NUMBER == 0 => {
+                self.0 & Self::INTEGER != 0 && is_integer(n)
+            }
+            other => self.0 & Self::of(other) != 0,
+        }
     }
 }

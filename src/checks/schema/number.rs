@@ -33,6 +33,10 @@ fn compare_int_float(i: i128, f: f64) -> Option<Ordering> {
     if f.is_nan() {
         return None;
     }
+    // Below 2^53 an integer is exactly an `f64`: one float comparison decides.
+    if i.unsigned_abs() <= 1 << 53 {
+        return (i as f64).partial_cmp(&f);
+    }
     if f >= INT_RANGE {
         return Some(Ordering::Less);
     }
@@ -67,7 +71,20 @@ pub(super) fn compare(a: &Number, b: &Number) -> Option<Ordering> {
 pub(super) fn is_integer(n: &Number) -> bool {
     match num(n) {
         Num::Int(_) => true,
-        Num::Float(f) => f.is_finite() && f.fract() == 0.0,
+        Num::Float(f) => is_whole(f),
+    }
+}
+
+/// Whether a finite `f` has no fractional part, from its bits (`fract` is a libm call, and
+/// this runs for every float a schema types).
+fn is_whole(f: f64) -> bool {
+    let bits = f.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    match exponent {
+        1024 => false,         // infinite or NaN
+        52.. => true,          // no bits below the point
+        ..0 => bits << 1 == 0, // below 1: only zero (either sign)
+        e => bits & ((1u64 << (52 - e)) - 1) == 0,
     }
 }
 
@@ -89,7 +106,7 @@ pub(super) fn is_multiple(x: &Number, divisor: &Number) -> bool {
             let a = as_f64(a);
             let quotient = a / b;
             if quotient.is_finite() {
-                quotient.fract() == 0.0
+                is_whole(quotient)
             } else {
                 a % b == 0.0
             }
@@ -102,8 +119,13 @@ pub(super) fn is_multiple(x: &Number, divisor: &Number) -> bool {
 const MAX_DEPTH: usize = 256;
 
 /// JSON equality: numbers by value, arrays in order, objects by members; `true != 1`.
+#[inline]
 pub(super) fn equal(a: &Value, b: &Value) -> bool {
-    equal_within(a, b, 0)
+    match (a, b) {
+        // The common case (`const`, `enum` of strings), without the recursion.
+        (Value::String(x), Value::String(y)) => x == y,
+        _ => equal_within(a, b, 0),
+    }
 }
 
 fn equal_within(a: &Value, b: &Value, depth: usize) -> bool {
@@ -144,7 +166,7 @@ fn feed(value: &Value, h: &mut DefaultHasher, depth: usize) {
             2u8.hash(h);
             match num(n) {
                 Num::Int(i) => i.hash(h),
-                Num::Float(f) if f.fract() == 0.0 && f.abs() < INT_RANGE => (f as i128).hash(h),
+                Num::Float(f) if is_whole(f) && f.abs() < INT_RANGE => (f as i128).hash(h),
                 Num::Float(f) => f.to_bits().hash(h),
             }
         }
@@ -164,5 +186,67 @@ fn feed(value: &Value, h: &mut DefaultHasher, depth: usize) {
             });
             sum.hash(h);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn whole_numbers_by_their_bits_agree_with_fract() {
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            0.5,
+            1.5,
+            2.0,
+            3.0000000000000004,
+            1e15 + 0.5,
+            4503599627370495.5,
+            4503599627370496.0,
+            9007199254740993.0,
+            1e300,
+            -1e300,
+            5e-324,
+            f64::MIN_POSITIVE,
+            0.1,
+            123456.0,
+            -7.25,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for f in values {
+            assert_eq!(is_whole(f), f.is_finite() && f.fract() == 0.0, "{f:e}");
+        }
+    }
+
+    #[test]
+    fn integers_and_floats_compare_exactly() {
+        let n = |v: serde_json::Value| match v {
+            Value::Number(n) => n,
+            _ => unreachable!(),
+        };
+        let big = n(serde_json::json!(9007199254740993u64));
+        let float = n(serde_json::json!(9007199254740992.0));
+        assert_eq!(compare(&big, &float), Some(Ordering::Greater));
+        assert_eq!(compare(&float, &big), Some(Ordering::Less));
+        let one = n(serde_json::json!(1));
+        assert_eq!(
+            compare(&one, &n(serde_json::json!(1.0))),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(
+            compare(&one, &n(serde_json::json!(0.5))),
+            Some(Ordering::Greater)
+        );
+        let max = n(serde_json::json!(u64::MAX));
+        assert_eq!(
+            compare(&max, &n(serde_json::json!(1.8446744073709552e19))),
+            Some(Ordering::Less)
+        );
     }
 }

@@ -13,7 +13,8 @@
 //! - [`jsonl`]: JSON Lines input with line numbers and the problem with a line.
 //! - [`timestamp`]: RFC 3339 times read from user files.
 //! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate;
-//!   the `check` stage storing one result per (conversation, check definition), `--explain`.
+//!   the `check` stage storing one result per (conversation, check definition), `--explain`;
+//!   `checks::schema`, the JSON Schema validator (a draft 2020-12 subset) `json_schema` uses.
 //! - [`lint`]: `turnbench lint`, the list of linters over every definition file.
 //! - [`import`]: transcript files into the store (streaming, validated, idempotent): the
 //!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.

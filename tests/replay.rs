@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use turnbench::checks::JsonSchema;
 use turnbench::mock::Profile;
 
 fn repo(path: &str) -> String {
@@ -133,10 +134,11 @@ fn every_target_gets_the_same_prompts_and_pauses_and_block_twins_send_the_same()
     let schema: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(repo("docs/report.schema.json")).unwrap())
             .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
+    let validator = JsonSchema::compile(&schema).unwrap();
     let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
+        .violations(&report)
+        .iter()
+        .map(ToString::to_string)
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     let cells = report["replay"]["cells"].as_array().unwrap();

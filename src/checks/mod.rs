@@ -38,6 +38,7 @@ mod explain;
 mod kinds;
 mod lint;
 mod run;
+pub mod schema;
 mod summary;
 mod toml_json;
 
@@ -49,4 +50,5 @@ pub use explain::explain;
 pub use kinds::kind_names;
 pub use lint::{lint, lint_against, scope_errors};
 pub use run::{CheckError, CheckOptions, CheckReport, Tally, not_completed, run_checks};
+pub use schema::{JsonSchema, SchemaError, Violation};
 pub use summary::{format_report, rate_cell, rate_table};

@@ -136,6 +136,7 @@ pub fn refusal_hint(settings: &JudgeSettings, status: Option<u16>, error: &str) 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::checks::JsonSchema;
     use crate::judge::parse::parse_verdict;
 
     fn rubric() -> Rubric {
@@ -144,12 +145,12 @@ mod tests {
     }
 
     /// Every answer the schema admits, the parser accepts; what it rejects, the parser
-    /// refuses too (validated with an independent JSON-schema implementation).
+    /// refuses too (validated with the checks' JSON Schema validator, not the parser).
     #[test]
     fn the_schema_admits_exactly_what_the_parser_accepts() {
         let r = rubric();
         let schema = verdict_schema(&r);
-        let validator = jsonschema::validator_for(&schema).unwrap();
+        let validator = JsonSchema::compile(&schema).unwrap();
         let ids: Vec<&str> = r.criteria.iter().map(|c| c.id.as_str()).collect();
         let scores = |v: i64| -> serde_json::Map<String, Value> {
             ids.iter().map(|id| (id.to_string(), json!(v))).collect()
@@ -185,7 +186,7 @@ mod tests {
             format!("rubric_{}_v{}", r.id, r.version)
         );
         let pairwise = response_format(&r, true);
-        let v = jsonschema::validator_for(&pairwise["json_schema"]["schema"]).unwrap();
+        let v = JsonSchema::compile(&pairwise["json_schema"]["schema"]).unwrap();
         assert!(v.is_valid(&json!({"winner": "tie", "rationale": "same"})));
         assert!(!v.is_valid(&json!({"winner": "C", "rationale": "same"})));
     }

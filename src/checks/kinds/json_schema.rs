@@ -1,12 +1,12 @@
 //! `json_schema`: the answer's JSON validates against a draft 2020-12 schema, given inline
 //! (`schema`, a string holding JSON) or as `schema_file` (relative to the checks file).
 
-use jsonschema::Validator;
 use serde::Deserialize;
 use toml::Spanned;
 
 use super::{KindFields, Rule};
 use crate::checks::answer::{Answer, read_json};
+use crate::checks::schema::JsonSchema;
 use crate::config::ConfigError;
 
 /// Violations listed in one detail; beyond that only the count, so a detail stays readable.
@@ -22,8 +22,8 @@ struct Params {
 }
 
 #[derive(Debug)]
-struct JsonSchema {
-    validator: Validator,
+struct SchemaCheck {
+    schema: JsonSchema,
     allow_fence: bool,
 }
 
@@ -48,40 +48,35 @@ pub fn build(fields: &mut KindFields<'_>) -> Result<Box<dyn Rule>, ConfigError> 
         )
     })?;
     // Formats (date, email, ...) are asserted, not just annotated: a check that names a
-    // format means it.
-    let validator = jsonschema::draft202012::options()
-        .should_validate_formats(true)
-        .build(&schema)
-        .map_err(|e| {
-            fields.invalid(
-                span,
-                format!("invalid JSON Schema: {e}"),
-                "fix the schema so it is valid draft 2020-12",
-            )
-        })?;
-    Ok(Box::new(JsonSchema {
-        validator,
+    // format means it. What the validator does not support is refused here, not ignored.
+    let schema = JsonSchema::compile(&schema).map_err(|e| {
+        fields.invalid(
+            span,
+            format!("invalid JSON Schema: {e}"),
+            "fix the schema: draft 2020-12, the keywords and formats listed in docs/checks.md",
+        )
+    })?;
+    Ok(Box::new(SchemaCheck {
+        schema,
         allow_fence: p.allow_fence,
     }))
 }
 
-impl Rule for JsonSchema {
+impl Rule for SchemaCheck {
     fn evaluate(&self, answer: &Answer<'_>) -> Result<(), String> {
         let value = answer.json(self.allow_fence)?;
         // The fast path: validity alone, without collecting errors.
-        if self.validator.is_valid(value) {
+        if self.schema.is_valid(value) {
             return Ok(());
         }
-        let mut listed = Vec::new();
-        let mut count = 0;
-        for error in self.validator.iter_errors(value) {
-            count += 1;
-            if listed.len() < MAX_LISTED {
-                let path = error.instance_path().as_str();
-                let path = if path.is_empty() { "(root)" } else { path };
-                listed.push(format!("{path}: {error}"));
-            }
-        }
+        let violations = self.schema.violations(value);
+        let count = violations.len();
+        // Each as "pointer: message", "(root)" for the whole answer.
+        let listed: Vec<String> = violations
+            .iter()
+            .take(MAX_LISTED)
+            .map(ToString::to_string)
+            .collect();
         if count == 0 {
             return Ok(());
         }
@@ -151,6 +146,41 @@ schema = '''
         let err = load_error("kind = \"json_schema\"\nschema = '{\"type\": '");
         assert!(
             err.starts_with("checks/demo.toml:7: the schema is not JSON"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn beyond_eight_violations_only_the_count() {
+        let lines = r#"kind = "json_schema"
+schema = '{"items": {"type": "integer"}}'"#;
+        let err = judge(
+            lines,
+            r#"["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.starts_with("schema violations: /0: \"a\" is not of type \"integer\"; /1:"),
+            "{err}"
+        );
+        assert_eq!(err.matches("is not of type").count(), 8, "{err}");
+        assert!(err.ends_with("; and 2 more"), "{err}");
+    }
+
+    #[test]
+    fn what_the_validator_does_not_support_is_a_load_error() {
+        let err =
+            load_error("kind = \"json_schema\"\nschema = '{\"unevaluatedProperties\": false}'");
+        assert!(
+            err.starts_with(
+                "checks/demo.toml:7: invalid JSON Schema: keyword \"unevaluatedProperties\" is not supported (supported: type,"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("docs/checks.md"), "{err}");
+        let err = load_error("kind = \"json_schema\"\nschema = '{\"format\": \"ipv5\"}'");
+        assert!(
+            err.contains("at #/format: format \"ipv5\" is not supported (supported: date,"),
             "{err}"
         );
     }

@@ -423,6 +423,27 @@ mod tests {
         {"role":"user","content":"thanks"}]}"#;
 
     #[test]
+    fn timings_are_read_to_the_last_bit() {
+        // Exports write the shortest text that reads back as the same f64; serde_json's
+        // default parser may land one ULP off, which changed re-exported timings.
+        for text in [
+            "2.2412036799999998",
+            "3.8012657999999995",
+            "0.1",
+            "19.120367999999998",
+        ] {
+            let line = GOOD.replace('\n', " ").replace("10.5", text);
+            let c = prep(&line).unwrap();
+            let want: f64 = text.parse().unwrap();
+            assert_eq!(
+                c.record.turns[0].ttft_ms.map(f64::to_bits),
+                Some(want.to_bits()),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
     fn turns_take_the_messages_before_their_answer() {
         let c = prep(&GOOD.replace('\n', " ")).unwrap();
         assert_eq!(c.record.uid, "c1");

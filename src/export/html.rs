@@ -1,13 +1,13 @@
 //! The HTML format: one self-contained file that opens offline and reads without scripts:
-//! the run card, headlines as sentences, three inline SVG charts, the same tables as the
+//! the run card, headlines as sentences, inline SVG charts (per model label), the same tables as the
 //! terminal, and notes. All text is escaped; simulated results are marked in the title, the
 //! card and every table that holds them.
 
 use std::fmt::Write as _;
 use std::io::Write;
 
-use super::svg::{self, OutcomeBar, PALETTE, QualityPoint, Series, esc};
-use super::table::{Align, headline_groups, primary_judge, tables};
+use super::svg::esc;
+use super::table::{Align, headline_groups, tables};
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::{HeadlineKind, Report};
 
@@ -34,7 +34,8 @@ figcaption{font-size:13px;color:var(--muted);padding:4px 6px 0}
 svg .ct{font:600 15px system-ui,sans-serif;fill:#1b1f24}svg .tk{font:12px system-ui,sans-serif;fill:#57606a}
 svg .al{font:13px system-ui,sans-serif;fill:#1b1f24}svg .lt{font:12.5px system-ui,sans-serif;fill:#1b1f24}
 svg .pl{font:12.5px system-ui,sans-serif;fill:#1b1f24;paint-order:stroke;stroke:#fff;stroke-width:3px}
-svg .bl{font:600 12px system-ui,sans-serif}
+svg .bl{font:600 12px system-ui,sans-serif}svg .gh{font:600 13px system-ui,sans-serif;fill:#1b1f24}
+.charts h3{font-size:16px;margin:10px 0 -6px}
 svg .grid{stroke:#eaeef2;stroke-width:1}svg .axis{stroke:#57606a;stroke-width:1.2}
 svg .lg{fill:#fff;fill-opacity:.92;stroke:#d0d7de}
 .tw{overflow-x:auto;margin:8px 0 4px}
@@ -85,7 +86,7 @@ impl Exporter<Report> for Html {
         card(&mut h, r);
         h.push_str("</header>\n");
         headlines(&mut h, r);
-        charts(&mut h, r);
+        super::html_charts::charts(&mut h, r);
         let colours = provider_colours(r);
         for t in tables(r) {
             let marked = t
@@ -265,137 +266,13 @@ fn headlines(h: &mut String, r: &Report) {
     h.push_str("</ul></section>\n");
 }
 
-/// One colour per provider, in the order providers first appear.
+/// One colour per provider (its chart colour), longest names first, so a provider whose
+/// name starts another's matches itself.
 fn provider_colours(r: &Report) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = Vec::new();
-    for c in &r.cells {
-        if !out.iter().any(|(p, _)| *p == c.provider) {
-            let colour = PALETTE[out.len() % PALETTE.len()];
-            out.push((c.provider.clone(), colour));
-        }
-    }
-    // Longest names first, so a provider whose name starts another's matches itself.
+    let mut out: Vec<(String, &'static str)> = super::html_charts::provider_styles(r)
+        .into_iter()
+        .map(|(p, s)| (p, s.colour))
+        .collect();
     out.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
     out
-}
-
-fn charts(h: &mut String, r: &Report) {
-    let colours = provider_colours(r);
-    let mut labels: Vec<&str> = r.cells.iter().map(|c| c.model.as_str()).collect();
-    labels.dedup();
-    let names: Vec<String> = r
-        .cells
-        .iter()
-        .map(|c| {
-            format!(
-                "{} / {}{}",
-                c.provider,
-                c.model,
-                if c.simulated { " (sim.)" } else { "" }
-            )
-        })
-        .collect();
-    let series = |i: usize| {
-        let c = &r.cells[i];
-        Series {
-            name: &names[i],
-            colour: colours
-                .iter()
-                .find(|(p, _)| *p == c.provider)
-                .map_or("#000", |(_, col)| *col),
-            dash: labels.iter().position(|l| *l == c.model).unwrap_or(0),
-        }
-    };
-    let mut figures = Vec::new();
-    let curves: Vec<_> = (0..r.cells.len())
-        .map(|i| {
-            (
-                series(i),
-                r.cells[i].latency_curve.as_slice(),
-                r.cells[i].conversation_latency.n,
-            )
-        })
-        .collect();
-    if let Some(svg) = svg::ecdf(&curves) {
-        figures.push((svg, "Each curve is one cell; n is its completed conversations. Failed conversations are not in latency: see the outcome chart.".to_string()));
-    }
-    // Quality: the primary judge's mean when there is one, else the check pass rate.
-    let judge = primary_judge(r);
-    let (title, label, scale, caption) = match judge {
-        Some((_, s)) => (
-            "Quality against speed: judge mean score and conversation p50".to_string(),
-            "judge mean score",
-            (1.0, 5.0),
-            if s.simulated {
-                "Quality is the simulated judge's mean score over conversations."
-            } else {
-                "Quality is the judge's mean score over conversations."
-            },
-        ),
-        None => (
-            "Quality against speed: check pass rate and conversation p50".to_string(),
-            "check pass rate (%)",
-            (0.0, 100.0),
-            "Quality is the share of rule-based checks passed.",
-        ),
-    };
-    let points: Vec<QualityPoint> = (0..r.cells.len())
-        .filter_map(|i| {
-            let c = &r.cells[i];
-            let p50 = c.conversation_latency.p50?;
-            let (q, qi) = match judge {
-                Some((_, s)) => {
-                    let e = s.cells.get(i)?.overall?;
-                    (e.value, e.interval.map(|i| (i.lo, i.hi)))
-                }
-                None => (
-                    c.checks.pass.value? * 100.0,
-                    c.checks.pass.interval.map(|i| (i.lo * 100.0, i.hi * 100.0)),
-                ),
-            };
-            Some(QualityPoint {
-                series: series(i),
-                p50_ms: p50.value,
-                p50_interval: p50.interval.map(|i| (i.lo, i.hi)),
-                quality: q,
-                quality_interval: qi,
-            })
-        })
-        .collect();
-    if let Some(svg) = svg::quality_vs_latency(&points, &title, label, scale) {
-        figures.push((
-            svg,
-            format!("{caption} Whiskers: 95 % intervals (latency: order statistics of the p50; judge: t over scenarios)."),
-        ));
-    }
-    let bars: Vec<OutcomeBar> = r
-        .cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let mut parts = vec![("completed".to_string(), c.reliability.completed)];
-            let mut failures: Vec<_> = c.reliability.failures.iter().collect();
-            failures.sort_by(|a, b| b.1.cmp(a.1));
-            parts.extend(failures.into_iter().map(|(k, n)| (k.clone(), *n)));
-            OutcomeBar {
-                name: &names[i],
-                parts,
-            }
-        })
-        .collect();
-    if let Some(svg) = svg::outcomes(&bars) {
-        figures.push((svg, "Bars are shares of attempted conversations; the numbers are counts. Interrupted conversations are in no denominator.".to_string()));
-    }
-    if figures.is_empty() {
-        return;
-    }
-    h.push_str("<section><h2>Charts</h2><div class=\"charts\">");
-    for (svg, caption) in figures {
-        let _ = write!(
-            h,
-            "<figure>{svg}<figcaption>{}</figcaption></figure>",
-            esc(&caption)
-        );
-    }
-    h.push_str("</div></section>\n");
 }

@@ -15,6 +15,7 @@ pub mod conversations;
 mod csv;
 mod grid;
 mod html;
+mod html_charts;
 mod json;
 mod markdown;
 mod replay_tables;

@@ -1,8 +1,14 @@
-//! Inline SVG charts for the HTML format: an empirical CDF of conversation latency per
-//! cell, quality against p50 latency with interval whiskers on both axes, and a stacked bar
-//! of conversation outcomes per cell. Plain SVG text, no script; every label escaped; one
-//! colour per provider (Okabe–Ito, safe for colour-blind readers) and one dash pattern per
-//! model label, the same in every chart.
+//! Inline SVG charts for the HTML format: an empirical CDF of conversation latency, quality
+//! against p50 latency with interval whiskers on both axes (each drawn once per model label:
+//! small multiples, providers compared within a model), and a stacked bar of conversation
+//! outcomes per cell, its rows grouped by model label. Plain SVG text, no script; every label
+//! escaped.
+//!
+//! Legibility is laid out here, not left to the browser: each provider keeps one colour
+//! *and* one marker and dash pattern in every chart ([`styles`]); legends sit beside the plot
+//! inside the SVG (the chart grows to hold them), direct labels are placed only where they
+//! cover no other text, tick labels are thinned until they cannot touch, and text widths are
+//! estimated generously (DejaVu Sans, the widest common fallback of `system-ui`).
 
 use std::fmt::Write;
 
@@ -25,34 +31,104 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-/// Okabe & Ito (2008), "Color Universal Design": distinguishable with any colour vision.
-pub const PALETTE: [&str; 8] = [
-    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442",
+/// Ten colours a colour-blind reader can still tell apart in pairs: Okabe & Ito (2008),
+/// "Color Universal Design", without its yellow (too faint on white), then Paul Tol's wine,
+/// olive and indigo.
+pub const PALETTE: [&str; 10] = [
+    "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#882255",
+    "#999933", "#332288",
 ];
-/// Dash patterns that tell model labels of one provider apart.
-const DASHES: [&str; 4] = ["", "7 4", "2 3", "10 3 2 3"];
+/// Marker shapes: circle, square, triangle, diamond, down triangle, plus, cross.
+const MARKERS: usize = 7;
+/// Dash patterns, as many as the markers, so colour × dash × marker repeat only after 70
+/// providers.
+const DASHES: [&str; MARKERS] = ["", "8 4", "2 3", "10 3 2 3", "5 2", "12 3 2 3 2 3", "1 3"];
 
-const W: f64 = 760.0;
-const H: f64 = 380.0;
-const LEFT: f64 = 64.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 36.0;
-const BOTTOM: f64 = 56.0;
+/// How one provider is drawn in every chart of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Style {
+    pub colour: &'static str,
+    pub marker: usize,
+    pub dash: usize,
+}
 
-/// A cell as the charts draw it.
+/// One style per provider, by its place among the report's providers sorted by name: the
+/// same provider looks the same in every chart, whatever label it serves.
+pub fn styles<'a>(providers: impl IntoIterator<Item = &'a str>) -> Vec<(String, Style)> {
+    let mut names: Vec<&str> = providers.into_iter().collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            (
+                p.to_string(),
+                Style {
+                    colour: PALETTE[i % PALETTE.len()],
+                    marker: i % MARKERS,
+                    dash: i % MARKERS,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The style of `provider` in `styles` (black circles for one that is not there).
+pub fn style_of(styles: &[(String, Style)], provider: &str) -> Style {
+    styles.iter().find(|(p, _)| p == provider).map_or(
+        Style {
+            colour: "#000000",
+            marker: 0,
+            dash: 0,
+        },
+        |(_, s)| *s,
+    )
+}
+
+/// The width of the whole chart (user units; the page scales it).
+pub const W: f64 = 960.0;
+const H: f64 = 400.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 40.0;
+const BOTTOM: f64 = 58.0;
+/// Legend rows.
+const ROW: f64 = 20.0;
+
+/// Estimated rendered width of `s` at `px` font size: a generous 0.62 em a character (DejaVu
+/// Sans averages about 0.55 em over lower case and digits).
+pub fn text_width(s: &str, px: f64) -> f64 {
+    s.chars().count() as f64 * px * 0.62
+}
+
+/// `s` shortened with `…` to fit `width` at `px`.
+fn fit(s: &str, px: f64, width: f64) -> String {
+    if text_width(s, px) <= width {
+        return s.to_string();
+    }
+    let keep = ((width / (px * 0.62)) as usize).saturating_sub(1);
+    let mut out: String = s.chars().take(keep).collect();
+    out.push('…');
+    out
+}
+
+/// A chart's series: one provider of one model label.
 pub struct Series<'a> {
     pub name: &'a str,
-    pub colour: &'a str,
-    pub dash: usize,
+    pub style: Style,
 }
 
 impl Series<'_> {
     fn stroke(&self) -> String {
-        let dash = DASHES[self.dash % DASHES.len()];
+        let dash = DASHES[self.style.dash % DASHES.len()];
         if dash.is_empty() {
-            format!("stroke=\"{}\"", self.colour)
+            format!("stroke=\"{}\"", self.style.colour)
         } else {
-            format!("stroke=\"{}\" stroke-dasharray=\"{dash}\"", self.colour)
+            format!(
+                "stroke=\"{}\" stroke-dasharray=\"{dash}\"",
+                self.style.colour
+            )
         }
     }
 }
@@ -75,7 +151,7 @@ pub fn ticks(lo: f64, hi: f64, about: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
-fn tick_label(v: f64) -> String {
+pub fn tick_label(v: f64) -> String {
     if v.abs() >= 100.0 || v == v.round() {
         format!("{v:.0}")
     } else if (v * 10.0 - (v * 10.0).round()).abs() < 1e-9 {
@@ -85,102 +161,263 @@ fn tick_label(v: f64) -> String {
     }
 }
 
+/// Every `k`-th of `positions` (always the first), with the smallest `k` that leaves at least
+/// `gap` between neighbours whose extents (`size` each) are centred on them.
+fn thin(positions: &[f64], size: impl Fn(usize) -> f64, gap: f64) -> Vec<usize> {
+    for k in 1..=positions.len().max(1) {
+        let kept: Vec<usize> = (0..positions.len()).step_by(k).collect();
+        let clear = kept.windows(2).all(|w| {
+            let (a, b) = (w[0], w[1]);
+            (positions[b] - positions[a]).abs() >= (size(a) + size(b)) / 2.0 + gap
+        });
+        if clear {
+            return kept;
+        }
+    }
+    vec![0]
+}
+
+/// A rectangle a text or marker covers, for placing labels.
+#[derive(Clone, Copy)]
+struct Box2 {
+    x0: f64,
+    y0: f64,
+    x1: f64,
+    y1: f64,
+}
+
+impl Box2 {
+    fn hits(&self, o: &Box2) -> bool {
+        self.x0 < o.x1 && o.x0 < self.x1 && self.y0 < o.y1 && o.y0 < self.y1
+    }
+    fn inside(&self, o: &Box2) -> bool {
+        self.x0 >= o.x0 && self.x1 <= o.x1 && self.y0 >= o.y0 && self.y1 <= o.y1
+    }
+}
+
+/// The plot area and its data ranges.
 struct Frame {
     x0: f64,
     x1: f64,
     y0: f64,
     y1: f64,
+    /// Plot area in user units.
+    left: f64,
+    right: f64,
+    top: f64,
+    bottom: f64,
 }
 
 impl Frame {
     fn x(&self, v: f64) -> f64 {
-        LEFT + (v - self.x0) / (self.x1 - self.x0).max(1e-12) * (W - LEFT - RIGHT)
+        self.left + (v - self.x0) / (self.x1 - self.x0).max(1e-12) * (self.right - self.left)
     }
     fn y(&self, v: f64) -> f64 {
-        H - BOTTOM - (v - self.y0) / (self.y1 - self.y0).max(1e-12) * (H - TOP - BOTTOM)
+        self.bottom - (v - self.y0) / (self.y1 - self.y0).max(1e-12) * (self.bottom - self.top)
+    }
+    fn plot(&self) -> Box2 {
+        Box2 {
+            x0: self.left,
+            y0: self.top,
+            x1: self.right,
+            y1: self.bottom,
+        }
     }
 }
 
 fn open(out: &mut String, id: &str, title: &str, desc: &str, height: f64) {
     let _ = write!(
         out,
-        "<svg id=\"{id}\" role=\"img\" viewBox=\"0 0 {W} {height}\" xmlns=\"http://www.w3.org/2000/svg\" \
+        "<svg id=\"{id}\" role=\"img\" viewBox=\"0 0 {W} {height:.0}\" xmlns=\"http://www.w3.org/2000/svg\" \
          aria-labelledby=\"{id}-t {id}-d\"><title id=\"{id}-t\">{}</title><desc id=\"{id}-d\">{}</desc>\
-         <rect width=\"{W}\" height=\"{height}\" fill=\"#fff\"/>\
-         <text x=\"{LEFT}\" y=\"22\" class=\"ct\">{}</text>",
+         <rect width=\"{W}\" height=\"{height:.0}\" fill=\"#fff\"/>\
+         <text x=\"{LEFT}\" y=\"24\" class=\"ct\">{}</text>",
         esc(title),
         esc(desc),
-        esc(title)
+        esc(&fit(title, 15.0 * 1.08, W - LEFT - RIGHT))
     );
 }
 
-/// Axes with ticks, grid lines and labels.
+/// Axes with ticks, grid lines and labels. Tick labels are thinned until neighbours cannot
+/// touch; x labels hang low enough to clear the lowest y label at the corner.
 fn axes(out: &mut String, f: &Frame, xt: &[f64], yt: &[f64], xlabel: &str, ylabel: &str) {
-    for &v in yt {
-        let y = f.y(v);
+    let ypos: Vec<f64> = yt.iter().map(|&v| f.y(v)).collect();
+    for i in thin(&ypos, |_| 15.0, 4.0) {
+        let (v, y) = (yt[i], ypos[i]);
         let _ = write!(
             out,
-            "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" class=\"grid\"/>\
-             <text x=\"{}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}</text>",
-            W - RIGHT,
-            LEFT - 6.0,
+            "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" class=\"grid\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}</text>",
+            f.left,
+            f.right,
+            f.left - 6.0,
             y + 4.0,
             tick_label(v)
         );
     }
-    for &v in xt {
-        let x = f.x(v);
+    let xpos: Vec<f64> = xt.iter().map(|&v| f.x(v)).collect();
+    let labels: Vec<String> = xt.iter().map(|&v| tick_label(v)).collect();
+    for i in thin(&xpos, |i| text_width(&labels[i], 12.0), 10.0) {
+        let x = xpos[i];
         let _ = write!(
             out,
-            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{TOP}\" y2=\"{}\" class=\"grid\"/>\
-             <text x=\"{x:.1}\" y=\"{}\" class=\"tk\" text-anchor=\"middle\">{}</text>",
-            H - BOTTOM,
-            H - BOTTOM + 16.0,
-            tick_label(v)
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" class=\"grid\"/>\
+             <text x=\"{x:.1}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"middle\">{}</text>",
+            f.top,
+            f.bottom,
+            f.bottom + 22.0,
+            labels[i]
         );
     }
     let _ = write!(
         out,
-        "<line x1=\"{LEFT}\" x2=\"{}\" y1=\"{b}\" y2=\"{b}\" class=\"axis\"/>\
-         <line x1=\"{LEFT}\" x2=\"{LEFT}\" y1=\"{TOP}\" y2=\"{b}\" class=\"axis\"/>\
-         <text x=\"{}\" y=\"{}\" class=\"al\" text-anchor=\"middle\">{}</text>\
-         <text transform=\"translate(16 {}) rotate(-90)\" class=\"al\" text-anchor=\"middle\">{}</text>",
-        W - RIGHT,
-        LEFT + (W - LEFT - RIGHT) / 2.0,
-        H - 14.0,
-        esc(xlabel),
-        TOP + (H - TOP - BOTTOM) / 2.0,
-        esc(ylabel),
-        b = H - BOTTOM,
+        "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{b:.1}\" y2=\"{b:.1}\" class=\"axis\"/>\
+         <line x1=\"{l:.1}\" x2=\"{l:.1}\" y1=\"{:.1}\" y2=\"{b:.1}\" class=\"axis\"/>\
+         <text x=\"{:.1}\" y=\"{:.1}\" class=\"al\" text-anchor=\"middle\">{}</text>\
+         <text transform=\"translate(18 {:.1}) rotate(-90)\" class=\"al\" text-anchor=\"middle\">{}</text>",
+        f.left,
+        f.right,
+        f.top,
+        (f.left + f.right) / 2.0,
+        f.bottom + 46.0,
+        esc(&fit(xlabel, 13.0, f.right - f.left)),
+        (f.top + f.bottom) / 2.0,
+        esc(&fit(ylabel, 13.0, f.bottom - f.top)),
+        b = f.bottom,
+        l = f.left,
     );
 }
 
-/// An empirical CDF per cell from its latency at each whole percentile (ms).
-pub fn ecdf(curves: &[(Series, &[f64], usize)]) -> Option<String> {
-    let drawn: Vec<_> = curves.iter().filter(|(_, c, _)| c.len() >= 2).collect();
+/// A legend beside the plot, right of it, one row per series: a line sample (with the
+/// dash) when `lines`, and the marker. Returns its width; `rows` draws nothing.
+fn legend_width(labels: &[String]) -> f64 {
+    let longest = labels
+        .iter()
+        .map(|l| text_width(l, 12.5))
+        .fold(0.0f64, f64::max);
+    (longest + 50.0).clamp(110.0, 330.0)
+}
+
+fn legend(out: &mut String, items: &[(&Series, String)], x: f64, y: f64, lines: bool) {
+    let width = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
+    let _ = write!(
+        out,
+        "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{width:.0}\" height=\"{:.0}\" class=\"lg\"/>",
+        items.len() as f64 * ROW + 8.0
+    );
+    for (i, (s, label)) in items.iter().enumerate() {
+        let ly = y + 4.0 + ROW / 2.0 + i as f64 * ROW;
+        if lines {
+            let _ = write!(
+                out,
+                "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{ly:.1}\" y2=\"{ly:.1}\" stroke-width=\"2.4\" {}/>",
+                x + 6.0,
+                x + 36.0,
+                s.stroke()
+            );
+        }
+        out.push_str(&marker(&s.style, x + 21.0, ly, 4.5, ""));
+        let _ = write!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lt\">{}</text>",
+            x + 42.0,
+            ly + 4.5,
+            esc(&fit(label, 12.5, width - 46.0))
+        );
+    }
+}
+
+/// Direct labels: `name` beside each anchor point, at the first of eight places around it
+/// that stays in the plot and covers no other label and no marker; none where none fits.
+fn direct_labels(out: &mut String, f: &Frame, anchors: &[(f64, f64, &str)]) {
+    let h = 14.0;
+    let mut taken: Vec<Box2> = anchors
+        .iter()
+        .map(|&(x, y, _)| Box2 {
+            x0: x - 7.0,
+            y0: y - 7.0,
+            x1: x + 7.0,
+            y1: y + 7.0,
+        })
+        .collect();
+    let plot = f.plot();
+    for &(x, y, name) in anchors {
+        let w = text_width(name, 12.5) + 4.0;
+        let candidates = [
+            (x + 9.0, y - h - 2.0),
+            (x + 9.0, y + 2.0),
+            (x - 9.0 - w, y - h - 2.0),
+            (x - 9.0 - w, y + 2.0),
+            (x + 10.0, y - h / 2.0),
+            (x - 10.0 - w, y - h / 2.0),
+            (x - w / 2.0, y - h - 9.0),
+            (x - w / 2.0, y + 9.0),
+        ];
+        let spot = candidates.iter().find_map(|&(x0, y0)| {
+            let b = Box2 {
+                x0,
+                y0,
+                x1: x0 + w,
+                y1: y0 + h,
+            };
+            (b.inside(&plot) && !taken.iter().any(|t| t.hits(&b))).then_some(b)
+        });
+        if let Some(b) = spot {
+            let _ = write!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\" class=\"pl\">{}</text>",
+                b.x0 + 2.0,
+                b.y1 - 3.0,
+                esc(name)
+            );
+            taken.push(b);
+        }
+    }
+}
+
+/// One curve of the latency chart: latency at each whole percentile 0–100 (ms) and n.
+pub struct Curve<'a> {
+    pub series: Series<'a>,
+    pub curve: &'a [f64],
+    pub n: usize,
+}
+
+/// An empirical CDF per series, its p50 and p95 marked with the provider's marker.
+pub fn ecdf(id: &str, title: &str, curves: &[Curve]) -> Option<String> {
+    let drawn: Vec<&Curve> = curves.iter().filter(|c| c.curve.len() >= 2).collect();
     if drawn.is_empty() {
         return None;
     }
     let max_s = drawn
         .iter()
-        .filter_map(|(_, c, _)| c.last())
+        .filter_map(|c| c.curve.last())
         .fold(0.0f64, |m, v| m.max(*v))
         / 1000.0;
-    let xt = ticks(0.0, max_s.max(0.001), 6);
+    let items: Vec<(&Series, String)> = drawn
+        .iter()
+        .map(|c| (&c.series, format!("{} (n {})", c.series.name, c.n)))
+        .collect();
+    let lw = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
+    let height = H.max(TOP + items.len() as f64 * ROW + 8.0 + BOTTOM);
+    let xt = ticks(0.0, max_s.max(0.001), 7);
     let f = Frame {
         x0: 0.0,
         x1: xt.last().copied().unwrap_or(1.0),
         y0: 0.0,
         y1: 1.0,
+        left: LEFT,
+        right: W - RIGHT - lw - 14.0,
+        top: TOP,
+        bottom: height - BOTTOM,
     };
     let mut out = String::new();
     open(
         &mut out,
-        "chart-ecdf",
-        "Conversation latency, completed conversations (empirical CDF)",
-        "For each cell, the share of completed conversations that finished within x seconds; \
-         curves further left are faster, a long flat top is a slow tail.",
-        H,
+        id,
+        title,
+        "For each provider, the share of completed conversations that finished within x seconds; \
+         curves further left are faster, a long flat top is a slow tail. Markers: p50 and p95.",
+        height,
     );
     axes(
         &mut out,
@@ -190,72 +427,40 @@ pub fn ecdf(curves: &[(Series, &[f64], usize)]) -> Option<String> {
         "conversation latency (s): sum of turn E2E, pauses excluded",
         "share of conversations ≤ x",
     );
-    for (s, curve, _) in &drawn {
+    let mut anchors = Vec::new();
+    for c in &drawn {
+        let last = (c.curve.len() - 1) as f64;
         let mut points = String::new();
-        for (q, v) in curve.iter().enumerate() {
+        for (q, v) in c.curve.iter().enumerate() {
             let _ = write!(
                 points,
                 "{:.1},{:.1} ",
                 f.x(v / 1000.0),
-                f.y(q as f64 / (curve.len() - 1) as f64)
+                f.y(q as f64 / last)
             );
         }
         let _ = write!(
             out,
             "<polyline fill=\"none\" stroke-width=\"2.2\" {} points=\"{}\"><title>{}</title></polyline>",
-            s.stroke(),
+            c.series.stroke(),
             points.trim_end(),
-            esc(s.name)
+            esc(c.series.name)
         );
+        for q in [0.5, 0.95] {
+            let k = (q * last).round() as usize;
+            if let Some(v) = c.curve.get(k) {
+                let (x, y) = (f.x(v / 1000.0), f.y(k as f64 / last));
+                out.push_str(&marker(&c.series.style, x, y, 4.5, ""));
+                if q == 0.5 {
+                    anchors.push((x, y, c.series.name));
+                }
+            }
+        }
     }
-    legend(
-        &mut out,
-        drawn
-            .iter()
-            .map(|(s, _, n)| (s, format!("{} (n {n})", s.name))),
-        LEFT + 12.0,
-        TOP + 8.0,
-    );
+    direct_labels(&mut out, &f, &anchors);
+    legend(&mut out, &items, W - RIGHT - lw, TOP, true);
     out.push_str("</svg>");
     Some(out)
-}
-
-/// A legend box of line samples, top-left of the plot area.
-fn legend<'a>(
-    out: &mut String,
-    items: impl Iterator<Item = (&'a Series<'a>, String)>,
-    x: f64,
-    y: f64,
-) {
-    let items: Vec<_> = items.collect();
-    let width = items
-        .iter()
-        .map(|(_, l)| l.chars().count())
-        .max()
-        .unwrap_or(0) as f64
-        * 6.6
-        + 44.0;
-    let _ = write!(
-        out,
-        "<rect x=\"{x}\" y=\"{y}\" width=\"{width:.0}\" height=\"{:.0}\" class=\"lg\"/>",
-        items.len() as f64 * 18.0 + 8.0
-    );
-    for (i, (s, label)) in items.iter().enumerate() {
-        let ly = y + 16.0 + i as f64 * 18.0;
-        let _ = write!(
-            out,
-            "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke-width=\"2.6\" {}/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" class=\"lt\">{}</text>",
-            x + 8.0,
-            x + 32.0,
-            ly - 4.0,
-            ly - 4.0,
-            s.stroke(),
-            x + 38.0,
-            ly,
-            esc(label)
-        );
-    }
 }
 
 /// One point of the quality chart: p50 latency (ms) and quality, each with its interval.
@@ -267,10 +472,44 @@ pub struct QualityPoint<'a> {
     pub quality_interval: Option<(f64, f64)>,
 }
 
+/// The quality axis: from where the data (with their intervals) start to where they end,
+/// padded and rounded, within the scale.
+pub fn quality_range(points: &[QualityPoint], scale: (f64, f64)) -> (f64, f64) {
+    let ys = points.iter().flat_map(|p| {
+        [
+            Some(p.quality),
+            p.quality_interval.map(|i| i.0),
+            p.quality_interval.map(|i| i.1),
+        ]
+        .into_iter()
+        .flatten()
+    });
+    let (lo, hi) = ys
+        .filter(|v| v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    if !(lo.is_finite() && hi.is_finite()) {
+        return scale;
+    }
+    let pad = ((hi - lo) * 0.08).max((scale.1 - scale.0) * 0.02);
+    let t = ticks(
+        (lo - pad).max(scale.0),
+        (hi + pad).min(scale.1).max(lo + pad),
+        5,
+    );
+    let first = t.first().copied().unwrap_or(scale.0).max(scale.0);
+    let last = t.last().copied().unwrap_or(scale.1).min(scale.1);
+    if last > first { (first, last) } else { scale }
+}
+
 /// Quality against conversation p50, whiskers on both axes: the trade-off a chooser reads.
+/// `scale` is the quality's full scale; the axis covers only where the data are, and its
+/// label says so.
 pub fn quality_vs_latency(
-    points: &[QualityPoint],
+    id: &str,
     title: &str,
+    points: &[QualityPoint],
     quality_label: &str,
     scale: (f64, f64),
 ) -> Option<String> {
@@ -290,23 +529,44 @@ pub fn quality_vs_latency(
     let xt = ticks(
         (xmin / 1000.0 * 0.9).max(0.0),
         (xmax / 1000.0 * 1.05).max(0.001),
-        6,
+        7,
     );
-    let yt = ticks(scale.0, scale.1, 5);
+    let (y0, y1) = quality_range(points, scale);
+    let yt = ticks(y0, y1, 5);
+    let items: Vec<(&Series, String)> = points
+        .iter()
+        .map(|p| (&p.series, p.series.name.to_string()))
+        .collect();
+    let lw = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
+    let height = H.max(TOP + items.len() as f64 * ROW + 8.0 + BOTTOM);
     let f = Frame {
         x0: xt.first().copied().unwrap_or(0.0),
         x1: xt.last().copied().unwrap_or(1.0),
-        y0: scale.0,
-        y1: scale.1,
+        y0,
+        y1,
+        left: LEFT,
+        right: W - RIGHT - lw - 14.0,
+        top: TOP,
+        bottom: height - BOTTOM,
+    };
+    let ylabel = if (y0, y1) == scale {
+        quality_label.to_string()
+    } else {
+        format!(
+            "{quality_label}: axis {}–{} of {}–{}",
+            tick_label(y0),
+            tick_label(y1),
+            tick_label(scale.0),
+            tick_label(scale.1)
+        )
     };
     let mut out = String::new();
-    let key_rows = points.len().div_ceil(2) as f64;
     open(
         &mut out,
-        "chart-quality",
+        id,
         title,
-        "Each point is a cell: further left is faster, higher is better; whiskers are 95 % intervals.",
-        H + 8.0 + key_rows * 20.0,
+        "Each point is a provider: further left is faster, higher is better; whiskers are 95 % intervals.",
+        height,
     );
     axes(
         &mut out,
@@ -314,11 +574,13 @@ pub fn quality_vs_latency(
         &xt,
         &yt,
         "conversation latency p50 (s)",
-        quality_label,
+        &ylabel,
     );
+    let clamp_y = |v: f64| f.y(v.clamp(y0, y1));
+    let mut anchors = Vec::new();
     for p in points {
-        let (x, y) = (f.x(p.p50_ms / 1000.0), f.y(p.quality));
-        let c = p.series.colour;
+        let (x, y) = (f.x(p.p50_ms / 1000.0), clamp_y(p.quality));
+        let c = p.series.style.colour;
         if let Some((lo, hi)) = p.p50_interval {
             let _ = write!(
                 out,
@@ -331,74 +593,86 @@ pub fn quality_vs_latency(
             let _ = write!(
                 out,
                 "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"1.6\"/>",
-                f.y(lo),
-                f.y(hi)
+                clamp_y(lo),
+                clamp_y(hi)
             );
         }
-        let _ = write!(
-            out,
-            "{}",
-            marker(
-                &p.series,
-                x,
-                y,
-                6.0,
-                &format!("<title>{}</title>", esc(p.series.name))
-            )
-        );
-    }
-    // The key below the plot, two columns: marker (colour: provider, shape: model) and name.
-    for (i, p) in points.iter().enumerate() {
-        let (col, row) = ((i % 2) as f64, (i / 2) as f64);
-        let x = LEFT + col * (W - LEFT - RIGHT) / 2.0;
-        let y = H + 8.0 + row * 20.0;
-        let _ = write!(
-            out,
-            "{}<text x=\"{:.1}\" y=\"{:.1}\" class=\"lt\">{}</text>",
-            marker(&p.series, x + 6.0, y - 4.0, 5.0, ""),
-            x + 18.0,
+        out.push_str(&marker(
+            &p.series.style,
+            x,
             y,
-            esc(p.series.name)
-        );
+            6.0,
+            &format!("<title>{}</title>", esc(p.series.name)),
+        ));
+        anchors.push((x, y, p.series.name));
     }
+    direct_labels(&mut out, &f, &anchors);
+    legend(&mut out, &items, W - RIGHT - lw, TOP, false);
     out.push_str("</svg>");
     Some(out)
 }
 
-/// A point marker: the provider's colour, a shape per model label (circle, square,
-/// triangle, diamond).
-fn marker(s: &Series, x: f64, y: f64, r: f64, inner: &str) -> String {
+/// A point marker in the provider's colour and shape (circle, square, triangle, diamond,
+/// down triangle, plus, cross), white-edged so overlapping markers stay apart.
+pub fn marker(s: &Style, x: f64, y: f64, r: f64, inner: &str) -> String {
     let c = s.colour;
-    let style = format!("fill=\"{c}\" stroke=\"#fff\" stroke-width=\"1.5\"");
-    match s.dash % DASHES.len() {
-        0 => format!("<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" {style}>{inner}</circle>"),
-        1 => format!(
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" {style}>{inner}</rect>",
-            x - r,
-            y - r,
-            2.0 * r,
-            2.0 * r
+    let style = format!("fill=\"{c}\" stroke=\"#fff\" stroke-width=\"1.2\"");
+    let poly = |pts: &[(f64, f64)]| {
+        let p: Vec<String> = pts
+            .iter()
+            .map(|(dx, dy)| format!("{:.1},{:.1}", x + dx * r, y + dy * r))
+            .collect();
+        format!(
+            "<polygon points=\"{}\" {style} data-m=\"{}\">{inner}</polygon>",
+            p.join(" "),
+            s.marker % MARKERS
+        )
+    };
+    let (a, b) = (0.38, 1.05);
+    match s.marker % MARKERS {
+        0 => format!(
+            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r}\" {style} data-m=\"0\">{inner}</circle>"
         ),
-        2 => format!(
-            "<polygon points=\"{x:.1},{:.1} {:.1},{:.1} {:.1},{:.1}\" {style}>{inner}</polygon>",
-            y - r * 1.2,
-            x + r * 1.1,
-            y + r * 0.8,
-            x - r * 1.1,
-            y + r * 0.8
-        ),
-        _ => format!(
-            "<polygon points=\"{x:.1},{:.1} {:.1},{y:.1} {x:.1},{:.1} {:.1},{y:.1}\" {style}>{inner}</polygon>",
-            y - r * 1.3,
-            x + r * 1.3,
-            y + r * 1.3,
-            x - r * 1.3
-        ),
+        1 => poly(&[(-0.9, -0.9), (0.9, -0.9), (0.9, 0.9), (-0.9, 0.9)]),
+        2 => poly(&[(0.0, -1.2), (1.1, 0.8), (-1.1, 0.8)]),
+        3 => poly(&[(0.0, -1.3), (1.3, 0.0), (0.0, 1.3), (-1.3, 0.0)]),
+        4 => poly(&[(0.0, 1.2), (1.1, -0.8), (-1.1, -0.8)]),
+        5 => poly(&[
+            (-a, -b),
+            (a, -b),
+            (a, -a),
+            (b, -a),
+            (b, a),
+            (a, a),
+            (a, b),
+            (-a, b),
+            (-a, a),
+            (-b, a),
+            (-b, -a),
+            (-a, -a),
+        ]),
+        _ => poly(&[
+            (0.0, -0.5),
+            (0.7, -1.2),
+            (1.2, -0.7),
+            (0.5, 0.0),
+            (1.2, 0.7),
+            (0.7, 1.2),
+            (0.0, 0.5),
+            (-0.7, 1.2),
+            (-1.2, 0.7),
+            (-0.5, 0.0),
+            (-1.2, -0.7),
+            (-0.7, -1.2),
+        ]),
     }
 }
 
-/// One bar of the outcome chart: a cell and its conversations by outcome.
+/// One bar of the outcome chart: a provider of a model label and its conversations by
+/// outcome.
 pub struct OutcomeBar<'a> {
+    /// The model label the bar is grouped under.
+    pub group: &'a str,
     pub name: &'a str,
     /// (outcome, conversations), completed first.
     pub parts: Vec<(String, u64)>,
@@ -422,18 +696,18 @@ fn outcome_colour(class: &str) -> &'static str {
     }
 }
 
-/// Horizontal bars, one per cell, split by outcome share; labelled with counts.
+/// Horizontal bars, one per cell, split by outcome share and labelled with counts; the
+/// rows grouped under their model label (bars in `bars` order, a heading where the group
+/// changes).
 pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
     if bars.is_empty() {
         return None;
     }
-    // Room for the longest name (about 7 px a character at 12 px), within reason.
     let longest = bars
         .iter()
-        .map(|b| b.name.chars().count())
-        .max()
-        .unwrap_or(0);
-    let name_w = (longest as f64 * 7.0 + 12.0).clamp(120.0, 320.0);
+        .map(|b| text_width(b.name, 12.0))
+        .fold(0.0f64, f64::max);
+    let name_w = (longest + 16.0).clamp(120.0, 320.0);
     let row = 26.0;
     let classes: Vec<String> = {
         let mut v: Vec<String> = bars
@@ -444,26 +718,56 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
         v.dedup();
         v
     };
-    let per_row = (((W - RIGHT - 16.0) / 118.0) as usize).max(1);
+    let col_w = classes
+        .iter()
+        .map(|c| text_width(c, 12.5) + 30.0)
+        .fold(118.0f64, f64::max);
+    let per_row = (((W - RIGHT - 16.0) / col_w) as usize).max(1);
     let legend_rows = classes.len().div_ceil(per_row) as f64;
-    let height = TOP + 10.0 + bars.len() as f64 * row + 22.0 + legend_rows * 18.0;
+    let headings = {
+        let mut n = 0;
+        let mut last: Option<&str> = None;
+        for b in bars {
+            if last != Some(b.group) {
+                n += 1;
+                last = Some(b.group);
+            }
+        }
+        n
+    };
+    let grouped = headings > 1 || bars.iter().any(|b| !b.group.is_empty());
+    let heading_h = if grouped { 24.0 } else { 0.0 };
+    let body = bars.len() as f64 * row + headings as f64 * heading_h;
+    let height = TOP + 10.0 + body + 22.0 + legend_rows * 18.0;
     let plot_w = W - name_w - RIGHT - 10.0;
     let mut out = String::new();
     open(
         &mut out,
         "chart-outcomes",
-        "How conversations ended, per cell (share of attempted)",
-        "Completed conversations and each failure class as a share of the conversations attempted.",
+        "How conversations ended, per provider and model label (share of attempted)",
+        "Completed conversations and each failure class as a share of the conversations attempted, rows grouped by model label.",
         height,
     );
-    for (i, b) in bars.iter().enumerate() {
-        let y = TOP + 10.0 + i as f64 * row;
+    let mut y = TOP + 10.0;
+    let mut last: Option<&str> = None;
+    for b in bars {
+        if grouped && last != Some(b.group) {
+            let _ = write!(
+                out,
+                "<text x=\"16\" y=\"{:.1}\" class=\"gh\">{}</text>",
+                y + 16.0,
+                esc(&fit(b.group, 13.0 * 1.08, W - 32.0))
+            );
+            y += heading_h;
+            last = Some(b.group);
+        }
         let total: u64 = b.parts.iter().map(|(_, n)| n).sum();
         let _ = write!(
             out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}</text>",
+            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}<title>{}</title></text>",
             name_w - 4.0,
             y + 15.0,
+            esc(&fit(b.name, 12.0, name_w - 12.0)),
             esc(b.name)
         );
         let mut x = name_w + 6.0;
@@ -479,7 +783,7 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
                 outcome_colour(class),
                 esc(class)
             );
-            if w > 34.0 {
+            if w > text_width(&n.to_string(), 12.0) + 12.0 {
                 let dark = matches!(class.as_str(), "truncated" | "interrupted" | "stream_cut");
                 let _ = write!(
                     out,
@@ -491,11 +795,12 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
             }
             x += w;
         }
+        y += row;
     }
-    let ly = TOP + 10.0 + bars.len() as f64 * row + 22.0;
+    let ly = y + 22.0;
     for (i, class) in classes.iter().enumerate() {
         let (col, r) = ((i % per_row) as f64, (i / per_row) as f64);
-        let x = 16.0 + col * 118.0;
+        let x = 16.0 + col * col_w;
         let y = ly + r * 18.0;
         let _ = write!(
             out,
@@ -532,5 +837,59 @@ mod tests {
         assert_eq!(ticks(0.0, 0.9, 4), vec![0.0, 0.5, 1.0]);
         assert_eq!(ticks(3.2, 17.5, 6), vec![0.0, 5.0, 10.0, 15.0, 20.0]);
         assert_eq!(ticks(1.0, 1.0, 5), vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn ten_providers_get_ten_distinct_styles_in_name_order() {
+        let names = [
+            "j", "i", "h", "g", "f", "e", "d", "c", "b", "a", "a", "k", "l",
+        ];
+        let s = styles(names);
+        assert_eq!(s.len(), 12);
+        assert_eq!(s[0].0, "a");
+        for (i, (_, x)) in s.iter().enumerate() {
+            for (_, y) in &s[i + 1..] {
+                assert!(
+                    (x.colour, x.marker) != (y.colour, y.marker)
+                        && (x.colour, x.dash) != (y.colour, y.dash)
+                );
+            }
+        }
+        // The first ten differ in colour alone.
+        let colours: std::collections::BTreeSet<_> =
+            s[..10].iter().map(|(_, s)| s.colour).collect();
+        assert_eq!(colours.len(), 10);
+    }
+
+    #[test]
+    fn thinned_ticks_never_touch() {
+        let pos: Vec<f64> = (0..20).map(|i| i as f64 * 12.0).collect();
+        let kept = thin(&pos, |_| 20.0, 4.0);
+        assert_eq!(kept.first(), Some(&0));
+        assert!(kept.windows(2).all(|w| pos[w[1]] - pos[w[0]] >= 24.0));
+    }
+
+    #[test]
+    fn the_quality_axis_starts_where_the_data_do() {
+        let s = Series {
+            name: "a",
+            style: Style {
+                colour: "#000",
+                marker: 0,
+                dash: 0,
+            },
+        };
+        let p = QualityPoint {
+            series: s,
+            p50_ms: 1000.0,
+            p50_interval: None,
+            quality: 4.2,
+            quality_interval: Some((3.9, 4.5)),
+        };
+        let (lo, hi) = quality_range(&[p], (1.0, 5.0));
+        assert!(
+            lo > 1.0 && lo <= 3.9 && (4.5..=5.0).contains(&hi),
+            "{lo} {hi}"
+        );
     }
 }

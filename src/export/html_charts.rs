@@ -1,0 +1,183 @@
+//! The HTML report's charts, as small multiples: per model label, the latency ECDF and
+//! quality against speed of that label's providers (providers compared within a model, as
+//! the headlines compare them); then one outcome chart with its rows grouped by label. Every
+//! provider keeps one colour, marker and dash in all of them ([`svg::styles`]).
+
+use std::fmt::Write as _;
+
+use super::svg::{self, Curve, OutcomeBar, QualityPoint, Series, Style, esc};
+use super::table::primary_judge;
+use crate::report::model::Report;
+
+/// One style per provider of the report, the same in every chart and table swatch.
+pub fn provider_styles(r: &Report) -> Vec<(String, Style)> {
+    svg::styles(r.cells.iter().map(|c| c.provider.as_str()))
+}
+
+/// The model labels in the report's order, each once.
+fn labels(r: &Report) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for c in &r.cells {
+        if !out.contains(&c.model.as_str()) {
+            out.push(c.model.as_str());
+        }
+    }
+    out
+}
+
+/// A chart id from a label's position (labels are user text: never in an id).
+fn chart_id(kind: &str, k: usize) -> String {
+    format!("chart-{kind}-{}", k + 1)
+}
+
+/// The charts section, or nothing when no chart has data.
+pub fn charts(h: &mut String, r: &Report) {
+    let styles = provider_styles(r);
+    let names: Vec<String> = r
+        .cells
+        .iter()
+        .map(|c| format!("{}{}", c.provider, if c.simulated { " (sim.)" } else { "" }))
+        .collect();
+    let series = |i: usize| Series {
+        name: &names[i],
+        style: svg::style_of(&styles, &r.cells[i].provider),
+    };
+    let judge = primary_judge(r);
+    let (what, label, scale, caption) = match judge {
+        Some((_, s)) => (
+            "judge mean score",
+            "judge mean score",
+            (1.0, 5.0),
+            if s.simulated {
+                "Quality is the simulated judge's mean score over conversations."
+            } else {
+                "Quality is the judge's mean score over conversations."
+            },
+        ),
+        None => (
+            "check pass rate",
+            "check pass rate (%)",
+            (0.0, 100.0),
+            "Quality is the share of rule-based checks passed.",
+        ),
+    };
+    let mut figures: Vec<(Option<String>, String, String)> = Vec::new();
+    for (k, label_name) in labels(r).into_iter().enumerate() {
+        let in_label: Vec<usize> = (0..r.cells.len())
+            .filter(|&i| r.cells[i].model == label_name)
+            .collect();
+        let curves: Vec<Curve> = in_label
+            .iter()
+            .map(|&i| Curve {
+                series: series(i),
+                curve: r.cells[i].latency_curve.as_slice(),
+                n: r.cells[i].conversation_latency.n,
+            })
+            .collect();
+        let heading = Some(label_name.to_string());
+        if let Some(svg) = svg::ecdf(
+            &chart_id("ecdf", k),
+            &format!("Conversation latency on {label_name} (empirical CDF)"),
+            &curves,
+        ) {
+            figures.push((
+                heading.clone(),
+                svg,
+                format!(
+                    "{label_name}: each curve is one provider; n is its completed conversations; markers sit at p50 and p95. \
+                     Failed conversations are not in latency: see the outcome chart."
+                ),
+            ));
+        }
+        let points: Vec<QualityPoint> = in_label
+            .iter()
+            .filter_map(|&i| {
+                let c = &r.cells[i];
+                let p50 = c.conversation_latency.p50?;
+                let (q, qi) = match judge {
+                    Some((_, s)) => {
+                        let e = s.cells.get(i)?.overall?;
+                        (e.value, e.interval.map(|i| (i.lo, i.hi)))
+                    }
+                    None => (
+                        c.checks.pass.value? * 100.0,
+                        c.checks.pass.interval.map(|i| (i.lo * 100.0, i.hi * 100.0)),
+                    ),
+                };
+                Some(QualityPoint {
+                    series: series(i),
+                    p50_ms: p50.value,
+                    p50_interval: p50.interval.map(|i| (i.lo, i.hi)),
+                    quality: q,
+                    quality_interval: qi,
+                })
+            })
+            .collect();
+        if let Some(svg) = svg::quality_vs_latency(
+            &chart_id("quality", k),
+            &format!("Quality against speed on {label_name}: {what} and conversation p50"),
+            &points,
+            label,
+            scale,
+        ) {
+            let (lo, hi) = svg::quality_range(&points, scale);
+            figures.push((
+                heading,
+                svg,
+                format!(
+                    "{label_name}: {caption} The quality axis runs from {} to {} of the scale {}–{}. \
+                     Whiskers: 95 % intervals (latency: order statistics of the p50; quality: over scenarios).",
+                    svg::tick_label(lo),
+                    svg::tick_label(hi),
+                    svg::tick_label(scale.0),
+                    svg::tick_label(scale.1)
+                ),
+            ));
+        }
+    }
+    let bars: Vec<OutcomeBar> = r
+        .cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut parts = vec![("completed".to_string(), c.reliability.completed)];
+            let mut failures: Vec<_> = c.reliability.failures.iter().collect();
+            failures.sort_by(|a, b| b.1.cmp(a.1));
+            parts.extend(failures.into_iter().map(|(k, n)| (k.clone(), *n)));
+            OutcomeBar {
+                group: c.model.as_str(),
+                name: &names[i],
+                parts,
+            }
+        })
+        .collect();
+    if let Some(svg) = svg::outcomes(&bars) {
+        figures.push((None, svg, "Bars are shares of attempted conversations; the numbers are counts. Interrupted conversations are in no denominator.".to_string()));
+    }
+    if figures.is_empty() {
+        return;
+    }
+    h.push_str("<section><h2>Charts</h2><div class=\"charts\">");
+    let mut last: Option<String> = None;
+    for (heading, svg, caption) in figures {
+        if heading.is_some() && heading != last {
+            let _ = write!(
+                h,
+                "<h3>{}</h3>",
+                esc(&format!(
+                    "model label {}",
+                    heading.as_deref().unwrap_or_default()
+                ))
+            );
+        } else if heading.is_none() && last.is_some() {
+            h.push_str("<h3>all model labels</h3>");
+        }
+        last = heading.clone().or(Some(String::new()));
+        let _ = write!(
+            h,
+            "<figure>{svg}<figcaption>{}</figcaption></figure>",
+            esc(&caption)
+        );
+    }
+    h.push_str("</div></section>\n");
+}

@@ -41,6 +41,10 @@ pub struct ReportArgs {
     /// Bootstrap seed: the same seed and store print the same intervals.
     #[arg(long)]
     seed: Option<u64>,
+    /// Order each model label's cells by conversation p50, p95 or p99 (fastest first),
+    /// success or quality (highest first).
+    #[arg(long, value_enum, default_value_t = report::vs_fastest::SortBy::P50)]
+    sort: report::vs_fastest::SortBy,
 }
 
 impl ReportArgs {
@@ -60,6 +64,7 @@ impl ReportArgs {
                 level: defaults.level,
             },
             with_conversations: exporter.name() == "json",
+            sort: self.sort,
         };
         let report = report::build(&global.db, &opts)?;
         let format = FormatOptions {

@@ -553,11 +553,9 @@ pub fn quality_vs_latency(
         quality_label.to_string()
     } else {
         format!(
-            "{quality_label}: axis {}–{} of {}–{}",
+            "{quality_label} · axis {}–{}",
             tick_label(y0),
-            tick_label(y1),
-            tick_label(scale.0),
-            tick_label(scale.1)
+            tick_label(y1)
         )
     };
     let mut out = String::new();

@@ -170,44 +170,108 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
     let mut labels: Vec<&str> = r.cells.iter().map(|c| c.model.as_str()).collect();
     labels.dedup();
     let last = labels.len().saturating_sub(1);
+    // The report's order (grouped by label, sorted by `--sort`); every cell once even if
+    // the order is missing some.
+    let mut order: Vec<usize> = r
+        .order
+        .iter()
+        .copied()
+        .filter(|&i| i < r.cells.len())
+        .collect();
+    order.extend((0..r.cells.len()).filter(|i| !r.order.contains(i)));
     for (k, label) in labels.into_iter().enumerate() {
         let mut t = Table::new(
             format!(
-                "CELLS · {label}{} · conversation latency of completed conversations (s) · success % [95 % interval]",
-                m.title()
+                "CELLS · {label}{} · by {}{} · conversation latency of completed conversations (s) · Δ vs fastest % [95 % paired interval] · success % [95 % interval]",
+                m.title(),
+                r.sort.name(),
+                r.sort.order_word(),
             ),
             &[
                 ("provider", L),
                 ("n", R),
                 ("done", R),
                 ("success %", R),
+                ("fail %", R),
                 ("p50 s", R),
+                ("Δ p50 %", R),
                 ("p95 s", R),
+                ("Δ p95 %", R),
                 ("p99 s", R),
+                ("Δ p99 %", R),
             ],
         );
-        for c in r.cells.iter().filter(|c| c.model == label) {
+        for &i in order.iter().filter(|&&i| r.cells[i].model == label) {
+            let c = &r.cells[i];
             let p = &c.conversation_latency;
+            let d = r.vs_fastest.get(i);
             t.rows.push(vec![
                 format!("{}{}", c.provider, m.row(c.simulated)),
                 c.reliability.attempted.to_string(),
                 c.reliability.completed.to_string(),
                 pct(&c.reliability.success),
+                fail_pct(&c.reliability.success),
                 seconds(p.p50, p.n, 50.0),
+                delta(d.and_then(|d| d.p50.as_ref())),
                 seconds(p.p95, p.n, 95.0),
+                delta(d.and_then(|d| d.p95.as_ref())),
                 seconds(p.p99, p.n, 99.0),
+                delta(d.and_then(|d| d.p99.as_ref())),
             ]);
         }
         if k == last {
             t.footnotes.push(
-                "n: conversations attempted (failed ones included, interrupted ones aside); done: completed. \
+                "n: conversations attempted (failed ones included, interrupted ones aside); done: completed; fail: not completed. \
                  Latency: completed conversations only; intervals are distribution-free, from order \
                  statistics, and exist from 6 values for p50, 59 for p95, 299 for p99: below that \
                  a percentile shows its n instead."
                     .into(),
             );
+            t.footnotes.push(
+                "Δ vs fastest: this provider's percentile over the fastest provider's of the same model label, \
+                 as % slower (0: the fastest). Its interval is paired: the ratio over the (scenario, repeat) slots \
+                 both completed, cluster bootstrap over scenarios, at the headline family's Holm-adjusted level; \
+                 [—]: no interval, so the difference is not established by this column: fewer pairs than the \
+                 calibration needs (p50 10, p95 40), fewer than 3 scenarios, no spread, or p99 (no calibrated \
+                 paired comparison). Sort: --sort p50|p95|p99 (fastest first), success|quality (highest first)."
+                    .into(),
+            );
         }
         out.push(t);
+    }
+}
+
+/// Failed share (not completed ÷ attempted) in %: `6.7`.
+fn fail_pct(r: &crate::report::model::Rate) -> String {
+    if r.n == 0 {
+        return "-".into();
+    }
+    one_decimal((r.n - r.k.min(r.n)) as f64 / r.n as f64 * 100.0)
+}
+
+/// A signed percentage: one decimal below 10, whole above.
+fn signed_pct(x: f64) -> String {
+    if x.abs() < 9.95 {
+        format!("{x:+.1}")
+    } else {
+        format!("{x:+.0}")
+    }
+}
+
+/// Δ vs fastest as `+12 [+5, +20]`, `0` for the fastest, `+12 [—]` without an interval.
+fn delta(d: Option<&crate::report::vs_fastest::Delta>) -> String {
+    let Some(d) = d else { return "-".into() };
+    if d.is_fastest {
+        return "0".into();
+    }
+    let main = signed_pct((d.ratio - 1.0) * 100.0);
+    match d.interval {
+        Some(i) => format!(
+            "{main} [{}, {}]",
+            signed_pct((i.lo - 1.0) * 100.0),
+            signed_pct((i.hi - 1.0) * 100.0)
+        ),
+        None => format!("{main} [—]"),
     }
 }
 

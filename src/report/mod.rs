@@ -28,6 +28,7 @@ pub mod model;
 mod pairwise;
 pub mod replay;
 pub mod rows;
+pub mod vs_fastest;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -63,6 +64,8 @@ pub struct ReportOptions {
     pub bootstrap: Bootstrap,
     /// Build per-conversation rows (the JSON format writes them).
     pub with_conversations: bool,
+    /// The figure the tables order each label's cells by.
+    pub sort: vs_fastest::SortBy,
 }
 
 /// Builds the report from the store at `db` (upgraded first if it is older than this
@@ -220,10 +223,15 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         percentiles: "linear interpolation between closest ranks (NumPy's default)",
         simulated_providers: report_cells.iter().any(|c| c.simulated),
     };
+    let order = vs_fastest::order(&report_cells, &judge_sections, opts.sort);
+    let vs_fastest = vs_fastest::vs_fastest(&report_cells, &headlines);
     Ok(Report {
         schema: model::SCHEMA,
         meta,
         headlines,
+        sort: opts.sort,
+        order,
+        vs_fastest,
         cells: report_cells,
         checks,
         judges: judge_sections,

@@ -38,6 +38,13 @@ pub struct Report {
     pub headlines: Vec<Headline>,
     /// One per provider × model label, ordered by model label, then provider.
     pub cells: Vec<Cell>,
+    /// The figure the tables order each label's cells by (`--sort`).
+    pub sort: super::vs_fastest::SortBy,
+    /// Indices into `cells`: grouped by model label, each label's cells ordered by `sort`.
+    pub order: Vec<usize>,
+    /// Same order as `cells`: each cell's conversation-latency percentiles against the
+    /// fastest provider of its label.
+    pub vs_fastest: Vec<super::vs_fastest::VsFastest>,
     /// Rule-based checks: pass rates by tag per cell.
     pub checks: ChecksSection,
     /// One per (rubric, judge, simulated or real) with current judgments.

@@ -1,0 +1,298 @@
+//! The report at the width users have (issue 25): 10 providers × 3 model labels, 15
+//! scenarios × 2 repeats, imported and checked (`support/width.rs` generates it, seeded).
+//! Each label gets its own latency and quality chart, every provider keeps one style across
+//! charts, nothing is drawn outside its chart, the cell tables sort by `--sort` and show
+//! Δ vs fastest with a paired interval only where the calibration allows one.
+//!
+//! `TURNBENCH_WIDTH_HTML=/tmp/width.html cargo test --test report_width` keeps the HTML to
+//! look at (`../shared/tools/render-html /tmp/width.html /tmp/width.png`).
+
+mod common;
+#[path = "support/synthetic.rs"]
+mod synthetic;
+#[path = "support/width.rs"]
+mod width;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use common::*;
+use serde_json::Value;
+use turnbench::config::Scenario;
+
+fn repo(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// The 10 × 3 store, built once for every test here.
+fn store() -> &'static Project {
+    static STORE: OnceLock<Project> = OnceLock::new();
+    STORE.get_or_init(|| {
+        let scenarios = Scenario::load_dir(&repo("scenarios")).unwrap();
+        assert_eq!(scenarios.len(), 15);
+        let project = Project::new(&[]);
+        let file = project.write("width.jsonl", &width::lines(&scenarios, 25));
+        project.run_ok(&["import", file.to_str().unwrap()]);
+        project.run_ok(&[
+            "check",
+            "--checks",
+            repo("checks").to_str().unwrap(),
+            "--scenarios",
+            repo("scenarios").to_str().unwrap(),
+        ]);
+        project
+    })
+}
+
+fn report(args: &[&str]) -> String {
+    let mut all = vec!["report"];
+    all.extend_from_slice(args);
+    store().run_ok(&all).0
+}
+
+fn json(args: &[&str]) -> Value {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&report(&all)).unwrap()
+}
+
+/// Each `<svg …>…</svg>` of the page with its id.
+fn svgs(html: &str) -> Vec<(String, &str)> {
+    let re = regex::Regex::new(r#"(?s)<svg id="([^"]+)".*?</svg>"#).unwrap();
+    re.captures_iter(html)
+        .map(|c| (c[1].to_string(), c.get(0).unwrap().as_str()))
+        .collect()
+}
+
+/// Provider → two style attributes.
+type StyleMap = BTreeMap<String, (String, String)>;
+
+/// provider → (colour, dash) of every latency curve, and (colour, marker) of every quality
+/// point, over the given charts.
+fn styles_in(svg: &str) -> (StyleMap, StyleMap) {
+    let line = regex::Regex::new(
+        r#"<polyline fill="none" stroke-width="2.2" stroke="([^"]+)"(?: stroke-dasharray="([^"]*)")? points="[^"]*"><title>([^<]*)</title>"#,
+    )
+    .unwrap();
+    let point = regex::Regex::new(
+        r#"<(?:circle|polygon) [^>]*fill="([^"]+)"[^>]*data-m="(\d)"><title>([^<]*)</title>"#,
+    )
+    .unwrap();
+    let lines = line
+        .captures_iter(svg)
+        .map(|c| {
+            let dash = c.get(2).map_or("", |m| m.as_str()).to_string();
+            (c[3].to_string(), (c[1].to_string(), dash))
+        })
+        .collect();
+    let points = point
+        .captures_iter(svg)
+        .map(|c| (c[3].to_string(), (c[1].to_string(), c[2].to_string())))
+        .collect();
+    (lines, points)
+}
+
+#[test]
+fn each_label_gets_its_own_charts_and_each_provider_one_style_across_them() {
+    let html = report(&["--format", "html"]);
+    if let Some(path) = std::env::var_os("TURNBENCH_WIDTH_HTML") {
+        std::fs::write(path, &html).unwrap();
+    }
+    let charts = svgs(&html);
+    let mut colour: BTreeMap<String, String> = BTreeMap::new();
+    let mut dash: BTreeMap<String, String> = BTreeMap::new();
+    let mut shape: BTreeMap<String, String> = BTreeMap::new();
+    for (k, label) in width::LABELS.iter().enumerate() {
+        let id = |kind: &str| format!("chart-{kind}-{}", k + 1);
+        let ecdf = charts.iter().find(|(i, _)| *i == id("ecdf")).unwrap().1;
+        let quality = charts.iter().find(|(i, _)| *i == id("quality")).unwrap().1;
+        for svg in [ecdf, quality] {
+            assert!(
+                svg.contains(&format!(" on {label}")),
+                "{label} not in its chart"
+            );
+        }
+        let (lines, _) = styles_in(ecdf);
+        let (_, points) = styles_in(quality);
+        assert_eq!(lines.len(), 10, "{label}: one curve per provider");
+        assert_eq!(points.len(), 10, "{label}: one point per provider");
+        for (p, (c, d)) in &lines {
+            assert_eq!(
+                colour.entry(p.clone()).or_insert(c.clone()),
+                c,
+                "{p} colour"
+            );
+            assert_eq!(dash.entry(p.clone()).or_insert(d.clone()), d, "{p} dash");
+        }
+        for (p, (c, m)) in &points {
+            assert_eq!(
+                colour.entry(p.clone()).or_insert(c.clone()),
+                c,
+                "{p} colour"
+            );
+            assert_eq!(shape.entry(p.clone()).or_insert(m.clone()), m, "{p} marker");
+        }
+    }
+    assert_eq!(colour.len(), 10);
+    // Within the report, no two providers share a colour with a marker or a dash.
+    let providers: Vec<&String> = colour.keys().collect();
+    for (i, a) in providers.iter().enumerate() {
+        for b in &providers[i + 1..] {
+            assert!(
+                colour[*a] != colour[*b] || shape[*a] != shape[*b],
+                "{a} and {b} look alike"
+            );
+            assert!(
+                colour[*a] != colour[*b] || dash[*a] != dash[*b],
+                "{a} and {b} look alike"
+            );
+        }
+    }
+    // One outcome chart, its rows grouped under each label.
+    let outcomes = charts
+        .iter()
+        .find(|(i, _)| i == "chart-outcomes")
+        .unwrap()
+        .1;
+    for label in width::LABELS {
+        assert!(
+            outcomes.contains(&format!("class=\"gh\">{label}<")),
+            "{label} heading"
+        );
+    }
+    // Nothing is placed outside its chart: every text and legend box within the viewBox.
+    let view = regex::Regex::new(r#"viewBox="0 0 ([\d.]+) ([\d.]+)""#).unwrap();
+    let text = regex::Regex::new(r#"<text x="([\d.-]+)" y="([\d.-]+)""#).unwrap();
+    let lg = regex::Regex::new(
+        r#"<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)" class="lg"/>"#,
+    )
+    .unwrap();
+    for (id, svg) in &charts {
+        let v = view.captures(svg).unwrap();
+        let (w, h): (f64, f64) = (v[1].parse().unwrap(), v[2].parse().unwrap());
+        for t in text.captures_iter(svg) {
+            let (x, y): (f64, f64) = (t[1].parse().unwrap(), t[2].parse().unwrap());
+            assert!(
+                (0.0..=w).contains(&x) && (10.0..=h - 2.0).contains(&y),
+                "{id}: text at {x},{y}"
+            );
+        }
+        for r in lg.captures_iter(svg) {
+            let f = |i: usize| r[i].parse::<f64>().unwrap();
+            assert!(
+                f(1) + f(3) <= w && f(2) + f(4) <= h,
+                "{id}: legend leaves the chart"
+            );
+        }
+    }
+}
+
+/// The cells of `label` in the report's table order.
+fn ordered<'a>(r: &'a Value, label: &str) -> Vec<&'a Value> {
+    r["order"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &r["cells"][i.as_u64().unwrap() as usize])
+        .filter(|c| c["model"] == label)
+        .collect()
+}
+
+fn figure(c: &Value, q: &str) -> f64 {
+    c["conversation_latency"][q]["value"].as_f64().unwrap()
+}
+
+#[test]
+fn sort_orders_each_label_and_the_tables_follow_it() {
+    let r = json(&["--sort", "p95"]);
+    assert_eq!(r["sort"], "p95");
+    let md = report(&["--format", "md", "--sort", "p95"]);
+    for label in width::LABELS {
+        let cells = ordered(&r, label);
+        assert_eq!(cells.len(), 10);
+        let p95: Vec<f64> = cells.iter().map(|c| figure(c, "p95")).collect();
+        assert!(p95.windows(2).all(|w| w[0] <= w[1]), "{label}: {p95:?}");
+        // The Markdown table lists the providers in that order.
+        let at = md.find(&format!("## CELLS · {label} · by p95")).unwrap();
+        let table = &md[at..];
+        let mut last = 0;
+        for c in &cells {
+            let row = format!("| {} |", c["provider"].as_str().unwrap());
+            let pos = table.find(&row).unwrap();
+            assert!(pos >= last, "{label}: rows out of --sort p95 order");
+            last = pos;
+        }
+    }
+    // The default is p50; success sorts highest first.
+    let r = json(&[]);
+    assert_eq!(r["sort"], "p50");
+    let p50: Vec<f64> = ordered(&r, width::LABELS[0])
+        .iter()
+        .map(|c| figure(c, "p50"))
+        .collect();
+    assert!(p50.windows(2).all(|w| w[0] <= w[1]), "{p50:?}");
+    let r = json(&["--sort", "success"]);
+    let s: Vec<f64> = ordered(&r, width::LABELS[1])
+        .iter()
+        .map(|c| c["reliability"]["success"]["value"].as_f64().unwrap())
+        .collect();
+    assert!(s.windows(2).all(|w| w[0] >= w[1]), "{s:?}");
+}
+
+#[test]
+fn delta_vs_fastest_is_zero_for_the_fastest_and_bounded_only_where_calibrated() {
+    let r = json(&[]);
+    let cells = r["cells"].as_array().unwrap();
+    let deltas = r["vs_fastest"].as_array().unwrap();
+    assert_eq!(cells.len(), 30);
+    let mut bounded = 0;
+    for label in width::LABELS {
+        let of_label: Vec<usize> = (0..30).filter(|&i| cells[i]["model"] == label).collect();
+        for q in ["p50", "p95", "p99"] {
+            let fastest = *of_label
+                .iter()
+                .min_by(|&&a, &&b| figure(&cells[a], q).total_cmp(&figure(&cells[b], q)))
+                .unwrap();
+            for &i in &of_label {
+                let d = &deltas[i][q];
+                if i == fastest {
+                    assert_eq!(d["difference_ms"], 0.0);
+                    assert_eq!(d["is_fastest"], true);
+                    assert!(d["interval"].is_null());
+                    continue;
+                }
+                let diff = d["difference_ms"].as_f64().unwrap();
+                let expected = figure(&cells[i], q) - figure(&cells[fastest], q);
+                assert!(
+                    (diff - expected).abs() < 1e-6 && diff >= 0.0,
+                    "{diff} vs {expected}"
+                );
+                assert_eq!(d["fastest"], cells[fastest]["provider"]);
+                let iv = &d["interval"];
+                if q == "p99" {
+                    assert!(iv.is_null(), "p99 has no calibrated paired interval");
+                    continue;
+                }
+                let (pairs, needed) = (d["pairs"].as_u64().unwrap(), d["needed"].as_u64().unwrap());
+                assert_eq!(needed, if q == "p50" { 10 } else { 40 });
+                if pairs < needed {
+                    assert!(
+                        iv.is_null(),
+                        "{q}: an interval from {pairs} of {needed} pairs"
+                    );
+                } else if !iv.is_null() {
+                    bounded += 1;
+                    assert!(iv["lo"].as_f64().unwrap() < iv["hi"].as_f64().unwrap());
+                }
+            }
+        }
+    }
+    // 15 scenarios × 2 repeats: p50's 10 pairs are there, p95's 40 are not.
+    assert!(bounded > 0, "no p50 interval at all");
+    let md = report(&["--format", "md"]);
+    assert!(
+        md.contains("| Δ p50 % |") && md.contains("\\[—\\]"),
+        "Δ columns in the tables"
+    );
+}

@@ -290,6 +290,22 @@ fn delta_vs_fastest_is_zero_for_the_fastest_and_bounded_only_where_calibrated() 
     }
     // 15 scenarios × 2 repeats: p50's 10 pairs are there, p95's 40 are not.
     assert!(bounded > 0, "no p50 interval at all");
+    // CSV: the ratio appended per percentile, 1 for the fastest, the interval only with it.
+    let csv = report(&["--format", "csv"]);
+    let mut rows = csv::Reader::from_reader(csv.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut ones = 0;
+    for row in rows.records() {
+        let row = row.unwrap();
+        let ratio: f64 = row[col("conversation_p50_vs_fastest_ratio")]
+            .parse()
+            .unwrap();
+        assert!(ratio >= 1.0);
+        ones += usize::from(ratio == 1.0);
+        assert_eq!(&row[col("conversation_p99_vs_fastest_lo")], "");
+    }
+    assert_eq!(ones, 3, "one fastest per label");
     let md = report(&["--format", "md"]);
     assert!(
         md.contains("| Δ p50 % |") && md.contains("\\[—\\]"),

@@ -103,6 +103,11 @@ pub fn header() -> Vec<String> {
         .map(String::from),
     );
     h.extend(super::replay_tables::csv_header());
+    for q in ["p50", "p95", "p99"] {
+        for part in ["vs_fastest_ratio", "vs_fastest_lo", "vs_fastest_hi"] {
+            h.push(format!("conversation_{q}_{part}"));
+        }
+    }
     h
 }
 
@@ -232,6 +237,15 @@ impl Exporter<Report> for Csv {
             row.push(c.flags.content_filtered_turns.to_string());
             row.push(c.flags.retried_turns.to_string());
             row.extend(super::replay_tables::csv_row(r, &c.provider, &c.model));
+            let d = r.vs_fastest.get(i);
+            for delta in [
+                d.and_then(|d| d.p50.as_ref()),
+                d.and_then(|d| d.p95.as_ref()),
+                d.and_then(|d| d.p99.as_ref()),
+            ] {
+                row.push(num(delta.map(|d| d.ratio)));
+                row.extend(interval(delta.and_then(|d| d.interval)));
+            }
             w.write_record(row.into_iter().map(inert))?;
         }
         w.flush()?;

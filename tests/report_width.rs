@@ -8,6 +8,8 @@
 //! look at (`../shared/tools/render-html /tmp/width.html /tmp/width.png`).
 
 mod common;
+#[path = "support/legibility.rs"]
+mod legibility;
 #[path = "support/synthetic.rs"]
 mod synthetic;
 #[path = "support/width.rs"]
@@ -99,6 +101,8 @@ fn each_label_gets_its_own_charts_and_each_provider_one_style_across_them() {
     if let Some(path) = std::env::var_os("TURNBENCH_WIDTH_HTML") {
         std::fs::write(path, &html).unwrap();
     }
+    // No chart text leaves its chart or covers another (estimated; render-html measures).
+    assert_eq!(legibility::problems(&html), Vec::<String>::new());
     let charts = svgs(&html);
     let mut colour: BTreeMap<String, String> = BTreeMap::new();
     let mut dash: BTreeMap<String, String> = BTreeMap::new();
@@ -311,4 +315,68 @@ fn delta_vs_fastest_is_zero_for_the_fastest_and_bounded_only_where_calibrated() 
         md.contains("| Δ p50 % |") && md.contains("\\[—\\]"),
         "Δ columns in the tables"
     );
+}
+
+#[test]
+fn the_legibility_check_sees_text_outside_and_text_on_text() {
+    // The corner the issue found in the built-in report: "1" on the y axis, "0.5" on the x.
+    let svg = r#"<svg id="c" viewBox="0 0 760 380">
+        <text x="58" y="328" class="tk" text-anchor="end">1</text>
+        <text x="64" y="340" class="tk" text-anchor="middle">0.5</text>
+        <text x="740" y="100" class="lt">a legend label running past the right edge</text>
+        </svg>"#;
+    let found = legibility::problems(svg);
+    assert!(
+        found.iter().any(|p| p.contains("\"1\" covers \"0.5\"")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|p| p.contains("leaves the chart")),
+        "{found:?}"
+    );
+    assert_eq!(found.len(), 2, "{found:?}");
+}
+
+#[test]
+fn long_names_stay_inside_their_charts() {
+    let project = Project::new(&[]);
+    let mut lines = String::new();
+    let providers = [
+        "a-provider-with-a-very-long-name-indeed-0123456789",
+        "another-provider-whose-name-goes-on-and-on-and-on",
+        "short",
+    ];
+    let labels = [
+        "an-organisation/a-model-label-far-longer-than-any-chart-title-can-hold-v1.2.3",
+        "m",
+    ];
+    for (p, provider) in providers.iter().enumerate() {
+        for label in labels {
+            for s in 0..6 {
+                for repeat in 1..=2u32 {
+                    let e2e = 400.0 * (1.0 + p as f64 * 0.3) * (1.0 + 0.1 * f64::from(repeat + s));
+                    let line = serde_json::json!({
+                        "provider": provider, "model": label, "scenario": format!("s-{s}"), "repeat": repeat,
+                        "messages": [
+                            {"role": "user", "content": "hi"},
+                            {"role": "assistant", "content": "hello", "finish_reason": "stop",
+                             "timing": {"ttft_ms": e2e / 5.0, "e2e_ms": e2e}}
+                        ]
+                    });
+                    lines.push_str(&line.to_string());
+                    lines.push('\n');
+                }
+            }
+        }
+    }
+    let file = project.write("long.jsonl", &lines);
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    let html = project.run_ok(&["report", "--format", "html"]).0;
+    if let Some(path) = std::env::var_os("TURNBENCH_LONG_HTML") {
+        std::fs::write(path, &html).unwrap();
+    }
+    assert!(html.contains("id=\"chart-ecdf-2\""));
+    // A shortened legend name keeps its n: 3 providers × 2 labels.
+    assert_eq!(html.matches(" (n 12)</text>").count(), 6);
+    assert_eq!(legibility::problems(&html), Vec::<String>::new());
 }

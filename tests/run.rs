@@ -3,6 +3,8 @@
 //! report checked against the store, and a re-run that does no work twice.
 
 mod common;
+#[path = "support/legibility.rs"]
+mod legibility;
 
 use std::path::Path;
 
@@ -78,6 +80,8 @@ fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
     }
     let html = std::fs::read_to_string(project.path("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("SIMULATED"));
+    // Its charts are legible: no text leaves its chart or covers another (issue 25).
+    assert_eq!(legibility::problems(&html), Vec::<String>::new());
     // Anchors before trust: the simulated judge ran its reference anchors before judging,
     // passed, and the report says so beside its scores instead of asking for them.
     assert!(

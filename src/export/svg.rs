@@ -298,8 +298,20 @@ fn legend_width(labels: &[String]) -> f64 {
     (longest + 50.0).clamp(110.0, 330.0)
 }
 
+/// Items are (series, label); a label's trailing "(n N)" is kept whole when the name before
+/// it is shortened, so every series keeps its n.
 fn legend(out: &mut String, items: &[(&Series, String)], x: f64, y: f64, lines: bool) {
     let width = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
+    let shorten = |label: &str| -> String {
+        let room = width - 46.0;
+        match label.rfind(" (n ") {
+            Some(at) if text_width(label, 12.5) > room => {
+                let (name, n) = label.split_at(at);
+                format!("{}{n}", fit(name, 12.5, room - text_width(n, 12.5)))
+            }
+            _ => fit(label, 12.5, room),
+        }
+    };
     let _ = write!(
         out,
         "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{width:.0}\" height=\"{:.0}\" class=\"lg\"/>",
@@ -322,7 +334,7 @@ fn legend(out: &mut String, items: &[(&Series, String)], x: f64, y: f64, lines: 
             "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lt\">{}</text>",
             x + 42.0,
             ly + 4.5,
-            esc(&fit(label, 12.5, width - 46.0))
+            esc(&shorten(label))
         );
     }
 }

@@ -182,7 +182,7 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
     for (k, label) in labels.into_iter().enumerate() {
         let mut t = Table::new(
             format!(
-                "CELLS · {label}{} · by {}{} · conversation latency of completed conversations (s) · Δ vs fastest % [95 % paired interval] · success % [95 % interval]",
+                "CELLS · {label}{} · by {}{} · conversation latency of completed conversations (s) · Δ vs fastest % [paired interval, Holm-adjusted] · success % [95 % interval]",
                 m.title(),
                 r.sort.name(),
                 r.sort.order_word(),

@@ -5,7 +5,8 @@
 //! Δ vs fastest with a paired interval only where the calibration allows one.
 //!
 //! `TURNBENCH_WIDTH_HTML=/tmp/width.html cargo test --test report_width` keeps the HTML to
-//! look at (`../shared/tools/render-html /tmp/width.html /tmp/width.png`).
+//! look at (`../shared/tools/render-html /tmp/width.html /tmp/width.png`), and the
+//! transcripts beside it (`/tmp/width.jsonl`) to import into a store of your own.
 
 mod common;
 #[path = "support/legibility.rs"]
@@ -99,6 +100,9 @@ fn styles_in(svg: &str) -> (StyleMap, StyleMap) {
 fn each_label_gets_its_own_charts_and_each_provider_one_style_across_them() {
     let html = report(&["--format", "html"]);
     if let Some(path) = std::env::var_os("TURNBENCH_WIDTH_HTML") {
+        // The transcripts beside it, to import, judge or re-report by hand.
+        let jsonl = std::path::PathBuf::from(&path).with_extension("jsonl");
+        std::fs::copy(store().path("width.jsonl"), jsonl).unwrap();
         std::fs::write(path, &html).unwrap();
     }
     // No chart text leaves its chart or covers another (estimated; render-html measures).

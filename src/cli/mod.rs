@@ -70,6 +70,7 @@ impl SelectArgs {
             provider: self.provider,
             label: self.model,
             scenario: self.scenario,
+            run_ids: None,
         }
     }
 }

@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use super::Global;
 use crate::export::{self, FormatOptions, REPORT_FORMATS};
+use crate::report::window::{Baseline, RunChoice, Span};
 use crate::report::{self, ReportOptions};
 use crate::stats::Bootstrap;
 use crate::store::facts::JudgmentFilter;
@@ -45,6 +46,38 @@ pub struct ReportArgs {
     /// success or quality (highest first).
     #[arg(long, value_enum, default_value_t = report::vs_fastest::SortBy::P50)]
     sort: report::vs_fastest::SortBy,
+    /// Pool the runs of the newest run's name started within this span: 90m, 72h, 7d, 2w.
+    #[arg(long, value_name = "SPAN", value_parser = span, conflicts_with_all = ["last", "runs"])]
+    since: Option<Span>,
+    /// Pool the newest N runs of the newest run's name.
+    #[arg(long, value_name = "N", conflicts_with = "runs")]
+    last: Option<usize>,
+    /// Pool these runs (ids or names, comma-separated).
+    #[arg(long, value_name = "R,R…", value_delimiter = ',')]
+    runs: Option<Vec<String>>,
+    /// Compare the selected run (default: the newest) with run R (an id, or a name: its
+    /// runs).
+    #[arg(long, value_name = "R", conflicts_with = "baseline_window")]
+    baseline_run: Option<String>,
+    /// Compare the selected run(s) with the runs of the same name started within this span
+    /// before them, pooled.
+    #[arg(long, value_name = "SPAN", value_parser = span)]
+    baseline_window: Option<Span>,
+    /// Exit with status 6 when any comparison with the baseline is an established
+    /// regression (needs --baseline-run or --baseline-window).
+    #[arg(long)]
+    fail_on_regression: bool,
+}
+
+/// The exit status of `report --fail-on-regression` when a regression is established.
+pub const REGRESSION_EXIT: i32 = 6;
+
+fn span(text: &str) -> Result<Span, String> {
+    Span::parse(text).ok_or_else(|| {
+        format!(
+            "{text:?} is not a span of time: a whole number and m, h, d or w (90m, 72h, 7d, 2w)"
+        )
+    })
 }
 
 impl ReportArgs {
@@ -65,7 +98,22 @@ impl ReportArgs {
             },
             with_conversations: exporter.name() == "json",
             sort: self.sort,
+            runs: RunChoice {
+                since: self.since,
+                last: self.last,
+                runs: self.runs,
+                baseline: match (self.baseline_run, self.baseline_window) {
+                    (Some(r), _) => Some(Baseline::Run(r)),
+                    (None, Some(w)) => Some(Baseline::Window(w)),
+                    (None, None) => None,
+                },
+            },
         };
+        if self.fail_on_regression && opts.runs.baseline.is_none() {
+            anyhow::bail!(
+                "--fail-on-regression needs a baseline\n  fix: add --baseline-run R or --baseline-window SPAN"
+            );
+        }
         let report = report::build(&global.db, &opts)?;
         let format = FormatOptions {
             tables_only: global.quiet,
@@ -83,6 +131,14 @@ impl ReportArgs {
                 }
             }
             None => export::write_stdout(exporter, &report, &format)?,
+        }
+        let regressions = report.comparison.as_ref().map_or(0, |c| c.regressions);
+        if self.fail_on_regression && regressions > 0 {
+            eprintln!(
+                "{regressions} established regression{} against the baseline: exit {REGRESSION_EXIT}",
+                if regressions == 1 { "" } else { "s" }
+            );
+            return Ok(REGRESSION_EXIT);
         }
         Ok(0)
     }

@@ -151,6 +151,7 @@ mod tests {
             provider: provider.map(Into::into),
             label: label.map(Into::into),
             scenario: scenario.map(Into::into),
+            run_ids: None,
         };
         assert_eq!(only(f(Some("nimbus"), None, None)), ["b"]);
         assert_eq!(only(f(None, Some("M one"), None)), ["a"]);

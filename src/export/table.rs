@@ -858,6 +858,7 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
             K::Reliability => "reliability".into(),
             K::QualityChecks | K::QualityJudge => "quality".into(),
             K::Flag => "flags".into(),
+            K::Change => "against the baseline".into(),
         };
         match out.last_mut() {
             Some((g, lines)) if *g == group => lines.push(h.text.clone()),

@@ -13,6 +13,8 @@
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
 //! - [`replay`]: the replay section (cache, cost, speed, tool calls of replayed sessions).
+//! - [`window`]: which runs are read (`--since`, `--last`, `--runs`) and compared with
+//!   (`--baseline-run`, `--baseline-window`); [`compare`]: the comparison itself.
 //!
 //! The report computes; it never formats (exporters do) and never writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
@@ -21,6 +23,7 @@ mod agreement;
 pub mod anchors;
 pub mod cells;
 mod check_agreement;
+pub mod compare;
 pub mod headlines;
 mod judges;
 mod load;
@@ -29,6 +32,7 @@ mod pairwise;
 pub mod replay;
 pub mod rows;
 pub mod vs_fastest;
+pub mod window;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -53,6 +57,8 @@ pub enum ReportError {
     Store(#[from] StoreError),
     #[error("a report reader thread stopped: {0}")]
     Thread(String),
+    #[error(transparent)]
+    Runs(#[from] window::WindowError),
 }
 
 #[derive(Debug, Clone, Default)]
@@ -66,6 +72,8 @@ pub struct ReportOptions {
     pub with_conversations: bool,
     /// The figure the tables order each label's cells by.
     pub sort: vs_fastest::SortBy,
+    /// Which runs to read and what to compare them with.
+    pub runs: window::RunChoice,
 }
 
 /// Builds the report from the store at `db` (upgraded first if it is older than this
@@ -80,7 +88,32 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         return Err(ReportError::BadSla(sla));
     }
     let conn = crate::store::open(db)?;
-    let sel = Selection::resolve(&conn, &opts.filter)?;
+    let chosen = if opts.runs.is_default() {
+        None
+    } else {
+        let now = crate::timestamp::parse_rfc3339_ms(&crate::store::now_rfc3339()).unwrap_or(0);
+        let all = crate::store::facts::run_rows(&conn)?;
+        Some(window::choose(
+            &all,
+            opts.filter.run.as_deref(),
+            &opts.runs,
+            now,
+        )?)
+    };
+    let mut filter = opts.filter.clone();
+    if let Some(c) = &chosen {
+        filter.run_ids = c.selected.clone();
+    }
+    let sel = Selection::resolve(&conn, &filter)?;
+    let comparison = match chosen
+        .as_ref()
+        .and_then(|c| Some((c.selected.as_ref()?, c.baseline.as_ref()?)))
+    {
+        Some((selected, (baseline, name))) => Some(comparison(
+            db, &conn, &filter, opts, selected, baseline, name,
+        )?),
+        None => None,
+    };
     let facts = std::sync::Arc::new(load::load(db, &conn, &sel, &opts.judgments)?);
     let by_cell = cells::conversations_by_cell(&facts);
     let cell_opts = cells::CellOptions {
@@ -105,6 +138,11 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         &scored,
         opts.bootstrap.seed,
     );
+    let comparison = comparison.map(|(cmp, mut changes)| {
+        changes.append(&mut headlines);
+        headlines = changes;
+        cmp
+    });
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
     let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
     // A selection of replayed agent sessions only: checks and the judge never score those.
@@ -241,8 +279,63 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         check_agreement,
         notes,
         replay,
+        comparison,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })
+}
+
+/// The selected runs against the baseline's: facts over both, split by run.
+fn comparison(
+    db: &Path,
+    conn: &rusqlite::Connection,
+    filter: &crate::store::facts::FactFilter,
+    opts: &ReportOptions,
+    selected: &[i64],
+    baseline: &[i64],
+    baseline_name: &str,
+) -> Result<(model::Comparison, Vec<model::Headline>), ReportError> {
+    let mut both = filter.clone();
+    both.run = None;
+    both.run_ids = Some(selected.iter().chain(baseline).copied().collect());
+    let sel = Selection::resolve(conn, &both)?;
+    let facts = load::load(db, conn, &sel, &opts.judgments)?;
+    let mut by_id: std::collections::HashMap<i64, Option<String>> =
+        std::collections::HashMap::new();
+    crate::store::facts::scenario_versions(conn, &sel, |id, v| {
+        by_id.insert(id, v);
+    })?;
+    let mut names: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+    let versions: Vec<Option<u32>> = facts
+        .convs
+        .iter()
+        .map(|c| {
+            let v = by_id.get(&c.id)?.clone()?;
+            let next = u32::try_from(names.len()).unwrap_or(u32::MAX);
+            Some(*names.entry(v).or_insert(next))
+        })
+        .collect();
+    let attempted: Vec<u64> = cells::conversations_by_cell(&facts)
+        .iter()
+        .map(|c| c.len() as u64)
+        .collect();
+    let scored = judges::sections(&facts, &attempted);
+    let name = |ids: &[i64]| {
+        if ids.len() == 1 {
+            format!("run {}", window::join_ids(ids))
+        } else {
+            format!("runs {}", window::join_ids(ids))
+        }
+    };
+    let sides = compare::Sides {
+        facts: &facts,
+        versions,
+        selected,
+        baseline,
+        selected_name: name(selected),
+        baseline_name: baseline_name.to_string(),
+        judges: &scored,
+    };
+    Ok(compare::compare(&sides, opts.bootstrap.seed))
 }
 
 /// What each section lacks, and the command that fills it.

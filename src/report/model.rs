@@ -65,6 +65,9 @@ pub struct Report {
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplaySection>,
+    /// The selected run(s) against a baseline (`--baseline-run`, `--baseline-window`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
     /// Per-conversation rows, built one at a time as they are written; present only when
     /// asked for. The JSON format writes them itself, last, one compact row a line
     /// (`crate::export::json`), so they are not part of the derived serialization.
@@ -134,6 +137,9 @@ pub enum HeadlineKind {
     QualityJudge,
     /// Something a reader must know: truncation, reasoning that used the budget, filters.
     Flag,
+    /// A change against the baseline run(s): a regression or improvement the data
+    /// establish, or that none is established.
+    Change,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -168,6 +174,9 @@ pub enum ClaimStatistic {
     /// A candidate's pairwise net verdict against the baseline (+1 win, 0 tie, −1 loss),
     /// tested against 0.
     PairwiseNet,
+    /// Conversations completed per attempted over the paired slots: compared as the
+    /// difference a − b.
+    SuccessDifference,
 }
 
 /// A headline family: every comparison that the headline's sentence could rest on,
@@ -570,4 +579,64 @@ pub struct CriterionAgreement {
     pub n: usize,
     /// Scores in those conversations (pairable values).
     pub values: usize,
+}
+
+/// The selected run(s) against a baseline, cell by cell: each change a claim over the
+/// (scenario version, repeat) slots both sides hold, every claim of every cell adjusted
+/// together (Holm, family-wise [`Comparison::alpha`]): `docs/metrics.md`, "Runs over time".
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    /// The runs compared (ids), newest last.
+    pub runs: Vec<i64>,
+    /// The baseline's runs (ids).
+    pub baseline_runs: Vec<i64>,
+    /// What the baseline is, as the report names it: `run 1`, `runs 1, 2 (the 7d before run 3)`.
+    pub baseline: String,
+    /// Comparisons made (Holm's m): every statistic of every cell both sides hold.
+    pub comparisons: usize,
+    /// `holm`.
+    pub method: &'static str,
+    pub alpha: f64,
+    /// Established regressions among the changes.
+    pub regressions: usize,
+    pub improvements: usize,
+    pub changes: Vec<Change>,
+    /// Cells (`provider / model label`) only the selected runs hold, and only the baseline:
+    /// listed, never compared.
+    pub only_selected: Vec<String>,
+    pub only_baseline: Vec<String>,
+    /// What was left out of the pairs and why: scenario versions one side does not hold,
+    /// runs whose settings differ.
+    pub left_out: Vec<String>,
+}
+
+/// What a change says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeVerdict {
+    /// Established, and worse than the baseline.
+    Regressed,
+    /// Established, and better than the baseline.
+    Improved,
+    /// The data do not establish a change (too few pairs, or the interval holds none).
+    NoEstablishedChange,
+}
+
+/// One statistic of one cell against the baseline. The claim's `a` is the selected run(s),
+/// `b` the baseline; `a_value`/`b_value` each side's statistic over the pairs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Change {
+    /// `provider / model label`.
+    pub cell: String,
+    pub provider: String,
+    pub model: String,
+    pub statistic: ClaimStatistic,
+    /// For a judge mean: the rubric and judge (`rubric@1 by judge`).
+    pub judge: Option<String>,
+    /// Conversations of the cell on each side (attempted), before pairing.
+    pub selected_n: u64,
+    pub baseline_n: u64,
+    pub claim: Claim,
+    pub verdict: ChangeVerdict,
+    pub simulated: bool,
 }

@@ -955,16 +955,29 @@ impl Judged {
 /// interval that excludes 0 while the exact test does not reach the level; the claim then
 /// says "not established" with its adjusted p-value.)
 pub fn judge_family(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<Judged> {
-    let needed = min_pairs(stat);
-    let tests = parallel_tests(samples, stat);
+    let tagged: Vec<(&PairedSample, u64, Statistic)> =
+        samples.iter().map(|&(s, seed)| (s, seed, stat)).collect();
+    judge_mixed_family(&tagged)
+}
+
+/// [`judge_family`] for a family whose comparisons test different statistics (a run
+/// against its baseline: success, latency p50 and p95, task success, judge means — every
+/// cell's, adjusted together, so that the chance of any false "regressed" or "improved" in
+/// the whole comparison is at most [`FAMILY_ALPHA`]). Holm holds under any dependence
+/// between the tests, so mixing statistics changes nothing of the rule.
+pub fn judge_mixed_family(samples: &[(&PairedSample, u64, Statistic)]) -> Vec<Judged> {
+    let tests = parallel_tests(samples);
+    let needed: Vec<usize> = samples.iter().map(|s| min_pairs(s.2)).collect();
     let ps: Vec<Option<f64>> = tests
         .iter()
-        .map(|(n, t)| t.filter(|_| *n >= needed).map(|t| t.p))
+        .zip(&needed)
+        .map(|((n, t), &needed)| t.filter(|_| *n >= needed).map(|t| t.p))
         .collect();
     holm(&ps, FAMILY_ALPHA)
         .into_iter()
         .zip(tests)
-        .map(|(mut verdict, (n, test))| {
+        .zip(needed)
+        .map(|((mut verdict, (n, test)), needed)| {
             // The interval printed beside a claim must agree with it: a test that reaches
             // the level while its interval still holds 0 is not established either.
             let interval = test.and_then(|t| t.interval(verdict.level));
@@ -983,11 +996,12 @@ pub fn judge_family(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<Ju
 
 /// Every sample's test, on as many threads as there are cores (tests are independent and
 /// seeded, so the split cannot change a figure).
-fn parallel_tests(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<(usize, Option<Test>)> {
+fn parallel_tests(samples: &[(&PairedSample, u64, Statistic)]) -> Vec<(usize, Option<Test>)> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, samples.len().max(1));
-    let one = |(s, seed): &(&PairedSample, u64)| (s.len(), paired_test(s, stat, *seed));
+    let one =
+        |(s, seed, stat): &(&PairedSample, u64, Statistic)| (s.len(), paired_test(s, *stat, *seed));
     if threads == 1 {
         return samples.iter().map(one).collect();
     }

@@ -23,6 +23,9 @@ pub struct FactFilter {
     /// The model label (what cells group by).
     pub label: Option<String>,
     pub scenario: Option<String>,
+    /// Exactly these runs (ids), on top of `run`: a window or list the report resolved
+    /// (`--since`, `--last`, `--runs`, a baseline).
+    pub run_ids: Option<Vec<i64>>,
 }
 
 /// A filter checked against the store: a run given by id or name exists.
@@ -33,6 +36,8 @@ pub struct Selection {
     provider: Option<String>,
     label: Option<String>,
     scenario: Option<String>,
+    /// The run ids as a JSON array (read by `json_each`).
+    run_ids: Option<String>,
 }
 
 /// The SQL condition of a [`Selection`] over a view with `run_id`, `provider`, `label` and
@@ -41,14 +46,16 @@ pub(crate) const SELECTED: &str = "(:run_id IS NULL OR run_id = :run_id)
     AND (:run_name IS NULL OR run_id IN (SELECT id FROM runs WHERE name = :run_name))
     AND (:provider IS NULL OR provider = :provider)
     AND (:label IS NULL OR label = :label)
-    AND (:scenario IS NULL OR scenario = :scenario)";
+    AND (:scenario IS NULL OR scenario = :scenario)
+    AND (:run_ids IS NULL OR run_id IN (SELECT value FROM json_each(:run_ids)))";
 
 /// [`SELECTED`] over the view aliased `c` in a join.
 const SELECTED_C: &str = "(:run_id IS NULL OR c.run_id = :run_id)
     AND (:run_name IS NULL OR c.run_id IN (SELECT id FROM runs WHERE name = :run_name))
     AND (:provider IS NULL OR c.provider = :provider)
     AND (:label IS NULL OR c.label = :label)
-    AND (:scenario IS NULL OR c.scenario = :scenario)";
+    AND (:scenario IS NULL OR c.scenario = :scenario)
+    AND (:run_ids IS NULL OR c.run_id IN (SELECT value FROM json_each(:run_ids)))";
 
 impl Selection {
     /// Checks the run filter against the store; an unknown run is an error that lists the
@@ -80,18 +87,69 @@ impl Selection {
             provider: filter.provider.clone(),
             label: filter.label.clone(),
             scenario: filter.scenario.clone(),
+            run_ids: filter.run_ids.as_ref().map(|ids| {
+                let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                format!("[{}]", ids.join(","))
+            }),
         })
     }
 
-    pub(crate) fn params(&self) -> [(&'static str, &dyn rusqlite::ToSql); 5] {
+    pub(crate) fn params(&self) -> [(&'static str, &dyn rusqlite::ToSql); 6] {
         [
             (":run_id", &self.run_id),
             (":run_name", &self.run_name),
             (":provider", &self.provider),
             (":label", &self.label),
             (":scenario", &self.scenario),
+            (":run_ids", &self.run_ids),
         ]
     }
+}
+
+/// A run as the choice of runs sees it (`turnbench report --since`, `--baseline-run` …).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub id: i64,
+    pub name: String,
+    pub settings_hash: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+}
+
+/// Every run in the store that holds a conversation, oldest first.
+pub fn run_rows(conn: &Connection) -> Result<Vec<RunRow>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT id, name, settings_hash, started_at FROM runs
+         WHERE EXISTS (SELECT 1 FROM conversations WHERE run_id = runs.id)
+         ORDER BY id",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(RunRow {
+            id: r.get(0)?,
+            name: r.get(1)?,
+            settings_hash: r.get(2)?,
+            started_at: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The version (content hash) of the scenario each selected conversation that counts ran,
+/// from `conversation_versions`; `None` for a conversation linked to no stored scenario.
+pub fn scenario_versions(
+    conn: &Connection,
+    sel: &Selection,
+    mut f: impl FnMut(i64, Option<String>),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(&format!(
+        "SELECT conversation_id, scenario_version FROM conversation_versions
+         WHERE counts AND {SELECTED} ORDER BY conversation_id"
+    ))?;
+    let mut rows = stmt.query(&sel.params()[..])?;
+    while let Some(r) = rows.next()? {
+        f(r.get(0)?, r.get(1)?);
+    }
+    Ok(())
 }
 
 fn known_runs(conn: &Connection) -> Result<String, StoreError> {

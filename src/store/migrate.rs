@@ -24,6 +24,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "007_visible_tokens",
         include_str!("../../db/007_visible_tokens.sql"),
     ),
+    (
+        "008_runs_over_time",
+        include_str!("../../db/008_runs_over_time.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

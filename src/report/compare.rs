@@ -1,0 +1,477 @@
+//! The selected run(s) against a baseline (`turnbench report --baseline-run R`,
+//! `--baseline-window 7d`): per cell, the change in success rate, conversation p50 and p95,
+//! task success and each judge's mean, each a claim over the (scenario version, repeat)
+//! slots both sides hold, with the calibrated inference of the headlines
+//! (`crate::stats::inference`) and every comparison of every cell adjusted together (Holm):
+//! so the chance of any false "regressed" in a report is at most 5 %, which is what a CI
+//! gate (`--fail-on-regression`) needs.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::cells::{conversations_by_cell, task_success_of};
+use super::headlines::{claim_of, duration, percent};
+use super::load::Facts;
+use super::model::{
+    Change, ChangeVerdict, ClaimStatistic, Comparison, Headline, HeadlineKind, JudgeSection,
+};
+use crate::stats::inference::{self, PairedSample, Statistic};
+
+/// A pair slot across runs: (scenario, scenario version, repeat, k), k numbering a side's
+/// conversations of that slot in run order, so pooled runs pair run by run.
+type Slot = (usize, u32, u32, u32);
+
+/// What the comparison reads: facts over the selected and the baseline runs together.
+pub(super) struct Sides<'f> {
+    pub facts: &'f Facts,
+    /// The scenario version of each conversation (index into `facts.convs`); `None` for
+    /// one linked to no stored scenario.
+    pub versions: Vec<Option<u32>>,
+    pub selected: &'f [i64],
+    pub baseline: &'f [i64],
+    /// How the two sides are named in claims: `run 3`, `run 1` …
+    pub selected_name: String,
+    pub baseline_name: String,
+    /// Each judge section over these facts, with its conversations' scores.
+    pub judges: &'f [(JudgeSection, HashMap<usize, f64>)],
+}
+
+/// One comparison before the family is judged.
+struct Planned {
+    cell: usize,
+    statistic: ClaimStatistic,
+    stat: Statistic,
+    judge: Option<String>,
+    sample: PairedSample,
+}
+
+pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
+    let facts = s.facts;
+    let by_cell = conversations_by_cell(facts);
+    let side_of = |i: usize| -> Option<bool> {
+        let run = facts.convs.get(i)?.run_id;
+        if s.selected.contains(&run) {
+            Some(true)
+        } else if s.baseline.contains(&run) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    // Each cell's slots on each side; scenario versions one side lacks stay out.
+    let held = |selected: bool| -> BTreeSet<(usize, u32)> {
+        (0..facts.convs.len())
+            .filter(|&i| side_of(i) == Some(selected))
+            .filter_map(|i| Some((facts.convs[i].scenario?, s.versions.get(i).copied()??)))
+            .collect()
+    };
+    let (held_selected, held_baseline) = (held(true), held(false));
+    let both: BTreeSet<(usize, u32)> = held_selected
+        .intersection(&held_baseline)
+        .copied()
+        .collect();
+    let left_out = left_out(s, &held_selected, &held_baseline, &side_of);
+
+    let mut planned: Vec<Planned> = Vec::new();
+    let mut only_selected = Vec::new();
+    let mut only_baseline = Vec::new();
+    let mut counts: Vec<(u64, u64)> = vec![(0, 0); facts.cells.len()];
+    for (cell, convs) in by_cell.iter().enumerate() {
+        let slots = |selected: bool| -> BTreeMap<Slot, usize> {
+            let mut mine: Vec<usize> = convs
+                .iter()
+                .copied()
+                .filter(|&i| side_of(i) == Some(selected))
+                .collect();
+            mine.sort_by_key(|&i| (facts.convs[i].run_id, facts.convs[i].id));
+            let mut seen: HashMap<(usize, u32, u32), u32> = HashMap::new();
+            let mut out = BTreeMap::new();
+            for i in mine {
+                let c = &facts.convs[i];
+                let (Some(sc), Some(v)) = (c.scenario, s.versions.get(i).copied().flatten()) else {
+                    continue;
+                };
+                if !both.contains(&(sc, v)) {
+                    continue;
+                }
+                let k = seen.entry((sc, v, c.repeat)).or_default();
+                out.insert((sc, v, c.repeat, *k), i);
+                *k += 1;
+            }
+            out
+        };
+        let n_of = |selected: bool| {
+            convs
+                .iter()
+                .filter(|&&i| side_of(i) == Some(selected))
+                .count() as u64
+        };
+        let (na, nb) = (n_of(true), n_of(false));
+        counts[cell] = (na, nb);
+        let name = cell_name(facts, cell);
+        match (na, nb) {
+            (0, 0) => continue,
+            (_, 0) => {
+                only_selected.push(name);
+                continue;
+            }
+            (0, _) => {
+                only_baseline.push(name);
+                continue;
+            }
+            _ => {}
+        }
+        let (a, b) = (slots(true), slots(false));
+        let paired = |value: &dyn Fn(usize) -> Option<f64>| -> PairedSample {
+            let mut out = PairedSample::default();
+            for (slot, &i) in &a {
+                let Some(&j) = b.get(slot) else { continue };
+                if let (Some(x), Some(y)) = (value(i), value(j)) {
+                    out.a.push(x);
+                    out.b.push(y);
+                    out.cluster.push(u32::try_from(slot.0).unwrap_or(u32::MAX));
+                }
+            }
+            out
+        };
+        let any = |value: &dyn Fn(usize) -> Option<f64>| {
+            a.values().any(|&i| value(i).is_some()) && b.values().any(|&i| value(i).is_some())
+        };
+        let completed = |i: usize| Some(f64::from(u8::from(facts.convs[i].outcome.is_completed())));
+        let latency = |i: usize| {
+            let c = &facts.convs[i];
+            (c.outcome.is_completed() && c.latency_ms.is_finite()).then_some(c.latency_ms)
+        };
+        let task = |i: usize| task_success_of(facts, i);
+        let plain: [(ClaimStatistic, Statistic, &dyn Fn(usize) -> Option<f64>); 4] = [
+            (
+                ClaimStatistic::SuccessDifference,
+                Statistic::Mean,
+                &completed,
+            ),
+            (
+                ClaimStatistic::LatencyP50Ratio,
+                Statistic::LatencyP50,
+                &latency,
+            ),
+            (
+                ClaimStatistic::LatencyP95Ratio,
+                Statistic::LatencyP95,
+                &latency,
+            ),
+            (
+                ClaimStatistic::TaskSuccessDifference,
+                Statistic::Mean,
+                &task,
+            ),
+        ];
+        for (statistic, stat, value) in plain {
+            if any(value) {
+                planned.push(Planned {
+                    cell,
+                    statistic,
+                    stat,
+                    judge: None,
+                    sample: paired(value),
+                });
+            }
+        }
+        for (section, scores) in s.judges {
+            let score = |i: usize| scores.get(&i).copied();
+            if any(&score) {
+                planned.push(Planned {
+                    cell,
+                    statistic: ClaimStatistic::JudgeMeanDifference,
+                    stat: Statistic::Mean,
+                    judge: Some(format!("{} by {}", section.rubric, section.judge)),
+                    sample: paired(&score),
+                });
+            }
+        }
+    }
+
+    let seeded: Vec<(&PairedSample, u64, Statistic)> = planned
+        .iter()
+        .map(|p| {
+            let key = format!(
+                "baseline|{}|{:?}|{}",
+                cell_name(facts, p.cell),
+                p.statistic,
+                p.judge.as_deref().unwrap_or("")
+            );
+            (&p.sample, inference::seed_for(seed, &key), p.stat)
+        })
+        .collect();
+    let judged = inference::judge_mixed_family(&seeded);
+    let changes: Vec<Change> = planned
+        .iter()
+        .zip(&judged)
+        .map(|(p, j)| {
+            let key = facts.cells.get(p.cell);
+            let claim = claim_of(
+                j,
+                true,
+                p.statistic,
+                s.selected_name.clone(),
+                s.baseline_name.clone(),
+            );
+            let verdict = match claim.estimate {
+                Some(e) if claim.established => {
+                    let worse = if p.stat.higher_is_better() {
+                        e < 0.0
+                    } else {
+                        e > 1.0
+                    };
+                    if worse {
+                        ChangeVerdict::Regressed
+                    } else {
+                        ChangeVerdict::Improved
+                    }
+                }
+                _ => ChangeVerdict::NoEstablishedChange,
+            };
+            let (selected_n, baseline_n) = counts.get(p.cell).copied().unwrap_or_default();
+            Change {
+                cell: cell_name(facts, p.cell),
+                provider: key.map(|k| k.provider.clone()).unwrap_or_default(),
+                model: key.map(|k| k.label.clone()).unwrap_or_default(),
+                statistic: p.statistic,
+                judge: p.judge.clone(),
+                selected_n,
+                baseline_n,
+                claim,
+                verdict,
+                simulated: key.is_some_and(|k| k.simulated),
+            }
+        })
+        .collect();
+    let count = |v: ChangeVerdict| changes.iter().filter(|c| c.verdict == v).count();
+    let comparison = Comparison {
+        runs: s.selected.to_vec(),
+        baseline_runs: s.baseline.to_vec(),
+        baseline: s.baseline_name.clone(),
+        comparisons: changes.len(),
+        method: "holm",
+        alpha: inference::FAMILY_ALPHA,
+        regressions: count(ChangeVerdict::Regressed),
+        improvements: count(ChangeVerdict::Improved),
+        changes,
+        only_selected,
+        only_baseline,
+        left_out,
+    };
+    let headlines = headlines(&comparison, &s.selected_name);
+    (comparison, headlines)
+}
+
+fn cell_name(facts: &Facts, cell: usize) -> String {
+    facts
+        .cells
+        .get(cell)
+        .map(|k| format!("{} / {}", k.provider, k.label))
+        .unwrap_or_default()
+}
+
+/// Scenario versions only one side holds (their conversations are not compared), and runs
+/// whose settings differ from the other side's.
+fn left_out(
+    s: &Sides<'_>,
+    held_selected: &BTreeSet<(usize, u32)>,
+    held_baseline: &BTreeSet<(usize, u32)>,
+    side_of: &dyn Fn(usize) -> Option<bool>,
+) -> Vec<String> {
+    let facts = s.facts;
+    let mut out = Vec::new();
+    let mut alone: BTreeMap<(bool, usize), u64> = BTreeMap::new();
+    let mut unversioned = [0u64; 2];
+    for (i, c) in facts.convs.iter().enumerate() {
+        let Some(side) = side_of(i) else { continue };
+        let version = s.versions.get(i).copied().flatten();
+        match (c.scenario, version) {
+            (Some(sc), Some(v)) => {
+                let other = if side { held_baseline } else { held_selected };
+                if !other.contains(&(sc, v)) {
+                    *alone.entry((side, sc)).or_default() += 1;
+                }
+            }
+            _ => unversioned[usize::from(side)] += 1,
+        }
+    }
+    for ((side, sc), n) in alone {
+        let name = facts.scenarios.get(sc).map_or("?", String::as_str);
+        let (here, there) = if side {
+            (&s.selected_name, &s.baseline_name)
+        } else {
+            (&s.baseline_name, &s.selected_name)
+        };
+        out.push(format!(
+            "scenario {name}: {n} conversation{} of {here} ran a version {there} did not; not compared",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    for (side, n) in [(true, unversioned[1]), (false, unversioned[0])] {
+        if n > 0 {
+            let here = if side {
+                &s.selected_name
+            } else {
+                &s.baseline_name
+            };
+            out.push(format!(
+                "{n} conversation{} of {here} ran no stored scenario; not compared",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+    }
+    let hashes = |ids: &[i64]| -> BTreeSet<&str> {
+        facts
+            .runs
+            .iter()
+            .filter(|r| ids.contains(&r.id))
+            .map(|r| r.settings_hash.as_str())
+            .collect()
+    };
+    if hashes(s.selected) != hashes(s.baseline) {
+        out.push(format!(
+            "the settings of {} and {} differ (settings hash); their figures are compared as they are",
+            s.selected_name, s.baseline_name
+        ));
+    }
+    out
+}
+
+/// What a statistic is called in a sentence.
+pub fn statistic_name(c: &Change) -> String {
+    match c.statistic {
+        ClaimStatistic::SuccessDifference => "success".into(),
+        ClaimStatistic::LatencyP50Ratio => "conversation p50".into(),
+        ClaimStatistic::LatencyP95Ratio => "conversation p95".into(),
+        ClaimStatistic::TaskSuccessDifference => "task success".into(),
+        ClaimStatistic::JudgeMeanDifference => {
+            format!("judge mean ({})", c.judge.as_deref().unwrap_or("?"))
+        }
+        ClaimStatistic::PairwiseNet => "pairwise net".into(),
+    }
+}
+
+/// A side's value as the sentence prints it: ms as durations, shares in %, scores as they are.
+pub fn value_text(c: &Change, v: Option<f64>) -> String {
+    let Some(v) = v else { return "-".into() };
+    match c.statistic {
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => duration(v),
+        ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => percent(v),
+        _ => format!("{v:.2}"),
+    }
+}
+
+/// The change and its interval: `+77 % [+61, +93]` for a latency ratio, `−30.0 points
+/// [−45.1, −14.9]` for a share, `+0.50 [+0.12, +0.88]` for a score.
+pub fn change_text(c: &Change) -> String {
+    let Some(e) = c.claim.estimate else {
+        return "-".into();
+    };
+    let signed = |x: f64, digits: usize| {
+        let t = format!("{:+.*}", digits, x);
+        t.replace('-', "−")
+    };
+    let (main, lo_hi, unit): (f64, Option<(f64, f64)>, &str) = match c.statistic {
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => (
+            (e - 1.0) * 100.0,
+            c.claim
+                .interval
+                .map(|i| ((i.lo - 1.0) * 100.0, (i.hi - 1.0) * 100.0)),
+            " %",
+        ),
+        ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => (
+            e * 100.0,
+            c.claim.interval.map(|i| (i.lo * 100.0, i.hi * 100.0)),
+            " points",
+        ),
+        _ => (e, c.claim.interval.map(|i| (i.lo, i.hi)), ""),
+    };
+    let digits = match c.statistic {
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => 0,
+        ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => 1,
+        _ => 2,
+    };
+    match lo_hi {
+        Some((lo, hi)) => format!(
+            "{}{unit} [{}, {}]",
+            signed(main, digits),
+            signed(lo, digits),
+            signed(hi, digits)
+        ),
+        None => format!("{}{unit}", signed(main, digits)),
+    }
+}
+
+/// The verdict in words, with why a change is not established.
+pub fn verdict_text(c: &Change) -> String {
+    match c.verdict {
+        ChangeVerdict::Regressed => "regressed".into(),
+        ChangeVerdict::Improved => "improved".into(),
+        ChangeVerdict::NoEstablishedChange => match &c.claim.reason {
+            Some(r) => format!("no established change ({r})"),
+            None => "no established change".into(),
+        },
+    }
+}
+
+/// Headlines: one per established change (regressions first), then one that sums up.
+fn headlines(cmp: &Comparison, selected: &str) -> Vec<Headline> {
+    let mut out = Vec::new();
+    let mut established: Vec<&Change> = cmp
+        .changes
+        .iter()
+        .filter(|c| c.verdict != ChangeVerdict::NoEstablishedChange)
+        .collect();
+    established.sort_by_key(|c| c.verdict != ChangeVerdict::Regressed);
+    for c in established {
+        let word = if c.verdict == ChangeVerdict::Regressed {
+            "regressed"
+        } else {
+            "improved"
+        };
+        out.push(Headline {
+            kind: HeadlineKind::Change,
+            model: Some(c.model.clone()),
+            text: format!(
+                "{}: {} {word} {} → {} ({}), established ({selected} vs {}, {} pairs in {} scenarios)",
+                c.cell,
+                statistic_name(c),
+                value_text(c, c.claim.b_value),
+                value_text(c, c.claim.a_value),
+                change_text(c),
+                cmp.baseline,
+                c.claim.n,
+                c.claim.scenarios,
+            ),
+            established: Some(true),
+            simulated: c.simulated,
+            family: None,
+        });
+    }
+    let cells: BTreeSet<&str> = cmp.changes.iter().map(|c| c.cell.as_str()).collect();
+    let mut text = format!(
+        "{selected} against {}: {} regression{}, {} improvement{} established in {} comparisons of {} cells (Holm, family-wise {:.0} %)",
+        cmp.baseline,
+        cmp.regressions,
+        if cmp.regressions == 1 { "" } else { "s" },
+        cmp.improvements,
+        if cmp.improvements == 1 { "" } else { "s" },
+        cmp.comparisons,
+        cells.len(),
+        cmp.alpha * 100.0
+    );
+    let alone = cmp.only_selected.len() + cmp.only_baseline.len();
+    if alone > 0 {
+        text.push_str(&format!("; {alone} cell(s) in one side only, not compared"));
+    }
+    out.push(Headline {
+        kind: HeadlineKind::Change,
+        model: None,
+        text,
+        established: Some(cmp.regressions + cmp.improvements > 0),
+        simulated: cmp.changes.iter().any(|c| c.simulated),
+        family: None,
+    });
+    out
+}

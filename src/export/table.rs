@@ -139,7 +139,7 @@ pub fn primary_judge(r: &Report) -> Option<(usize, &JudgeSection)> {
 /// Every table of the report, in reading order.
 pub fn tables(r: &Report) -> Vec<Table> {
     let m = Marks::of(r);
-    let mut out = Vec::new();
+    let mut out = super::comparison_table::tables(r);
     cells_by_model(r, m, &mut out);
     out.push(quality(r, m));
     out.push(per_turn(r, m));

@@ -20,6 +20,9 @@ use crate::stats::inference::{self, PairedSample, Statistic};
 /// conversations of that slot in run order, so pooled runs pair run by run.
 type Slot = (usize, u32, u32, u32);
 
+/// A conversation's value for one statistic (`None`: not in its denominator).
+type Value<'a> = &'a dyn Fn(usize) -> Option<f64>;
+
 /// What the comparison reads: facts over the selected and the baseline runs together.
 pub(super) struct Sides<'f> {
     pub facts: &'f Facts,
@@ -142,7 +145,7 @@ pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
             (c.outcome.is_completed() && c.latency_ms.is_finite()).then_some(c.latency_ms)
         };
         let task = |i: usize| task_success_of(facts, i);
-        let plain: [(ClaimStatistic, Statistic, &dyn Fn(usize) -> Option<f64>); 4] = [
+        let plain: [(ClaimStatistic, Statistic, Value<'_>); 4] = [
             (
                 ClaimStatistic::SuccessDifference,
                 Statistic::Mean,

@@ -306,6 +306,14 @@ pub(super) fn claim_of(
             "its {} pairs come from one scenario: a comparison needs two",
             j.n
         ))
+    } else if let Some(t) = t.filter(scenario_limited) {
+        Some(format!(
+            "{} scenarios cannot establish it in a family this size: their smallest p-value, {}, \
+             adjusted for the family's comparisons, stays above {:.0} %; more scenarios can",
+            t.clusters,
+            p_text(t.p),
+            inference::FAMILY_ALPHA * 100.0
+        ))
     } else {
         Some("the data hold no difference at the family's level".to_string())
     };
@@ -325,6 +333,14 @@ pub(super) fn claim_of(
         established: j.verdict.established,
         reason,
     }
+}
+
+/// Whether a test's p-value is the smallest its scenarios allow: every scenario's
+/// difference on one side, 2 / 2^C for C scenarios. Such a claim is short of scenarios, not
+/// of evidence.
+fn scenario_limited(t: &inference::Test) -> bool {
+    let floor = 2.0 * 0.5f64.powi(i32::try_from(t.clusters).unwrap_or(i32::MAX));
+    t.p <= floor * (1.0 + 1e-9)
 }
 
 /// How one claim reads in a sentence: "established over B: …" or "not established over

@@ -246,7 +246,7 @@ fn started(r: &RunRow) -> Option<i64> {
     crate::timestamp::parse_rfc3339_ms(&r.started_at)
 }
 
-pub(super) fn join_ids(ids: &[i64]) -> String {
+pub fn join_ids(ids: &[i64]) -> String {
     ids.iter()
         .map(i64::to_string)
         .collect::<Vec<_>>()

@@ -365,15 +365,25 @@ pub fn value_text(c: &Change, v: Option<f64>) -> String {
     }
 }
 
-/// The change and its interval: `+77 % [+61, +93]` for a latency ratio, `−30.0 points
-/// [−45.1, −14.9]` for a share, `+0.50 [+0.12, +0.88]` for a score.
+/// The change and its interval: `+77 % [+61, +93]` for a latency ratio (`+0.4 % [−0.6,
+/// +1.3]` when it is small), `−30.0 points [−45.1, −14.9]` for a share, `+0.50 [+0.12,
+/// +0.88]` for a score.
 pub fn change_text(c: &Change) -> String {
     let Some(e) = c.claim.estimate else {
         return "-".into();
     };
     let signed = |x: f64, digits: usize| {
+        // No "−0": a change that rounds to nothing prints as +0.
         let t = format!("{:+.*}", digits, x);
-        t.replace('-', "−")
+        let zero = t
+            .trim_start_matches(['+', '-'])
+            .chars()
+            .all(|c| c == '0' || c == '.');
+        if zero {
+            t.replacen('-', "+", 1)
+        } else {
+            t.replace('-', "−")
+        }
     };
     let (main, lo_hi, unit): (f64, Option<(f64, f64)>, &str) = match c.statistic {
         ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => (
@@ -390,7 +400,12 @@ pub fn change_text(c: &Change) -> String {
         ),
         _ => (e, c.claim.interval.map(|i| (i.lo, i.hi)), ""),
     };
+    // Latency in whole percent, or to a tenth when the change and its interval are all
+    // within ±10 %.
+    let small =
+        main.abs() < 10.0 && lo_hi.is_none_or(|(lo, hi)| lo.abs() < 10.0 && hi.abs() < 10.0);
     let digits = match c.statistic {
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio if small => 1,
         ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => 0,
         ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => 1,
         _ => 2,
@@ -477,4 +492,66 @@ fn headlines(cmp: &Comparison, selected: &str) -> Vec<Headline> {
         family: None,
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::{Claim, Interval};
+
+    fn change(statistic: ClaimStatistic, estimate: f64, interval: Option<(f64, f64)>) -> Change {
+        Change {
+            cell: "p / m".into(),
+            provider: "p".into(),
+            model: "m".into(),
+            statistic,
+            judge: None,
+            selected_n: 30,
+            baseline_n: 30,
+            claim: Claim {
+                a: "run 2".into(),
+                b: "run 1".into(),
+                n: 30,
+                scenarios: 15,
+                needed: 10,
+                a_value: Some(1310.0),
+                b_value: Some(742.0),
+                estimate: Some(estimate),
+                interval: interval.map(|(lo, hi)| Interval { lo, hi }),
+                level: 0.99,
+                p_value: Some(0.001),
+                adjusted_p: 0.01,
+                established: true,
+                reason: None,
+            },
+            verdict: ChangeVerdict::Regressed,
+            simulated: false,
+        }
+    }
+
+    #[test]
+    fn changes_read_in_their_units() {
+        let p50 = change(ClaimStatistic::LatencyP50Ratio, 1.77, Some((1.61, 1.93)));
+        assert_eq!(change_text(&p50), "+77 % [+61, +93]");
+        assert_eq!(value_text(&p50, p50.claim.b_value), "742 ms");
+        assert_eq!(value_text(&p50, p50.claim.a_value), "1.31 s");
+        let tiny = change(
+            ClaimStatistic::LatencyP50Ratio,
+            0.99996,
+            Some((0.994, 1.013)),
+        );
+        assert_eq!(change_text(&tiny), "+0.0 % [−0.6, +1.3]");
+        let share = change(
+            ClaimStatistic::TaskSuccessDifference,
+            -0.3,
+            Some((-0.451, -0.149)),
+        );
+        assert_eq!(change_text(&share), "−30.0 points [−45.1, −14.9]");
+        let none = change(ClaimStatistic::SuccessDifference, 0.0, None);
+        assert_eq!(change_text(&none), "+0.0 points");
+        let mut judge = change(ClaimStatistic::JudgeMeanDifference, 0.5, Some((0.12, 0.88)));
+        judge.judge = Some("helpfulness@1 by mock".into());
+        assert_eq!(change_text(&judge), "+0.50 [+0.12, +0.88]");
+        assert_eq!(statistic_name(&judge), "judge mean (helpfulness@1 by mock)");
+    }
 }

@@ -268,3 +268,52 @@ fn a_slowed_provider_is_flagged_against_the_baseline_and_nothing_else() {
         "{err}"
     );
 }
+
+#[test]
+fn a_collection_started_while_another_writes_is_refused_and_the_first_completes() {
+    // Slow enough that the first collection is still sending when the second starts.
+    let mock = Mock::start(profiles(vec![Profile::quick("m", 400.0, 5.0)]), None);
+    let project = Project::new(&[("s1", &two_turn_scenario("s1", 0))]);
+    let bench = format!(
+        "name = \"hourly\"\nrepeats = 2\n{}",
+        target("prov", "m", &mock.url(), "")
+    );
+    let path = project.write("bench.toml", &bench);
+    let config = path.to_str().unwrap();
+    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("turnbench"))
+        .current_dir(project.dir.path())
+        .arg("--db")
+        .arg(project.db())
+        .args(["collect", "-q", "--config", config])
+        .spawn()
+        .unwrap();
+    // The lock file names its holder once the first run has it.
+    let lock = project.path("turnbench.db.run-lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.contains("collect \"hourly\", pid")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first run never took the lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let second = project
+        .cmd(&["collect", "-q", "--config", config])
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        err.contains("another run is writing to this store (collect \"hourly\", pid ")
+            && err.contains("fix: "),
+        "{err}"
+    );
+    assert!(first.wait().unwrap().success());
+    // Refused before it began: one run, both its conversations, and nothing of the second.
+    let conn = project.conn();
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM runs"), 1);
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM conversations"), 2);
+    // Once the first is done the next one runs.
+    project.run_ok(&["collect", "-q", "--config", config]);
+    assert_eq!(count(&project.conn(), "SELECT COUNT(*) FROM runs"), 2);
+}

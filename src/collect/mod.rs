@@ -114,6 +114,7 @@ pub async fn collect(
     interrupts: tokio::sync::mpsc::Receiver<()>,
 ) -> Result<CollectReport, CollectError> {
     let conn = crate::store::open(&opts.db)?;
+    let _lock = crate::store::lock::RunLock::acquire(&opts.db, &format!("collect {:?}", cfg.name))?;
     let settings = serde_json::json!({
         "bench": stable_settings(cfg),
         "scenarios": scenarios.iter().map(|s| (&s.id, &s.hash)).collect::<Vec<_>>(),

@@ -62,6 +62,7 @@ pub async fn replay(
     let settings = cfg.replay.clone();
     settings.check().map_err(ReplayError::Setup)?;
     let conn = crate::store::open(&opts.db)?;
+    let _lock = crate::store::lock::RunLock::acquire(&opts.db, &format!("replay {:?}", cfg.name))?;
     let hash = sessions.hash();
     let stored_settings = serde_json::json!({
         "bench": stable_settings(cfg),

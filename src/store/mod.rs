@@ -10,6 +10,7 @@ pub mod bulk;
 pub mod checks;
 pub mod facts;
 pub mod judgments;
+pub mod lock;
 mod migrate;
 pub mod pairwise;
 #[cfg(test)]
@@ -83,6 +84,13 @@ pub enum StoreError {
     },
     #[error("--run {run}: no run with this id or name in the store\n  fix: use one of: {known}")]
     NoSuchRun { run: String, known: String },
+    #[error(
+        "{path}: another run is writing to this store ({holder})\n  fix: let it finish and start again, or write into another store with --db (a scheduled collection that overlaps the previous one is skipped, not queued)",
+        path = .path.display()
+    )]
+    Busy { path: PathBuf, holder: String },
+    #[error("{path}: cannot take the store's run lock: {error}", path = .path.display())]
+    Lock { path: PathBuf, error: String },
 }
 
 impl From<rusqlite::Error> for StoreError {

@@ -2,6 +2,35 @@
 //! Unix epoch. Only what RFC 3339 allows: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`
 //! (`t`, `z` and a space for `T` accepted, as the RFC notes).
 
+/// The (year, month, day) of a count of days since 1970-01-01 (Hinnant's algorithm; the
+/// inverse of the days count `parse_rfc3339_ms` uses).
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// Milliseconds since the epoch as a UTC clock reading for a chart's axis: `14:05`, or
+/// `12-04 14:05` with the date.
+pub fn utc_minutes(ms: i64, with_date: bool) -> String {
+    let secs = ms.div_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let clock = format!("{:02}:{:02}", rem / 3600, rem / 60 % 60);
+    if with_date {
+        let (_, m, d) = civil_from_days(days);
+        format!("{m:02}-{d:02} {clock}")
+    } else {
+        clock
+    }
+}
+
 /// Milliseconds since 1970-01-01T00:00:00Z, or `None` when the text is not RFC 3339.
 pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
     let b = text.as_bytes();
@@ -80,6 +109,18 @@ pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_readings_invert_the_parse() {
+        let ms = parse_rfc3339_ms("2024-02-29T12:34:56.789Z").unwrap();
+        assert_eq!(utc_minutes(ms, false), "12:34");
+        assert_eq!(utc_minutes(ms, true), "02-29 12:34");
+        assert_eq!(utc_minutes(0, true), "01-01 00:00");
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_423), (2025, 12, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
 
     #[test]
     fn reads_utc_offsets_and_fractions() {

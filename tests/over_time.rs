@@ -256,6 +256,59 @@ fn a_slowed_provider_is_flagged_against_the_baseline_and_nothing_else() {
         .map(|r| r["id"].as_i64().unwrap())
         .collect();
     assert_eq!(ids, [2, 3]);
+    // Trends: every cell run by run, three points each, in every format.
+    let t = &pooled["trend"];
+    assert_eq!(t["runs"], 3);
+    let points = t["points"].as_array().unwrap();
+    assert_eq!(points.len(), 9);
+    for cell in ["prov-a / lab", "prov-b / lab", "prov-c / lab"] {
+        let runs: Vec<i64> = points
+            .iter()
+            .filter(|p| p["cell"] == cell)
+            .map(|p| p["run"].as_i64().unwrap())
+            .collect();
+        assert_eq!(runs, [1, 2, 3], "{cell}");
+    }
+    // prov-b's third run is twice as slow: apart from the window it is pooled into.
+    let b3 = points
+        .iter()
+        .find(|p| p["cell"] == "prov-b / lab" && p["run"] == 3)
+        .unwrap();
+    assert_eq!(b3["apart"], true, "{b3:#}");
+    assert_eq!(b3["success"]["n"], 36);
+    assert_eq!(b3["latency_n"], 36);
+    let (out, _) = project.run_ok(&["report", "--since", "1h", "--trend", "--format", "csv"]);
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "run,started_at,provider,model,simulated,attempted,completed,success_rate,success_lo,success_hi,conversation_n,conversation_p50_ms,conversation_p50_lo_ms,conversation_p50_hi_ms,apart"
+    );
+    assert_eq!(lines.clone().count(), 9);
+    assert!(
+        lines.any(|l| l.starts_with("3,") && l.contains(",prov-b,lab,") && l.ends_with(",true")),
+        "{out}"
+    );
+    let (md, _) = project.run_ok(&["report", "--trend", "--format", "md"]);
+    assert!(md.contains("TREND · 3 runs · each cell run by run"), "{md}");
+    let html_path = project.path("trend.html");
+    project.run_ok(&[
+        "report",
+        "--format",
+        "html",
+        "--out",
+        html_path.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    let chart = html
+        .split("<svg id=\"chart-trend-1\"")
+        .nth(1)
+        .and_then(|s| s.split("</svg>").next())
+        .expect("a trend chart for the label");
+    // Three runs × three providers: nine points, each with its tooltip.
+    assert_eq!(chart.matches(": p50 ").count(), 9, "{chart}");
+    assert!(chart.contains("run started (UTC)") && chart.contains("conversation p50 (s)"));
+    assert!(chart.contains("(apart from the window)"));
+
     // An unknown baseline names the runs there are.
     let bad = project
         .cmd(&["report", "--baseline-run", "9"])

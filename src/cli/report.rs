@@ -63,6 +63,10 @@ pub struct ReportArgs {
     /// before them, pooled.
     #[arg(long, value_name = "SPAN", value_parser = span)]
     baseline_window: Option<Span>,
+    /// Each cell run by run: conversation p50 and success per run (a TREND table; CSV then
+    /// writes one row per run × cell instead of the cells).
+    #[arg(long)]
+    trend: bool,
     /// Exit with status 6 when any comparison with the baseline is an established
     /// regression (needs --baseline-run or --baseline-window).
     #[arg(long)]
@@ -98,6 +102,7 @@ impl ReportArgs {
             },
             with_conversations: exporter.name() == "json",
             sort: self.sort,
+            trend: self.trend,
             runs: RunChoice {
                 since: self.since,
                 last: self.last,

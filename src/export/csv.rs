@@ -149,6 +149,50 @@ pub fn inert(cell: String) -> String {
     }
 }
 
+/// `--trend`: one row per run × cell.
+pub const TREND_HEADER: [&str; 15] = [
+    "run",
+    "started_at",
+    "provider",
+    "model",
+    "simulated",
+    "attempted",
+    "completed",
+    "success_rate",
+    "success_lo",
+    "success_hi",
+    "conversation_n",
+    "conversation_p50_ms",
+    "conversation_p50_lo_ms",
+    "conversation_p50_hi_ms",
+    "apart",
+];
+
+fn trend<W: Write>(
+    t: &crate::report::model::Trend,
+    w: &mut ::csv::Writer<W>,
+) -> Result<(), ExportError> {
+    w.write_record(TREND_HEADER)?;
+    for p in &t.points {
+        let mut row = vec![
+            p.run.to_string(),
+            p.started_at.clone(),
+            p.provider.clone(),
+            p.model.clone(),
+            p.simulated.to_string(),
+            p.success.n.to_string(),
+            p.success.k.to_string(),
+        ];
+        row.extend(rate(&p.success));
+        row.push(p.latency_n.to_string());
+        row.extend(estimate(p.conversation_p50));
+        row.push(p.apart.to_string());
+        w.write_record(row.into_iter().map(inert))?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
 impl Exporter<Report> for Csv {
     fn name(&self) -> &'static str {
         "csv"
@@ -165,6 +209,9 @@ impl Exporter<Report> for Csv {
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
         let mut w = ::csv::Writer::from_writer(out);
+        if let Some(t) = r.trend.as_ref().filter(|t| t.asked) {
+            return trend(t, &mut w);
+        }
         w.write_record(header())?;
         let judge = primary_judge(r);
         for (i, c) in r.cells.iter().enumerate() {

@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use super::svg::{self, Curve, OutcomeBar, QualityPoint, Series, Style, esc};
+use super::svg::{self, Curve, OutcomeBar, QualityPoint, Series, Style, TrendDot, TrendLine, esc};
 use super::table::primary_judge;
 use crate::report::model::Report;
 
@@ -134,6 +134,9 @@ pub fn charts(h: &mut String, r: &Report) {
                 ),
             ));
         }
+        if let Some((svg, caption)) = trend_chart(r, label_name, k, &series) {
+            figures.push((Some(label_name.to_string()), svg, caption));
+        }
     }
     let bars: Vec<OutcomeBar> = r
         .cells
@@ -180,4 +183,61 @@ pub fn charts(h: &mut String, r: &Report) {
         );
     }
     h.push_str("</div></section>\n");
+}
+
+/// A label's trend chart (several runs, or `--trend`): each provider's p50 run by run.
+fn trend_chart<'a>(
+    r: &'a Report,
+    label: &str,
+    k: usize,
+    series: &dyn Fn(usize) -> Series<'a>,
+) -> Option<(String, String)> {
+    let t = r.trend.as_ref()?;
+    let lines: Vec<TrendLine> = (0..r.cells.len())
+        .filter(|&i| r.cells[i].model == label)
+        .filter_map(|i| {
+            let c = &r.cells[i];
+            let points: Vec<_> = t
+                .points
+                .iter()
+                .filter(|p| p.provider == c.provider && p.model == c.model)
+                .collect();
+            let dots: Vec<TrendDot> = points
+                .iter()
+                .filter_map(|p| {
+                    let e = p.conversation_p50?;
+                    Some(TrendDot {
+                        t_ms: crate::timestamp::parse_rfc3339_ms(&p.started_at)?,
+                        p50_ms: e.value,
+                        interval: e.interval.map(|i| (i.lo, i.hi)),
+                        apart: p.apart,
+                    })
+                })
+                .collect();
+            (!dots.is_empty()).then(|| TrendLine {
+                series: series(i),
+                n: points.iter().map(|p| p.latency_n).sum(),
+                dots,
+            })
+        })
+        .collect();
+    let svg = svg::trend(
+        &chart_id("trend", k),
+        &format!("Conversation p50 run by run on {label}"),
+        &lines,
+    )?;
+    let apart = t
+        .points
+        .iter()
+        .filter(|p| p.model == label && p.apart)
+        .count();
+    Some((
+        svg,
+        format!(
+            "{label}: {} runs; each point is one provider's conversation p50 in one run, at the run's start (UTC), \
+             whiskers its 95 % interval (order statistics); n is the completed conversations over every run. \
+             Ringed ({apart}): the run's interval misses the window's (the pooled p50 interval in the CELLS table).",
+            t.runs
+        ),
+    ))
 }

@@ -11,7 +11,6 @@
 //! every format: escaped in HTML and Markdown, neutralised against formula injection in
 //! CSV, control characters made visible on a terminal.
 
-mod comparison_table;
 pub mod conversations;
 mod csv;
 mod grid;
@@ -19,6 +18,7 @@ mod html;
 mod html_charts;
 mod json;
 mod markdown;
+mod over_time_tables;
 mod replay_tables;
 mod svg;
 pub mod table;

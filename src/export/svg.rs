@@ -241,6 +241,20 @@ fn open(out: &mut String, id: &str, title: &str, desc: &str, height: f64) {
 /// Axes with ticks, grid lines and labels. Tick labels are thinned until neighbours cannot
 /// touch; x labels hang low enough to clear the lowest y label at the corner.
 fn axes(out: &mut String, f: &Frame, xt: &[f64], yt: &[f64], xlabel: &str, ylabel: &str) {
+    let labels: Vec<String> = xt.iter().map(|&v| tick_label(v)).collect();
+    axes_labelled(out, f, xt, &labels, yt, xlabel, ylabel);
+}
+
+/// [`axes`] with the x ticks' labels given (a time axis reads as clock times).
+fn axes_labelled(
+    out: &mut String,
+    f: &Frame,
+    xt: &[f64],
+    labels: &[String],
+    yt: &[f64],
+    xlabel: &str,
+    ylabel: &str,
+) {
     let ypos: Vec<f64> = yt.iter().map(|&v| f.y(v)).collect();
     for i in thin(&ypos, |_| 15.0, 4.0) {
         let (v, y) = (yt[i], ypos[i]);
@@ -256,8 +270,8 @@ fn axes(out: &mut String, f: &Frame, xt: &[f64], yt: &[f64], xlabel: &str, ylabe
         );
     }
     let xpos: Vec<f64> = xt.iter().map(|&v| f.x(v)).collect();
-    let labels: Vec<String> = xt.iter().map(|&v| tick_label(v)).collect();
-    for i in thin(&xpos, |i| text_width(&labels[i], 12.0), 10.0) {
+    let width = |i: usize| labels.get(i).map_or(0.0, |l| text_width(l, 12.0));
+    for i in thin(&xpos, width, 10.0) {
         let x = xpos[i];
         let _ = write!(
             out,
@@ -266,7 +280,7 @@ fn axes(out: &mut String, f: &Frame, xt: &[f64], yt: &[f64], xlabel: &str, ylabe
             f.top,
             f.bottom,
             f.bottom + 22.0,
-            labels[i]
+            labels.get(i).map_or("", String::as_str)
         );
     }
     let _ = write!(
@@ -823,6 +837,175 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
             esc(class)
         );
     }
+    out.push_str("</svg>");
+    Some(out)
+}
+
+/// One run of one provider in the trend chart: when the run started and its p50 (ms) with
+/// its interval.
+pub struct TrendDot {
+    pub t_ms: i64,
+    pub p50_ms: f64,
+    pub interval: Option<(f64, f64)>,
+    /// The run's interval misses the window's: drawn with a ring.
+    pub apart: bool,
+}
+
+pub struct TrendLine<'a> {
+    pub series: Series<'a>,
+    pub dots: Vec<TrendDot>,
+    /// Conversations the p50s rest on, over every run.
+    pub n: usize,
+}
+
+/// Round steps for a time axis, in ms: one minute to four weeks.
+const TIME_STEPS: [i64; 13] = [
+    60_000,
+    300_000,
+    900_000,
+    1_800_000,
+    3_600_000,
+    3 * 3_600_000,
+    6 * 3_600_000,
+    12 * 3_600_000,
+    86_400_000,
+    2 * 86_400_000,
+    7 * 86_400_000,
+    14 * 86_400_000,
+    28 * 86_400_000,
+];
+
+/// Each provider's conversation p50 run by run against the run's start time (UTC), with
+/// its interval as a whisker; a run apart from its window is ringed.
+pub fn trend(id: &str, title: &str, lines: &[TrendLine]) -> Option<String> {
+    let dots = lines.iter().flat_map(|l| &l.dots);
+    let (t0, t1) = dots.clone().fold((i64::MAX, i64::MIN), |(a, b), d| {
+        (a.min(d.t_ms), b.max(d.t_ms))
+    });
+    if t0 > t1 {
+        return None;
+    }
+    let top_ms = dots
+        .map(|d| d.interval.map_or(d.p50_ms, |(_, hi)| hi.max(d.p50_ms)))
+        .fold(0.0f64, f64::max);
+    let span = t1 - t0;
+    let pad = (span / 20).max(30_000);
+    let (x0, x1) = (t0 - pad, t1 + pad);
+    let step = TIME_STEPS
+        .iter()
+        .copied()
+        .find(|s| (x1 - x0) / s <= 6)
+        .unwrap_or(28 * 86_400_000);
+    let first = x0.div_euclid(step) * step + step;
+    let with_date = x1 - x0 >= 86_400_000;
+    let xt_ms: Vec<i64> = (0..)
+        .map(|k| first + k * step)
+        .take_while(|t| *t <= x1)
+        .collect();
+    let xlabels: Vec<String> = xt_ms
+        .iter()
+        .map(|&t| crate::timestamp::utc_minutes(t, with_date))
+        .collect();
+    // The chart works in hours from the first tick's origin: f64 keeps ms exactly there.
+    let hours = |t: i64| (t - x0) as f64 / 3_600_000.0;
+    let xt: Vec<f64> = xt_ms.iter().map(|&t| hours(t)).collect();
+    let items: Vec<(&Series, String)> = lines
+        .iter()
+        .map(|l| (&l.series, format!("{} (n {})", l.series.name, l.n)))
+        .collect();
+    let lw = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
+    let height = H.max(TOP + items.len() as f64 * ROW + 8.0 + BOTTOM);
+    let yt = ticks(0.0, (top_ms / 1000.0).max(0.001), 6);
+    let f = Frame {
+        x0: 0.0,
+        x1: hours(x1),
+        y0: 0.0,
+        y1: yt.last().copied().unwrap_or(1.0),
+        left: LEFT,
+        right: W - RIGHT - lw - 14.0,
+        top: TOP,
+        bottom: height - BOTTOM,
+    };
+    let mut out = String::new();
+    open(
+        &mut out,
+        id,
+        title,
+        "For each provider, the conversation p50 of each run, placed at the run's start; \
+         whiskers are the p50's 95 % interval; a ringed point is a run whose interval misses \
+         the window's.",
+        height,
+    );
+    axes_labelled(
+        &mut out,
+        &f,
+        &xt,
+        &xlabels,
+        &yt,
+        "run started (UTC)",
+        "conversation p50 (s)",
+    );
+    let mut anchors = Vec::new();
+    for l in lines {
+        let mut points = String::new();
+        for d in &l.dots {
+            let _ = write!(
+                points,
+                "{:.1},{:.1} ",
+                f.x(hours(d.t_ms)),
+                f.y(d.p50_ms / 1000.0)
+            );
+        }
+        if l.dots.len() > 1 {
+            let _ = write!(
+                out,
+                "<polyline fill=\"none\" stroke-width=\"2\" {} points=\"{}\"/>",
+                l.series.stroke(),
+                points.trim_end()
+            );
+        }
+        for d in &l.dots {
+            let (x, y) = (f.x(hours(d.t_ms)), f.y(d.p50_ms / 1000.0));
+            if let Some((lo, hi)) = d.interval {
+                let _ = write!(
+                    out,
+                    "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"1.4\"/>",
+                    f.y(lo / 1000.0),
+                    f.y(hi / 1000.0),
+                    l.series.style.colour
+                );
+            }
+            if d.apart {
+                let _ = write!(
+                    out,
+                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"9\" fill=\"none\" stroke=\"#b00020\" stroke-width=\"2\"/>"
+                );
+            }
+            let tip = format!(
+                "{}: p50 {:.2} s at {}{}",
+                l.series.name,
+                d.p50_ms / 1000.0,
+                crate::timestamp::utc_minutes(d.t_ms, true),
+                if d.apart {
+                    " (apart from the window)"
+                } else {
+                    ""
+                }
+            );
+            out.push_str(&marker(
+                &l.series.style,
+                x,
+                y,
+                4.5,
+                &format!("<title>{}</title>", esc(&tip)),
+            ));
+        }
+        if let Some(d) = l.dots.last() {
+            anchors.push((f.x(hours(d.t_ms)), f.y(d.p50_ms / 1000.0), l.series.name));
+        }
+    }
+    direct_labels(&mut out, &f, &anchors);
+    legend(&mut out, &items, W - RIGHT - lw, TOP, true);
     out.push_str("</svg>");
     Some(out)
 }

@@ -139,12 +139,13 @@ pub fn primary_judge(r: &Report) -> Option<(usize, &JudgeSection)> {
 /// Every table of the report, in reading order.
 pub fn tables(r: &Report) -> Vec<Table> {
     let m = Marks::of(r);
-    let mut out = super::comparison_table::tables(r);
+    let mut out = super::over_time_tables::comparison(r);
     cells_by_model(r, m, &mut out);
     out.push(quality(r, m));
     out.push(per_turn(r, m));
     out.push(reliability(r, m));
     out.push(cache_and_cost(r, m));
+    out.extend(super::over_time_tables::trend(r));
     if !r.checks.tags.is_empty() {
         out.push(by_tag(r, m));
     }

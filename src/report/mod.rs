@@ -31,6 +31,7 @@ pub mod model;
 mod pairwise;
 pub mod replay;
 pub mod rows;
+mod trend;
 pub mod vs_fastest;
 pub mod window;
 
@@ -74,6 +75,8 @@ pub struct ReportOptions {
     pub sort: vs_fastest::SortBy,
     /// Which runs to read and what to compare them with.
     pub runs: window::RunChoice,
+    /// Each cell run by run, even from one run (`--trend`; several runs always give it).
+    pub trend: bool,
 }
 
 /// Builds the report from the store at `db` (upgraded first if it is older than this
@@ -222,6 +225,8 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             .collect(),
         cells: report_cells.iter().map(|c| c.checks.clone()).collect(),
     };
+    let trend = (opts.trend || facts.runs.len() > 1)
+        .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
     let with_rows = opts.with_conversations;
     let labels: BTreeSet<&str> = report_cells.iter().map(|c| c.model.as_str()).collect();
     let providers: BTreeSet<&str> = report_cells.iter().map(|c| c.provider.as_str()).collect();
@@ -279,6 +284,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         check_agreement,
         notes,
         replay,
+        trend,
         comparison,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     })

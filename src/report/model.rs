@@ -65,6 +65,9 @@ pub struct Report {
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplaySection>,
+    /// Each cell run by run: with `--trend`, or whenever the selection spans several runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trend: Option<Trend>,
     /// The selected run(s) against a baseline (`--baseline-run`, `--baseline-window`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
@@ -638,5 +641,41 @@ pub struct Change {
     pub baseline_n: u64,
     pub claim: Claim,
     pub verdict: ChangeVerdict,
+    pub simulated: bool,
+}
+
+/// Each cell run by run (`docs/report.md`, "Runs over time").
+#[derive(Debug, Clone, Serialize)]
+pub struct Trend {
+    /// `--trend` asked for it (CSV then writes these rows instead of the cells).
+    #[serde(skip)]
+    pub asked: bool,
+    /// Runs in the selection.
+    pub runs: usize,
+    /// Points whose run stands apart from the window.
+    pub apart: usize,
+    /// One per run × cell, in cell order, then run order.
+    pub points: Vec<TrendPoint>,
+}
+
+/// One cell in one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendPoint {
+    pub run: i64,
+    /// The run's start, RFC 3339 (the chart's x).
+    pub started_at: String,
+    /// `provider / model label`.
+    pub cell: String,
+    pub provider: String,
+    pub model: String,
+    /// Completed per attempted in this run, with its Wilson interval.
+    pub success: Rate,
+    /// Conversation p50 of this run's completed conversations, with its order-statistic
+    /// interval (from 6 conversations).
+    pub conversation_p50: Option<Estimate>,
+    /// Completed conversations with a latency: the p50's n.
+    pub latency_n: usize,
+    /// This run's p50 interval and the window's (the pooled cell's) do not meet.
+    pub apart: bool,
     pub simulated: bool,
 }

@@ -216,7 +216,7 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_default();
     let secs = d.as_secs() as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let (y, m, day) = civil_from_days(days);
+    let (y, m, day) = crate::timestamp::civil_from_days(days);
     format!(
         "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
         rem / 3600,
@@ -224,30 +224,4 @@ pub fn now_rfc3339() -> String {
         rem % 60,
         d.subsec_millis()
     )
-}
-
-/// Days since 1970-01-01 to (year, month, day); Howard Hinnant's algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(20_423), (2025, 12, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-    }
 }

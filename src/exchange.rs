@@ -1,4 +1,4 @@
-//! The exchange format (DESIGN.md, "Exchange format"): JSON Lines, one conversation per line.
+//! The exchange format (docs/import-export.md, "The turnbench format"): JSON Lines, one conversation per line.
 //! `import` reads it and `export conversations` writes it, so both use these types.
 //!
 //! ```json
@@ -26,7 +26,7 @@ pub struct ConversationLine {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// The model label cells group by, written only when it differs from `model` (an
-    /// addition to DESIGN.md's list, so that an export keeps labels through a round trip).
+    /// addition to the format's first list, so that an export keeps labels through a round trip).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
     /// Scenario id; links the conversation to its checks.

@@ -1,4 +1,5 @@
-//! The outcome vocabulary shared by the client, the store and the report (DESIGN.md).
+//! The outcome vocabulary shared by the client, the store and the report (docs/metrics.md,
+//! "Reliability"; docs/store.md).
 
 use std::fmt;
 use std::str::FromStr;

@@ -287,7 +287,7 @@ pub struct Bootstrap {
 }
 
 impl Default for Bootstrap {
-    /// 1,000 resamples, [`DEFAULT_SEED`], 95 %. 1,000 is what DESIGN.md fixes for headline
+    /// 1,000 resamples, [`DEFAULT_SEED`], 95 %. 1,000 is what docs/metrics.md fixes for headline
     /// intervals: the Monte-Carlo error of a 2.5 % or 97.5 % endpoint is then about 0.085
     /// bootstrap standard deviations, about 2 % of the interval's width, below the digits a
     /// report prints; and since the seed is fixed that error does not move between runs.

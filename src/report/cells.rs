@@ -12,7 +12,7 @@ use super::model::{
 use crate::outcome::TurnOutcome;
 use crate::stats::{self, inference};
 
-/// Share of the prompt below which a cached turn is cold (DESIGN.md).
+/// Share of the prompt below which a cached turn is cold (docs/metrics.md, "Replay").
 const COLD_SHARE: f64 = 0.10;
 
 /// What the cell computations need beyond the facts.

@@ -15,7 +15,7 @@ use crate::config::Prices;
 use crate::stats;
 use crate::store::replay::ReplayTurnFact;
 
-/// Share of the prompt below which a turn is cold (DESIGN.md).
+/// Share of the prompt below which a turn is cold (docs/metrics.md, "Replay").
 const COLD_SHARE: f64 = 0.10;
 
 /// Break-length buckets (upper bounds in minutes, exclusive), after "no break".

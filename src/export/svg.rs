@@ -209,6 +209,28 @@ struct Frame {
 }
 
 impl Frame {
+    /// The plot area of a chart with a legend of `items` beside it: the chart grows taller
+    /// with the legend. Returns the frame, the chart's height and the legend's width.
+    fn beside_legend(
+        items: &[(&Series, String)],
+        x: (f64, f64),
+        y: (f64, f64),
+    ) -> (Frame, f64, f64) {
+        let lw = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
+        let height = H.max(TOP + items.len() as f64 * ROW + 8.0 + BOTTOM);
+        let f = Frame {
+            x0: x.0,
+            x1: x.1,
+            y0: y.0,
+            y1: y.1,
+            left: LEFT,
+            right: W - RIGHT - lw - 14.0,
+            top: TOP,
+            bottom: height - BOTTOM,
+        };
+        (f, height, lw)
+    }
+
     fn x(&self, v: f64) -> f64 {
         self.left + (v - self.x0) / (self.x1 - self.x0).max(1e-12) * (self.right - self.left)
     }
@@ -423,19 +445,9 @@ pub fn ecdf(id: &str, title: &str, curves: &[Curve]) -> Option<String> {
         .iter()
         .map(|c| (&c.series, format!("{} (n {})", c.series.name, c.n)))
         .collect();
-    let lw = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
-    let height = H.max(TOP + items.len() as f64 * ROW + 8.0 + BOTTOM);
     let xt = ticks(0.0, max_s.max(0.001), 7);
-    let f = Frame {
-        x0: 0.0,
-        x1: xt.last().copied().unwrap_or(1.0),
-        y0: 0.0,
-        y1: 1.0,
-        left: LEFT,
-        right: W - RIGHT - lw - 14.0,
-        top: TOP,
-        bottom: height - BOTTOM,
-    };
+    let (f, height, lw) =
+        Frame::beside_legend(&items, (0.0, xt.last().copied().unwrap_or(1.0)), (0.0, 1.0));
     let mut out = String::new();
     open(
         &mut out,
@@ -563,18 +575,14 @@ pub fn quality_vs_latency(
         .iter()
         .map(|p| (&p.series, p.series.name.to_string()))
         .collect();
-    let lw = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
-    let height = H.max(TOP + items.len() as f64 * ROW + 8.0 + BOTTOM);
-    let f = Frame {
-        x0: xt.first().copied().unwrap_or(0.0),
-        x1: xt.last().copied().unwrap_or(1.0),
-        y0,
-        y1,
-        left: LEFT,
-        right: W - RIGHT - lw - 14.0,
-        top: TOP,
-        bottom: height - BOTTOM,
-    };
+    let (f, height, lw) = Frame::beside_legend(
+        &items,
+        (
+            xt.first().copied().unwrap_or(0.0),
+            xt.last().copied().unwrap_or(1.0),
+        ),
+        (y0, y1),
+    );
     let ylabel = if (y0, y1) == scale {
         quality_label.to_string()
     } else {
@@ -913,19 +921,12 @@ pub fn trend(id: &str, title: &str, lines: &[TrendLine]) -> Option<String> {
         .iter()
         .map(|l| (&l.series, format!("{} (n {})", l.series.name, l.n)))
         .collect();
-    let lw = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
-    let height = H.max(TOP + items.len() as f64 * ROW + 8.0 + BOTTOM);
     let yt = ticks(0.0, (top_ms / 1000.0).max(0.001), 6);
-    let f = Frame {
-        x0: 0.0,
-        x1: hours(x1),
-        y0: 0.0,
-        y1: yt.last().copied().unwrap_or(1.0),
-        left: LEFT,
-        right: W - RIGHT - lw - 14.0,
-        top: TOP,
-        bottom: height - BOTTOM,
-    };
+    let (f, height, lw) = Frame::beside_legend(
+        &items,
+        (0.0, hours(x1)),
+        (0.0, yt.last().copied().unwrap_or(1.0)),
+    );
     let mut out = String::new();
     open(
         &mut out,

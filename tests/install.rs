@@ -17,14 +17,30 @@ fn installed(dir: &Path) -> PathBuf {
     to
 }
 
+/// Runs `cmd`, retrying while the kernel still counts the freshly copied binary as open
+/// for writing (ETXTBSY: another test thread forked while our copy's file was open, and
+/// its child holds the descriptor until it execs). A known race of copying an executable
+/// in a multi-threaded process; a few milliseconds later it is gone.
+fn output(cmd: &mut Command) -> std::process::Output {
+    for _ in 0..50 {
+        match cmd.output() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other.unwrap(),
+        }
+    }
+    cmd.output().unwrap()
+}
+
 /// Runs the copied binary in `cwd`; returns (stdout, stderr), asserting success.
 fn ok(bin: &Path, cwd: &Path, args: &[&str]) -> (String, String) {
-    let out = Command::new(bin)
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("RUST_LOG")
-        .output()
-        .unwrap();
+    let out = output(
+        Command::new(bin)
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("RUST_LOG"),
+    );
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -122,11 +138,11 @@ fn the_binary_alone_runs_everything_and_a_project_runs_on_its_own_files() {
     );
 
     // 3. init refuses to overwrite, naming the files, unless --force.
-    let out = Command::new(&bin)
-        .args(["init", "proj"])
-        .current_dir(empty.path())
-        .output()
-        .unwrap();
+    let out = output(
+        Command::new(&bin)
+            .args(["init", "proj"])
+            .current_dir(empty.path()),
+    );
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -161,17 +177,16 @@ fn a_named_judge_or_rubric_not_on_disk_is_the_built_in_one() {
         "{stdout}\n{stderr}"
     );
     // A name found nowhere is an error naming it.
-    let out = Command::new(&bin)
-        .args([
-            "judge",
-            "--judge",
-            "judges/nope.toml",
-            "--rubric",
-            "support-tone",
-        ])
-        .current_dir(empty.path())
-        .output()
-        .unwrap();
+    let mut out = Command::new(&bin);
+    out.args([
+        "judge",
+        "--judge",
+        "judges/nope.toml",
+        "--rubric",
+        "support-tone",
+    ])
+    .current_dir(empty.path());
+    let out = output(&mut out);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("judges/nope.toml: cannot read"));
 }

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+use super::conversation_view;
 use super::svg::{self, OutcomeBar, PALETTE, QualityPoint, Series, esc};
 use super::table::{Align, headline_groups, primary_judge, tables};
 use super::{ExportError, Exporter, FormatOptions};
@@ -78,8 +79,9 @@ impl Exporter<Report> for Html {
             h,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <title>turnbench report{}</title><style>{STYLE}</style></head><body>\n",
-            if simulated { " (simulated)" } else { "" }
+             <title>turnbench report{}</title><style>{STYLE}{}</style></head><body>\n",
+            if simulated { " (simulated)" } else { "" },
+            conversation_view::STYLE
         );
         let _ = write!(h, "<header><h1>turnbench report{sim_badge}</h1>");
         card(&mut h, r);
@@ -142,6 +144,7 @@ impl Exporter<Report> for Html {
             }
             h.push_str("</section>\n");
         }
+        conversation_view::html_section(&mut h, &r.drilldown);
         if !r.notes.is_empty() {
             h.push_str("<section><h2>Notes</h2><ul class=\"notes\">");
             for n in &r.notes {

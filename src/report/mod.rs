@@ -21,6 +21,7 @@ mod agreement;
 pub mod anchors;
 pub mod cells;
 mod check_agreement;
+pub mod drilldown;
 pub mod headlines;
 mod judges;
 mod load;
@@ -63,6 +64,10 @@ pub struct ReportOptions {
     pub bootstrap: Bootstrap,
     /// Build per-conversation rows (the JSON format writes them).
     pub with_conversations: bool,
+    /// Which conversations get a full view (the HTML drill-down), and at most how many.
+    pub views: drilldown::ConversationViews,
+    /// `None`: [`drilldown::DEFAULT_CAP`].
+    pub views_cap: Option<usize>,
 }
 
 /// Builds the report from the store at `db` (upgraded first if it is older than this
@@ -181,6 +186,13 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             .collect(),
         cells: report_cells.iter().map(|c| c.checks.clone()).collect(),
     };
+    let drilldown = drilldown::select(
+        &conn,
+        &facts,
+        opts.views,
+        opts.views_cap.unwrap_or(drilldown::DEFAULT_CAP),
+    )?;
+    notes.extend(drilldown.cap_note());
     let with_rows = opts.with_conversations;
     let labels: BTreeSet<&str> = report_cells.iter().map(|c| c.model.as_str()).collect();
     let providers: BTreeSet<&str> = report_cells.iter().map(|c| c.provider.as_str()).collect();
@@ -234,6 +246,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         notes,
         replay,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
+        drilldown,
     })
 }
 

@@ -23,7 +23,8 @@ pub const STYLE: &str = r#"
 .role{font-size:12px;color:var(--muted);font-weight:600}
 .tm{font-size:12.5px;color:var(--muted);margin:2px 0}
 .err{color:#a40e26;font-size:13px;white-space:pre-wrap}
-td.why{white-space:pre-wrap;word-break:break-word;max-width:46em}
+td.why{white-space:pre-wrap;word-break:break-word;min-width:18em;max-width:46em}
+td.sc{white-space:normal;min-width:12em;max-width:22em}
 .turn{border-top:1px dashed var(--line);margin-top:8px}
 "#;
 
@@ -227,7 +228,7 @@ pub fn html_view(h: &mut String, c: &ConversationDetail) {
             let scores: Vec<String> = j.scores.iter().map(|(k, v)| format!("{k} {v}")).collect();
             let _ = write!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td class=\"sc\">{}</td><td class=\"why\">{}</td></tr>",
                 esc(&format!("{}@{}", j.rubric, j.rubric_version)),
                 esc(&format!(
                     "{} ({}{})",

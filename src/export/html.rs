@@ -81,7 +81,7 @@ impl Exporter<Report> for Html {
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
              <title>turnbench report{}</title><style>{STYLE}{}</style></head><body>\n",
             if simulated { " (simulated)" } else { "" },
-            conversation_view::STYLE
+            format_args!("{}{}", conversation_view::STYLE, super::matrix_view::STYLE)
         );
         let _ = write!(h, "<header><h1>turnbench report{sim_badge}</h1>");
         card(&mut h, r);
@@ -144,6 +144,7 @@ impl Exporter<Report> for Html {
             }
             h.push_str("</section>\n");
         }
+        super::matrix_view::html_section(&mut h, r);
         conversation_view::html_section(&mut h, &r.drilldown);
         if !r.notes.is_empty() {
             h.push_str("<section><h2>Notes</h2><ul class=\"notes\">");

@@ -18,6 +18,7 @@ mod grid;
 mod html;
 mod json;
 mod markdown;
+mod matrix_view;
 mod replay_tables;
 mod svg;
 pub mod table;

@@ -25,6 +25,7 @@ pub mod drilldown;
 pub mod headlines;
 mod judges;
 mod load;
+pub mod matrix;
 pub mod model;
 mod pairwise;
 pub mod replay;
@@ -186,6 +187,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             .collect(),
         cells: report_cells.iter().map(|c| c.checks.clone()).collect(),
     };
+    let matrix = matrix::rows(&facts);
     let drilldown = drilldown::select(
         &conn,
         &facts,
@@ -246,6 +248,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         notes,
         replay,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
+        matrix,
         drilldown,
     })
 }

@@ -24,6 +24,7 @@ pub const STYLE: &str = r#"
 .tm{font-size:12.5px;color:var(--muted);margin:2px 0}
 .err{color:#a40e26;font-size:13px;white-space:pre-wrap}
 td.why{white-space:pre-wrap;word-break:break-word;min-width:18em;max-width:46em}
+td.fc{white-space:normal;min-width:16em}
 td.sc{white-space:normal;min-width:12em;max-width:22em}
 .turn{border-top:1px dashed var(--line);margin-top:8px}
 "#;
@@ -147,7 +148,7 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
             .collect();
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td>{}</td><td><a href=\"#{a}\">{}</a></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td class=\"fc\">{}</td><td><a href=\"#{a}\">{}</a></td></tr>",
             esc(&cell_name(c)),
             esc(c.scenario.as_deref().unwrap_or("-")),
             c.repeat,

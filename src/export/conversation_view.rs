@@ -381,3 +381,102 @@ pub fn text_view(c: &ConversationDetail) -> String {
     }
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::detail::JudgmentDetail;
+
+    const EVIL: &str = "<script>alert(1)</script><img src=x onerror=alert(2)></details><a href=\"javascript:alert(3)\">x</a>\u{1b}[2J";
+
+    fn hostile() -> ConversationDetail {
+        ConversationDetail {
+            id: 1,
+            uid: "u\"><script>alert(0)</script>".into(),
+            run_id: 1,
+            run_name: EVIL.into(),
+            provider: EVIL.into(),
+            model: EVIL.into(),
+            label: EVIL.into(),
+            simulated: false,
+            scenario: Some(EVIL.into()),
+            repeat: 1,
+            outcome: "completed".into(),
+            counts: true,
+            turns: vec![TurnDetail {
+                turn: 1,
+                sent: vec![(EVIL.into(), EVIL.into())],
+                answer: Some(EVIL.into()),
+                reasoning: None,
+                outcome: "ok".into(),
+                finish_reason: Some(EVIL.into()),
+                error: Some(EVIL.into()),
+                http_status: None,
+                attempts: Some(1),
+                pause_ms: None,
+                ttft_ms: Some(1.0),
+                ttfa_ms: None,
+                e2e_ms: Some(2.0),
+                prompt_tokens: None,
+                completion_tokens: None,
+                reasoning_tokens: None,
+                cached_tokens: None,
+            }],
+            checks: vec![CheckDetail {
+                check_id: EVIL.into(),
+                kind: "contains".into(),
+                tag: EVIL.into(),
+                passed: Some(false),
+                detail: Some(EVIL.into()),
+                description: Some(EVIL.into()),
+            }],
+            judgments: vec![JudgmentDetail {
+                rubric: EVIL.into(),
+                rubric_version: 1,
+                judge: EVIL.into(),
+                judge_model: EVIL.into(),
+                simulated: true,
+                replicate: 1,
+                status: "ok".into(),
+                scores: vec![(EVIL.into(), 1)],
+                rationale: Some(EVIL.into()),
+                error: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn every_transcript_text_is_escaped_in_html() {
+        let d = Drilldown {
+            mode: ConversationViews::Failed,
+            cap: 1,
+            eligible: 1,
+            left_out: 0,
+            views: vec![hostile()],
+        };
+        let mut h = String::new();
+        html_section(&mut h, &d);
+        for tag in [
+            "<script",
+            "<img",
+            "</details>",
+            "<a href=\"javascript",
+            "\u{1b}",
+        ] {
+            assert!(!h.contains(tag), "{tag} in {h}");
+        }
+        // Check explanations, descriptions and judge rationales are all there, as text.
+        assert!(h.matches("&lt;script&gt;alert(1)&lt;/script&gt;").count() >= 10);
+        assert!(h.contains("expected: &lt;script&gt;"));
+        assert!(h.contains("id=\"c-u&quot;&gt;&lt;script&gt;alert(0)&lt;/script&gt;\""));
+    }
+
+    #[test]
+    fn the_text_view_keeps_control_characters_off_the_terminal() {
+        let t = text_view(&hostile());
+        assert!(!t.contains('\u{1b}'));
+        assert!(t.contains("\\u{1b}[2J"));
+        assert!(t.contains("FAIL"));
+        assert!(t.contains("expected: <script>"));
+    }
+}

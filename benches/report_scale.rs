@@ -86,12 +86,14 @@ fn main() {
     let mut scans: Vec<Vec<f64>> = vec![Vec::new(); FORMATS.len()];
     let mut reports: Vec<Vec<f64>> = vec![Vec::new(); FORMATS.len()];
     let mut peaks = vec![0u64; FORMATS.len()];
+    let mut sizes = vec![0u64; FORMATS.len()];
     for _ in 0..ROUNDS {
         for (i, format) in FORMATS.iter().enumerate() {
             scans[i].push(scan(&db));
             let (secs, peak) = report(format);
             reports[i].push(secs);
             peaks[i] = peaks[i].max(peak);
+            sizes[i] = std::fs::metadata(&out).map_or(0, |m| m.len());
         }
     }
     println!(
@@ -111,6 +113,16 @@ fn main() {
                 .join(" ")
         );
     }
+    // The HTML holds the default conversation views (`--conversations failed`, capped).
+    println!(
+        "output size: {}",
+        FORMATS
+            .iter()
+            .zip(&sizes)
+            .map(|(f, b)| format!("{f} {:.1} kB", *b as f64 / 1000.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 /// The raw scan the report is measured against: every row of `turns`, its answer read.

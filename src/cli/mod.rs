@@ -16,6 +16,7 @@ pub mod mock;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod show;
 
 use std::path::PathBuf;
 
@@ -152,6 +153,7 @@ pub enum Command {
     Import(import::ImportArgs),
     Report(report::ReportArgs),
     Run(run::RunArgs),
+    Show(show::ShowArgs),
     Init(init::InitArgs),
     Completions(completions::CompletionsArgs),
     Man(completions::ManArgs),
@@ -176,6 +178,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Import(args) => args.run(&global),
         Command::Report(args) => args.run(&global),
         Command::Run(args) => args.run(&global).await,
+        Command::Show(args) => args.run(&global),
         Command::Init(args) => args.run(&global),
         Command::Completions(args) => args.run(&global),
         Command::Man(args) => args.run(&global),

@@ -39,6 +39,14 @@ pub struct ReportArgs {
     /// Bootstrap resamples for every interval (at least 1,000 is advised).
     #[arg(long, default_value_t = 1000)]
     resamples: usize,
+    /// Which conversations the HTML report shows in full: `failed` (did not complete,
+    /// failed a check, or a judge's lowest score; plus one passing example per cell),
+    /// `all`, or `none`.
+    #[arg(long, value_enum, default_value = "failed")]
+    conversations: report::drilldown::ConversationViews,
+    /// At most this many conversation views; a note counts the rest.
+    #[arg(long, value_name = "N", default_value_t = report::drilldown::DEFAULT_CAP)]
+    conversations_cap: usize,
     /// Bootstrap seed: the same seed and store print the same intervals.
     #[arg(long)]
     seed: Option<u64>,
@@ -113,6 +121,13 @@ impl ReportArgs {
                     (None, None) => None,
                 },
             },
+            // Only the HTML format shows conversation views.
+            views: if exporter.name() == "html" {
+                self.conversations
+            } else {
+                report::drilldown::ConversationViews::None
+            },
+            views_cap: Some(self.conversations_cap),
         };
         if self.fail_on_regression && opts.runs.baseline.is_none() {
             anyhow::bail!(
@@ -127,11 +142,18 @@ impl ReportArgs {
             Some(path) => {
                 export::write_file(exporter, &report, &format, &path)?;
                 if !global.quiet {
+                    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                    let views = if exporter.name() == "html" {
+                        format!(", {} conversation views", report.drilldown.views.len())
+                    } else {
+                        String::new()
+                    };
                     eprintln!(
-                        "wrote {} report of {} cells to {}",
+                        "wrote {} report of {} cells{views} to {} ({:.1} kB)",
                         exporter.name(),
                         report.cells.len(),
-                        path.display()
+                        path.display(),
+                        size as f64 / 1000.0
                     );
                 }
             }

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+use super::conversation_view;
 use super::svg::esc;
 use super::table::{Align, headline_groups, tables};
 use super::{ExportError, Exporter, FormatOptions};
@@ -79,8 +80,9 @@ impl Exporter<Report> for Html {
             h,
             "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <title>turnbench report{}</title><style>{STYLE}</style></head><body>\n",
-            if simulated { " (simulated)" } else { "" }
+             <title>turnbench report{}</title><style>{STYLE}{}</style></head><body>\n",
+            if simulated { " (simulated)" } else { "" },
+            format_args!("{}{}", conversation_view::STYLE, super::matrix_view::STYLE)
         );
         let _ = write!(h, "<header><h1>turnbench report{sim_badge}</h1>");
         card(&mut h, r);
@@ -143,6 +145,8 @@ impl Exporter<Report> for Html {
             }
             h.push_str("</section>\n");
         }
+        super::matrix_view::html_section(&mut h, r);
+        conversation_view::html_section(&mut h, &r.drilldown);
         if !r.notes.is_empty() {
             h.push_str("<section><h2>Notes</h2><ul class=\"notes\">");
             for n in &r.notes {

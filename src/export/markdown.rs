@@ -62,6 +62,7 @@ impl Exporter<Report> for Markdown {
                 writeln!(out, "{}\n", escape(f))?;
             }
         }
+        write!(out, "{}", super::matrix_view::markdown(r))?;
         if !opts.tables_only && !r.notes.is_empty() {
             writeln!(out, "## Notes\n")?;
             for n in &r.notes {

@@ -11,6 +11,7 @@
 //! every format: escaped in HTML and Markdown, neutralised against formula injection in
 //! CSV, control characters made visible on a terminal.
 
+pub mod conversation_view;
 pub mod conversations;
 mod csv;
 mod grid;
@@ -19,6 +20,7 @@ mod html_charts;
 mod json;
 mod markdown;
 mod over_time_tables;
+mod matrix_view;
 mod replay_tables;
 mod svg;
 pub mod table;

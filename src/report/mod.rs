@@ -24,9 +24,11 @@ pub mod anchors;
 pub mod cells;
 mod check_agreement;
 pub mod compare;
+pub mod drilldown;
 pub mod headlines;
 mod judges;
 mod load;
+pub mod matrix;
 pub mod model;
 mod pairwise;
 pub mod replay;
@@ -77,6 +79,10 @@ pub struct ReportOptions {
     pub runs: window::RunChoice,
     /// Each cell run by run, even from one run (`--trend`; several runs always give it).
     pub trend: bool,
+    /// Which conversations get a full view (the HTML drill-down), and at most how many.
+    pub views: drilldown::ConversationViews,
+    /// `None`: [`drilldown::DEFAULT_CAP`].
+    pub views_cap: Option<usize>,
 }
 
 /// Builds the report from the store at `db` (upgraded first if it is older than this
@@ -227,6 +233,14 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     };
     let trend = (opts.trend || facts.runs.len() > 1)
         .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
+    let matrix = matrix::rows(&facts);
+    let drilldown = drilldown::select(
+        &conn,
+        &facts,
+        opts.views,
+        opts.views_cap.unwrap_or(drilldown::DEFAULT_CAP),
+    )?;
+    notes.extend(drilldown.cap_note());
     let with_rows = opts.with_conversations;
     let labels: BTreeSet<&str> = report_cells.iter().map(|c| c.model.as_str()).collect();
     let providers: BTreeSet<&str> = report_cells.iter().map(|c| c.provider.as_str()).collect();
@@ -287,6 +301,8 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         trend,
         comparison,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
+        matrix,
+        drilldown,
     })
 }
 

@@ -76,6 +76,12 @@ pub struct Report {
     /// (`crate::export::json`), so they are not part of the derived serialization.
     #[serde(skip)]
     pub conversations: Option<super::rows::ConversationRows>,
+    /// One row per scenario × cell (`crate::report::matrix`).
+    pub matrix: Vec<super::matrix::MatrixRow>,
+    /// Conversations shown in full (`--conversations`): the HTML drill-down views. Not in
+    /// the JSON (`turnbench show --format json` writes one).
+    #[serde(skip)]
+    pub drilldown: super::drilldown::Drilldown,
 }
 
 impl Report {

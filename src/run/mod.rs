@@ -399,6 +399,11 @@ pub async fn run(
             .map_err(|e| RunError::Setup(format!("the report stage stopped: {e}")))??;
     let html = crate::export::find(REPORT_FORMATS, "html")?;
     crate::export::write_file(html, &report, &FormatOptions::default(), &opts.out)?;
+    say(&format!(
+        "[4/4 report] {:.1} kB, {} conversation views (`turnbench report --conversations all|none` for more or none)",
+        std::fs::metadata(&opts.out).map_or(0, |m| m.len()) as f64 / 1000.0,
+        report.drilldown.views.len()
+    ));
     outcome.report = Some(report);
     drop(servers);
     Ok(outcome)

@@ -8,6 +8,7 @@ pub mod anchors;
 mod backfill;
 pub mod bulk;
 pub mod checks;
+pub mod detail;
 pub mod facts;
 pub mod judgments;
 pub mod lock;

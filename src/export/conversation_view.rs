@@ -1,0 +1,482 @@
+//! One conversation in full, as HTML (the report's drill-down views, reached by
+//! `#c-UID`) and as text (`turnbench show`). Formatting only: the data is
+//! `crate::store::detail::ConversationDetail`. Every string from a transcript is escaped
+//! in HTML and made inert on a terminal (control characters shown, not acted on).
+
+use std::fmt::Write as _;
+
+use super::svg::esc;
+use super::terminal_inert;
+use crate::report::drilldown::{ConversationViews, Drilldown};
+use crate::store::detail::{CheckDetail, ConversationDetail, TurnDetail};
+
+/// Styles of the conversation views, added to the report's own.
+pub const STYLE: &str = r#"
+.conv{border:1px solid var(--line);border-radius:6px;padding:4px 14px 10px;margin:14px 0;scroll-margin-top:12px}
+.conv:target{border-color:#0969da;box-shadow:0 0 0 3px #b6e3ff}
+.conv h3{font-size:16px;margin:8px 0 4px}
+.conv h4{font-size:14px;margin:12px 0 4px}
+.oc{font-size:12px;font-weight:600;padding:0 6px;border-radius:3px;margin-left:6px;background:#eaeef2}
+.oc.bad{background:#ffebe9;color:#a40e26}.oc.good{background:#dafbe1;color:var(--ok)}
+.msg{white-space:pre-wrap;word-break:break-word;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--soft);border-radius:4px;padding:6px 8px;margin:4px 0;max-height:28em;overflow:auto}
+.msg.ans{background:#fff;border:1px solid var(--line)}
+.role{font-size:12px;color:var(--muted);font-weight:600}
+.tm{font-size:12.5px;color:var(--muted);margin:2px 0}
+.err{color:#a40e26;font-size:13px;white-space:pre-wrap}
+td.why{white-space:pre-wrap;word-break:break-word;min-width:18em;max-width:46em}
+td.fc{white-space:normal;min-width:16em}
+td.sc{white-space:normal;min-width:12em;max-width:22em}
+.turn{border-top:1px dashed var(--line);margin-top:8px}
+"#;
+
+fn ms(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite())
+        .map_or("-".to_string(), |v| format!("{v:.0} ms"))
+}
+
+fn count(v: Option<i64>) -> String {
+    v.map_or("-".to_string(), |v| v.to_string())
+}
+
+fn verdict(passed: Option<bool>) -> &'static str {
+    match passed {
+        Some(true) => "pass",
+        Some(false) => "FAIL",
+        None => "not scored",
+    }
+}
+
+/// The fragment id of a conversation's view: `c-` and its uid.
+pub fn anchor(uid: &str) -> String {
+    format!("c-{uid}")
+}
+
+fn cell_name(c: &ConversationDetail) -> String {
+    format!(
+        "{} / {}{}",
+        c.provider,
+        c.label,
+        if c.simulated { " (simulated)" } else { "" }
+    )
+}
+
+fn timing_line(t: &TurnDetail) -> String {
+    let mut s = format!(
+        "pause before {} · TTFT {} · TTFA {} · E2E {} · tokens: prompt {}, completion {}, reasoning {}, cached {} · finish {} · outcome {}",
+        ms(t.pause_ms),
+        ms(t.ttft_ms),
+        ms(t.ttfa_ms),
+        ms(t.e2e_ms),
+        count(t.prompt_tokens),
+        count(t.completion_tokens),
+        count(t.reasoning_tokens),
+        count(t.cached_tokens),
+        t.finish_reason.as_deref().unwrap_or("-"),
+        t.outcome
+    );
+    if let Some(a) = t.attempts.filter(|a| *a > 1) {
+        let _ = write!(s, " · {a} attempts");
+    }
+    if let Some(h) = t.http_status {
+        let _ = write!(s, " · HTTP {h}");
+    }
+    s
+}
+
+fn explanation(k: &CheckDetail) -> String {
+    let mut s = k.detail.clone().unwrap_or_default();
+    if k.passed == Some(false)
+        && let Some(d) = &k.description
+    {
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        let _ = write!(s, "expected: {d}");
+    }
+    s
+}
+
+/// The conversations section of the HTML report: an index linking to each view, then the
+/// views. Nothing when the mode is `none`.
+pub fn html_section(h: &mut String, d: &Drilldown) {
+    if d.mode == ConversationViews::None {
+        return;
+    }
+    let _ = write!(
+        h,
+        "<section id=\"conversations\"><h2>Conversations</h2><p class=\"fn\">{}</p>",
+        esc(&format!(
+            "{} conversation views (--conversations {}{}): {} selected{}. Each view shows every turn, the checks with their explanations and the judges' scores and rationales; a link ending in #c-UID opens one.",
+            d.views.len(),
+            match d.mode {
+                ConversationViews::Failed => "failed",
+                ConversationViews::All => "all",
+                ConversationViews::None => "none",
+            },
+            if d.mode == ConversationViews::Failed {
+                ": failed, failed a check, or a judge's lowest score; plus one passing example per cell"
+            } else {
+                ""
+            },
+            d.eligible,
+            if d.left_out > 0 {
+                format!(", {} left out over the cap of {}", d.left_out, d.cap)
+            } else {
+                String::new()
+            }
+        ))
+    );
+    if let Some(note) = d.cap_note() {
+        let _ = write!(h, "<p class=\"fn\">{}</p>", esc(&note));
+    }
+    if d.views.is_empty() {
+        h.push_str("</section>\n");
+        return;
+    }
+    h.push_str(
+        "<div class=\"tw\"><table><caption>Conversations shown in full</caption><thead><tr>\
+         <th scope=\"col\">cell</th><th scope=\"col\">scenario</th><th class=\"r\" scope=\"col\">repeat</th>\
+         <th scope=\"col\">outcome</th><th scope=\"col\">failed checks</th><th scope=\"col\">view</th></tr></thead><tbody>",
+    );
+    for c in &d.views {
+        let a = esc(&anchor(&c.uid));
+        let failed: Vec<String> = c
+            .checks
+            .iter()
+            .filter(|k| k.passed == Some(false))
+            .map(|k| format!("<a href=\"#{a}-checks\">{}</a>", esc(&k.check_id)))
+            .collect();
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td class=\"fc\">{}</td><td><a href=\"#{a}\">{}</a></td></tr>",
+            esc(&cell_name(c)),
+            esc(c.scenario.as_deref().unwrap_or("-")),
+            c.repeat,
+            esc(&c.outcome),
+            if failed.is_empty() {
+                "-".to_string()
+            } else {
+                failed.join(", ")
+            },
+            esc(&c.uid)
+        );
+    }
+    h.push_str("</tbody></table></div>");
+    for c in &d.views {
+        html_view(h, c);
+    }
+    h.push_str("</section>\n");
+}
+
+/// One conversation's view: `<article id="c-UID">`.
+pub fn html_view(h: &mut String, c: &ConversationDetail) {
+    let a = esc(&anchor(&c.uid));
+    let failed = c.checks.iter().filter(|k| k.passed == Some(false)).count();
+    let good = c.outcome == "completed" && failed == 0;
+    let _ = write!(
+        h,
+        "<article class=\"conv\" id=\"{a}\"><h3>{} · {} · repeat {}<span class=\"oc {}\">{}</span></h3>",
+        esc(&cell_name(c)),
+        esc(c.scenario.as_deref().unwrap_or("no scenario")),
+        c.repeat,
+        if good { "good" } else { "bad" },
+        esc(&if failed > 0 {
+            format!("{}, {failed} checks failed", c.outcome)
+        } else {
+            c.outcome.clone()
+        })
+    );
+    let _ = write!(
+        h,
+        "<dl class=\"card\"><dt>uid</dt><dd>{}</dd><dt>conversation</dt><dd>{}{}</dd><dt>run</dt><dd>{} \"{}\"</dd><dt>model</dt><dd>{}</dd></dl>",
+        esc(&c.uid),
+        c.id,
+        if c.counts {
+            ""
+        } else {
+            " (interrupted; redone by a later conversation)"
+        },
+        c.run_id,
+        esc(&c.run_name),
+        esc(&c.model)
+    );
+    let _ = write!(h, "<h4 id=\"{a}-checks\">Checks</h4>");
+    if c.checks.is_empty() {
+        h.push_str("<p class=\"fn\">no current check results for this conversation</p>");
+    } else {
+        h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">verdict</th><th scope=\"col\">check</th><th scope=\"col\">tag</th><th scope=\"col\">explanation</th></tr></thead><tbody>");
+        for k in &c.checks {
+            let _ = write!(
+                h,
+                "<tr><td><span class=\"oc {}\">{}</span></td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+                match k.passed {
+                    Some(true) => "good",
+                    Some(false) => "bad",
+                    None => "",
+                },
+                verdict(k.passed),
+                esc(&k.check_id),
+                esc(&k.tag),
+                esc(&explanation(k))
+            );
+        }
+        h.push_str("</tbody></table></div>");
+    }
+    if !c.judgments.is_empty() {
+        let _ = write!(h, "<h4 id=\"{a}-judge\">Judgments</h4>");
+        h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">rubric</th><th scope=\"col\">judge</th><th class=\"r\" scope=\"col\">replicate</th><th scope=\"col\">status</th><th scope=\"col\">scores</th><th scope=\"col\">rationale</th></tr></thead><tbody>");
+        for j in &c.judgments {
+            let scores: Vec<String> = j.scores.iter().map(|(k, v)| format!("{k} {v}")).collect();
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td class=\"sc\">{}</td><td class=\"why\">{}</td></tr>",
+                esc(&format!("{}@{}", j.rubric, j.rubric_version)),
+                esc(&format!(
+                    "{} ({}{})",
+                    j.judge,
+                    j.judge_model,
+                    if j.simulated { ", simulated" } else { "" }
+                )),
+                j.replicate,
+                esc(&j.status),
+                esc(&scores.join(", ")),
+                esc(j.rationale.as_deref().or(j.error.as_deref()).unwrap_or("-"))
+            );
+        }
+        h.push_str("</tbody></table></div>");
+    }
+    for t in &c.turns {
+        let _ = write!(
+            h,
+            "<div class=\"turn\" id=\"{a}-t{}\"><h4>Turn {}</h4>",
+            t.turn, t.turn
+        );
+        for (role, content) in &t.sent {
+            let _ = write!(
+                h,
+                "<div class=\"role\">{}</div><div class=\"msg\">{}</div>",
+                esc(role),
+                esc(content)
+            );
+        }
+        h.push_str("<div class=\"role\">assistant</div>");
+        match &t.answer {
+            Some(ans) => {
+                let _ = write!(h, "<div class=\"msg ans\">{}</div>", esc(ans));
+            }
+            None => h.push_str("<p class=\"fn\">no answer</p>"),
+        }
+        if let Some(r) = t.reasoning.as_deref().filter(|r| !r.is_empty()) {
+            let _ = write!(
+                h,
+                "<details><summary class=\"role\">reasoning ({} characters)</summary><div class=\"msg\">{}</div></details>",
+                r.chars().count(),
+                esc(r)
+            );
+        }
+        let _ = write!(h, "<p class=\"tm\">{}</p>", esc(&timing_line(t)));
+        if let Some(e) = &t.error {
+            let _ = write!(h, "<p class=\"err\">error: {}</p>", esc(e));
+        }
+        h.push_str("</div>");
+    }
+    h.push_str("</article>\n");
+}
+
+/// Transcript text for a terminal: each line made inert, indented.
+fn block(out: &mut String, indent: &str, text: &str) {
+    for line in text.split('\n') {
+        let _ = writeln!(out, "{indent}{}", terminal_inert(line));
+    }
+}
+
+/// The same view as text, for `turnbench show`.
+pub fn text_view(c: &ConversationDetail) -> String {
+    let mut o = String::new();
+    let t = |s: &str| terminal_inert(s).into_owned();
+    let _ = writeln!(o, "conversation {}  uid {}", c.id, t(&c.uid));
+    let _ = writeln!(
+        o,
+        "cell        {}  (model {})",
+        t(&cell_name(c)),
+        t(&c.model)
+    );
+    let _ = writeln!(
+        o,
+        "scenario    {}, repeat {}",
+        t(c.scenario.as_deref().unwrap_or("-")),
+        c.repeat
+    );
+    let _ = writeln!(o, "run         {} \"{}\"", c.run_id, t(&c.run_name));
+    let _ = writeln!(
+        o,
+        "outcome     {}{}",
+        t(&c.outcome),
+        if c.counts {
+            ""
+        } else {
+            " (interrupted; redone by a later conversation)"
+        }
+    );
+    o.push_str("\nchecks\n");
+    if c.checks.is_empty() {
+        o.push_str("  no current check results\n");
+    }
+    for k in &c.checks {
+        let _ = writeln!(
+            o,
+            "  {:<10}  {}  {}",
+            verdict(k.passed),
+            t(&k.check_id),
+            t(&k.tag)
+        );
+        if k.passed != Some(true) {
+            block(&mut o, "              ", &explanation(k));
+        }
+    }
+    if !c.judgments.is_empty() {
+        o.push_str("\njudgments\n");
+    }
+    for j in &c.judgments {
+        let scores: Vec<String> = j.scores.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(
+            o,
+            "  {}@{} by {} ({}{}), replicate {}: {} {}",
+            t(&j.rubric),
+            j.rubric_version,
+            t(&j.judge),
+            t(&j.judge_model),
+            if j.simulated { ", simulated" } else { "" },
+            j.replicate,
+            t(&j.status),
+            t(&scores.join(", "))
+        );
+        if let Some(r) = j.rationale.as_deref().or(j.error.as_deref()) {
+            block(&mut o, "      ", r);
+        }
+    }
+    for turn in &c.turns {
+        let _ = writeln!(o, "\nturn {}", turn.turn);
+        for (role, content) in &turn.sent {
+            let _ = writeln!(o, "  {}:", t(role));
+            block(&mut o, "    ", content);
+        }
+        o.push_str("  assistant:\n");
+        block(
+            &mut o,
+            "    ",
+            turn.answer.as_deref().unwrap_or("(no answer)"),
+        );
+        if let Some(r) = turn.reasoning.as_deref().filter(|r| !r.is_empty()) {
+            let _ = writeln!(
+                o,
+                "  (reasoning: {} characters, shown with --format json)",
+                r.chars().count()
+            );
+        }
+        let _ = writeln!(o, "  {}", t(&timing_line(turn)));
+        if let Some(e) = &turn.error {
+            let _ = writeln!(o, "  error: {}", t(e));
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::detail::JudgmentDetail;
+
+    const EVIL: &str = "<script>alert(1)</script><img src=x onerror=alert(2)></details><a href=\"javascript:alert(3)\">x</a>\u{1b}[2J";
+
+    fn hostile() -> ConversationDetail {
+        ConversationDetail {
+            id: 1,
+            uid: "u\"><script>alert(0)</script>".into(),
+            run_id: 1,
+            run_name: EVIL.into(),
+            provider: EVIL.into(),
+            model: EVIL.into(),
+            label: EVIL.into(),
+            simulated: false,
+            scenario: Some(EVIL.into()),
+            repeat: 1,
+            outcome: "completed".into(),
+            counts: true,
+            turns: vec![TurnDetail {
+                turn: 1,
+                sent: vec![(EVIL.into(), EVIL.into())],
+                answer: Some(EVIL.into()),
+                reasoning: None,
+                outcome: "ok".into(),
+                finish_reason: Some(EVIL.into()),
+                error: Some(EVIL.into()),
+                http_status: None,
+                attempts: Some(1),
+                pause_ms: None,
+                ttft_ms: Some(1.0),
+                ttfa_ms: None,
+                e2e_ms: Some(2.0),
+                prompt_tokens: None,
+                completion_tokens: None,
+                reasoning_tokens: None,
+                cached_tokens: None,
+            }],
+            checks: vec![CheckDetail {
+                check_id: EVIL.into(),
+                kind: "contains".into(),
+                tag: EVIL.into(),
+                passed: Some(false),
+                detail: Some(EVIL.into()),
+                description: Some(EVIL.into()),
+            }],
+            judgments: vec![JudgmentDetail {
+                rubric: EVIL.into(),
+                rubric_version: 1,
+                judge: EVIL.into(),
+                judge_model: EVIL.into(),
+                simulated: true,
+                replicate: 1,
+                status: "ok".into(),
+                scores: vec![(EVIL.into(), 1)],
+                rationale: Some(EVIL.into()),
+                error: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn every_transcript_text_is_escaped_in_html() {
+        let d = Drilldown {
+            mode: ConversationViews::Failed,
+            cap: 1,
+            eligible: 1,
+            left_out: 0,
+            views: vec![hostile()],
+        };
+        let mut h = String::new();
+        html_section(&mut h, &d);
+        for tag in [
+            "<script",
+            "<img",
+            "</details>",
+            "<a href=\"javascript",
+            "\u{1b}",
+        ] {
+            assert!(!h.contains(tag), "{tag} in {h}");
+        }
+        // Check explanations, descriptions and judge rationales are all there, as text.
+        assert!(h.matches("&lt;script&gt;alert(1)&lt;/script&gt;").count() >= 10);
+        assert!(h.contains("expected: &lt;script&gt;"));
+        assert!(h.contains("id=\"c-u&quot;&gt;&lt;script&gt;alert(0)&lt;/script&gt;\""));
+    }
+
+    #[test]
+    fn the_text_view_keeps_control_characters_off_the_terminal() {
+        let t = text_view(&hostile());
+        assert!(!t.contains('\u{1b}'));
+        assert!(t.contains("\\u{1b}[2J"));
+        assert!(t.contains("FAIL"));
+        assert!(t.contains("expected: <script>"));
+    }
+}

@@ -1,0 +1,146 @@
+//! The scenario × cell matrix: as HTML squares (one matrix per model label, coloured by
+//! the check pass rate, each square linking to a conversation view behind it) and as a
+//! Markdown table (one row per scenario × cell). Formatting only: the rows are
+//! `crate::report::matrix`.
+
+use std::fmt::Write as _;
+
+use super::conversation_view::anchor;
+use super::svg::esc;
+use crate::report::matrix::MatrixRow;
+use crate::report::model::Report;
+use crate::store::detail::ConversationDetail;
+
+pub const STYLE: &str = r#"
+table.mx td.sq{white-space:normal;min-width:10em;font-size:12.5px;line-height:1.35;border:2px solid #fff}
+table.mx td.sq a{font-weight:600}
+table.mx td.sq.none{background:var(--soft);color:var(--muted)}
+"#;
+
+fn rate(r: &MatrixRow) -> String {
+    r.check_pass_rate.map_or("-".to_string(), |p| {
+        format!("{:.1} % (n {})", p * 100.0, r.checks_scored)
+    })
+}
+
+fn judge(r: &MatrixRow) -> String {
+    r.judge_mean
+        .map_or("-".to_string(), |m| format!("{m:.2} (n {})", r.judge_n))
+}
+
+/// A pale background from red (0 %) through yellow to green (100 %).
+fn colour(p: f64) -> String {
+    format!("hsl({:.0},70%,86%)", (p.clamp(0.0, 1.0) * 120.0))
+}
+
+fn failed(c: &ConversationDetail) -> bool {
+    c.outcome != "completed" || c.checks.iter().any(|k| k.passed == Some(false))
+}
+
+/// The view a square links to: a failed conversation of it, else any of it.
+fn view_of<'a>(r: &'a Report, row: &MatrixRow) -> Option<&'a ConversationDetail> {
+    let mut of_square = r.drilldown.views.iter().filter(|c| {
+        c.provider == row.provider
+            && c.label == row.model
+            && c.scenario.as_deref() == Some(row.scenario.as_str())
+    });
+    let all: Vec<_> = of_square.by_ref().collect();
+    all.iter().find(|c| failed(c)).or(all.first()).copied()
+}
+
+pub fn html_section(h: &mut String, r: &Report) {
+    if r.matrix.is_empty() {
+        return;
+    }
+    h.push_str("<section id=\"matrix\"><h2>Scenarios × cells</h2><p class=\"fn\">Each square: conversations completed of attempted; share of scored checks passed (its n), which colours the square (red 0 %, green 100 %, grey: no check scored); the primary judge's mean score (n: conversations judged). A link opens a conversation behind the square (a failed one when there is one).</p>");
+    let mut models: Vec<&str> = r.matrix.iter().map(|m| m.model.as_str()).collect();
+    models.dedup();
+    for model in models {
+        let rows: Vec<&MatrixRow> = r.matrix.iter().filter(|m| m.model == model).collect();
+        let mut providers: Vec<&str> = rows.iter().map(|m| m.provider.as_str()).collect();
+        providers.sort_unstable();
+        providers.dedup();
+        let mut scenarios: Vec<&str> = rows.iter().map(|m| m.scenario.as_str()).collect();
+        scenarios.dedup();
+        let _ = write!(
+            h,
+            "<div class=\"tw\"><table class=\"mx\"><caption>model {}{}</caption><thead><tr><th scope=\"col\">scenario</th>",
+            esc(model),
+            if rows.iter().any(|m| m.simulated) {
+                " (simulated)"
+            } else {
+                ""
+            }
+        );
+        for p in &providers {
+            let _ = write!(h, "<th scope=\"col\">{}</th>", esc(p));
+        }
+        h.push_str("</tr></thead><tbody>");
+        for s in &scenarios {
+            let _ = write!(h, "<tr><th scope=\"row\">{}</th>", esc(s));
+            for p in &providers {
+                let Some(row) = rows.iter().find(|m| m.provider == *p && m.scenario == *s) else {
+                    h.push_str("<td class=\"sq none\">-</td>");
+                    continue;
+                };
+                let (class, style) = match row.check_pass_rate {
+                    Some(pr) => ("sq", format!(" style=\"background:{}\"", colour(pr))),
+                    None => ("sq none", String::new()),
+                };
+                let link = view_of(r, row).map_or(String::new(), |c| {
+                    format!(
+                        "<br><a href=\"#{}\">{}</a>",
+                        esc(&anchor(&c.uid)),
+                        if failed(c) {
+                            "a failed conversation"
+                        } else {
+                            "a conversation"
+                        }
+                    )
+                });
+                let _ = write!(
+                    h,
+                    "<td class=\"{class}\"{style}>{}{link}</td>",
+                    esc(&format!(
+                        "{}/{} completed · checks {} · judge {}",
+                        row.completed,
+                        row.attempted,
+                        rate(row),
+                        judge(row)
+                    ))
+                );
+            }
+            h.push_str("</tr>");
+        }
+        h.push_str("</tbody></table></div>");
+    }
+    h.push_str("</section>\n");
+}
+
+use super::markdown::escape as md;
+
+/// The matrix as one Markdown table, one row per scenario × cell.
+pub fn markdown(r: &Report) -> String {
+    if r.matrix.is_empty() {
+        return String::new();
+    }
+    let mut o = String::from(
+        "## Scenarios × cells\n\n| model | scenario | provider | completed | checks passed | judge mean |\n| --- | --- | --- | ---: | ---: | ---: |\n",
+    );
+    for m in &r.matrix {
+        let _ = writeln!(
+            o,
+            "| {}{} | {} | {} | {}/{} | {} | {} |",
+            md(&m.model),
+            if m.simulated { " (simulated)" } else { "" },
+            md(&m.scenario),
+            md(&m.provider),
+            m.completed,
+            m.attempted,
+            rate(m),
+            judge(m)
+        );
+    }
+    o.push('\n');
+    o
+}

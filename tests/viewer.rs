@@ -1,0 +1,160 @@
+//! The report's conversation views (`--conversations`, `#c-UID`) and `turnbench show`,
+//! through the binary: every failed conversation of the built-in run is one click away,
+//! and hostile transcripts render as text.
+
+mod common;
+
+use common::*;
+
+/// A transcript whose prompt and answer hold markup, a `javascript:` URL and a terminal
+/// escape, in a scenario with built-in checks (so it is checked, and fails).
+const HOSTILE: &str = r#"{"id":"evil-1","provider":"acme","model":"m1","scenario":"biz-policy-faq","repeat":1,"messages":[{"role":"user","content":"<script>alert('prompt')</script>"},{"role":"assistant","content":"<img src=x onerror=alert(1)></details><a href=\"javascript:alert(2)\">click</a>\u001b[31mred","timing":{"ttft_ms":12,"e2e_ms":40}}]}
+{"id":"good-1","provider":"acme","model":"m1","scenario":"biz-policy-faq","repeat":2,"messages":[{"role":"user","content":"hello"},{"role":"assistant","content":"fine","timing":{"ttft_ms":10,"e2e_ms":30}}]}
+"#;
+
+fn hostile_project() -> Project {
+    let p = Project::new(&[]);
+    p.write("evil.jsonl", HOSTILE);
+    p.run_ok(&["import", "evil.jsonl"]);
+    p.run_ok(&["check"]);
+    p
+}
+
+fn html(p: &Project, extra: &[&str]) -> String {
+    let mut args = vec!["report", "--format", "html", "--out", "r.html"];
+    args.extend_from_slice(extra);
+    p.run_ok(&args);
+    std::fs::read_to_string(p.path("r.html")).unwrap()
+}
+
+/// The `<article>` of one conversation view.
+fn view<'a>(html: &'a str, uid: &str) -> &'a str {
+    let start = html
+        .find(&format!("<article class=\"conv\" id=\"c-{uid}\">"))
+        .unwrap_or_else(|| panic!("no view of {uid}"));
+    let len = html[start..].find("</article>").unwrap();
+    &html[start..start + len]
+}
+
+#[test]
+fn hostile_transcripts_render_as_text_in_the_view() {
+    let p = hostile_project();
+    let page = html(&p, &[]);
+    let v = view(&page, "evil-1");
+    assert!(
+        v.contains("&lt;script&gt;alert(&#39;prompt&#39;)&lt;/script&gt;"),
+        "{v}"
+    );
+    assert!(
+        v.contains("&lt;img src=x onerror=alert(1)&gt;&lt;/details&gt;"),
+        "{v}"
+    );
+    assert!(
+        v.contains("href=\\&quot;javascript:alert(2)\\&quot;")
+            || v.contains("href=&quot;javascript:alert(2)&quot;"),
+        "{v}"
+    );
+    // No tag or attribute from the transcript exists anywhere in the page.
+    for injected in ["<script", "<img", "href=\"javascript:", "\u{1b}"] {
+        assert!(!page.contains(injected), "{injected} in the page");
+    }
+    // The page's only </details> close the page's own <details>.
+    assert_eq!(
+        page.matches("<details").count(),
+        page.matches("</details>").count()
+    );
+    // A failed check is listed with its explanation and linked from the index.
+    assert!(v.contains("<span class=\"oc bad\">FAIL</span>"), "{v}");
+    assert!(page.contains("href=\"#c-evil-1-checks\""));
+    assert!(page.contains("href=\"#c-evil-1\""));
+    // The passing conversation is the cell's example.
+    assert!(page.contains("id=\"c-good-1\""));
+}
+
+#[test]
+fn show_prints_the_view_inert_and_as_json() {
+    let p = hostile_project();
+    let (text, _) = p.run_ok(&["show", "evil-1"]);
+    assert!(text.contains("uid evil-1"), "{text}");
+    assert!(text.contains("<script>alert('prompt')</script>"), "{text}");
+    assert!(text.contains("\\u{1b}[31mred"), "{text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "a raw escape reached the terminal"
+    );
+    assert!(text.contains("FAIL"), "{text}");
+    let (json, _) = p.run_ok(&["show", "evil-1", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["uid"], "evil-1");
+    assert_eq!(v["turns"][0]["e2e_ms"], 40.0);
+    assert!(v["checks"].as_array().is_some_and(|c| !c.is_empty()));
+    let out = p.cmd(&["show", "nope"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no conversation \"nope\""));
+}
+
+#[test]
+fn none_shows_no_views_and_the_cap_names_what_it_left_out() {
+    let p = hostile_project();
+    let page = html(&p, &["--conversations", "none"]);
+    assert!(!page.contains("class=\"conv\""));
+    assert!(!page.contains("id=\"conversations\""));
+    let page = html(&p, &["--conversations", "all", "--conversations-cap", "1"]);
+    assert_eq!(page.matches("<article class=\"conv\"").count(), 1);
+    assert!(
+        page.contains(
+            "1 of 2 conversations selected by --conversations all have no view here (the cap is 1)"
+        ),
+        "no cap note"
+    );
+    assert!(page.contains("`turnbench show CONVERSATION`"));
+}
+
+#[test]
+fn every_failure_of_the_builtin_run_has_a_reachable_view_with_its_explanation() {
+    let p = Project::new(&[]);
+    // No scenarios folder: the built-in bench.
+    std::fs::remove_dir(p.path("scenarios")).unwrap();
+    p.run_ok(&["--quiet", "run"]);
+    let page = std::fs::read_to_string(p.path("report.html")).unwrap();
+    let conn = p.conn();
+    let failed = rows(
+        &conn,
+        "SELECT uid FROM conversation_facts WHERE counts AND (outcome <> 'completed'
+           OR conversation_id IN (SELECT conversation_id FROM current_check_results WHERE passed = 0))",
+        [],
+        |r| r.get::<_, String>(0),
+    );
+    assert!(
+        failed.len() > 5,
+        "the built-in run has failures: {}",
+        failed.len()
+    );
+    for uid in &failed {
+        let v = view(&page, uid);
+        assert!(
+            page.contains(&format!("href=\"#c-{uid}\"")),
+            "{uid} not linked"
+        );
+        let explanations = rows(
+            &conn,
+            "SELECT r.check_id, r.detail FROM current_check_results r JOIN conversations c
+             ON c.id = r.conversation_id WHERE c.uid = ?1 AND r.passed = 0",
+            [uid],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)),
+        );
+        for (check, detail) in explanations {
+            assert!(page.contains(&format!("href=\"#c-{uid}-checks\">{check}</a>")));
+            if let Some(d) = detail {
+                let first = d.lines().next().unwrap_or_default();
+                let escaped = first
+                    .replace('&', "&amp;")
+                    .replace('<', "&lt;")
+                    .replace('>', "&gt;")
+                    .replace('"', "&quot;")
+                    .replace('\'', "&#39;");
+                assert!(v.contains(&escaped), "{uid} {check}: {first}");
+            }
+        }
+    }
+}

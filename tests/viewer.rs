@@ -130,6 +130,29 @@ fn every_failure_of_the_builtin_run_has_a_reachable_view_with_its_explanation() 
         "the built-in run has failures: {}",
         failed.len()
     );
+    // The matrix: one square per scenario × provider (15 × 4), each able to take the
+    // colour of any of the three figures the reader picks (CSS only, no script).
+    let matrix = page
+        .split("<section id=\"matrix\">")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("a matrix section");
+    for id in ["mx-by-checks", "mx-by-done", "mx-by-judge"] {
+        assert!(matrix.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    let squares = matrix.matches("<td class=\"sq\"").count();
+    assert_eq!(squares, 60);
+    assert_eq!(matrix.matches("--b1:").count(), squares);
+    assert_eq!(
+        matrix.matches(";--b2:hsl(").count(),
+        squares,
+        "every square has a completion"
+    );
+    assert!(
+        matrix.contains(";--b3:hsl("),
+        "judged squares are coloured by the judge too"
+    );
+    assert!(!page.contains("<script"));
     for uid in &failed {
         let v = view(&page, uid);
         assert!(

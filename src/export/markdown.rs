@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use super::grid::markdown_escape as escape;
 use super::table::{Align, headline_groups, run_line, scope_line, tables};
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::Report;
@@ -71,41 +72,6 @@ impl Exporter<Report> for Markdown {
         }
         Ok(())
     }
-}
-
-/// Text as Markdown shows it literally: HTML specials as entities, the Markdown punctuation
-/// that could start markup backslash-escaped, line breaks as spaces (a table row is one
-/// line). Parentheses, quotes and `!` stay as they are: with `[` and `]` escaped no link or
-/// image can form. An underscore inside a word stays too (GitHub never reads it as
-/// emphasis), so `rate_limited` reads as itself in the raw file.
-pub fn escape(s: &str) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len());
-    for (i, &c) in chars.iter().enumerate() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '_' => {
-                let word = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
-                let inside =
-                    word(i.checked_sub(1).and_then(|j| chars.get(j))) && word(chars.get(i + 1));
-                if !inside {
-                    out.push('\\');
-                }
-                out.push('_');
-            }
-            '\\' | '`' | '*' | '[' | ']' | '|' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '#' if i == 0 => out.push_str("\\#"),
-            '\n' | '\r' | '\t' => out.push(' '),
-            c if c.is_control() => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

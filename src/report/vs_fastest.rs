@@ -11,82 +11,11 @@
 //! [`crate::stats::inference::min_pairs`] pairs (p50 10, p95 40) and 3 scenarios. p99 has no
 //! calibrated paired comparison, so its Δ never carries an interval.
 
-use serde::Serialize;
-
 use super::model::{Cell, ClaimStatistic, Headline, Interval, JudgeSection};
 
-/// The figure that orders the cells of each model label in the tables.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-pub enum SortBy {
-    /// Conversation latency p50, fastest first.
-    #[default]
-    P50,
-    /// Conversation latency p95, fastest first.
-    P95,
-    /// Conversation latency p99, fastest first.
-    P99,
-    /// Conversation success (completed ÷ attempted), highest first.
-    Success,
-    /// The primary judge's mean score (the first real judge, else the first), highest
-    /// first; task success without a judge.
-    Quality,
-}
-
-impl SortBy {
-    /// How the order reads after the figure's name.
-    pub fn order_word(self) -> &'static str {
-        match self {
-            SortBy::P50 | SortBy::P95 | SortBy::P99 => " (fastest first)",
-            SortBy::Success | SortBy::Quality => " (highest first)",
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SortBy::P50 => "p50",
-            SortBy::P95 => "p95",
-            SortBy::P99 => "p99",
-            SortBy::Success => "success",
-            SortBy::Quality => "quality",
-        }
-    }
-}
-
-/// One cell's conversation-latency percentiles against the fastest of its model label.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct VsFastest {
-    pub p50: Option<Delta>,
-    pub p95: Option<Delta>,
-    pub p99: Option<Delta>,
-}
-
-/// A cell's percentile against the fastest provider's same percentile within its label.
-#[derive(Debug, Clone, Serialize)]
-pub struct Delta {
-    /// The fastest provider of the label by this percentile.
-    pub fastest: String,
-    /// This cell is that provider.
-    pub is_fastest: bool,
-    /// This cell's percentile − the fastest one's (ms): 0 for the fastest.
-    pub difference_ms: f64,
-    /// This cell's percentile ÷ the fastest one's: 1 for the fastest.
-    pub ratio: f64,
-    /// Slots both cells completed (the pairs of the headline's comparison); `None` for the
-    /// fastest itself and for p99 (no paired comparison).
-    pub pairs: Option<usize>,
-    /// Pairs the calibration requires before an interval is shown.
-    pub needed: Option<usize>,
-    /// The ratio this cell ÷ the fastest over those pairs.
-    pub paired_ratio: Option<f64>,
-    /// The interval of `paired_ratio` at `level`; `None` below the calibration minimums
-    /// (pairs, 3 scenarios), without spread, for p99 and for the fastest.
-    pub interval: Option<Interval>,
-    /// The confidence level of `interval` (Holm-adjusted within the headline family).
-    pub level: Option<f64>,
-    /// The headline family establishes the fastest's lead over this cell.
-    pub established: Option<bool>,
-}
+// The types live with the rest of the report's data (`super::model`); re-exported here
+// beside the code that computes them.
+pub use super::model::{Delta, SortBy, VsFastest};
 
 /// Each cell's Δ vs the fastest of its label, in the order of `cells`. `headlines` hold the
 /// latency families whose claims give the paired intervals.

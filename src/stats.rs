@@ -519,6 +519,7 @@ fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
 ///
 /// `None` when rows differ in length, a score is NaN or infinite, fewer than 2 values are
 /// pairable, or all pairable values are equal (expected disagreement 0: α is undefined).
+#[cfg(test)]
 pub fn krippendorff_alpha_ordinal<R: AsRef<[Option<f64>]>>(data: &[R]) -> Option<f64> {
     ordinal_alpha_of_units(&pairable_units(data)?)
 }
@@ -695,6 +696,7 @@ impl UnitPatterns {
 /// Krippendorff's α for interval data, as `krippendorff.alpha(..., level_of_measurement=
 /// "interval")`: the distance between two scores is their squared difference. Data, pairable
 /// values, denominators and `None` as [`krippendorff_alpha_ordinal`].
+#[cfg(test)]
 pub fn krippendorff_alpha_interval<R: AsRef<[Option<f64>]>>(data: &[R]) -> Option<f64> {
     interval_alpha(&pairable_units(data)?)
 }

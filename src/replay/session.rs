@@ -214,9 +214,7 @@ fn bad_lines_message(lines: &[BadLine], total: usize) -> String {
 /// Reads every session of a file. Any bad line is an error (listing every bad line): a
 /// replay with a silently skipped session would compare less than the user asked for.
 pub fn read_sessions(path: &Path) -> Result<Vec<Session>, SessionError> {
-    let mut sessions = Vec::new();
-    scan(open(path)?, path, |s, _| sessions.push(s))?;
-    Ok(sessions)
+    read_sessions_from(open(path)?, path)
 }
 
 /// [`read_sessions`] from any reader; `path` names it in messages.

@@ -50,16 +50,22 @@ struct Planned {
 pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
     let facts = s.facts;
     let by_cell = conversations_by_cell(facts);
-    let side_of = |i: usize| -> Option<bool> {
-        let run = facts.convs.get(i)?.run_id;
-        if s.selected.contains(&run) {
-            Some(true)
-        } else if s.baseline.contains(&run) {
-            Some(false)
-        } else {
-            None
-        }
-    };
+    // Each conversation's side, once: Some(true) the selected runs, Some(false) the
+    // baseline's, None neither.
+    let sides: Vec<Option<bool>> = facts
+        .convs
+        .iter()
+        .map(|c| {
+            if s.selected.contains(&c.run_id) {
+                Some(true)
+            } else if s.baseline.contains(&c.run_id) {
+                Some(false)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let side_of = |i: usize| sides.get(i).copied().flatten();
     // Each cell's slots on each side; scenario versions one side lacks stay out.
     let held = |selected: bool| -> BTreeSet<(usize, u32)> {
         (0..facts.convs.len())

@@ -100,7 +100,9 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     let chosen = if opts.runs.is_default() {
         None
     } else {
-        let now = crate::timestamp::parse_rfc3339_ms(&crate::store::now_rfc3339()).unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         let all = crate::store::facts::run_rows(&conn)?;
         Some(window::choose(
             &all,

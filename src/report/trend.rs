@@ -30,19 +30,18 @@ pub(super) fn trend(facts: &Facts, by_cell: &[Vec<usize>], cells: &[Cell], asked
         }
         for (run, members) in by_run {
             let attempted = members.len() as u64;
-            let completed: Vec<f64> = members
+            let completed: Vec<&super::load::Conv> = members
                 .iter()
                 .filter_map(|&i| facts.convs.get(i))
                 .filter(|c| c.outcome.is_completed())
+                .collect();
+            let done = completed.len() as u64;
+            let latencies: Vec<f64> = completed
+                .iter()
                 .map(|c| c.latency_ms)
                 .filter(|v| v.is_finite())
                 .collect();
-            let done = members
-                .iter()
-                .filter_map(|&i| facts.convs.get(i))
-                .filter(|c| c.outcome.is_completed())
-                .count() as u64;
-            let p = latency(&completed);
+            let p = latency(&latencies);
             let window = pooled.conversation_latency.p50.and_then(|e| e.interval);
             // Apart: the run's p50 interval and the window's do not meet. (A point outside
             // a pooled interval is expected from noise alone once the window is large: the

@@ -1,6 +1,8 @@
-//! Docs that match the code: every repository path the README, BENCHMARKS.md, docs/, the
-//! CI script or a source file names exists, and no source file cites a document the repository does
-//! not hold. A renamed or removed file fails here, not in a reader's hands.
+//! Docs that match the code: every repository path the README, BENCHMARKS.md, docs/ (every
+//! page, subfolders included), the CI script or a source file names exists, every relative
+//! link between the pages resolves, no source file or page cites a document the repository
+//! does not hold, and docs/store.md names every table and view the migrations create. A
+//! renamed or removed file, a moved page or a new table fails here, not in a reader's hands.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -28,11 +30,12 @@ fn files(dir: &str, ext: &str, out: &mut Vec<PathBuf>) {
 }
 
 /// The repository paths a text names: `src/…`, `tests/…`, `benches/…`, `db/…`, `docs/…`
-/// with a file extension. Placeholders (`db/NNN_name.sql`) and globs are not paths.
+/// with a file extension, or a folder written with its trailing slash (`src/judge/`).
+/// Placeholders (`db/NNN_name.sql`) and globs are not paths.
 fn named_paths(text: &str) -> Vec<String> {
     static RE: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"(?:^|[^\w/.-])((?:src|tests|benches|db|docs)/[\w./-]*\.(?:rs|sql|json|md|py|toml|sh))\b",
+            r"(?:^|[^\w/.-])((?:src|tests|benches|db|docs)/(?:[\w./-]*\.(?:rs|sql|json|md|py|toml|sh)\b|(?:[\w-]+/)+))",
         )
         .unwrap()
     });
@@ -43,10 +46,27 @@ fn named_paths(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// The README and every page under docs/, subfolders included.
+fn pages() -> Vec<PathBuf> {
+    let mut pages = vec![PathBuf::from("README.md")];
+    files("docs", "md", &mut pages);
+    pages
+}
+
+/// The relative targets of a Markdown line's links (`[text](target)`): no URL, no
+/// in-page anchor; a target's own anchor (`report.md#formats`) is cut off.
+fn relative_links(line: &str) -> Vec<String> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\]\(([^)\s]+)\)").unwrap());
+    RE.captures_iter(line)
+        .map(|c| c[1].split('#').next().unwrap_or_default().to_string())
+        .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with("mailto:"))
+        .collect()
+}
+
 #[test]
 fn every_path_the_docs_name_exists() {
-    let mut sources = vec![PathBuf::from("README.md"), PathBuf::from("BENCHMARKS.md")];
-    files("docs", "md", &mut sources);
+    let mut sources = pages();
+    sources.push(PathBuf::from("BENCHMARKS.md"));
     files("src", "rs", &mut sources);
     sources.push(PathBuf::from(".ci/run"));
     // (tests/ and benches/ hold paths as data — a session's files — and are not read.)
@@ -60,9 +80,9 @@ fn every_path_the_docs_name_exists() {
                     missing.push(format!("{}:{}: {p}", source.display(), i + 1));
                 }
             }
-            // The design notes live outside the repository: a source file cites what a
-            // reader of the repository can open.
-            if source.starts_with("src")
+            // The design notes live outside the repository: a source file or a page cites
+            // what a reader of the repository can open.
+            if !source.starts_with("BENCHMARKS.md")
                 && line.contains("DESIGN.md")
                 && !Path::new("DESIGN.md").exists()
             {
@@ -78,10 +98,111 @@ fn every_path_the_docs_name_exists() {
 }
 
 #[test]
+fn every_relative_link_between_pages_resolves() {
+    let pages = pages();
+    let mut broken = Vec::new();
+    for page in &pages {
+        let text = std::fs::read_to_string(repo().join(page)).unwrap();
+        let dir = page.parent().unwrap_or(Path::new(""));
+        for (i, line) in text.lines().enumerate() {
+            for target in relative_links(line) {
+                if !repo().join(dir).join(&target).exists() {
+                    broken.push(format!("{}:{}: {target}", page.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "links to nothing:\n{}",
+        broken.join("\n")
+    );
+}
+
+/// The tables and the views the migrations in db/ create, in order, each once.
+fn created(kind: &str) -> Vec<String> {
+    let re = Regex::new(&format!(
+        r"(?i)\bCREATE\s+{kind}\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)"
+    ))
+    .unwrap();
+    let mut sql = Vec::new();
+    files("db", "sql", &mut sql);
+    sql.sort();
+    let mut names = Vec::new();
+    for file in sql {
+        let text = std::fs::read_to_string(repo().join(file)).unwrap();
+        for c in re.captures_iter(&text) {
+            if !names.contains(&c[1].to_string()) {
+                names.push(c[1].to_string());
+            }
+        }
+    }
+    names
+}
+
+/// The lines of a `## heading` section of a page, up to the next `## `.
+fn section<'a>(text: &'a str, heading: &str) -> Vec<&'a str> {
+    text.lines()
+        .skip_while(|l| l.trim() != heading)
+        .skip(1)
+        .take_while(|l| !l.starts_with("## "))
+        .collect()
+}
+
+#[test]
+fn the_store_page_names_every_table_and_view_the_migrations_create() {
+    let page = std::fs::read_to_string(repo().join("docs/store.md")).unwrap();
+    let tables = created("TABLE");
+    let views = created("VIEW");
+    assert!(
+        tables.len() >= 20 && views.len() >= 11,
+        "{tables:?} {views:?}"
+    );
+
+    // Each view has its own heading under "## Views": "### `name` — what it holds".
+    let view_headings: Vec<String> = section(&page, "## Views")
+        .into_iter()
+        .filter_map(|l| l.strip_prefix("### `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_string)
+        .collect();
+    let mut wrong: Vec<String> = views
+        .iter()
+        .filter(|v| !view_headings.contains(v))
+        .map(|v| format!("view `{v}` has no `### `{v}`` heading under \"## Views\""))
+        .collect();
+    // … and the page documents no view that no migration creates.
+    wrong.extend(
+        view_headings
+            .iter()
+            .filter(|h| !views.contains(h))
+            .map(|h| format!("\"## Views\" documents `{h}`, which no db/*.sql creates")),
+    );
+
+    // Each table is named, in backticks, under "## Tables".
+    let listed = section(&page, "## Tables").join("\n");
+    wrong.extend(
+        tables
+            .iter()
+            .filter(|t| !listed.contains(&format!("`{t}`")))
+            .map(|t| format!("table `{t}` is not named under \"## Tables\"")),
+    );
+    assert!(wrong.is_empty(), "docs/store.md:\n{}", wrong.join("\n"));
+}
+
+#[test]
 fn paths_are_found_where_docs_write_them() {
     assert_eq!(
         named_paths("see `src/export/scores.rs`, docs/metrics.md (\"Claims\") and db/NNN_x.sql"),
         ["src/export/scores.rs", "docs/metrics.md"]
     );
+    assert_eq!(
+        named_paths("`src/judge/` and (src/store/), not src/x"),
+        ["src/judge/", "src/store/"]
+    );
     assert!(named_paths("../shared/DESIGN.md and checks/ID.toml").is_empty());
+    assert_eq!(
+        relative_links("[a](../store.md#views), [b](https://x.org/a.md), [c](#here), [d](run.md)"),
+        ["../store.md", "run.md"]
+    );
 }

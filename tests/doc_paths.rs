@@ -1,8 +1,9 @@
 //! Docs that match the code: every repository path the README, BENCHMARKS.md, docs/ (every
-//! page, subfolders included), the CI script or a source file names exists, every relative
-//! link between the pages resolves, no source file or page cites a document the repository
-//! does not hold, and docs/store.md names every table and view the migrations create. A
-//! renamed or removed file, a moved page or a new table fails here, not in a reader's hands.
+//! page, subfolders included), the CI script or a source file names exists; every relative
+//! link between the pages resolves, to a heading when it names one; no source file or page
+//! cites a document the repository does not hold; and docs/store.md names every table and
+//! view the migrations create. A renamed or removed file, a moved page or heading, or a new
+//! table fails here, not in a reader's hands.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -53,14 +54,56 @@ fn pages() -> Vec<PathBuf> {
     pages
 }
 
-/// The relative targets of a Markdown line's links (`[text](target)`): no URL, no
-/// in-page anchor; a target's own anchor (`report.md#formats`) is cut off.
-fn relative_links(line: &str) -> Vec<String> {
+/// The relative targets of a Markdown line's links (`[text](target)`), each with its
+/// anchor if it has one (`report.md#formats`: `("report.md", Some("formats"))`); an
+/// in-page anchor (`#here`) has an empty file. No URL.
+fn relative_links(line: &str) -> Vec<(String, Option<String>)> {
     static RE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\]\(([^)\s]+)\)").unwrap());
     RE.captures_iter(line)
-        .map(|c| c[1].split('#').next().unwrap_or_default().to_string())
-        .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with("mailto:"))
+        .map(|c| c[1].to_string())
+        .filter(|t| !t.contains("://") && !t.starts_with("mailto:"))
+        .map(|t| match t.split_once('#') {
+            Some((file, anchor)) => (file.to_string(), Some(anchor.to_string())),
+            None => (t, None),
+        })
         .collect()
+}
+
+/// The anchors GitHub gives a page's headings: lower case, spaces to `-`, every character
+/// but letters, digits, `-` and `_` dropped; a repeated heading gets `-1`, `-2`, ….
+fn anchors(page: &str) -> Vec<String> {
+    let (mut seen, mut raw): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+    let mut fence = false;
+    for line in page.lines() {
+        if line.starts_with("```") {
+            fence = !fence;
+        }
+        let Some(heading) = line.strip_prefix('#') else {
+            continue;
+        };
+        if fence {
+            continue;
+        }
+        let slug: String = heading
+            .trim_start_matches('#')
+            .trim()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                '-' | '_' => Some(c),
+                c if c.is_alphanumeric() => Some(c.to_lowercase().next().unwrap_or(c)),
+                _ => None,
+            })
+            .collect();
+        let repeats = raw.iter().filter(|s| **s == slug).count();
+        raw.push(slug.clone());
+        seen.push(if repeats == 0 {
+            slug
+        } else {
+            format!("{slug}-{repeats}")
+        });
+    }
+    seen
 }
 
 #[test]
@@ -110,9 +153,27 @@ fn every_relative_link_between_pages_resolves() {
         let text = std::fs::read_to_string(repo().join(page)).unwrap();
         let dir = page.parent().unwrap_or(Path::new(""));
         for (i, line) in text.lines().enumerate() {
-            for target in relative_links(line) {
-                if !repo().join(dir).join(&target).exists() {
-                    broken.push(format!("{}:{}: {target}", page.display(), i + 1));
+            for (file, anchor) in relative_links(line) {
+                let target = if file.is_empty() {
+                    page.clone()
+                } else {
+                    dir.join(&file)
+                };
+                let Ok(linked) = std::fs::read_to_string(repo().join(&target)) else {
+                    if !repo().join(&target).is_dir() {
+                        broken.push(format!("{}:{}: {file}", page.display(), i + 1));
+                    }
+                    continue;
+                };
+                if let Some(anchor) = anchor
+                    && target.extension().is_some_and(|x| x == "md")
+                    && !anchors(&linked).contains(&anchor)
+                {
+                    broken.push(format!(
+                        "{}:{}: {file}#{anchor} (no such heading)",
+                        page.display(),
+                        i + 1
+                    ));
                 }
             }
         }
@@ -208,6 +269,22 @@ fn paths_are_found_where_docs_write_them() {
     assert!(named_paths("../shared/DESIGN.md and checks/ID.toml").is_empty());
     assert_eq!(
         relative_links("[a](../store.md#views), [b](https://x.org/a.md), [c](#here), [d](run.md)"),
-        ["../store.md", "run.md"]
+        [
+            ("../store.md".to_string(), Some("views".to_string())),
+            (String::new(), Some("here".to_string())),
+            ("run.md".to_string(), None)
+        ]
+    );
+    assert_eq!(
+        anchors(
+            "# `turnbench show CONVERSATION`\n## Scenarios × cells: the matrix\n## In\n```\n# not a heading\n```\n## In short\n## In short"
+        ),
+        [
+            "turnbench-show-conversation",
+            "scenarios--cells-the-matrix",
+            "in",
+            "in-short",
+            "in-short-1"
+        ]
     );
 }

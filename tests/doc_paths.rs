@@ -1,7 +1,8 @@
 //! Docs that match the code: every repository path the README, BENCHMARKS.md, docs/ (every
 //! page, subfolders included), the CI script or a source file names exists; every relative
-//! link between the pages resolves, to a heading when it names one; no source file or page
-//! cites a document the repository does not hold; and docs/store.md names every table and
+//! link between the pages resolves, to a heading when it names one, and so does every
+//! section a page or a source file cites by name (`docs/metrics.md, "Claims"`); no source
+//! file or page cites a document the repository does not hold; and docs/store.md names every table and
 //! view the migrations create. A renamed or removed file, a moved page or heading, or a new
 //! table fails here, not in a reader's hands.
 
@@ -185,6 +186,66 @@ fn every_relative_link_between_pages_resolves() {
     );
 }
 
+/// The sections a line cites by name: `docs/metrics.md, "Claims"`,
+/// `docs/store.md ("Query plans")`, `BENCHMARKS.md "Build"` — the page and the quoted name.
+fn cited_sections(line: &str) -> Vec<(String, String)> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"((?:docs/[\w/.-]+|BENCHMARKS)\.md)`?(?:,\s*\(?|\s+\(?|\s*\()"([^"]+)""#)
+            .unwrap()
+    });
+    RE.captures_iter(line)
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect()
+}
+
+/// A page's headings as written, without the `#`s and backticks.
+fn headings(page: &str) -> Vec<String> {
+    let mut fence = false;
+    let mut out = Vec::new();
+    for line in page.lines() {
+        if line.starts_with("```") {
+            fence = !fence;
+        } else if !fence && line.starts_with('#') {
+            out.push(line.trim_start_matches('#').trim().replace('`', ""));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_section_the_docs_and_sources_cite_exists() {
+    let mut sources = pages();
+    sources.push(PathBuf::from("BENCHMARKS.md"));
+    files("src", "rs", &mut sources);
+    let mut missing = Vec::new();
+    let mut cited = 0;
+    for source in &sources {
+        let text = std::fs::read_to_string(repo().join(source)).unwrap_or_default();
+        for (i, line) in text.lines().enumerate() {
+            for (page, name) in cited_sections(line) {
+                cited += 1;
+                let Ok(target) = std::fs::read_to_string(repo().join(&page)) else {
+                    continue; // a missing page fails every_path_the_docs_name_exists
+                };
+                let name = name.replace('`', "");
+                if !headings(&target).iter().any(|h| h.starts_with(&name)) {
+                    missing.push(format!(
+                        "{}:{}: {page} has no section \"{name}\"",
+                        source.display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(cited > 10, "{cited} citations found");
+    assert!(
+        missing.is_empty(),
+        "cited but absent:\n{}",
+        missing.join("\n")
+    );
+}
+
 /// The tables and the views the migrations in db/ create, in order, each once.
 fn created(kind: &str) -> Vec<String> {
     let re = Regex::new(&format!(
@@ -273,6 +334,16 @@ fn paths_are_found_where_docs_write_them() {
             ("../store.md".to_string(), Some("views".to_string())),
             (String::new(), Some("here".to_string())),
             ("run.md".to_string(), None)
+        ]
+    );
+    assert_eq!(
+        cited_sections(
+            r#"see docs/metrics.md, "Claims"; `docs/store.md` ("Query plans"), BENCHMARKS.md "Build" and ("docs/checks.md"), "x""#
+        ),
+        [
+            ("docs/metrics.md".to_string(), "Claims".to_string()),
+            ("docs/store.md".to_string(), "Query plans".to_string()),
+            ("BENCHMARKS.md".to_string(), "Build".to_string())
         ]
     );
     assert_eq!(

@@ -2,9 +2,9 @@
 //! page, subfolders included), the CI script or a source file names exists; every relative
 //! link between the pages resolves, to a heading when it names one, and so does every
 //! section a page or a source file cites by name (`docs/metrics.md, "Claims"`); no source
-//! file or page cites a document the repository does not hold; and docs/store.md names every table and
-//! view the migrations create. A renamed or removed file, a moved page or heading, or a new
-//! table fails here, not in a reader's hands.
+//! file or page cites a document the repository does not hold; and docs/store.md names
+//! every table and view the migrations create. A renamed or removed file, a moved page or
+//! heading, or a new table fails here, not in a reader's hands.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;

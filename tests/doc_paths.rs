@@ -2,9 +2,10 @@
 //! page, subfolders included), the CI script or a source file names exists; every relative
 //! link between the pages resolves, to a heading when it names one, and so does every
 //! section a page or a source file cites by name (`docs/metrics.md, "Claims"`); no source
-//! file or page cites a document the repository does not hold; and docs/store.md names
+//! file or page cites a document the repository does not hold; every flag a page gives a
+//! turnbench command is one of that command's flags (its `--help`); and docs/store.md names
 //! every table and view the migrations create. A renamed or removed file, a moved page or
-//! heading, or a new table fails here, not in a reader's hands.
+//! heading, a renamed flag or a new table fails here, not in a reader's hands.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -246,6 +247,70 @@ fn every_section_the_docs_and_sources_cite_exists() {
     );
 }
 
+/// The flags a page gives a turnbench command: in `turnbench [--db F] [-q] CMD …` up to
+/// the end of the command (a backtick, a pipe, a comment or the line's end), each flag with
+/// its command.
+fn command_flags(line: &str) -> Vec<(String, String)> {
+    static RE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"turnbench(?:\s+(?:--db\s+\S+|-q|--quiet))*\s+(run|collect|replay|import|check|lint|judge|report|show|init|mock|completions|man|export)\b([^`|#]*)",
+        )
+        .unwrap()
+    });
+    static FLAG: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"(?:^|\s|\[)(--[a-z][a-z-]*)").unwrap());
+    let mut out = Vec::new();
+    for c in RE.captures_iter(line) {
+        for f in FLAG.captures_iter(&c[2]) {
+            out.push((c[1].to_string(), f[1].to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn every_flag_the_docs_give_a_command_is_one_of_its_flags() {
+    let help = |cmd: &str| {
+        let mut args: Vec<&str> = cmd.split_whitespace().collect();
+        if cmd == "export" {
+            args.push("conversations");
+        }
+        args.push("--help");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "turnbench {args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let global = help("");
+    let mut helps = std::collections::HashMap::new();
+    let mut wrong = Vec::new();
+    let mut seen = 0;
+    for page in pages() {
+        let text = std::fs::read_to_string(repo().join(&page)).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            for (cmd, flag) in command_flags(line) {
+                seen += 1;
+                let text = helps.entry(cmd.clone()).or_insert_with(|| help(&cmd));
+                let known = |h: &str| {
+                    h.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                        .any(|w| w == flag)
+                };
+                if !known(text) && !known(&global) {
+                    wrong.push(format!(
+                        "{}:{}: turnbench {cmd} has no {flag}",
+                        page.display(),
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(seen > 50, "{seen} flags found");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
 /// The tables and the views the migrations in db/ create, in order, each once.
 fn created(kind: &str) -> Vec<String> {
     let re = Regex::new(&format!(
@@ -344,6 +409,16 @@ fn paths_are_found_where_docs_write_them() {
             ("docs/metrics.md".to_string(), "Claims".to_string()),
             ("docs/store.md".to_string(), "Query plans".to_string()),
             ("BENCHMARKS.md".to_string(), "Build".to_string())
+        ]
+    );
+    assert_eq!(
+        command_flags(
+            "`turnbench --db x.db report --since 72h [--trend]` and turnbench import - --strict | jq --raw # --no"
+        ),
+        [
+            ("report".to_string(), "--since".to_string()),
+            ("report".to_string(), "--trend".to_string()),
+            ("import".to_string(), "--strict".to_string())
         ]
     );
     assert_eq!(

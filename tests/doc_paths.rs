@@ -4,8 +4,9 @@
 //! section a page or a source file cites by name (`docs/metrics.md, "Claims"`); no source
 //! file or page cites a document the repository does not hold; every flag a page gives a
 //! turnbench command is one of that command's flags (its `--help`); and docs/store.md names
-//! every table and view the migrations create. A renamed or removed file, a moved page or
-//! heading, a renamed flag or a new table fails here, not in a reader's hands.
+//! every table and view the migrations create, and every column of every view. A renamed
+//! or removed file, a moved page or heading, a renamed flag, a new table or column fails
+//! here, not in a reader's hands.
 
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
@@ -380,6 +381,84 @@ fn the_store_page_names_every_table_and_view_the_migrations_create() {
             .map(|t| format!("table `{t}` is not named under \"## Tables\"")),
     );
     assert!(wrong.is_empty(), "docs/store.md:\n{}", wrong.join("\n"));
+}
+
+/// Each view's columns, in a store made by applying db/*.sql in order.
+fn view_columns() -> Vec<(String, Vec<String>)> {
+    let conn = rusqlite::Connection::open_in_memory().unwrap();
+    let mut sql = Vec::new();
+    files("db", "sql", &mut sql);
+    sql.sort();
+    for file in &sql {
+        let text = std::fs::read_to_string(repo().join(file)).unwrap();
+        conn.execute_batch(&text)
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    }
+    let mut stmt = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'view' ORDER BY name")
+        .unwrap();
+    let views: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    views
+        .into_iter()
+        .map(|v| {
+            let mut stmt = conn
+                .prepare(&format!("SELECT name FROM pragma_table_info('{v}')"))
+                .unwrap();
+            let columns = stmt
+                .query_map([], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            (v, columns)
+        })
+        .collect()
+}
+
+#[test]
+fn the_store_page_names_every_column_of_every_view() {
+    let page = std::fs::read_to_string(repo().join("docs/store.md")).unwrap();
+    let views = view_columns();
+    assert!(views.len() >= 11, "{views:?}");
+    let extends_re = Regex::new(r"Every column of `(\w+)`").unwrap();
+    let mut wrong = Vec::new();
+    for (view, columns) in views {
+        // The view's own section: from its heading to the next heading of any level.
+        let heading = format!("### `{view}`");
+        let text: String = page
+            .lines()
+            .skip_while(|l| !l.starts_with(&heading))
+            .skip(1)
+            .take_while(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        // A view that extends another says so ("Every column of `turn_facts`").
+        let extends: Vec<&str> = extends_re
+            .captures_iter(&text)
+            .map(|c| c.get(1).unwrap().as_str())
+            .collect();
+        for column in columns {
+            let named = text.contains(&format!("`{column}`"));
+            let inherited = extends.iter().any(|base| {
+                page.lines()
+                    .skip_while(|l| !l.starts_with(&format!("### `{base}`")))
+                    .skip(1)
+                    .take_while(|l| !l.starts_with('#'))
+                    .any(|l| l.contains(&format!("`{column}`")))
+            });
+            if !named && !inherited {
+                wrong.push(format!("`{view}`.`{column}`"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/store.md does not name these view columns:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]

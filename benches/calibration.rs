@@ -22,12 +22,13 @@ fn main() {
     let rows = table(stores, turnbench::stats::DEFAULT_SEED);
     println!(
         "SIMULATED: {stores} stores per row, 3 cells each, n conversations per cell in min(n, 10) \
-         scenarios; Holm over the 3 pairs, family-wise 5 %"
+         scenarios (pooled-run rows: 10 scenarios × runs, a shock per run and cell of σ 0.3); \
+         Holm over the 3 pairs, family-wise 5 %"
     );
     println!(
-        "| claim | truth | noise σ | n per cell | established | wrong way | cell interval coverage (n) | comparison interval coverage (n) |"
+        "| claim | truth | noise σ | n per cell | runs | established | wrong way | cell interval coverage (n) | comparison interval coverage (n) |"
     );
-    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |");
+    println!("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     for r in rows {
         let truth = match r.truth {
             Truth::Identical => "identical (false claims)".to_string(),
@@ -45,11 +46,12 @@ fn main() {
             format!("{:.1} % ({})", c * 100.0, r.comparisons)
         });
         println!(
-            "| {} | {} | {} | {} | {:.1} % | {:.1} % | {} | {} |",
+            "| {} | {} | {} | {} | {} | {:.1} % | {:.1} % | {} | {} |",
             r.claim,
             truth,
             sigma,
             r.n,
+            r.runs.unwrap_or(1),
             r.established * 100.0,
             r.wrong_way * 100.0,
             coverage,

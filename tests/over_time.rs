@@ -256,6 +256,38 @@ fn a_slowed_provider_is_flagged_against_the_baseline_and_nothing_else() {
         .map(|r| r["id"].as_i64().unwrap())
         .collect();
     assert_eq!(ids, [2, 3]);
+    // Pooled runs are a second cluster level: run 3 alone establishes prov-a over prov-c
+    // on p50; the same claim over runs 2 and 3 pooled cannot bound how runs vary, and says
+    // so.
+    let p50_claims = |r: &Value| -> Vec<Value> {
+        r["headlines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["kind"] == "latency_p50")
+            .flat_map(|h| {
+                h["family"]["claims"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    let single = json(&project, &["--run", "3"]);
+    assert!(
+        p50_claims(&single).iter().any(|c| c["established"] == true),
+        "{:#}",
+        single["headlines"]
+    );
+    let pooled_claims = p50_claims(&last);
+    assert!(!pooled_claims.is_empty());
+    for c in &pooled_claims {
+        assert_eq!(c["established"], false, "{c:#}");
+        assert!(
+            c["reason"].as_str().unwrap().contains("pool 2 runs"),
+            "{c:#}"
+        );
+    }
     // Trends: every cell run by run, three points each, in every format.
     let t = &pooled["trend"];
     assert_eq!(t["runs"], 3);

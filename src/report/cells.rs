@@ -28,6 +28,14 @@ pub(super) fn cluster_of(facts: &Facts, i: usize) -> u32 {
     u32::try_from(id).unwrap_or(u32::MAX)
 }
 
+/// The run of conversation `i` as a cluster label: when a report pools several runs, a
+/// run's conditions are shared by its conversations (the second cluster level of
+/// [`crate::stats::inference::PairedSample`]).
+pub(super) fn run_of(facts: &Facts, i: usize) -> u32 {
+    let run = facts.convs.get(i).map_or(0, |c| c.run_id);
+    u32::try_from(run).unwrap_or(u32::MAX)
+}
+
 /// The conversations of each cell, by index into `facts.convs`.
 pub(super) fn conversations_by_cell(facts: &Facts) -> Vec<Vec<usize>> {
     let mut by_cell = vec![Vec::new(); facts.cells.len()];

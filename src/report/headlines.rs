@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::cells::{cluster_of, failure_text, task_success_of};
+use super::cells::{cluster_of, failure_text, run_of, task_success_of};
 use super::load::Facts;
 use super::model::{
     Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Rate,
@@ -94,8 +94,8 @@ fn slots(facts: &Facts, convs: &[usize]) -> Vec<(Slot, usize)> {
 struct Side {
     cell: usize,
     figure: Option<f64>,
-    /// (slot, value, cluster), sorted by slot.
-    values: Vec<(Slot, f64, u32)>,
+    /// (slot, value, cluster, run), sorted by slot.
+    values: Vec<(Slot, f64, u32, u32)>,
 }
 
 impl Side {
@@ -107,9 +107,11 @@ impl Side {
         figure: Option<f64>,
         value: impl Fn(usize) -> Option<f64>,
     ) -> Side {
-        let values: Vec<(Slot, f64, u32)> = slots
+        let values: Vec<(Slot, f64, u32, u32)> = slots
             .iter()
-            .filter_map(|&(slot, i)| Some((slot, value(i)?, cluster_of(facts, i))))
+            .filter_map(|&(slot, i)| {
+                Some((slot, value(i)?, cluster_of(facts, i), run_of(facts, i)))
+            })
             .collect();
         Side {
             cell,
@@ -124,7 +126,9 @@ impl Side {
 fn pairs(x: &Side, y: &Side) -> PairedSample {
     let mut out = PairedSample::default();
     let (mut i, mut j) = (0, 0);
-    while let (Some(&(sx, a, cluster)), Some(&(sy, b, _))) = (x.values.get(i), y.values.get(j)) {
+    while let (Some(&(sx, a, cluster, run)), Some(&(sy, b, _, _))) =
+        (x.values.get(i), y.values.get(j))
+    {
         match sx.cmp(&sy) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
@@ -132,6 +136,7 @@ fn pairs(x: &Side, y: &Side) -> PairedSample {
                 out.a.push(a);
                 out.b.push(b);
                 out.cluster.push(cluster);
+                out.run.push(run);
                 i += 1;
                 j += 1;
             }
@@ -305,6 +310,13 @@ pub(super) fn claim_of(
         Some(format!(
             "its {} pairs come from one scenario: a comparison needs two",
             j.n
+        ))
+    } else if let Some(t) = t.filter(|t| t.runs >= 2 && t.runs <= inference::MIN_DF) {
+        Some(format!(
+            "its pairs pool {} runs, and a run's conditions are shared by all its \
+             conversations: at least {} runs are needed to bound how runs vary",
+            t.runs,
+            inference::MIN_DF + 1
         ))
     } else if let Some(t) = t.filter(scenario_limited) {
         Some(format!(

@@ -77,6 +77,8 @@ pub struct Row {
     /// pair, no selection) against their true difference, over the stores where it had one.
     pub comparison_coverage: Option<f64>,
     pub comparisons: usize,
+    /// Pooled-run rows: the runs pooled.
+    pub runs: Option<usize>,
 }
 
 /// The whole table: every claim kind × truth × n, `stores` simulated stores each.
@@ -92,6 +94,15 @@ pub fn table(stores: usize, seed: u64) -> Vec<Row> {
         ] {
             for n in SIZES {
                 rows.push(latency(stat, truth, sigma, n, stores, seed));
+            }
+        }
+    }
+    for stat in [Statistic::LatencyP50, Statistic::LatencyP95] {
+        for truth in [Truth::Identical, Truth::Gap(1.5)] {
+            for runs in POOLED_RUNS {
+                for rule in [Pooling::RunsAsClusters, Pooling::ScenariosOnly] {
+                    rows.push(pooled_latency(stat, truth, runs, rule, stores, seed));
+                }
             }
         }
     }
@@ -141,6 +152,8 @@ struct Store {
     values: Vec<Vec<f64>>,
     /// Scenario of each slot.
     scenario: Vec<u32>,
+    /// Run of each slot when several runs are pooled; empty for one run.
+    run: Vec<u32>,
 }
 
 impl Store {
@@ -150,11 +163,14 @@ impl Store {
         let (Some(a), Some(b)) = (self.values.get(x), self.values.get(y)) else {
             return out;
         };
-        for ((&u, &v), &s) in a.iter().zip(b).zip(&self.scenario) {
+        for (i, ((&u, &v), &s)) in a.iter().zip(b).zip(&self.scenario).enumerate() {
             if u.is_finite() && v.is_finite() {
                 out.a.push(u);
                 out.b.push(v);
                 out.cluster.push(s);
+                if let Some(&r) = self.run.get(i) {
+                    out.run.push(r);
+                }
             }
         }
         out
@@ -280,6 +296,7 @@ impl Tally {
             comparison_coverage: (self.cmp_intervals > 0)
                 .then(|| self.cmp_covered as f64 / self.cmp_intervals as f64),
             comparisons: self.cmp_intervals,
+            runs: None,
         }
     }
 }
@@ -309,7 +326,11 @@ fn latency(stat: Statistic, truth: Truth, sigma: f64, n: usize, stores: usize, s
                     .collect()
             })
             .collect();
-        let st = Store { values, scenario };
+        let st = Store {
+            values,
+            scenario,
+            run: Vec::new(),
+        };
         let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
         let family = st.family(stat, store_seed);
         tally.add(score(&family, false));
@@ -336,6 +357,88 @@ fn latency(stat: Statistic, truth: Truth, sigma: f64, n: usize, stores: usize, s
         "latency p95"
     };
     tally.row(claim, truth, Some(sigma), n)
+}
+
+/// Runs pooled in the pooled-run rows, each holding every scenario once per cell.
+pub const POOLED_RUNS: [usize; 4] = [2, 3, 6, 12];
+
+/// Lognormal σ of a run's shared conditions for one provider (its load, routing or
+/// hardware that hour), beside the conversation noise σ of [`POOLED_NOISE`].
+pub const RUN_SIGMA: f64 = 0.3;
+pub const POOLED_NOISE: f64 = 0.5;
+
+/// How a pooled-run row is analysed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pooling {
+    /// The report's rule: runs are a second cluster level.
+    RunsAsClusters,
+    /// For contrast: the one-run rule applied to pooled runs (scenarios only).
+    ScenariosOnly,
+}
+
+/// Latency claims over `runs` pooled runs of 10 scenarios (one conversation per scenario,
+/// run and cell): log-latency = ln 8 s + scenario effect (σ 0.5) + a shock per run and
+/// cell ([`RUN_SIGMA`]: a provider's conditions that hour) + noise ([`POOLED_NOISE`]).
+/// Identical cells share nothing but the scenarios, so a run in which one provider was
+/// slow is not a difference between providers; a rule that ignores runs takes it for one.
+pub fn pooled_latency(
+    stat: Statistic,
+    truth: Truth,
+    runs: usize,
+    rule: Pooling,
+    stores: usize,
+    seed: u64,
+) -> Row {
+    let s = 10usize;
+    let ratio = truth.size(1.0);
+    let q = stat.percentile().unwrap_or(50.0);
+    let name = format!("pooled {q} {ratio} {runs}");
+    let mut tally = Tally::new();
+    let scenario: Vec<u32> = (0..runs).flat_map(|_| 0..s as u32).collect();
+    let run: Vec<u32> = (0..runs as u32)
+        .flat_map(|r| std::iter::repeat_n(r, s))
+        .collect();
+    for store in 0..stores {
+        // The same stores for both rules: only the analysis differs.
+        let mut rng = rng(seed, &name, store);
+        let effects: Vec<f64> = (0..s)
+            .map(|_| 8000f64.ln() + 0.5 * normal(&mut rng))
+            .collect();
+        let values: Vec<Vec<f64>> = (0..3)
+            .map(|cell| {
+                let slow = if cell == 0 { 0.0 } else { ratio.ln() };
+                let shocks: Vec<f64> = (0..runs).map(|_| RUN_SIGMA * normal(&mut rng)).collect();
+                scenario
+                    .iter()
+                    .zip(&run)
+                    .map(|(&k, &r)| {
+                        let noise = POOLED_NOISE * normal(&mut rng);
+                        (effects[k as usize] + slow + shocks[r as usize] + noise).exp()
+                    })
+                    .collect()
+            })
+            .collect();
+        let st = Store {
+            values,
+            scenario: scenario.clone(),
+            run: match rule {
+                Pooling::RunsAsClusters => run.clone(),
+                Pooling::ScenariosOnly => Vec::new(),
+            },
+        };
+        let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
+        tally.add(score(&st.family(stat, store_seed), false));
+        tally.cover_comparison(&st, stat, -ratio.ln(), store_seed);
+    }
+    let claim = match (q == 50.0, rule) {
+        (true, Pooling::RunsAsClusters) => "latency p50, pooled runs",
+        (true, Pooling::ScenariosOnly) => "latency p50, pooled runs, scenarios only",
+        (false, Pooling::RunsAsClusters) => "latency p95, pooled runs",
+        (false, Pooling::ScenariosOnly) => "latency p95, pooled runs, scenarios only",
+    };
+    let mut row = tally.row(claim, truth, Some(POOLED_NOISE), runs * s);
+    row.runs = Some(runs);
+    row
 }
 
 /// The p-quantile of the equal-weight-per-slot mixture of lognormals exp(N(μₛ, σ²)), each
@@ -417,7 +520,11 @@ fn task_success(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
                     .collect()
             })
             .collect();
-        let st = Store { values, scenario };
+        let st = Store {
+            values,
+            scenario,
+            run: Vec::new(),
+        };
         let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
         let family = st.family(Statistic::Mean, store_seed);
         tally.add(score(&family, true));
@@ -459,7 +566,11 @@ fn judge_mean(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
                     .collect()
             })
             .collect();
-        let st = Store { values, scenario };
+        let st = Store {
+            values,
+            scenario,
+            run: Vec::new(),
+        };
         let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
         let family = st.family(Statistic::Mean, store_seed);
         tally.add(score(&family, true));
@@ -544,6 +655,33 @@ mod tests {
             judge_mean(Truth::Identical, 20, 200, SEED),
         ] {
             assert!(r.coverage.is_some_and(|c| c >= 0.93), "{r:?}");
+        }
+    }
+
+    /// Pooled runs: a provider's slow hour is not a difference between providers. Runs as
+    /// clusters keep the false-claim bound at every number of runs; the one-run rule
+    /// applied to pooled runs breaks it (the reason the report uses the first).
+    #[test]
+    fn pooled_runs_are_clusters() {
+        for runs in [2, 6] {
+            let with = pooled_latency(
+                Statistic::LatencyP50,
+                Truth::Identical,
+                runs,
+                Pooling::RunsAsClusters,
+                200,
+                SEED,
+            );
+            assert!(with.established <= 0.08, "{with:?}");
+            let without = pooled_latency(
+                Statistic::LatencyP50,
+                Truth::Identical,
+                runs,
+                Pooling::ScenariosOnly,
+                200,
+                SEED,
+            );
+            assert!(without.established > 0.12, "{without:?}");
         }
     }
 }

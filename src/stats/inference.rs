@@ -16,6 +16,10 @@
 //!   cluster bootstrap (whole scenarios drawn with replacement), counted with
 //!   multiplicities, never copied. When every resample gives the same ratio the p-value is
 //!   the exact sign test over scenarios instead: no spread is no evidence of precision.
+//! - **Pooled runs** are a second, crossed cluster level (a run's conditions are shared by
+//!   its conversations): two-way cluster-robust variances (Cameron, Gelbach & Miller 2011),
+//!   t on min(scenarios, runs) − 1 degrees of freedom, and a p-value that must pass both the
+//!   sign-flip test over scenarios and the two-way t test.
 //! - **Too few to compare.** Below a minimum number of pairs per statistic ([`min_pairs`]),
 //!   taken from the calibration table, nothing is established, whatever the p-value.
 //! - **Families.** The comparisons of one headline family (every pair of providers of a
@@ -81,12 +85,16 @@ pub fn min_pairs(stat: Statistic) -> usize {
 }
 
 /// Paired values of two cells: `a[i]` and `b[i]` belong to the same slot, in scenario
-/// `cluster[i]` (any labels; equal labels are one cluster).
+/// `cluster[i]` (any labels; equal labels are one cluster) and, when several runs are
+/// pooled, run `run[i]` (empty: one run). Runs are a second, crossed cluster level: a
+/// run's conditions (a provider's load or routing that hour) are shared by every
+/// conversation of the run, whatever its scenario.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PairedSample {
     pub a: Vec<f64>,
     pub b: Vec<f64>,
     pub cluster: Vec<u32>,
+    pub run: Vec<u32>,
 }
 
 impl PairedSample {
@@ -102,6 +110,7 @@ impl PairedSample {
         !self.a.is_empty()
             && self.a.len() == self.b.len()
             && self.a.len() == self.cluster.len()
+            && (self.run.is_empty() || self.run.len() == self.a.len())
             && all_finite(&self.a)
             && all_finite(&self.b)
             && u32::try_from(self.a.len()).is_ok()
@@ -115,6 +124,8 @@ pub struct Test {
     pub n: usize,
     /// Clusters (scenarios) holding pairs.
     pub clusters: usize,
+    /// Runs holding pairs: 1 for one run; from 2, runs are a second cluster level.
+    pub runs: usize,
     /// The statistic of each side over the pairs.
     pub a: f64,
     pub b: f64,
@@ -122,18 +133,21 @@ pub struct Test {
     pub estimate: f64,
     /// Cluster-robust standard error of the estimate; 0 when nothing varies.
     pub se: f64,
-    /// Degrees of freedom of the t reference: clusters − 1.
+    /// Degrees of freedom of the t reference: clusters − 1, or with pooled runs
+    /// min(scenarios, runs) − 1 (Cameron, Gelbach & Miller 2011).
     pub df: usize,
     /// Two-sided p-value, unadjusted: the cluster sign-flip test for a mean; for a
-    /// percentile the Wald t test, or the sign test over clusters when `se` is 0.
+    /// percentile the Wald t test, or the sign test over clusters when `se` is 0. With
+    /// pooled runs, the larger of that and the two-way Wald t test's.
     pub p: f64,
 }
 
 impl Test {
     /// The interval estimate ± t·se (on the test's scale) at the two-sided confidence
-    /// `level`; `None` when there is no spread to bound (se 0) or no degree of freedom.
+    /// `level`; `None` when there is no spread to bound (se 0) or too few degrees of
+    /// freedom.
     pub fn interval(&self, level: f64) -> Option<Interval> {
-        t_interval(self.estimate, self.se, self.clusters, level)
+        t_interval(self.estimate, self.se, self.df + 1, level)
     }
 }
 
@@ -165,33 +179,132 @@ pub fn paired_test(sample: &PairedSample, stat: Statistic, seed: u64) -> Option<
     if c < 2 {
         return None;
     }
-    let df = c - 1;
+    let runs = Runs::of(sample, &clusters);
     let (a, b, estimate, se, p) = match stat.percentile() {
         None => {
             let a = super::mean(&sample.a)?;
             let b = super::mean(&sample.b)?;
             let d: Vec<f64> = sample.a.iter().zip(&sample.b).map(|(x, y)| x - y).collect();
-            let se = cluster_robust_se(&d, &clusters)?;
+            let se = match &runs {
+                None => cluster_robust_se(&d, &clusters)?,
+                Some(r) => r.two_way_se(&d, &clusters)?,
+            };
             let p = sign_flip_p(&d, &clusters, seed);
             (a, b, a - b, se, p)
         }
         Some(q) => {
             let p = q / 100.0;
-            let (a, b, se) = clustered_log_ratio_se(sample, &clusters, p, seed)?;
+            let (a, b, se) = clustered_log_ratio_se(sample, &clusters, runs.as_ref(), p, seed)?;
             let flip = percentile_flip_p(sample, &clusters, p, seed)?;
             (a, b, (a / b).ln(), se, flip)
         }
     };
+    let h = runs.as_ref().map_or(1, Runs::count);
+    let df = match &runs {
+        None => c - 1,
+        Some(r) => c.min(r.count()) - 1,
+    };
+    // Pooled runs: the sign-flip test over scenarios cannot see a run's shared conditions,
+    // so the claim must also pass the two-way Wald t test (an intersection of two tests:
+    // the larger p).
+    let p = match &runs {
+        Some(_) if se > 0.0 => {
+            p.max(student_t_two_sided_p(estimate / se, df as f64).unwrap_or(1.0))
+        }
+        Some(_) if estimate != 0.0 => {
+            p.max(2.0 * 0.5f64.powi(i32::try_from(df + 1).unwrap_or(i32::MAX)))
+        }
+        _ => p,
+    };
     Some(Test {
         n: sample.len(),
         clusters: c,
+        runs: h,
         a,
         b,
         estimate,
         se,
         df,
-        p,
+        p: p.min(1.0),
     })
+}
+
+/// The runs of a paired sample that pools two or more, with each pair's (scenario, run)
+/// combination: the second, crossed cluster level of [`paired_test`].
+struct Runs {
+    runs: Clusters,
+    /// Pairs grouped by (scenario, run).
+    both: Clusters,
+    /// Per (scenario, run) group: its scenario's and its run's index in `clusters`/`runs`.
+    parents: Vec<(usize, usize)>,
+}
+
+impl Runs {
+    /// `None` for one run (or none given): the one-level rules apply.
+    fn of(sample: &PairedSample, clusters: &Clusters) -> Option<Runs> {
+        if sample.run.len() != sample.a.len() {
+            return None;
+        }
+        let runs = Clusters::of(&sample.run);
+        if runs.count() < 2 {
+            return None;
+        }
+        let scenario_of = clusters.index_of(sample.len());
+        let run_of = runs.index_of(sample.len());
+        // One label per (scenario, run) combination, dense.
+        let width = runs.count() as u64;
+        let labels: Vec<u64> = (0..sample.len())
+            .map(|i| scenario_of[i] as u64 * width + run_of[i] as u64)
+            .collect();
+        let mut dense: Vec<u64> = labels.clone();
+        dense.sort_unstable();
+        dense.dedup();
+        let combined: Vec<u32> = labels
+            .iter()
+            .map(|l| u32::try_from(dense.partition_point(|x| x < l)).unwrap_or(u32::MAX))
+            .collect();
+        let both = Clusters::of(&combined);
+        let parents = dense
+            .iter()
+            .map(|&l| ((l / width) as usize, (l % width) as usize))
+            .collect();
+        Some(Runs {
+            runs,
+            both,
+            parents,
+        })
+    }
+
+    fn count(&self) -> usize {
+        self.runs.count()
+    }
+
+    /// The two-way cluster-robust standard error of the mean of `d` (Cameron, Gelbach &
+    /// Miller 2011): V = V_scenario + V_run − V_(scenario ∩ run), each the CR1 variance of
+    /// [`cluster_robust_se`], held at least at the larger one-way variance (the sum can fall
+    /// below it, or below 0, in small samples; CGM §2.3 suggest this floor).
+    fn two_way_se(&self, d: &[f64], clusters: &Clusters) -> Option<f64> {
+        let g = cluster_robust_se(d, clusters)?;
+        let h = cluster_robust_se(d, &self.runs)?;
+        let gh = cluster_robust_se(d, &self.both).unwrap_or(0.0);
+        let v = (g * g + h * h - gh * gh).max(g * g).max(h * h);
+        Some(v.sqrt())
+    }
+
+    /// A resample's weight per (scenario, run) group from a multiplicity per scenario:
+    /// every group of a scenario drawn k times, k times.
+    fn spread_scenarios(&self, per_scenario: &[u32], out: &mut [u32]) {
+        for (w, &(s, _)) in out.iter_mut().zip(&self.parents) {
+            *w = per_scenario.get(s).copied().unwrap_or(0);
+        }
+    }
+
+    /// The same from a multiplicity per run.
+    fn spread_runs(&self, per_run: &[u32], out: &mut [u32]) {
+        for (w, &(_, r)) in out.iter_mut().zip(&self.parents) {
+            *w = per_run.get(r).copied().unwrap_or(0);
+        }
+    }
 }
 
 /// Sign patterns drawn when there are too many to enumerate them all.
@@ -578,6 +691,19 @@ impl Clusters {
             _ => &[],
         }
     }
+
+    /// Each of the `n` units' cluster index.
+    fn index_of(&self, n: usize) -> Vec<usize> {
+        let mut out = vec![0; n];
+        for k in 0..self.count() {
+            for &i in self.members(k) {
+                if let Some(slot) = out.get_mut(i) {
+                    *slot = k;
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The cluster-robust (CR1) standard error of the mean of `d`: with cluster sums of the
@@ -664,38 +790,87 @@ fn ratio_se(num: &[f64], den: &[f64], cluster: &[u32]) -> Option<f64> {
 fn clustered_log_ratio_se(
     sample: &PairedSample,
     clusters: &Clusters,
+    runs: Option<&Runs>,
     p: f64,
     seed: u64,
 ) -> Option<(f64, f64, f64)> {
-    let sides = ScenarioSides::new(sample, clusters);
-    let c = clusters.count();
-    let (from_a, from_b) = (vec![false; c], vec![true; c]);
-    let ones = vec![1u32; c];
-    let a = sides.quantile(&ones, &from_a, p)?;
-    let b = sides.quantile(&ones, &from_b, p)?;
+    // With pooled runs the lists are per (scenario, run) group, so that one resample can
+    // weigh whole scenarios, whole runs or single groups.
+    let groups = runs.map_or(clusters, |r| &r.both);
+    let sides = ScenarioSides::new(sample, groups);
+    let g = groups.count();
+    let (from_a, from_b) = (vec![false; g], vec![true; g]);
+    let a = sides.quantile(&vec![1u32; g], &from_a, p)?;
+    let b = sides.quantile(&vec![1u32; g], &from_b, p)?;
     if !(a > 0.0 && b > 0.0) {
         return None;
     }
-    let c32 = u32::try_from(c).ok()?;
-    let mut weight = vec![0u32; c];
-    let mut logs = Vec::with_capacity(SE_RESAMPLES);
-    for r in 0..SE_RESAMPLES {
-        weight.fill(0);
-        Rng::stream(seed, r).indices(c32, c, |k| super::bump(&mut weight, k));
-        let (Some(x), Some(y)) = (
-            sides.quantile(&weight, &from_a, p),
-            sides.quantile(&weight, &from_b, p),
-        ) else {
-            continue;
+    let spread = |level: Level| -> Option<f64> {
+        let units = match level {
+            Level::Scenario => clusters.count(),
+            Level::Run => runs.map_or(0, Runs::count),
+            Level::Both => g,
         };
-        if x > 0.0 && y > 0.0 {
-            logs.push((x / y).ln());
+        let n = u32::try_from(units).ok()?;
+        let mut drawn = vec![0u32; units];
+        let mut weight = vec![0u32; g];
+        let mut logs = Vec::with_capacity(SE_RESAMPLES);
+        for r in 0..SE_RESAMPLES {
+            drawn.fill(0);
+            Rng::stream(seed ^ level.salt(), r).indices(n, units, |k| super::bump(&mut drawn, k));
+            match (level, runs) {
+                (Level::Scenario, Some(runs)) => runs.spread_scenarios(&drawn, &mut weight),
+                (Level::Run, Some(runs)) => runs.spread_runs(&drawn, &mut weight),
+                _ => weight.copy_from_slice(&drawn),
+            }
+            let (Some(x), Some(y)) = (
+                sides.quantile(&weight, &from_a, p),
+                sides.quantile(&weight, &from_b, p),
+            ) else {
+                continue;
+            };
+            if x > 0.0 && y > 0.0 {
+                logs.push((x / y).ln());
+            }
+        }
+        let sd = standard_deviation(&logs)?;
+        // Rounding can leave a tiny spread where every resample gives the same ratio.
+        Some(if sd < 1e-12 { 0.0 } else { sd })
+    };
+    let sd = match runs {
+        None => spread(Level::Scenario)?,
+        // Cameron, Gelbach & Miller (2011) with bootstrap variances: each one-way cluster
+        // bootstrap, less the bootstrap over (scenario, run) groups, held at least at the
+        // larger one-way variance.
+        Some(_) => {
+            let (vs, vr, vb) = (
+                spread(Level::Scenario)?.powi(2),
+                spread(Level::Run)?.powi(2),
+                spread(Level::Both)?.powi(2),
+            );
+            (vs + vr - vb).max(vs).max(vr).sqrt()
+        }
+    };
+    Some((a, b, sd))
+}
+
+/// The unit a cluster bootstrap draws: a scenario, a run, or a (scenario, run) group.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Level {
+    Scenario,
+    Run,
+    Both,
+}
+
+impl Level {
+    /// Separate resample streams per level; the scenario level keeps the one-run stream.
+    fn salt(self) -> u64 {
+        match self {
+            Level::Scenario => 0,
+            Level::Run => 0x7275_6e73,
+            Level::Both => 0x626f_7468,
         }
     }
-    let sd = standard_deviation(&logs)?;
-    // Rounding can leave a tiny spread where every resample gives the same ratio.
-    let sd = if sd < 1e-12 { 0.0 } else { sd };
-    Some((a, b, sd))
 }
 
 /// The sample standard deviation (n − 1); `None` below two values.
@@ -1239,6 +1414,7 @@ mod tests {
             a: a.to_vec(),
             b: b.to_vec(),
             cluster: cluster.to_vec(),
+            run: Vec::new(),
         }
     }
 
@@ -1326,5 +1502,81 @@ mod tests {
         let se = ratio_se(&[1.0, 1.0, 2.0, 2.0], &[2.0, 2.0, 3.0, 3.0], &[0, 0, 1, 2]).unwrap();
         close(se, (1.5f64 * 0.24).sqrt() / 10.0, 1e-12);
         assert!(ratio_se(&[1.0], &[0.0], &[0]).is_none());
+    }
+
+    /// 6 scenarios × 3 runs, differences = scenario effect + run effect + noise.
+    fn crossed() -> PairedSample {
+        let d = [
+            1.13, 0.38, 0.42, 0.5, -0.98, -0.28, 2.07, 0.45, 1.09, 0.62, -0.36, -0.01, 1.08, -0.49,
+            0.39, 0.57, -0.8, -0.15,
+        ];
+        PairedSample {
+            a: d.to_vec(),
+            b: vec![0.0; d.len()],
+            cluster: (0..18).map(|i| i / 3).collect(),
+            run: (0..18).map(|i| i % 3).collect(),
+        }
+    }
+
+    #[test]
+    fn pooled_runs_are_a_second_cluster_level() {
+        // Two-way CR1 variance V_s + V_r − V_(s∩r), each as `cluster_robust_se` squared,
+        // computed independently in plain Python: 0.04895956790123457 (scenarios),
+        // 0.14095771604938273 (runs), 0.03222601670297749 (scenario ∩ run).
+        let s = crossed();
+        let t = paired_test(&s, Statistic::Mean, 1).unwrap();
+        close(t.se, 0.3971035976261608, 1e-12);
+        close(t.estimate, 0.31277777777777777, 1e-12);
+        assert_eq!((t.clusters, t.runs, t.df), (6, 3, 2), "df = min(6, 3) − 1");
+        // The p-value is at least the two-way t test's (scipy.stats.t.sf(|t|, 2) · 2).
+        let t_p = student_t_two_sided_p(t.estimate / t.se, 2.0).unwrap();
+        assert!(t.p >= t_p - 1e-15, "{} < {t_p}", t.p);
+        // One run: the one-level rule, unchanged.
+        let one = PairedSample {
+            run: vec![7; 18],
+            ..s.clone()
+        };
+        let t1 = paired_test(&one, Statistic::Mean, 1).unwrap();
+        let t0 = paired_test(&PairedSample { run: vec![], ..s }, Statistic::Mean, 1).unwrap();
+        assert_eq!(t1, t0);
+        assert_eq!((t0.runs, t0.df), (1, 5));
+        close(t0.se, 0.04895956790123457f64.sqrt(), 1e-12);
+    }
+
+    #[test]
+    fn a_run_shift_is_not_evidence_across_runs() {
+        // Ten scenarios, two runs: cell a is slower in run 0 only, by the same factor in every
+        // scenario. Over scenarios alone that is a consistent 1.5× (established at once);
+        // with runs as clusters there is one degree of freedom: nothing to claim.
+        let mut s = PairedSample::default();
+        for k in 0..10u32 {
+            for r in 0..2u32 {
+                for rep in 0..3 {
+                    let base = 1000.0 + 100.0 * f64::from(k) + 7.0 * f64::from(rep);
+                    s.a.push(if r == 0 { base * 1.5 } else { base * 1.01 });
+                    s.b.push(base);
+                    s.cluster.push(k);
+                    s.run.push(r);
+                }
+            }
+        }
+        let pooled = paired_test(&s, Statistic::LatencyP50, 3).unwrap();
+        assert_eq!((pooled.runs, pooled.df), (2, 1));
+        assert!(
+            pooled.interval(0.95).is_none(),
+            "one degree of freedom bounds nothing"
+        );
+        let scenarios_only = paired_test(
+            &PairedSample {
+                run: vec![],
+                ..s.clone()
+            },
+            Statistic::LatencyP50,
+            3,
+        )
+        .unwrap();
+        assert!(scenarios_only.p < 0.01 && pooled.p > scenarios_only.p);
+        let verdicts = judge_family(&[(&s, 3)], Statistic::LatencyP50);
+        assert!(!verdicts[0].verdict.established);
     }
 }

@@ -33,6 +33,9 @@ fn main() {
         let truth = match r.truth {
             Truth::Identical => "identical (false claims)".to_string(),
             Truth::Gap(g) if r.claim.starts_with("latency") => format!("{g}× gap (power)"),
+            Truth::Gap(g) if r.claim == "run vs baseline" => {
+                format!("one cell {g}× slower (power)")
+            }
             Truth::Gap(g) if r.claim == "task success" => {
                 format!("+{:.0} points (power)", g * 100.0)
             }

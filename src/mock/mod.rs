@@ -572,9 +572,7 @@ async fn whole_response(
     if plan.fault == Some(Fault::StreamCut) {
         // Promise a longer body than is sent: the client sees the connection close mid-body.
         let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(2);
-        // Cut at a byte, not a character: a half body need not be valid UTF-8.
-        let mut half = Bytes::from(body);
-        half.truncate(half.len() / 2);
+        let half = first_half(body);
         tokio::spawn(async move {
             let _ = tx.send(Ok(half)).await;
             let _ = tx.send(Err(std::io::Error::other("mock: cut"))).await;
@@ -591,6 +589,14 @@ async fn whole_response(
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+/// The first half of a body, cut at a byte, not a character: a cut body need not be valid
+/// UTF-8, and an answer with non-ASCII text must not panic the mock.
+fn first_half(body: String) -> Bytes {
+    let mut half = Bytes::from(body);
+    half.truncate(half.len() / 2);
+    half
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -599,6 +605,16 @@ mod tests {
     use crate::outcome::TurnOutcome;
     use profile::ReasoningStyle;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn a_body_is_cut_in_half_at_a_byte_even_inside_a_character() {
+        // Three bytes a character: half of nine bytes falls inside the second.
+        assert_eq!(
+            first_half("€€€".to_string()).as_ref(),
+            &"€€€".as_bytes()[..4]
+        );
+        assert!(first_half(String::new()).is_empty());
+    }
 
     async fn start(profiles: Vec<Profile>, time_scale: f64) -> MockServer {
         let config = MockConfig {

@@ -308,6 +308,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_missing_scenario_folder_is_its_own_error_with_its_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let bench = dir.path().join("bench.toml");
+        std::fs::write(
+            &bench,
+            "name = \"t\"\nscenarios = \"nowhere\"\n\n[[target]]\nprovider = \"p\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        )
+        .unwrap();
+        let cfg = BenchConfig::load(&bench).unwrap();
+        let err = load_scenarios(&cfg).unwrap_err();
+        assert!(matches!(err, CollectError::NoScenarioFolder(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains("nowhere: no scenario folder\n  fix: pass --scenarios DIR"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn truncated_and_filtered_are_apart_from_clean_completions() {
         let s = TargetSummary {
             provider: "acme".into(),

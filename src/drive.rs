@@ -8,7 +8,7 @@
 //! The stages supply their jobs and how to run one; neither imports the other.
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -19,8 +19,10 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use crate::client::{Attempt, Client, Endpoint, Reply};
 use crate::config::{BenchConfig, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
-use crate::store::read::{TargetSummary, latest_run};
-use crate::store::write::{NewRun, NewTarget, insert_run, settings_hash, upsert_target};
+use crate::store::read::{TargetSummary, latest_run, run_summary};
+use crate::store::write::{
+    NewRun, NewTarget, finish_run, insert_run, settings_hash, upsert_target,
+};
 use crate::store::{Storable, StoreError, StoreWriter, Written};
 
 /// A stored conversation's uid: run, target, scenario (or session), repeat (or round), and
@@ -77,15 +79,43 @@ pub enum Stop {
     Abort,
 }
 
+/// Why a run cannot be continued as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error(
+        "--resume: run {id} ({name:?}) was run with other settings or inputs\n  fix: restore them, or {command} under a new `name`"
+    )]
+    OtherSettings {
+        id: i64,
+        name: String,
+        command: String,
+    },
+    #[error("--resume: {} has no {command} run named {name:?}\n  fix: drop --resume to start it", db.display())]
+    NoSuchRun {
+        db: PathBuf,
+        name: String,
+        command: String,
+    },
+}
+
+/// What must be ready before the first request, and was not.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error("tokenizer: {0}")]
+    Tokenizer(String),
+    #[error("HTTP client: {0}")]
+    Http(#[from] reqwest::Error),
+}
+
 /// The run to write into: the newest of this name and kind when resuming with the same
-/// settings, else a new one. `Err` is a message for the user (what to do).
+/// settings, else a new one. The inner `Err` says what the user should do.
 pub fn open_run(
     conn: &rusqlite::Connection,
     db: &Path,
     new: &NewRun,
     resume: Resume,
     command: &str,
-) -> Result<Result<i64, String>, StoreError> {
+) -> Result<Result<i64, ResumeError>, StoreError> {
     let hash = settings_hash(new.settings_json);
     let latest = match resume {
         Resume::No => None,
@@ -94,21 +124,45 @@ pub fn open_run(
     match (resume, latest) {
         (Resume::IfSame | Resume::Yes, Some((id, h))) if h == hash => return Ok(Ok(id)),
         (Resume::Yes, Some((id, _))) => {
-            return Ok(Err(format!(
-                "--resume: run {id} ({:?}) was run with other settings or inputs\n  fix: restore them, or {command} under a new `name`",
-                new.name
-            )));
+            return Ok(Err(ResumeError::OtherSettings {
+                id,
+                name: new.name.to_string(),
+                command: command.to_string(),
+            }));
         }
         (Resume::Yes, None) => {
-            return Ok(Err(format!(
-                "--resume: {} has no {command} run named {:?}\n  fix: drop --resume to start it",
-                db.display(),
-                new.name
-            )));
+            return Ok(Err(ResumeError::NoSuchRun {
+                db: db.to_path_buf(),
+                name: new.name.to_string(),
+                command: command.to_string(),
+            }));
         }
         _ => {}
     }
     insert_run(conn, new).map(Ok)
+}
+
+/// The report of a driven run: finished in the store unless it was stopped or the store
+/// refused a record (either way `--resume` completes it later).
+pub fn close_run<R>(
+    driven: Driven<R>,
+    run_id: i64,
+    skipped: usize,
+    store_failures: Vec<String>,
+) -> Result<RunReport, StoreError> {
+    let interrupted = driven.stopped && store_failures.is_empty();
+    let conn = driven.written.conn;
+    if !interrupted && store_failures.is_empty() {
+        finish_run(&conn, run_id)?;
+    }
+    Ok(RunReport {
+        run_id,
+        launched: driven.launched,
+        skipped,
+        interrupted,
+        summary: run_summary(&conn, run_id)?,
+        store_failures,
+    })
 }
 
 /// The config as stored with a run: each target's `stable_url`, when it has one, in place
@@ -190,11 +244,11 @@ pub fn store_targets(
 
 /// One HTTP client for the run and the tokenizer loaded, both before the first request
 /// (so neither lands inside a timed turn).
-pub async fn prepare_client() -> Result<Client, String> {
+pub async fn prepare_client() -> Result<Client, PrepareError> {
     tokio::task::spawn_blocking(crate::tokens::warm_up)
         .await
-        .map_err(|e| format!("tokenizer: {e}"))?;
-    Client::new().map_err(|e| format!("HTTP client: {e}"))
+        .map_err(|e| PrepareError::Tokenizer(e.to_string()))?;
+    Ok(Client::new()?)
 }
 
 /// Sleeps a pause (ms); a stop cuts it short.
@@ -258,9 +312,9 @@ pub struct Driven<R> {
 #[allow(clippy::too_many_arguments)]
 pub async fn drive<J, R, Run, Fut>(
     conn: rusqlite::Connection,
-    mut queues: Vec<Vec<J>>,
+    queues: Vec<Vec<J>>,
     limits: Limits,
-    mut interrupts: mpsc::Receiver<()>,
+    interrupts: mpsc::Receiver<()>,
     progress: indicatif::ProgressBar,
     quiet: bool,
     run: Run,
@@ -273,91 +327,20 @@ where
     Run: Fn(J, watch::Receiver<Stop>) -> Fut,
     Fut: Future<Output = R> + Send + 'static,
 {
-    for q in &mut queues {
-        q.reverse(); // pop() takes from the front of the original order
-    }
     let writer = StoreWriter::<R>::spawn(conn)?;
     let sink = writer.sender();
     let failed_so_far = Arc::new(AtomicU64::new(0));
     let (stop_tx, stop_rx) = watch::channel(Stop::Run);
     let stop_tx = Arc::new(stop_tx);
-    let say = {
-        let progress = progress.clone();
-        move |note: &str| {
-            // A hidden bar prints nothing: say it plainly unless asked to be quiet.
-            if !progress.is_hidden() {
-                progress.println(note);
-            } else if !quiet {
-                eprintln!("{note}");
-            }
-        }
-    };
-    let signal_task = {
-        let stop_tx = stop_tx.clone();
-        let say = say.clone();
-        tokio::spawn(async move {
-            if interrupts.recv().await.is_some() {
-                say("interrupt: finishing turns in flight (Ctrl-C again to stop them now)");
-                let _ = stop_tx.send(Stop::Drain);
-            }
-            if interrupts.recv().await.is_some() {
-                let _ = stop_tx.send(Stop::Abort);
-            }
-        })
-    };
-    // The store refused a record (a full disk, …): measuring on would be work that may
-    // never be stored, so turns in flight stop now and nothing new starts.
-    let store_watch = {
-        let stop_tx = stop_tx.clone();
-        let mut failed = writer.failed();
-        tokio::spawn(async move {
-            if failed.wait_for(|f| *f).await.is_ok() {
-                say("store: a record could not be written; stopping the run");
-                let _ = stop_tx.send(Stop::Abort);
-            }
-        })
-    };
+    let say = sayer(&progress, quiet);
+    let signal_task = watch_interrupts(interrupts, stop_tx.clone(), say.clone());
+    let store_watch = watch_store(writer.failed(), stop_tx, say);
 
-    let global = Arc::new(Semaphore::new(limits.total.max(1)));
-    let per_target: Vec<_> = queues
-        .iter()
-        .map(|_| Arc::new(Semaphore::new(limits.per_target.max(1))))
-        .collect();
-    let freed = Arc::new(Notify::new());
+    let mut launcher = Launcher::new(queues, limits, stop_rx.clone());
     let mut tasks = tokio::task::JoinSet::new();
-    let mut cursor = 0;
     let mut launched = 0;
-    'launch: while queues.iter().any(|q| !q.is_empty()) {
-        let global_permit = tokio::select! {
-            // The semaphore is never closed: acquiring fails only on a closed one.
-            p = global.clone().acquire_owned() => p.expect("semaphore open"),
-            _ = stopped(stop_rx.clone()) => break 'launch,
-        };
-        let (job, target_permit) = loop {
-            if *stop_rx.borrow() != Stop::Run {
-                break 'launch;
-            }
-            let n = queues.len();
-            let found = (0..n).map(|k| (cursor + k) % n).find_map(|i| {
-                queues[i].last()?;
-                let permit = per_target[i].clone().try_acquire_owned().ok()?;
-                let job = queues[i].pop()?;
-                Some((i, job, permit))
-            });
-            if let Some((i, job, permit)) = found {
-                cursor = (i + 1) % n;
-                break (job, permit);
-            }
-            tokio::select! {
-                _ = freed.notified() => {}
-                _ = stopped(stop_rx.clone()) => break 'launch,
-            }
-        };
+    while let Some((job, slot)) = launcher.next().await {
         launched += 1;
-        let slot = SlotGuard {
-            permits: Some((global_permit, target_permit)),
-            freed: freed.clone(),
-        };
         let (sink, progress) = (sink.clone(), progress.clone());
         let failed_so_far = failed_so_far.clone();
         let work = run(job.clone(), stop_rx.clone());
@@ -393,6 +376,125 @@ where
         stopped,
         written,
     })
+}
+
+/// Says a note on the bar's line, or plainly when the bar is hidden, unless asked to be
+/// quiet.
+fn sayer(progress: &indicatif::ProgressBar, quiet: bool) -> impl Fn(&str) + Clone + Send + 'static {
+    let progress = progress.clone();
+    move |note: &str| {
+        if !progress.is_hidden() {
+            progress.println(note);
+        } else if !quiet {
+            eprintln!("{note}");
+        }
+    }
+}
+
+/// Ctrl-C once drains the run; twice aborts it.
+fn watch_interrupts(
+    mut interrupts: mpsc::Receiver<()>,
+    stop_tx: Arc<watch::Sender<Stop>>,
+    say: impl Fn(&str) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if interrupts.recv().await.is_some() {
+            say("interrupt: finishing turns in flight (Ctrl-C again to stop them now)");
+            let _ = stop_tx.send(Stop::Drain);
+        }
+        if interrupts.recv().await.is_some() {
+            let _ = stop_tx.send(Stop::Abort);
+        }
+    })
+}
+
+/// The store refused a record (a full disk, …): measuring on would be work that may never
+/// be stored, so turns in flight stop now and nothing new starts.
+fn watch_store(
+    mut failed: watch::Receiver<bool>,
+    stop_tx: Arc<watch::Sender<Stop>>,
+    say: impl Fn(&str) + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if failed.wait_for(|f| *f).await.is_ok() {
+            say("store: a record could not be written; stopping the run");
+            let _ = stop_tx.send(Stop::Abort);
+        }
+    })
+}
+
+/// Hands out the jobs of the queues in rotation, each with its slots under the limits.
+struct Launcher<J> {
+    /// Reversed, so that `pop()` takes from the front of each queue's order.
+    queues: Vec<Vec<J>>,
+    global: Arc<Semaphore>,
+    per_target: Vec<Arc<Semaphore>>,
+    freed: Arc<Notify>,
+    cursor: usize,
+    stop_rx: watch::Receiver<Stop>,
+}
+
+impl<J> Launcher<J> {
+    fn new(mut queues: Vec<Vec<J>>, limits: Limits, stop_rx: watch::Receiver<Stop>) -> Self {
+        for q in &mut queues {
+            q.reverse();
+        }
+        let per_target = queues
+            .iter()
+            .map(|_| Arc::new(Semaphore::new(limits.per_target.max(1))))
+            .collect();
+        Launcher {
+            queues,
+            global: Arc::new(Semaphore::new(limits.total.max(1))),
+            per_target,
+            freed: Arc::new(Notify::new()),
+            cursor: 0,
+            stop_rx,
+        }
+    }
+
+    /// The next job, from the first queue after the last one served whose target has a
+    /// free slot, with its slots; `None` once every queue is empty or the run stops.
+    async fn next(&mut self) -> Option<(J, SlotGuard)> {
+        if self.queues.iter().all(Vec::is_empty) {
+            return None;
+        }
+        let global_permit = tokio::select! {
+            // The semaphore is never closed: acquiring fails only on a closed one.
+            p = self.global.clone().acquire_owned() => p.expect("semaphore open"),
+            _ = stopped(self.stop_rx.clone()) => return None,
+        };
+        loop {
+            if *self.stop_rx.borrow() != Stop::Run {
+                return None;
+            }
+            if let Some((job, target_permit)) = self.take_in_rotation() {
+                let slot = SlotGuard {
+                    permits: Some((global_permit, target_permit)),
+                    freed: self.freed.clone(),
+                };
+                return Some((job, slot));
+            }
+            tokio::select! {
+                _ = self.freed.notified() => {}
+                _ = stopped(self.stop_rx.clone()) => return None,
+            }
+        }
+    }
+
+    /// A job from the first queue, from the cursor on, that has one and a free slot.
+    fn take_in_rotation(&mut self) -> Option<(J, OwnedSemaphorePermit)> {
+        let n = self.queues.len();
+        let (queues, per_target) = (&mut self.queues, &self.per_target);
+        let (i, job, permit) = (0..n).map(|k| (self.cursor + k) % n).find_map(|i| {
+            queues[i].last()?;
+            let permit = per_target[i].clone().try_acquire_owned().ok()?;
+            let job = queues[i].pop()?;
+            Some((i, job, permit))
+        })?;
+        self.cursor = (i + 1) % n;
+        Some((job, permit))
+    }
 }
 
 /// Jobs are caught; a task that still failed is reported, never silent.

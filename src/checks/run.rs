@@ -46,8 +46,36 @@ pub enum CheckError {
     Invalid(Vec<ConfigError>),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
-    Setup(String),
+    #[error(
+        "{}: no checks folder\n  fix: pass --checks DIR (a folder of checks files, one per scenario)",
+        .0.display()
+    )]
+    NoChecksFolder(PathBuf),
+    #[error(
+        "{}: no store here\n  fix: run `turnbench collect` (or import) first, or pass --db with the store to check",
+        .0.display()
+    )]
+    NoStore(PathBuf),
+    /// `--explain` was pointed at a store that is not there.
+    #[error(
+        "{}: no store here\n  fix: pass --db with the store that holds the conversation",
+        .0.display()
+    )]
+    NoStoreToExplain(PathBuf),
+    #[error(
+        "no conversation {key:?} in {}\n  fix: pass a conversation's numeric id or its uid (the `id` and `uid` columns of `conversations`)",
+        db.display()
+    )]
+    NoConversation { key: String, db: PathBuf },
+    #[error(
+        "conversation {0} has no scenario, so no checks apply\n  fix: explain a conversation collected from a scenario, or import it with one"
+    )]
+    NoScenario(i64),
+    #[error(
+        "{}: no checks file for scenario {scenario:?}\n  fix: write one, or pass --checks DIR with the folder that has it",
+        path.display()
+    )]
+    NoChecksFile { path: PathBuf, scenario: String },
     #[error("a check thread stopped: {0}")]
     Thread(String),
 }
@@ -209,40 +237,76 @@ struct Definitions {
 /// reports. Failed checks are results, not errors.
 pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
     let started = Instant::now();
-    if !crate::config::embedded::is_dir(&opts.checks_dir) {
-        return Err(CheckError::Setup(format!(
-            "{}: no checks folder\n  fix: pass --checks DIR (a folder of checks files, one per scenario)",
-            opts.checks_dir.display()
-        )));
-    }
-    let sets = CheckSet::load_dir(&opts.checks_dir)?;
-    validate_against_scenarios(&sets, opts.scenarios_dir.as_deref())?;
-    if !opts.db.exists() {
-        return Err(CheckError::Setup(format!(
-            "{}: no store here\n  fix: run `turnbench collect` (or import) first, or pass --db with the store to check",
-            opts.db.display()
-        )));
-    }
-
+    let sets = load_checks(opts)?;
     let mut conn = crate::store::open(&opts.db)?;
     let check_run_id = insert_check_run(&conn, &opts.checks_dir.display().to_string())?;
     let defs = store_definitions(&mut conn, check_run_id, &sets)?;
-
-    let mut to_check = 0;
-    let mut without_checks = 0;
-    for (scenario, n) in conversations_by_scenario(&conn)? {
-        match scenario {
-            Some(s) if defs.set_of_scenario.contains_key(&s) => to_check += n,
-            _ => without_checks += n,
-        }
-    }
+    let (to_check, without_checks) = count_conversations(&conn, &defs)?;
     let bar = crate::progress::bar(
         to_check,
         opts.progress,
         "conversations",
         opts.stage.as_deref(),
     );
+    let (totals, evaluated, mut tallies) =
+        check_all(opts, &sets, &defs, &mut conn, check_run_id, &bar)?;
+    bar.finish_and_clear();
+    finish_check_run(&conn, check_run_id)?;
+    tallies.merge(&totals.tallies);
+    let by_target = by_target_name(&conn, &tallies)?;
+    Ok(CheckReport {
+        check_run_id,
+        check_files: sets.len(),
+        definitions: defs.current.len(),
+        conversations: totals.conversations,
+        incomplete: totals.incomplete,
+        without_checks,
+        evaluated,
+        already_current: totals.already_current,
+        older_results: totals.older_results,
+        by_tag: tallies.by_tag,
+        by_target,
+        elapsed: started.elapsed(),
+    })
+}
 
+/// The checks files, validated against their scenarios when the scenarios are at hand;
+/// and a store to check.
+fn load_checks(opts: &CheckOptions) -> Result<Vec<CheckSet>, CheckError> {
+    if !crate::config::embedded::is_dir(&opts.checks_dir) {
+        return Err(CheckError::NoChecksFolder(opts.checks_dir.clone()));
+    }
+    let sets = CheckSet::load_dir(&opts.checks_dir)?;
+    validate_against_scenarios(&sets, opts.scenarios_dir.as_deref())?;
+    if !opts.db.exists() {
+        return Err(CheckError::NoStore(opts.db.clone()));
+    }
+    Ok(sets)
+}
+
+/// Stored conversations whose scenario has a checks file, and those whose has none.
+fn count_conversations(conn: &Connection, defs: &Definitions) -> Result<(u64, u64), CheckError> {
+    let mut to_check = 0;
+    let mut without_checks = 0;
+    for (scenario, n) in conversations_by_scenario(conn)? {
+        match scenario {
+            Some(s) if defs.set_of_scenario.contains_key(&s) => to_check += n,
+            _ => without_checks += n,
+        }
+    }
+    Ok((to_check, without_checks))
+}
+
+/// The reader, the evaluators and the writer (this thread), joined by bounded channels;
+/// the reader's totals, what was evaluated now, and the tallies of what was stored now.
+fn check_all(
+    opts: &CheckOptions,
+    sets: &[CheckSet],
+    defs: &Definitions,
+    conn: &mut Connection,
+    check_run_id: i64,
+    bar: &ProgressBar,
+) -> Result<(ReaderTotals, Tally, Tallies), CheckError> {
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     } else {
@@ -252,12 +316,9 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
     let (page_tx, page_rx) = sync_channel::<Vec<Pending>>(threads * 2);
     let page_rx = Arc::new(Mutex::new(page_rx));
     let (batch_tx, batch_rx) = sync_channel::<Batch>(threads * 2);
-
     let mut evaluated = Tally::default();
     let mut tallies = Tallies::default();
     let (reader, write) = std::thread::scope(|scope| {
-        let sets = &sets;
-        let defs = &defs;
         let reader_bar = bar.clone();
         let reader = std::thread::Builder::new()
             .name("turnbench-check-read".into())
@@ -279,10 +340,10 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
         drop(page_rx);
         drop(batch_tx);
         let write = write_batches(
-            &mut conn,
+            conn,
             check_run_id,
             batch_rx,
-            &bar,
+            bar,
             &mut evaluated,
             &mut tallies,
         );
@@ -293,12 +354,15 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
     });
     // The write error first: a reader stopped by a closed channel is its consequence.
     write?;
-    let totals = reader??;
-    bar.finish_and_clear();
-    finish_check_run(&conn, check_run_id)?;
+    Ok((reader??, evaluated, tallies))
+}
 
-    tallies.merge(&totals.tallies);
-    let names = target_names(&conn)?;
+/// The tallies per target, by (provider, label).
+fn by_target_name(
+    conn: &Connection,
+    tallies: &Tallies,
+) -> Result<BTreeMap<(String, String), Tally>, CheckError> {
+    let names = target_names(conn)?;
     let mut by_target: BTreeMap<(String, String), Tally> = BTreeMap::new();
     for (id, tally) in &tallies.by_target {
         let key = names.get(id).map_or_else(
@@ -307,20 +371,7 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
         );
         by_target.entry(key).or_default().merge(tally);
     }
-    Ok(CheckReport {
-        check_run_id,
-        check_files: sets.len(),
-        definitions: defs.current.len(),
-        conversations: totals.conversations,
-        incomplete: totals.incomplete,
-        without_checks,
-        evaluated,
-        already_current: totals.already_current,
-        older_results: totals.older_results,
-        by_tag: tallies.by_tag,
-        by_target,
-        elapsed: started.elapsed(),
-    })
+    Ok(by_target)
 }
 
 fn validate_against_scenarios(
@@ -424,28 +475,70 @@ fn read_pages(
                 .iter()
                 .map(|s| vec![false; s.map_or(0, |s| sets[s].checks.len())]),
         );
-        results_between(&conn, first, last, |conversation, definition, passed| {
-            let Ok(i) = heads.binary_search_by_key(&conversation, |h| h.id) else {
+        let page = Page {
+            heads: &heads,
+            sets_of: &sets_of,
+        };
+        page.note_stored(&conn, (first, last), sets, defs, &mut present, &mut totals)?;
+        let mut pending = page.pending(sets, &present, &mut totals, &bar);
+        read_answers(&conn, &mut pending)?;
+        if !pending.is_empty() && out.send(pending).is_err() {
+            // The evaluators or the writer stopped; the writer reports why.
+            break;
+        }
+    }
+    Ok(totals)
+}
+
+/// A page of conversations, each with its checks file (if its scenario has one).
+struct Page<'a> {
+    heads: &'a [ConversationHead],
+    sets_of: &'a [Option<usize>],
+}
+
+impl Page<'_> {
+    /// Marks the current results the page's conversations already have (and counts them
+    /// in the tallies); results of older definitions are only counted.
+    fn note_stored(
+        &self,
+        conn: &Connection,
+        (first, last): (i64, i64),
+        sets: &[CheckSet],
+        defs: &Definitions,
+        present: &mut [Vec<bool>],
+        totals: &mut ReaderTotals,
+    ) -> Result<(), StoreError> {
+        results_between(conn, first, last, |conversation, definition, passed| {
+            let Ok(i) = self.heads.binary_search_by_key(&conversation, |h| h.id) else {
                 return;
             };
             match defs.current.get(&definition) {
-                Some(&(s, c)) if sets_of[i] == Some(s) => {
+                Some(&(s, c)) if self.sets_of[i] == Some(s) => {
                     present[i][c] = true;
                     totals.already_current += 1;
                     totals
                         .tallies
-                        .add(sets[s].checks[c].tag, heads[i].target_id, passed);
+                        .add(sets[s].checks[c].tag, self.heads[i].target_id, passed);
                 }
                 _ => totals.older_results += 1,
             }
-        })?;
+        })
+    }
 
+    /// The page's conversations that miss current checks, which ones; those missing none
+    /// are done now.
+    fn pending(
+        &self,
+        sets: &[CheckSet],
+        present: &[Vec<bool>],
+        totals: &mut ReaderTotals,
+        bar: &ProgressBar,
+    ) -> Vec<Pending> {
         let mut pending: Vec<Pending> = Vec::new();
-        for (i, head) in heads.iter().enumerate() {
-            let Some(s) = sets_of[i] else { continue };
+        for (i, head) in self.heads.iter().enumerate() {
+            let Some(s) = self.sets_of[i] else { continue };
             totals.conversations += 1;
-            let complete = head.outcome.is_completed();
-            if !complete {
+            if !head.outcome.is_completed() {
                 totals.incomplete += 1;
             }
             let missing: Vec<usize> = (0..sets[s].checks.len())
@@ -465,36 +558,37 @@ fn read_pages(
                 answers: Vec::new(),
             });
         }
-        // Conversations with nothing missing cost no answer reads.
-        let needs_answers = |p: &Pending| p.outcome.is_completed();
-        if let (Some(lo), Some(hi)) = (
-            pending.iter().find(|p| needs_answers(p)).map(|p| p.id),
-            pending
-                .iter()
-                .rev()
-                .find(|p| needs_answers(p))
-                .map(|p| p.id),
-        ) {
-            answers_between(&conn, lo, hi, |conversation, idx, answer| {
-                let Ok(i) = pending.binary_search_by_key(&conversation, |p| p.id) else {
-                    return;
-                };
-                let p = &mut pending[i];
-                if !needs_answers(p) {
-                    return;
-                }
-                if p.answers.len() <= idx {
-                    p.answers.resize(idx + 1, None);
-                }
-                p.answers[idx] = answer.map(str::to_string);
-            })?;
-        }
-        if !pending.is_empty() && out.send(pending).is_err() {
-            // The evaluators or the writer stopped; the writer reports why.
-            break;
-        }
+        pending
     }
-    Ok(totals)
+}
+
+/// The answers of the pending conversations that completed (the others are not scored
+/// and cost no answer reads).
+fn read_answers(conn: &Connection, pending: &mut [Pending]) -> Result<(), StoreError> {
+    let needs_answers = |p: &Pending| p.outcome.is_completed();
+    let (Some(lo), Some(hi)) = (
+        pending.iter().find(|p| needs_answers(p)).map(|p| p.id),
+        pending
+            .iter()
+            .rev()
+            .find(|p| needs_answers(p))
+            .map(|p| p.id),
+    ) else {
+        return Ok(());
+    };
+    answers_between(conn, lo, hi, |conversation, idx, answer| {
+        let Ok(i) = pending.binary_search_by_key(&conversation, |p| p.id) else {
+            return;
+        };
+        let p = &mut pending[i];
+        if !needs_answers(p) {
+            return;
+        }
+        if p.answers.len() <= idx {
+            p.answers.resize(idx + 1, None);
+        }
+        p.answers[idx] = answer.map(str::to_string);
+    })
 }
 
 /// An evaluator: pages in, batches of results out.

@@ -327,21 +327,9 @@ impl Client {
         body: Vec<u8>,
         timeout: Duration,
     ) -> Attempted {
-        let mut req = http
-            .post(endpoint.url.expose())
-            .header("content-type", "application/json")
-            .body(body);
-        if let Some(key) = &endpoint.api_key {
-            req = req.bearer_auth(key);
-        }
-        for (k, v) in &endpoint.headers {
-            req = req.header(k, v);
-        }
-        let stream = endpoint.params.stream();
-
+        let req = post(http, endpoint, body);
         let t0 = Instant::now(); // the clock starts just before the request is sent
         let deadline = tokio::time::Instant::from_std(t0 + timeout);
-        let ms = |t: Instant| t.duration_since(t0).as_secs_f64() * 1000.0;
         let mut turn = Reply::default();
         let done = |turn, retry_after| Attempted::Done(Box::new(turn), retry_after, t0);
 
@@ -361,43 +349,10 @@ impl Client {
             }
             Ok(Ok(r)) => r,
         };
-        let status = response.status();
-        turn.http_status = Some(status.as_u16());
-        turn.request_id = ["x-request-id", "request-id", "x-amzn-requestid"]
-            .iter()
-            .find_map(|h| response.headers().get(*h)?.to_str().ok())
-            .map(str::to_string);
-        for name in self.capture.iter() {
-            if let Some(v) = response.headers().get(name.as_str())
-                && let Ok(v) = v.to_str()
-            {
-                turn.headers.push((name.clone(), v.to_string()));
-            }
-        }
-        if !status.is_success() {
-            let header = response
-                .headers()
-                .get("retry-after")
-                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-            let retry_after = header
-                .as_deref()
-                .and_then(|v| retry_after::parse(v, std::time::SystemTime::now()));
-            let text = timeout_at(deadline, response.text())
-                .await
-                .ok()
-                .and_then(Result::ok)
-                .unwrap_or_default();
-            turn.e2e_ms = Some(ms(Instant::now()));
-            turn.outcome = Some(TurnOutcome::from_status(status.as_u16()));
-            turn.error = Some(match header {
-                Some(h) => format!(
-                    "HTTP {} (Retry-After: {}): {}",
-                    status.as_u16(),
-                    clip(&h),
-                    clip(&text)
-                ),
-                None => format!("HTTP {}: {}", status.as_u16(), clip(&text)),
-            });
+        turn.http_status = Some(response.status().as_u16());
+        self.note_headers(&mut turn, response.headers());
+        if !response.status().is_success() {
+            let (turn, retry_after) = refused(turn, response, deadline, t0).await;
             return done(turn, retry_after);
         }
         let is_sse = response
@@ -407,44 +362,14 @@ impl Client {
             .is_some_and(|v| v.contains("text/event-stream"));
 
         let mut acc = AnswerAccumulator::capturing(&self.capture_fields);
-        let mut transport_error = None;
         // Only an event stream has a first token to time.
-        let streamed = stream && is_sse;
-        if streamed {
-            let mut parser = SseParser::new();
-            let mut events = Vec::new();
-            let mut body = response.bytes_stream();
-            'read: loop {
-                let next = match timeout_at(deadline, body.next()).await {
-                    Err(_) => {
-                        let mut turn = finish(turn, &acc, streamed);
-                        turn = timed_out(turn, timeout, "while streaming");
-                        return done(turn, None);
-                    }
-                    Ok(next) => next,
-                };
-                let now = Instant::now();
-                let at = ms(now);
-                let ended = next.is_none();
-                match next {
-                    None => {
-                        parser.finish(&mut events);
-                    }
-                    Some(Err(e)) => {
-                        transport_error = Some(error_chain(&e));
-                        parser.finish(&mut events);
-                    }
-                    Some(Ok(bytes)) => parser.feed(&bytes, &mut events),
-                }
-                for event in events.drain(..) {
-                    turn.chunk_offsets_us
-                        .push((now.duration_since(t0).as_micros()).min(u32::MAX as u128) as u32);
-                    if !acc.on_event(event, at) {
-                        break 'read;
-                    }
-                }
-                if transport_error.is_some() || ended {
-                    break;
+        let streamed = endpoint.params.stream() && is_sse;
+        let transport_error = if streamed {
+            match read_events(response, deadline, t0, &mut turn, &mut acc).await {
+                Ok(transport_error) => transport_error,
+                Err(TimedOut) => {
+                    let turn = finish(turn, &acc, streamed);
+                    return done(timed_out(turn, timeout, "while streaming"), None);
                 }
             }
         } else {
@@ -453,15 +378,135 @@ impl Client {
             // moment the body was read.
             match timeout_at(deadline, response.text()).await {
                 Err(_) => return done(timed_out(turn, timeout, "reading the body"), None),
-                Ok(Err(e)) => transport_error = Some(error_chain(&e)),
-                Ok(Ok(text)) => acc.on_body(&text, ms(Instant::now())),
+                Ok(Err(e)) => Some(error_chain(&e)),
+                Ok(Ok(text)) => {
+                    acc.on_body(&text, ms_since(t0, Instant::now()));
+                    None
+                }
             }
-        }
+        };
         done(
             conclude(finish(turn, &acc, streamed), &acc, transport_error),
             None,
         )
     }
+
+    /// The provider's request id, and the headers this client was asked to keep.
+    fn note_headers(&self, turn: &mut Reply, headers: &reqwest::header::HeaderMap) {
+        turn.request_id = ["x-request-id", "request-id", "x-amzn-requestid"]
+            .iter()
+            .find_map(|h| headers.get(*h)?.to_str().ok())
+            .map(str::to_string);
+        for name in self.capture.iter() {
+            if let Some(v) = headers.get(name.as_str())
+                && let Ok(v) = v.to_str()
+            {
+                turn.headers.push((name.clone(), v.to_string()));
+            }
+        }
+    }
+}
+
+/// The POST of one turn: JSON body, the key as a bearer token, the target's headers.
+fn post(http: &reqwest::Client, endpoint: &Endpoint, body: Vec<u8>) -> reqwest::RequestBuilder {
+    let mut req = http
+        .post(endpoint.url.expose())
+        .header("content-type", "application/json")
+        .body(body);
+    if let Some(key) = &endpoint.api_key {
+        req = req.bearer_auth(key);
+    }
+    for (k, v) in &endpoint.headers {
+        req = req.header(k, v);
+    }
+    req
+}
+
+/// Milliseconds from `t0` to `t`.
+fn ms_since(t0: Instant, t: Instant) -> f64 {
+    t.duration_since(t0).as_secs_f64() * 1000.0
+}
+
+/// A non-success status: the turn classed by it, with its body (clipped) and
+/// `Retry-After` in the error, and the wait that header asks for.
+async fn refused(
+    mut turn: Reply,
+    response: reqwest::Response,
+    deadline: tokio::time::Instant,
+    t0: Instant,
+) -> (Reply, Option<Duration>) {
+    let status = response.status();
+    let header = response
+        .headers()
+        .get("retry-after")
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let retry_after = header
+        .as_deref()
+        .and_then(|v| retry_after::parse(v, std::time::SystemTime::now()));
+    let text = timeout_at(deadline, response.text())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    turn.e2e_ms = Some(ms_since(t0, Instant::now()));
+    turn.outcome = Some(TurnOutcome::from_status(status.as_u16()));
+    turn.error = Some(match header {
+        Some(h) => format!(
+            "HTTP {} (Retry-After: {}): {}",
+            status.as_u16(),
+            clip(&h),
+            clip(&text)
+        ),
+        None => format!("HTTP {}: {}", status.as_u16(), clip(&text)),
+    });
+    (turn, retry_after)
+}
+
+/// The deadline passed while the body was still coming.
+struct TimedOut;
+
+/// Reads an event stream into `acc`, each chunk's arrival noted on the turn, until it
+/// ends, the answer is complete, or the connection fails (`Ok` with that failure).
+async fn read_events(
+    response: reqwest::Response,
+    deadline: tokio::time::Instant,
+    t0: Instant,
+    turn: &mut Reply,
+    acc: &mut AnswerAccumulator,
+) -> Result<Option<String>, TimedOut> {
+    let mut transport_error = None;
+    let mut parser = SseParser::new();
+    let mut events = Vec::new();
+    let mut body = response.bytes_stream();
+    'read: loop {
+        let next = timeout_at(deadline, body.next())
+            .await
+            .map_err(|_| TimedOut)?;
+        let now = Instant::now();
+        let at = ms_since(t0, now);
+        let ended = next.is_none();
+        match next {
+            None => {
+                parser.finish(&mut events);
+            }
+            Some(Err(e)) => {
+                transport_error = Some(error_chain(&e));
+                parser.finish(&mut events);
+            }
+            Some(Ok(bytes)) => parser.feed(&bytes, &mut events),
+        }
+        for event in events.drain(..) {
+            turn.chunk_offsets_us
+                .push((now.duration_since(t0).as_micros()).min(u32::MAX as u128) as u32);
+            if !acc.on_event(event, at) {
+                break 'read;
+            }
+        }
+        if transport_error.is_some() || ended {
+            break;
+        }
+    }
+    Ok(transport_error)
 }
 
 /// How one request went: read to its end (turn, `Retry-After`, clock start), or failed

@@ -9,6 +9,7 @@ mod conversation;
 mod dry_run;
 pub mod schedule;
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,10 +17,14 @@ use std::time::Duration;
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchConfig, ConfigError, RetryPolicy, Scenario};
 pub use crate::drive::Resume;
-use crate::drive::{Limits, drive, open_run, prepare_client, stable_settings, store_targets};
+use crate::drive::{
+    Limits, PrepareError, ResumeError, close_run, drive, open_run, prepare_client, stable_settings,
+    store_targets,
+};
 use crate::store::StoreError;
-use crate::store::read::{TargetSummary, finished_slots, run_summary};
-use crate::store::write::{NewRun, finish_run, upsert_scenario};
+use crate::store::read::{TargetSummary, finished_slots};
+use crate::store::records::ConversationRecord;
+use crate::store::write::{NewRun, upsert_scenario};
 pub use dry_run::format_plan;
 use schedule::{Job, queues};
 
@@ -29,8 +34,20 @@ pub enum CollectError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
-    Setup(String),
+    #[error(
+        "{}: no scenario folder\n  fix: pass --scenarios DIR, or set `scenarios` in the bench file to a folder of scenarios (relative to it); without either, ./scenarios or the built-in scenarios are used",
+        .0.display()
+    )]
+    NoScenarioFolder(PathBuf),
+    #[error(
+        "{}: no scenario files (*.toml)\n  fix: set `scenarios` in the bench file to a folder of scenarios",
+        .0.display()
+    )]
+    NoScenarioFiles(PathBuf),
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
 }
 
 pub struct CollectOptions {
@@ -68,18 +85,12 @@ pub(crate) struct RunContext {
 /// Loads the scenarios a bench config names; an unknown id in `only` is an error.
 pub fn load_scenarios(cfg: &BenchConfig) -> Result<Vec<Scenario>, CollectError> {
     if !crate::config::embedded::is_dir(&cfg.scenarios_dir) {
-        return Err(CollectError::Setup(format!(
-            "{}: no scenario folder\n  fix: pass --scenarios DIR, or set `scenarios` in the bench file to a folder of scenarios (relative to it); without either, ./scenarios or the built-in scenarios are used",
-            cfg.scenarios_dir.display()
-        )));
+        return Err(CollectError::NoScenarioFolder(cfg.scenarios_dir.clone()));
     }
     let all = Scenario::load_dir(&cfg.scenarios_dir)?;
     let Some(only) = &cfg.only else {
         if all.is_empty() {
-            return Err(CollectError::Setup(format!(
-                "{}: no scenario files (*.toml)\n  fix: set `scenarios` in the bench file to a folder of scenarios",
-                cfg.scenarios_dir.display()
-            )));
+            return Err(CollectError::NoScenarioFiles(cfg.scenarios_dir.clone()));
         }
         return Ok(all);
     };
@@ -115,34 +126,82 @@ pub async fn collect(
 ) -> Result<CollectReport, CollectError> {
     let conn = crate::store::open(&opts.db)?;
     let _lock = crate::store::lock::RunLock::acquire(&opts.db, &format!("collect {:?}", cfg.name))?;
-    let settings = serde_json::json!({
-        "bench": stable_settings(cfg),
-        "scenarios": scenarios.iter().map(|s| (&s.id, &s.hash)).collect::<Vec<_>>(),
-    })
-    .to_string();
-    let run_id = match open_run(
-        &conn,
-        &opts.db,
-        &NewRun {
-            name: &cfg.name,
-            source: "collect",
-            seed: Some(cfg.seed),
-            settings_json: &settings,
-            tokenizer: Some(crate::tokens::TOKENIZER),
-        },
-        opts.resume,
-        "collect",
-    )? {
-        Ok(id) => id,
-        Err(message) => return Err(CollectError::Setup(message)),
+    let settings = settings_json(cfg, &scenarios);
+    let new_run = NewRun {
+        name: &cfg.name,
+        source: "collect",
+        seed: Some(cfg.seed),
+        settings_json: &settings,
+        tokenizer: Some(crate::tokens::TOKENIZER),
     };
+    let run_id = open_run(&conn, &opts.db, &new_run, opts.resume, "collect")??;
     let target_ids = store_targets(&conn, cfg)?;
     let scenario_ids = scenarios
         .iter()
         .map(|s| upsert_scenario(&conn, s))
         .collect::<Result<Vec<_>, _>>()?;
     let done = finished_slots(&conn, run_id)?;
+    let (pending, total) = pending_jobs(cfg, &scenarios, &target_ids, &done);
+    let to_run: usize = pending.iter().map(Vec::len).sum();
 
+    let ctx = Arc::new(RunContext {
+        run_id,
+        seed: cfg.seed,
+        pause_scale: cfg.pause_scale,
+        timeout: Duration::from_secs_f64(cfg.turn_timeout_s),
+        retry: cfg.retry.clone(),
+        client: prepare_client().await?,
+        scenarios,
+        scenario_ids,
+        target_ids,
+    });
+    let progress = crate::progress::bar(
+        to_run as u64,
+        !opts.quiet,
+        "conversations",
+        opts.stage.as_deref(),
+    );
+    let driven = drive(
+        conn,
+        slots(cfg, pending, &ctx),
+        Limits {
+            total: cfg.concurrency,
+            per_target: cfg.per_target_concurrency,
+        },
+        interrupts,
+        progress,
+        opts.quiet,
+        |slot: Slot, stop| conversation::run_conversation(slot.ctx, slot.job, slot.endpoint, stop),
+        |slot, message| conversation::internal_error(&slot.ctx, slot.job, message),
+        |record| {
+            (
+                record.outcome.failure().is_some(),
+                record.outcome.to_string(),
+            )
+        },
+    )
+    .await?;
+    let store_failures = store_failures(cfg, &ctx.target_ids, &driven.written.failed);
+    Ok(close_run(driven, run_id, total - to_run, store_failures)?)
+}
+
+/// The settings stored with the run: the bench (stable URLs) and each scenario's hash,
+/// so that `--resume` refuses a run whose inputs changed.
+fn settings_json(cfg: &BenchConfig, scenarios: &[Scenario]) -> String {
+    serde_json::json!({
+        "bench": stable_settings(cfg),
+        "scenarios": scenarios.iter().map(|s| (&s.id, &s.hash)).collect::<Vec<_>>(),
+    })
+    .to_string()
+}
+
+/// Each target's queue of conversations not stored yet, and how many the run has in all.
+fn pending_jobs(
+    cfg: &BenchConfig,
+    scenarios: &[Scenario],
+    target_ids: &[i64],
+    done: &HashSet<(i64, String, u32)>,
+) -> (Vec<Vec<Job>>, usize) {
     let mut pending = queues(cfg.targets.len(), scenarios.len(), cfg.repeats);
     let total: usize = pending.iter().map(Vec::len).sum();
     for q in &mut pending {
@@ -154,33 +213,17 @@ pub async fn collect(
             ))
         });
     }
-    let to_run: usize = pending.iter().map(Vec::len).sum();
+    (pending, total)
+}
 
-    let client = prepare_client().await.map_err(CollectError::Setup)?;
+/// The jobs with what each needs to run: the run's context and its target's endpoint.
+fn slots(cfg: &BenchConfig, pending: Vec<Vec<Job>>, ctx: &Arc<RunContext>) -> Vec<Vec<Slot>> {
     let endpoints: Vec<Arc<Endpoint>> = cfg
         .targets
         .iter()
         .map(|t| Arc::new(Endpoint::for_target(t)))
         .collect();
-    let ctx = Arc::new(RunContext {
-        run_id,
-        seed: cfg.seed,
-        pause_scale: cfg.pause_scale,
-        timeout: Duration::from_secs_f64(cfg.turn_timeout_s),
-        retry: cfg.retry.clone(),
-        client,
-        scenarios,
-        scenario_ids,
-        target_ids,
-    });
-
-    let progress = crate::progress::bar(
-        to_run as u64,
-        !opts.quiet,
-        "conversations",
-        opts.stage.as_deref(),
-    );
-    let slots: Vec<Vec<Slot>> = pending
+    pending
         .into_iter()
         .map(|q| {
             q.into_iter()
@@ -191,42 +234,22 @@ pub async fn collect(
                 })
                 .collect()
         })
-        .collect();
-    let driven = {
-        drive(
-            conn,
-            slots,
-            Limits {
-                total: cfg.concurrency,
-                per_target: cfg.per_target_concurrency,
-            },
-            interrupts,
-            progress,
-            opts.quiet,
-            |slot: Slot, stop| {
-                conversation::run_conversation(slot.ctx, slot.job, slot.endpoint, stop)
-            },
-            |slot, message| conversation::internal_error(&slot.ctx, slot.job, message),
-            |record| {
-                (
-                    record.outcome.failure().is_some(),
-                    record.outcome.to_string(),
-                )
-            },
-        )
-        .await?
-    };
-    let launched = driven.launched;
-    let written = driven.written;
-    let conn = written.conn;
-    let names: std::collections::HashMap<i64, String> = cfg
+        .collect()
+}
+
+/// One line per conversation the store refused, naming its target, scenario and repeat.
+fn store_failures(
+    cfg: &BenchConfig,
+    target_ids: &[i64],
+    failed: &[(ConversationRecord, StoreError)],
+) -> Vec<String> {
+    let names: HashMap<i64, String> = cfg
         .targets
         .iter()
-        .zip(&ctx.target_ids)
+        .zip(target_ids)
         .map(|(t, id)| (*id, format!("{} / {}", t.provider, t.label)))
         .collect();
-    let store_failures: Vec<String> = written
-        .failed
+    failed
         .iter()
         .map(|(c, e)| {
             format!(
@@ -238,19 +261,7 @@ pub async fn collect(
                 c.uid
             )
         })
-        .collect();
-    let interrupted = driven.stopped && store_failures.is_empty();
-    if !interrupted && store_failures.is_empty() {
-        finish_run(&conn, run_id)?;
-    }
-    Ok(CollectReport {
-        run_id,
-        launched,
-        skipped: total - to_run,
-        interrupted,
-        summary: run_summary(&conn, run_id)?,
-        store_failures,
-    })
+        .collect()
 }
 
 /// The closing summary per target: attempted; completed, split into clean ones and those
@@ -295,6 +306,25 @@ pub fn format_summary(summary: &[TargetSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_missing_scenario_folder_is_its_own_error_with_its_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let bench = dir.path().join("bench.toml");
+        std::fs::write(
+            &bench,
+            "name = \"t\"\nscenarios = \"nowhere\"\n\n[[target]]\nprovider = \"p\"\nmodel = \"m\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        )
+        .unwrap();
+        let cfg = BenchConfig::load(&bench).unwrap();
+        let err = load_scenarios(&cfg).unwrap_err();
+        assert!(matches!(err, CollectError::NoScenarioFolder(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains("nowhere: no scenario folder\n  fix: pass --scenarios DIR"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn truncated_and_filtered_are_apart_from_clean_completions() {

@@ -320,100 +320,31 @@ impl BenchConfig {
     fn parse(src: &SourceText, require_keys: bool) -> Result<Self, ConfigError> {
         let doc: BenchDoc = src.parse()?;
         let base = src.path.parent().unwrap_or(Path::new("."));
-        let targets_span = doc.targets.span();
         if doc.targets.get_ref().is_empty() {
             return Err(src.invalid(
-                targets_span,
+                doc.targets.span(),
                 "no [[target]] entries",
                 "add a [[target]] with provider, model and base_url",
             ));
         }
-        let positive = |v: f64, what: &str| -> Result<(), ConfigError> {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(ConfigError::invalid(
-                    &src.path,
-                    src.key_line(what),
-                    format!("{what} must be a positive number"),
-                    format!("set {what} to a value above 0"),
-                ))
-            }
-        };
-        positive(doc.turn_timeout_s, "turn_timeout_s")?;
-        positive(doc.concurrency as f64, "concurrency")?;
-        positive(doc.per_target_concurrency as f64, "per_target_concurrency")?;
-        positive(doc.repeats as f64, "repeats")?;
-        positive(doc.retry.attempts as f64, "attempts")?;
-        if !(doc.pause_scale.is_finite() && doc.pause_scale >= 0.0) {
-            return Err(ConfigError::invalid(
-                &src.path,
-                src.key_line("pause_scale"),
-                "pause_scale must be 0 or more",
-                "set pause_scale = 1.0 for the scenarios' own pauses, 0 for none",
-            ));
-        }
-        if let Err(problem) = doc.replay.check() {
-            return Err(ConfigError::invalid(
-                &src.path,
-                src.key_line("replay"),
-                problem,
-                "see docs/replay.md for the [replay] table",
-            ));
-        }
+        check_numbers(src, &doc)?;
         let mut targets = Vec::new();
         for t in doc.targets.into_inner() {
-            let owner = format!("{} / {}", t.provider, t.model);
-            let url_secrets = super::url::UrlSecrets {
-                userinfo_env: t.userinfo_env,
-                query_env: t.query_env,
-            };
-            let url =
-                super::url::check_base_url(src, &owner, &t.base_url, &url_secrets, require_keys)?;
-            if let Some(env) = &t.api_key_env
-                && require_keys
-                && !super::headers::env_is_set(env.get_ref())
-            {
-                return Err(src.invalid(
-                    env.span(),
-                    format!(
-                        "environment variable {} (api_key_env of {} / {}) is not set or empty",
-                        env.get_ref(),
-                        t.provider,
-                        t.model
-                    ),
-                    format!(
-                        "export {}=... before running, or remove this target",
-                        env.get_ref()
-                    ),
-                ));
-            }
-            super::headers::validate(src, &owner, &t.headers, &t.headers_env, require_keys)?;
-            let label = t.label.unwrap_or_else(|| t.model.clone());
+            let (target, span) = target_config(src, t, &doc.request, require_keys)?;
             if targets
                 .iter()
-                .any(|o: &TargetConfig| o.provider == t.provider && o.label == label)
+                .any(|o: &TargetConfig| o.provider == target.provider && o.label == target.label)
             {
                 return Err(src.invalid(
-                    t.base_url.span(),
-                    format!("target {} / {label} appears twice", t.provider),
+                    span,
+                    format!(
+                        "target {} / {} appears twice",
+                        target.provider, target.label
+                    ),
                     "give one of them another `label`",
                 ));
             }
-            targets.push(TargetConfig {
-                provider: t.provider,
-                model: t.model,
-                label,
-                base_url: url,
-                url_secrets,
-                api_key_env: t.api_key_env.map(Spanned::into_inner),
-                headers: t.headers,
-                headers_env: t.headers_env,
-                request: doc.request.merged(&t.request),
-                price: t.price,
-                replay: t.replay,
-                stable_url: None,
-            });
+            targets.push(target);
         }
         let only_at = doc
             .only
@@ -435,6 +366,98 @@ impl BenchConfig {
             targets,
         })
     }
+}
+
+/// The run's numbers in range: counts and the timeout above 0, the pause scale 0 or more,
+/// and the `[replay]` table's own rules.
+fn check_numbers(src: &SourceText, doc: &BenchDoc) -> Result<(), ConfigError> {
+    let positive = |v: f64, what: &str| -> Result<(), ConfigError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(ConfigError::invalid(
+                &src.path,
+                src.key_line(what),
+                format!("{what} must be a positive number"),
+                format!("set {what} to a value above 0"),
+            ))
+        }
+    };
+    positive(doc.turn_timeout_s, "turn_timeout_s")?;
+    positive(doc.concurrency as f64, "concurrency")?;
+    positive(doc.per_target_concurrency as f64, "per_target_concurrency")?;
+    positive(doc.repeats as f64, "repeats")?;
+    positive(doc.retry.attempts as f64, "attempts")?;
+    if !(doc.pause_scale.is_finite() && doc.pause_scale >= 0.0) {
+        return Err(ConfigError::invalid(
+            &src.path,
+            src.key_line("pause_scale"),
+            "pause_scale must be 0 or more",
+            "set pause_scale = 1.0 for the scenarios' own pauses, 0 for none",
+        ));
+    }
+    if let Err(problem) = doc.replay.check() {
+        return Err(ConfigError::invalid(
+            &src.path,
+            src.key_line("replay"),
+            problem,
+            "see docs/replay.md for the [replay] table",
+        ));
+    }
+    Ok(())
+}
+
+/// One target, checked (its URL, its key variable when keys are required, its headers),
+/// with the file's request parameters under its own; and where its `base_url` stands,
+/// to point at when it appears twice.
+fn target_config(
+    src: &SourceText,
+    t: TargetDoc,
+    request: &RequestParams,
+    require_keys: bool,
+) -> Result<(TargetConfig, std::ops::Range<usize>), ConfigError> {
+    let owner = format!("{} / {}", t.provider, t.model);
+    let url_secrets = super::url::UrlSecrets {
+        userinfo_env: t.userinfo_env,
+        query_env: t.query_env,
+    };
+    let url = super::url::check_base_url(src, &owner, &t.base_url, &url_secrets, require_keys)?;
+    if let Some(env) = &t.api_key_env
+        && require_keys
+        && !super::headers::env_is_set(env.get_ref())
+    {
+        return Err(src.invalid(
+            env.span(),
+            format!(
+                "environment variable {} (api_key_env of {} / {}) is not set or empty",
+                env.get_ref(),
+                t.provider,
+                t.model
+            ),
+            format!(
+                "export {}=... before running, or remove this target",
+                env.get_ref()
+            ),
+        ));
+    }
+    super::headers::validate(src, &owner, &t.headers, &t.headers_env, require_keys)?;
+    let span = t.base_url.span();
+    let label = t.label.unwrap_or_else(|| t.model.clone());
+    let target = TargetConfig {
+        provider: t.provider,
+        model: t.model,
+        label,
+        base_url: url,
+        url_secrets,
+        api_key_env: t.api_key_env.map(Spanned::into_inner),
+        headers: t.headers,
+        headers_env: t.headers_env,
+        request: request.merged(&t.request),
+        price: t.price,
+        replay: t.replay,
+        stable_url: None,
+    };
+    Ok((target, span))
 }
 
 #[cfg(test)]

@@ -132,60 +132,8 @@ impl Rubric {
         }
         let mut criteria: Vec<Criterion> = Vec::new();
         for c in docs {
-            let cid = c.id.get_ref().clone();
-            if !valid_criterion_id(&cid) {
-                return Err(src.invalid(
-                    c.id.span(),
-                    format!("criterion id {cid:?} is not a plain identifier"),
-                    "use lower-case letters, digits and '_', e.g. \"state_tracking\"",
-                ));
-            }
-            if criteria.iter().any(|o| o.id == cid) {
-                return Err(src.invalid(
-                    c.id.span(),
-                    format!("criterion {cid:?} appears twice"),
-                    "give every criterion its own id",
-                ));
-            }
-            if c.question.get_ref().trim().is_empty() {
-                return Err(src.invalid(
-                    c.question.span(),
-                    format!("criterion {cid:?} has an empty question"),
-                    "write the question the judge answers with a score",
-                ));
-            }
-            let mut anchors = BTreeMap::new();
-            for (k, text) in c.anchors.get_ref() {
-                let score = k.trim().parse::<i64>().ok().filter(|s| scale.contains(*s));
-                let Some(score) = score else {
-                    return Err(src.invalid(
-                        c.anchors.span(),
-                        format!(
-                            "criterion {cid:?}: anchor {k:?} is not an integer from {} to {}",
-                            scale.min, scale.max
-                        ),
-                        "key anchors by score, e.g. anchors = { 1 = \"...\", 5 = \"...\" }",
-                    ));
-                };
-                anchors.insert(score, text.trim().to_string());
-            }
-            for end in [scale.min, scale.max] {
-                if !anchors.contains_key(&end) {
-                    return Err(src.invalid(
-                        c.anchors.span(),
-                        format!("criterion {cid:?} has no anchor for score {end}"),
-                        format!(
-                            "say what {} and {} mean (and any score between)",
-                            scale.min, scale.max
-                        ),
-                    ));
-                }
-            }
-            criteria.push(Criterion {
-                id: cid,
-                question: c.question.into_inner().trim().to_string(),
-                anchors,
-            });
+            let criterion = criterion(src, c, scale, &criteria)?;
+            criteria.push(criterion);
         }
         let Some(completed) = doc.completed.filter(|c| !c.question.trim().is_empty()) else {
             return Err(ConfigError::invalid(
@@ -221,6 +169,70 @@ fn valid_criterion_id(id: &str) -> bool {
     let mut chars = id.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
         && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// One criterion, checked: a plain id not used by an `earlier` one, a question, and an
+/// anchor for each end of the scale (every anchor keyed by a score on it).
+fn criterion(
+    src: &SourceText,
+    c: CriterionDoc,
+    scale: Scale,
+    earlier: &[Criterion],
+) -> Result<Criterion, ConfigError> {
+    let cid = c.id.get_ref().clone();
+    if !valid_criterion_id(&cid) {
+        return Err(src.invalid(
+            c.id.span(),
+            format!("criterion id {cid:?} is not a plain identifier"),
+            "use lower-case letters, digits and '_', e.g. \"state_tracking\"",
+        ));
+    }
+    if earlier.iter().any(|o| o.id == cid) {
+        return Err(src.invalid(
+            c.id.span(),
+            format!("criterion {cid:?} appears twice"),
+            "give every criterion its own id",
+        ));
+    }
+    if c.question.get_ref().trim().is_empty() {
+        return Err(src.invalid(
+            c.question.span(),
+            format!("criterion {cid:?} has an empty question"),
+            "write the question the judge answers with a score",
+        ));
+    }
+    let mut anchors = BTreeMap::new();
+    for (k, text) in c.anchors.get_ref() {
+        let score = k.trim().parse::<i64>().ok().filter(|s| scale.contains(*s));
+        let Some(score) = score else {
+            return Err(src.invalid(
+                c.anchors.span(),
+                format!(
+                    "criterion {cid:?}: anchor {k:?} is not an integer from {} to {}",
+                    scale.min, scale.max
+                ),
+                "key anchors by score, e.g. anchors = { 1 = \"...\", 5 = \"...\" }",
+            ));
+        };
+        anchors.insert(score, text.trim().to_string());
+    }
+    for end in [scale.min, scale.max] {
+        if !anchors.contains_key(&end) {
+            return Err(src.invalid(
+                c.anchors.span(),
+                format!("criterion {cid:?} has no anchor for score {end}"),
+                format!(
+                    "say what {} and {} mean (and any score between)",
+                    scale.min, scale.max
+                ),
+            ));
+        }
+    }
+    Ok(Criterion {
+        id: cid,
+        question: c.question.into_inner().trim().to_string(),
+        anchors,
+    })
 }
 
 #[cfg(test)]

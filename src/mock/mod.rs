@@ -238,73 +238,21 @@ async fn answer(
     body: Bytes,
 ) -> (Response, Option<(String, String)>) {
     let arrived = Instant::now();
-    let auth = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let received: Vec<(String, String)> = headers
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.to_string(),
-                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
-    if let Some(log) = &st.log {
-        // Poisoned only if a holder panicked, and none can (two writes only).
-        let mut f = log.lock().expect("log lock");
-        let _ = f.write_all(&body);
-        let _ = f.write_all(b"\n");
-    }
-    let req: ChatRequest = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) => {
-            let resp = error_response(StatusCode::BAD_REQUEST, &format!("bad request: {e}"));
-            return (resp, None);
-        }
+    let (auth, received) = received_headers(&headers);
+    st.log_body(&body);
+    let (req, messages) = match parse_request(&body) {
+        Ok(parsed) => parsed,
+        Err(refusal) => return (refusal.response(), None),
     };
-    let messages = match visible(&req.messages) {
-        Ok(m) => m,
-        Err(e) => {
-            let resp = error_response(StatusCode::BAD_REQUEST, &format!("bad request: {e}"));
-            return (resp, None);
-        }
+    let profile = match st.profile_for(&req.model) {
+        Ok(profile) => profile,
+        Err(refusal) => return (refusal.response(), None),
     };
-    let Some(profile) = st.config.profile_for(&req.model) else {
-        let known: Vec<_> = st
-            .config
-            .profiles
-            .iter()
-            .map(|p| p.model.as_str())
-            .collect();
-        let msg = format!(
-            "model {:?} not found; this mock serves: {}",
-            req.model,
-            known.join(", ")
-        );
-        return (error_response(StatusCode::NOT_FOUND, &msg), None);
+    let key = st.request_key(&req.model, &messages);
+    let mut plan = match plan_answer(&st, &req, &profile, key, &messages) {
+        Ok(plan) => plan,
+        Err(refusal) => return (refusal.response(), None),
     };
-    // Every delay this response sleeps, scaled once here.
-    let profile = profile.scaled(st.config.time_scale);
-    let occurrence = {
-        let key = request_key(st.config.seed, &req.model, &messages, 0);
-        // Poisoned only if a holder panicked, and none can (a map update only).
-        let mut seen = st.seen.lock().expect("seen lock");
-        let n = seen.entry(key).or_insert(0);
-        *n += 1;
-        *n - 1
-    };
-    let key = request_key(st.config.seed, &req.model, &messages, occurrence);
-    let mut plan = make_plan(&profile, key, &messages, &st.index);
-    if judge::is_judge(&profile) {
-        if judge::rejects_schema(&profile, key, req.response_format.as_ref()) {
-            let msg = "Unrecognized response_format type: json_schema is not supported";
-            return (error_response(StatusCode::INTERNAL_SERVER_ERROR, msg), None);
-        }
-        let format = req.response_format.as_ref();
-        judge::answer_as_judge(&mut plan, &profile, key, &messages, &st.index, format);
-    }
     let served_by = profile.gateway.as_ref().map(|g| {
         let conversation = conversation_hint(&req, &headers);
         (g.header.clone(), st.routes.route(g, &conversation, key))
@@ -315,29 +263,7 @@ async fn answer(
         .and_then(|g| g.field.clone())
         .zip(served_by.as_ref().map(|(_, p)| p.clone()));
     if let Some(retention) = profile.cache_retention_s {
-        let raw: Vec<Vec<u8>> = req
-            .messages
-            .iter()
-            .map(|m| m.to_string().into_bytes())
-            .collect();
-        let raw: Vec<&[u8]> = raw.iter().map(Vec::as_slice).collect();
-        let tools = req
-            .tools
-            .as_ref()
-            .map(|t| Value::from(t.clone()).to_string());
-        let scope = match &served_by {
-            Some((_, provider)) => format!("{}@{provider}", req.model),
-            None => req.model.clone(),
-        };
-        let used = st.cache.serve(
-            &scope,
-            tools.as_deref().map(str::as_bytes),
-            &raw,
-            Duration::from_secs_f64(retention),
-            arrived,
-        );
-        plan.prompt_tokens = used.prompt_tokens;
-        plan.cached_tokens = used.cached_tokens;
+        st.serve_from_cache(&req, served_by.as_ref(), retention, arrived, &mut plan);
     }
     if let Some(offered) = req.tools.as_deref().map(tools::offered) {
         tools::apply(&mut plan, &profile.tools, key, &offered);
@@ -355,20 +281,8 @@ async fn answer(
         headers: received,
         query,
     };
-
-    let status_fault = match plan.fault {
-        Some(Fault::RateLimited) => Some((StatusCode::TOO_MANY_REQUESTS, "rate limit reached")),
-        Some(Fault::Http500) => Some((StatusCode::INTERNAL_SERVER_ERROR, "internal error")),
-        Some(Fault::Http503) => Some((StatusCode::SERVICE_UNAVAILABLE, "overloaded")),
-        _ => None,
-    };
-    if let Some((status, msg)) = status_fault {
+    if let Some(resp) = status_fault(plan.fault) {
         st.record(served);
-        let mut resp = error_response(status, msg);
-        if status != StatusCode::INTERNAL_SERVER_ERROR {
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-        }
         return (resp, served_by);
     }
 
@@ -393,6 +307,80 @@ async fn answer(
     }
 }
 
+/// The Authorization header, and every header as (name, value), as the request brought them.
+fn received_headers(headers: &HeaderMap) -> (Option<String>, Vec<(String, String)>) {
+    let auth = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let received = headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    (auth, received)
+}
+
+/// An error status and its message, sent before any answer is planned.
+struct Refusal(StatusCode, String);
+
+impl Refusal {
+    fn response(&self) -> Response {
+        error_response(self.0, &self.1)
+    }
+}
+
+/// The request and its messages' text, or the 400 that says what is wrong with it.
+fn parse_request(body: &[u8]) -> Result<(ChatRequest, Vec<Message>), Refusal> {
+    let bad =
+        |e: &dyn std::fmt::Display| Refusal(StatusCode::BAD_REQUEST, format!("bad request: {e}"));
+    let req: ChatRequest = serde_json::from_slice(body).map_err(|e| bad(&e))?;
+    let messages = visible(&req.messages).map_err(|e| bad(&e))?;
+    Ok((req, messages))
+}
+
+/// The plan of the answer: the scenario's, or a judge's verdict when the model judges (a
+/// judge that rejects the requested format answers with its 500 instead).
+fn plan_answer(
+    st: &MockState,
+    req: &ChatRequest,
+    profile: &Profile,
+    key: [u8; 32],
+    messages: &[Message],
+) -> Result<Plan, Refusal> {
+    let mut plan = make_plan(profile, key, messages, &st.index);
+    if judge::is_judge(profile) {
+        let format = req.response_format.as_ref();
+        if judge::rejects_schema(profile, key, format) {
+            let msg = "Unrecognized response_format type: json_schema is not supported";
+            return Err(Refusal(StatusCode::INTERNAL_SERVER_ERROR, msg.into()));
+        }
+        judge::answer_as_judge(&mut plan, profile, key, messages, &st.index, format);
+    }
+    Ok(plan)
+}
+
+/// The error response a planned status fault sends (a retry hint on all but a 500), or
+/// `None` when the plan answers.
+fn status_fault(fault: Option<Fault>) -> Option<Response> {
+    let (status, msg) = match fault {
+        Some(Fault::RateLimited) => (StatusCode::TOO_MANY_REQUESTS, "rate limit reached"),
+        Some(Fault::Http500) => (StatusCode::INTERNAL_SERVER_ERROR, "internal error"),
+        Some(Fault::Http503) => (StatusCode::SERVICE_UNAVAILABLE, "overloaded"),
+        _ => return None,
+    };
+    let mut resp = error_response(status, msg);
+    if status != StatusCode::INTERNAL_SERVER_ERROR {
+        resp.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    Some(resp)
+}
+
 /// A whole JSON body with a gateway's (field, provider) added at its top level.
 async fn with_field(resp: Response, (field, provider): (String, String)) -> Response {
     let (parts, body) = resp.into_parts();
@@ -414,6 +402,83 @@ impl MockState {
     pub(crate) fn record(&self, served: Served) {
         // Poisoned only if a holder panicked, and none can (push and clone only).
         self.served.lock().expect("served lock").push(served);
+    }
+
+    /// Appends the raw request body to the request log, if one was asked for.
+    fn log_body(&self, body: &[u8]) {
+        if let Some(log) = &self.log {
+            // Poisoned only if a holder panicked, and none can (two writes only).
+            let mut f = log.lock().expect("log lock");
+            let _ = f.write_all(body);
+            let _ = f.write_all(b"\n");
+        }
+    }
+
+    /// The model's profile, every delay scaled once here; or the 404 that lists the models
+    /// this mock serves.
+    fn profile_for(&self, model: &str) -> Result<Profile, Refusal> {
+        if let Some(profile) = self.config.profile_for(model) {
+            return Ok(profile.scaled(self.config.time_scale));
+        }
+        let known: Vec<_> = self
+            .config
+            .profiles
+            .iter()
+            .map(|p| p.model.as_str())
+            .collect();
+        let msg = format!(
+            "model {model:?} not found; this mock serves: {}",
+            known.join(", ")
+        );
+        Err(Refusal(StatusCode::NOT_FOUND, msg))
+    }
+
+    /// The seeded key of this request: a repeat of an exact request gets a fresh draw.
+    fn request_key(&self, model: &str, messages: &[Message]) -> [u8; 32] {
+        let occurrence = {
+            let key = request_key(self.config.seed, model, messages, 0);
+            // Poisoned only if a holder panicked, and none can (a map update only).
+            let mut seen = self.seen.lock().expect("seen lock");
+            let n = seen.entry(key).or_insert(0);
+            *n += 1;
+            *n - 1
+        };
+        request_key(self.config.seed, model, messages, occurrence)
+    }
+
+    /// Sets the plan's prompt and cached tokens from the prefix cache, scoped by model and,
+    /// behind a gateway, by the provider that serves.
+    fn serve_from_cache(
+        &self,
+        req: &ChatRequest,
+        served_by: Option<&(String, String)>,
+        retention_s: f64,
+        arrived: Instant,
+        plan: &mut Plan,
+    ) {
+        let raw: Vec<Vec<u8>> = req
+            .messages
+            .iter()
+            .map(|m| m.to_string().into_bytes())
+            .collect();
+        let raw: Vec<&[u8]> = raw.iter().map(Vec::as_slice).collect();
+        let tools = req
+            .tools
+            .as_ref()
+            .map(|t| Value::from(t.clone()).to_string());
+        let scope = match served_by {
+            Some((_, provider)) => format!("{}@{provider}", req.model),
+            None => req.model.clone(),
+        };
+        let used = self.cache.serve(
+            &scope,
+            tools.as_deref().map(str::as_bytes),
+            &raw,
+            Duration::from_secs_f64(retention_s),
+            arrived,
+        );
+        plan.prompt_tokens = used.prompt_tokens;
+        plan.cached_tokens = used.cached_tokens;
     }
 }
 
@@ -507,7 +572,7 @@ async fn whole_response(
     if plan.fault == Some(Fault::StreamCut) {
         // Promise a longer body than is sent: the client sees the connection close mid-body.
         let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(2);
-        let half = Bytes::from(body[..body.len() / 2].to_string());
+        let half = first_half(body);
         tokio::spawn(async move {
             let _ = tx.send(Ok(half)).await;
             let _ = tx.send(Err(std::io::Error::other("mock: cut"))).await;
@@ -524,6 +589,14 @@ async fn whole_response(
     ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
+/// The first half of a body, cut at a byte, not a character: a cut body need not be valid
+/// UTF-8, and an answer with non-ASCII text must not panic the mock.
+fn first_half(body: String) -> Bytes {
+    let mut half = Bytes::from(body);
+    half.truncate(half.len() / 2);
+    half
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -532,6 +605,16 @@ mod tests {
     use crate::outcome::TurnOutcome;
     use profile::ReasoningStyle;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[test]
+    fn a_body_is_cut_in_half_at_a_byte_even_inside_a_character() {
+        // Three bytes a character: half of nine bytes falls inside the second.
+        assert_eq!(
+            first_half("€€€".to_string()).as_ref(),
+            &"€€€".as_bytes()[..4]
+        );
+        assert!(first_half(String::new()).is_empty());
+    }
 
     async fn start(profiles: Vec<Profile>, time_scale: f64) -> MockServer {
         let config = MockConfig {

@@ -147,41 +147,80 @@ pub fn make_plan(
     messages: &[Message],
     index: &ScenarioIndex,
 ) -> Plan {
+    // The order of the draws below is part of the seed's meaning: keep it.
     let mut rng = StdRng::from_seed(key);
     let fault = draw_fault(profile, rng.random::<f64>());
     let budget = fault == Some(Fault::ReasoningBudget);
+    let answer = answer_text(profile, key, messages, index, &mut rng);
+    let reasoning = reasoning_chunks(profile, budget, &mut rng);
+    let mut answer_chunks = chunk_words(&answer, profile.words_per_chunk.max(1) as usize);
+    let finish_reason = cut_by_fault(fault, &mut answer_chunks);
+    let reasoning_count = reasoning.len() as i64;
+    let answer_count = answer_chunks.len() as i64;
+    let timed = timed_pieces(profile, &mut rng, reasoning, answer_chunks, budget);
+    Plan {
+        fault,
+        pieces: timed.pieces,
+        end_ms: timed.end_ms,
+        finish_reason,
+        prompt_tokens: prompt_tokens(messages),
+        completion_tokens: reasoning_count + answer_count,
+        reasoning_tokens: reasoning_count,
+        cached_tokens: cached_tokens(messages),
+        cache: profile.cache,
+        reasoning_field: match profile.reasoning_style {
+            ReasoningStyle::Reasoning => "reasoning",
+            _ => "reasoning_content",
+        },
+        nominal_ttft_ms: timed.nominal_ttft_ms,
+    }
+}
 
+/// The answer's text: the scenario's reference for the last user turn (with the profile's
+/// defects applied), else generated words; behind the profile's identity, if it has one.
+fn answer_text(
+    profile: &Profile,
+    key: [u8; 32],
+    messages: &[Message],
+    index: &ScenarioIndex,
+    rng: &mut StdRng,
+) -> String {
     let last_user = messages
         .iter()
         .rev()
         .find(|m| m.role == "user")
         .map_or("", |m| m.content.as_str());
-    let mut answer = match index.lookup(last_user) {
+    let answer = match index.lookup(last_user) {
         Some((current, prev)) => {
             let draws = defect::Draws::from_key(key);
             defect::apply(&profile.defects, current, prev, &draws)
-                .unwrap_or_else(|| generated_text(&mut rng, 30, 80))
+                .unwrap_or_else(|| generated_text(rng, 30, 80))
         }
-        None => generated_text(&mut rng, 30, 80),
+        None => generated_text(rng, 30, 80),
     };
-    if let Some(identity) = &profile.identity {
-        answer = format!("{identity}{answer}");
+    match &profile.identity {
+        Some(identity) => format!("{identity}{answer}"),
+        None => answer,
     }
+}
 
-    // Reasoning that eats the budget runs on well past its usual length.
-    let reasoning_words = if budget {
+/// The reasoning, a word a chunk; reasoning that eats the budget runs on well past its
+/// usual length.
+fn reasoning_chunks(profile: &Profile, budget: bool, rng: &mut StdRng) -> Vec<String> {
+    let words = if budget {
         profile.reasoning_words.max(20) as usize * 3
     } else {
         profile.reasoning_words as usize
     };
-    let reasoning: Vec<String> = if reasoning_words > 0 {
-        let text = generated_words(&mut rng, reasoning_words);
-        chunk_words(&text, 1)
-    } else {
-        Vec::new()
-    };
-    let mut answer_chunks = chunk_words(&answer, profile.words_per_chunk.max(1) as usize);
-    let finish_reason = match fault {
+    if words == 0 {
+        return Vec::new();
+    }
+    chunk_words(&generated_words(rng, words), 1)
+}
+
+/// Cuts the answer as the fault asks and says why it ends (`length` or `stop`).
+fn cut_by_fault(fault: Option<Fault>, answer_chunks: &mut Vec<String>) -> &'static str {
+    match fault {
         Some(Fault::Length) => {
             answer_chunks.truncate(answer_chunks.len().div_ceil(3));
             "length"
@@ -195,8 +234,26 @@ pub fn make_plan(
             "stop"
         }
         _ => "stop",
-    };
+    }
+}
 
+/// The pieces of a response on the clock, when it ends, and when its first token is due.
+struct Timed {
+    pieces: Vec<Piece>,
+    end_ms: f64,
+    nominal_ttft_ms: Option<f64>,
+}
+
+/// Puts the role, the reasoning and the answer on the clock: the first token after a
+/// drawn TTFT, each later one a drawn gap after the one before (slowed, if the profile
+/// slows down).
+fn timed_pieces(
+    profile: &Profile,
+    rng: &mut StdRng,
+    reasoning: Vec<String>,
+    answer_chunks: Vec<String>,
+    budget: bool,
+) -> Timed {
     let mut pieces = vec![Piece {
         at_ms: 0.0,
         kind: PieceKind::Role,
@@ -217,7 +274,6 @@ pub fn make_plan(
     };
     let mut first = true;
     let think = profile.reasoning_style == ReasoningStyle::Think;
-    let reasoning_count = reasoning.len() as i64;
     let n_reasoning = reasoning.len();
     for (i, word) in reasoning.into_iter().enumerate() {
         let kind = if think {
@@ -233,43 +289,36 @@ pub fn make_plan(
         } else {
             PieceKind::Reasoning(word)
         };
-        push(kind, &mut rng, &mut first);
+        push(kind, rng, &mut first);
     }
-    let answer_count = answer_chunks.len() as i64;
     for chunk in answer_chunks {
-        push(PieceKind::Content(chunk), &mut rng, &mut first);
+        push(PieceKind::Content(chunk), rng, &mut first);
     }
     let end_ms = t + profile.gap_ms.sample(rng.random(), rng.random()) * slowdown;
-
-    let prompt_tokens: i64 = messages
-        .iter()
-        .map(|m| m.content.len() as i64 / 4 + 4)
-        .sum();
-    // A simulated prefix cache: everything before the newest message, in 64-token blocks.
-    let prefix: i64 = messages
-        .iter()
-        .take(messages.len().saturating_sub(1))
-        .map(|m| m.content.len() as i64 / 4 + 4)
-        .sum();
-    Plan {
-        fault,
+    Timed {
         pieces,
         end_ms,
-        finish_reason,
-        prompt_tokens,
-        completion_tokens: reasoning_count + answer_count,
-        reasoning_tokens: reasoning_count,
-        cached_tokens: if messages.len() > 2 {
-            prefix / 64 * 64
-        } else {
-            0
-        },
-        cache: profile.cache,
-        reasoning_field: match profile.reasoning_style {
-            ReasoningStyle::Reasoning => "reasoning",
-            _ => "reasoning_content",
-        },
         nominal_ttft_ms,
+    }
+}
+
+/// A rough token count of a message: a token per four bytes, and four for the framing.
+fn message_tokens(m: &Message) -> i64 {
+    m.content.len() as i64 / 4 + 4
+}
+
+fn prompt_tokens(messages: &[Message]) -> i64 {
+    messages.iter().map(message_tokens).sum()
+}
+
+/// A simulated prefix cache: everything before the newest message, in 64-token blocks,
+/// once a conversation has gone past its first exchange.
+fn cached_tokens(messages: &[Message]) -> i64 {
+    match messages.split_last() {
+        Some((_, before)) if messages.len() > 2 => {
+            before.iter().map(message_tokens).sum::<i64>() / 64 * 64
+        }
+        _ => 0,
     }
 }
 

@@ -11,19 +11,22 @@ pub mod pass;
 pub mod schedule;
 pub mod session;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::client::Endpoint;
+use crate::client::{Client, Endpoint};
 use crate::config::BenchConfig;
+use crate::config::replay::ReplaySettings;
 use crate::drive::{
-    Limits, Resume, drive, open_run, prepare_client, stable_settings, store_targets,
+    Limits, PrepareError, Resume, ResumeError, close_run, drive, open_run, prepare_client,
+    stable_settings, store_targets,
 };
 use crate::store::StoreError;
-use crate::store::read::{finished_slots, run_summary};
+use crate::store::read::finished_slots;
 use crate::store::replay::{NewReplayRun, insert_replay_run};
-use crate::store::write::{NewRun, finish_run};
+use crate::store::write::NewRun;
 pub use dry_run::format_plan;
 use pass::{PassJob, ReplayContext};
 pub use session::{Session, SessionError, SessionIndex, read_sessions};
@@ -34,8 +37,13 @@ pub enum ReplayError {
     Sessions(#[from] SessionError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The `[replay]` settings are out of range (the message names the field).
     #[error("{0}")]
-    Setup(String),
+    Settings(String),
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
 }
 
 pub struct ReplayOptions {
@@ -60,7 +68,7 @@ pub async fn replay(
     interrupts: tokio::sync::mpsc::Receiver<()>,
 ) -> Result<ReplayReport, ReplayError> {
     let settings = cfg.replay.clone();
-    settings.check().map_err(ReplayError::Setup)?;
+    settings.check().map_err(ReplayError::Settings)?;
     let conn = crate::store::open(&opts.db)?;
     let _lock = crate::store::lock::RunLock::acquire(&opts.db, &format!("replay {:?}", cfg.name))?;
     let hash = sessions.hash();
@@ -70,84 +78,33 @@ pub async fn replay(
         "sessions": hash,
     })
     .to_string();
-    let run_id = match open_run(
-        &conn,
-        &opts.db,
-        &NewRun {
-            name: &cfg.name,
-            source: "collect",
-            seed: Some(cfg.seed),
-            settings_json: &stored_settings,
-            tokenizer: Some(crate::tokens::TOKENIZER),
-        },
-        opts.resume,
-        "replay",
-    )? {
-        Ok(id) => id,
-        Err(message) => return Err(ReplayError::Setup(message)),
+    let new_run = NewRun {
+        name: &cfg.name,
+        source: "collect",
+        seed: Some(cfg.seed),
+        settings_json: &stored_settings,
+        tokenizer: Some(crate::tokens::TOKENIZER),
     };
-    insert_replay_run(
-        &conn,
-        &NewReplayRun {
-            run_id,
-            sessions: &opts.sessions_path.display().to_string(),
-            sessions_hash: &hash,
-            pause_cap_ms: settings.pause_cap_s * 1000.0,
-            pause_scale: settings.pause_scale,
-            break_share: settings.breaks.share,
-            break_min_ms: settings.breaks.min_s * 1000.0,
-            break_max_ms: settings.breaks.max_s * 1000.0,
-            clock_scale: opts.clock_scale,
-        },
-    )?;
+    let run_id = open_run(&conn, &opts.db, &new_run, opts.resume, "replay")??;
+    let sessions_path = opts.sessions_path.display().to_string();
+    let replay_run = new_replay_run(run_id, &sessions_path, &hash, &settings, opts.clock_scale);
+    insert_replay_run(&conn, &replay_run)?;
     let target_ids = store_targets(&conn, cfg)?;
     let done = finished_slots(&conn, run_id)?;
 
-    let client = prepare_client()
-        .await
-        .map_err(ReplayError::Setup)?
-        .capturing(
-            cfg.targets
-                .iter()
-                .filter_map(|t| t.replay.served_by_header.clone()),
-        )
-        .capturing_fields(
-            cfg.targets
-                .iter()
-                .filter_map(|t| t.replay.served_by_field.clone()),
-        );
     let ctx = Arc::new(ReplayContext {
         run_id,
         seed: cfg.seed,
         settings: settings.clone(),
         timeout: Duration::from_secs_f64(cfg.turn_timeout_s),
         retry: cfg.retry.clone(),
-        client,
+        client: replay_client(cfg).await?,
         endpoints: cfg.targets.iter().map(Endpoint::for_target).collect(),
         hints: cfg.targets.iter().map(|t| t.replay.clone()).collect(),
-        target_ids: target_ids.clone(),
+        target_ids,
         sessions,
     });
-    let mut total = 0;
-    let queues: Vec<Vec<PassJob>> = (0..cfg.targets.len())
-        .map(|target| {
-            let mut q = Vec::new();
-            for round in 1..=settings.rounds {
-                for (i, s) in ctx.sessions.entries.iter().enumerate() {
-                    total += 1;
-                    if !done.contains(&(target_ids[target], s.id.clone(), round)) {
-                        q.push(PassJob {
-                            ctx: ctx.clone(),
-                            target,
-                            session: i,
-                            round,
-                        });
-                    }
-                }
-            }
-            q
-        })
-        .collect();
+    let (queues, total) = pending_passes(&ctx, &done);
     let to_run: usize = queues.iter().map(Vec::len).sum();
     let progress = crate::progress::bar(to_run as u64, !opts.quiet, "passes", None);
     let driven = drive(
@@ -168,8 +125,8 @@ pub async fn replay(
         },
     )
     .await?;
-    let written = driven.written;
-    let store_failures: Vec<String> = written
+    let store_failures: Vec<String> = driven
+        .written
         .failed
         .iter()
         .map(|(r, e)| {
@@ -179,18 +136,77 @@ pub async fn replay(
             )
         })
         .collect();
-    let interrupted = driven.stopped && store_failures.is_empty();
-    if !interrupted && store_failures.is_empty() {
-        finish_run(&written.conn, run_id)?;
-    }
-    Ok(ReplayReport {
+    Ok(close_run(driven, run_id, total - to_run, store_failures)?)
+}
+
+/// Replay's own row of the run: the sessions it sends and how their pauses are played.
+fn new_replay_run<'a>(
+    run_id: i64,
+    sessions: &'a str,
+    sessions_hash: &'a str,
+    settings: &ReplaySettings,
+    clock_scale: f64,
+) -> NewReplayRun<'a> {
+    NewReplayRun {
         run_id,
-        launched: driven.launched,
-        skipped: total - to_run,
-        interrupted,
-        summary: run_summary(&written.conn, run_id)?,
-        store_failures,
-    })
+        sessions,
+        sessions_hash,
+        pause_cap_ms: settings.pause_cap_s * 1000.0,
+        pause_scale: settings.pause_scale,
+        break_share: settings.breaks.share,
+        break_min_ms: settings.breaks.min_s * 1000.0,
+        break_max_ms: settings.breaks.max_s * 1000.0,
+        clock_scale,
+    }
+}
+
+/// The run's client, keeping the headers and body fields that name the provider that
+/// served (a gateway's), for the targets that ask.
+async fn replay_client(cfg: &BenchConfig) -> Result<Client, PrepareError> {
+    Ok(prepare_client()
+        .await?
+        .capturing(
+            cfg.targets
+                .iter()
+                .filter_map(|t| t.replay.served_by_header.clone()),
+        )
+        .capturing_fields(
+            cfg.targets
+                .iter()
+                .filter_map(|t| t.replay.served_by_field.clone()),
+        ))
+}
+
+/// Each target's queue of passes (round by round, session by session) not stored yet,
+/// and how many the run has in all.
+fn pending_passes(
+    ctx: &Arc<ReplayContext>,
+    done: &HashSet<(i64, String, u32)>,
+) -> (Vec<Vec<PassJob>>, usize) {
+    let mut total = 0;
+    let queues = ctx
+        .target_ids
+        .iter()
+        .enumerate()
+        .map(|(target, target_id)| {
+            let mut q = Vec::new();
+            for round in 1..=ctx.settings.rounds {
+                for (i, s) in ctx.sessions.entries.iter().enumerate() {
+                    total += 1;
+                    if !done.contains(&(*target_id, s.id.clone(), round)) {
+                        q.push(PassJob {
+                            ctx: ctx.clone(),
+                            target,
+                            session: i,
+                            round,
+                        });
+                    }
+                }
+            }
+            q
+        })
+        .collect();
+    (queues, total)
 }
 
 /// The sessions shipped in the repo, relative to the checkout.

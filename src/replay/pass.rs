@@ -12,7 +12,7 @@ use tokio::sync::watch;
 
 use super::schedule::{break_ms, capped_pause_ms, salt};
 use super::session::{Role, Session, SessionIndex, SessionMessage};
-use crate::client::{Client, Endpoint};
+use crate::client::{Client, Endpoint, Reply};
 use crate::config::{CacheHint, ReplaySettings, RetryPolicy, TargetReplay};
 use crate::drive::{Stop, pause as sleep_pause, send_turn};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
@@ -133,27 +133,20 @@ fn stored_prompt(added: &[SessionMessage]) -> Vec<Message> {
 
 pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> ReplayRecord {
     let ctx = &job.ctx;
-    let index = ctx.clone();
-    let i = job.session;
-    let loaded = tokio::task::spawn_blocking(move || index.sessions.load(i))
-        .await
-        .unwrap_or_else(|e| Err(format!("reading the session failed: {e}")));
-    let session = match loaded {
+    let session = match load_session(&job).await {
         Ok(s) => s,
         Err(message) => return internal_error(&job, message),
     };
     let session = &session;
     let salt = salt(ctx.seed, ctx.run_id, &session.id, job.round);
     let pass_id = format!("{}#{}-{salt}", session.id, job.round);
-    let hint = &ctx.hints[job.target].cache_hint;
+    let target = &ctx.hints[job.target];
     let endpoint = pass_endpoint(
         &ctx.endpoints[job.target],
-        hint,
+        &target.cache_hint,
         session.tools.as_ref(),
         &pass_id,
     );
-    let served_header = ctx.hints[job.target].served_by_header.as_deref();
-    let served_field = ctx.hints[job.target].served_by_field.as_deref();
     let (messages, offset) = salted(session, &salt);
     let started_at = now_rfc3339();
     let t0 = Instant::now();
@@ -185,24 +178,8 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
             &mut stop,
         )
         .await;
-        let named = |list: &[(String, String)], name: &str| {
-            list.iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.clone())
-        };
-        let served_by = served_header
-            .and_then(|h| named(&reply.headers, h))
-            .or_else(|| served_field.and_then(|f| named(&reply.fields, f)));
-        let tool_calls = std::mem::take(&mut reply.tool_calls)
-            .into_iter()
-            .map(|c| ToolCallRecord {
-                call_idx: c.index,
-                arguments_parse: c.arguments_parse(),
-                name_offered: session.tool_names.contains(&c.name),
-                name: c.name,
-                arguments: c.arguments,
-            })
-            .collect::<Vec<_>>();
+        let served_by = served_by(&reply, target);
+        let tool_calls = tool_call_records(&mut reply, session);
         let has_output = reply.has_visible_text() || !tool_calls.is_empty();
         let mut turn =
             TurnRecord::from_reply(reply, stored_prompt(&messages[sent_up_to..idx + offset]));
@@ -218,11 +195,7 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
             pause_ms: pause,
             break_ms: idle,
             served_by,
-            recorded_tools: session.messages[idx]
-                .tool_calls
-                .iter()
-                .map(|c| c.name.clone())
-                .collect(),
+            recorded_tools: recorded_tools(session, idx),
             tool_calls,
         });
         turns.push((turn, has_output));
@@ -230,14 +203,9 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
             break;
         }
     }
-    let summary: Vec<_> = turns.iter().map(|(t, out)| (t.outcome(), *out)).collect();
-    let mut outcome = ConversationOutcome::from_turns(&summary);
-    if interrupted && outcome.is_completed() {
-        outcome = ConversationOutcome::Interrupted;
-    }
     ReplayRecord {
         conversation: ConversationRecord {
-            outcome,
+            outcome: pass_outcome(&turns, interrupted),
             started_at: Some(started_at),
             turns: turns.into_iter().map(|(t, _)| t).collect(),
             attempts,
@@ -246,8 +214,72 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
         session_id: session.id.clone(),
         round: job.round,
         salt,
-        cache_hint: hint.clone().into(),
+        cache_hint: target.cache_hint.clone().into(),
         turns: replay_turns,
+    }
+}
+
+/// The job's session, read from the sessions file off the async threads.
+async fn load_session(job: &PassJob) -> Result<Session, String> {
+    let index = job.ctx.clone();
+    let i = job.session;
+    tokio::task::spawn_blocking(move || index.sessions.load(i))
+        .await
+        .unwrap_or_else(|e| Err(format!("reading the session failed: {e}")))
+}
+
+/// The provider that served the reply, as the target's header (or else body field) names
+/// it.
+fn served_by(reply: &Reply, target: &TargetReplay) -> Option<String> {
+    let named = |list: &[(String, String)], name: &str| {
+        list.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    target
+        .served_by_header
+        .as_deref()
+        .and_then(|h| named(&reply.headers, h))
+        .or_else(|| {
+            target
+                .served_by_field
+                .as_deref()
+                .and_then(|f| named(&reply.fields, f))
+        })
+}
+
+/// The reply's tool calls, each with whether the session offered a tool of that name.
+fn tool_call_records(reply: &mut Reply, session: &Session) -> Vec<ToolCallRecord> {
+    std::mem::take(&mut reply.tool_calls)
+        .into_iter()
+        .map(|c| ToolCallRecord {
+            call_idx: c.index,
+            arguments_parse: c.arguments_parse(),
+            name_offered: session.tool_names.contains(&c.name),
+            name: c.name,
+            arguments: c.arguments,
+        })
+        .collect()
+}
+
+/// The tools the recorded agent called at message `idx`.
+fn recorded_tools(session: &Session, idx: usize) -> Vec<String> {
+    session
+        .messages
+        .get(idx)
+        .map(|m| m.tool_calls.iter().map(|c| c.name.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// The pass's outcome from its turns (each with whether it had output); a pass stopped
+/// before its end that had not failed is interrupted.
+fn pass_outcome(turns: &[(TurnRecord, bool)], interrupted: bool) -> ConversationOutcome {
+    let summary: Vec<_> = turns.iter().map(|(t, out)| (t.outcome(), *out)).collect();
+    let outcome = ConversationOutcome::from_turns(&summary);
+    if interrupted && outcome.is_completed() {
+        ConversationOutcome::Interrupted
+    } else {
+        outcome
     }
 }
 

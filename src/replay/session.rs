@@ -596,13 +596,7 @@ fn read_message(m: &Value, at: &str, out: &mut Vec<SessionMessage>) -> Result<()
 }
 
 fn read_openai_call(c: &Value, at: &str) -> Result<RecordedCall, LineProblem> {
-    let text = |v: Option<&Value>, field: &str| match v {
-        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-        _ => Err(LineProblem::new(
-            format!("{at}.{field}"),
-            "missing or not a non-empty string",
-        )),
-    };
+    let text = |v: Option<&Value>, field: &str| non_empty_string(v, || format!("{at}.{field}"));
     let function = c.get("function");
     let arguments = match function.and_then(|f| f.get("arguments")) {
         Some(Value::String(s)) => s.clone(),
@@ -635,13 +629,7 @@ fn read_blocks(
     for (k, b) in blocks.iter().enumerate() {
         let here = format!("{at}.content[{k}]");
         let field = |name: &str| b.get(name);
-        let string = |name: &str| match field(name) {
-            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
-            _ => Err(LineProblem::new(
-                format!("{here}.{name}"),
-                "missing or not a non-empty string",
-            )),
-        };
+        let string = |name: &str| non_empty_string(field(name), || format!("{here}.{name}"));
         match field("type").and_then(Value::as_str) {
             Some("text") => match field("text") {
                 Some(Value::String(s)) => texts.push(s),
@@ -663,36 +651,7 @@ fn read_blocks(
             }),
             Some("tool_result") if role == Role::User || role == Role::Tool => {
                 let id = string("tool_use_id")?;
-                let content = match field("content") {
-                    None | Some(Value::Null) => String::new(),
-                    Some(Value::String(s)) => s.clone(),
-                    Some(Value::Array(parts)) => {
-                        let mut joined = Vec::new();
-                        for (p, part) in parts.iter().enumerate() {
-                            match part.get("text").and_then(Value::as_str) {
-                                Some(t)
-                                    if part.get("type").and_then(Value::as_str) == Some("text") =>
-                                {
-                                    joined.push(t)
-                                }
-                                _ => {
-                                    return Err(LineProblem::new(
-                                        format!("{here}.content[{p}]"),
-                                        "only text parts are replayed in a tool result",
-                                    ));
-                                }
-                            }
-                        }
-                        joined.join("\n")
-                    }
-                    Some(_) => {
-                        return Err(LineProblem::new(
-                            format!("{here}.content"),
-                            "expected a string or an array of text parts",
-                        ));
-                    }
-                };
-                results.push((id, content));
+                results.push((id, tool_result_content(field("content"), &here)?));
             }
             Some(kind @ ("tool_use" | "tool_result")) => {
                 return Err(LineProblem::new(
@@ -717,6 +676,57 @@ fn read_blocks(
             }
         }
     }
+    push_blocks(role, &texts, calls, results, at_ms, out);
+    Ok(())
+}
+
+/// A string field that must be there and not empty; `at` names it in the problem.
+fn non_empty_string(v: Option<&Value>, at: impl FnOnce() -> String) -> Result<String, LineProblem> {
+    match v {
+        Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+        _ => Err(LineProblem::new(at(), "missing or not a non-empty string")),
+    }
+}
+
+/// A tool result's text: none, a string, or text parts joined by lines.
+fn tool_result_content(content: Option<&Value>, here: &str) -> Result<String, LineProblem> {
+    match content {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut joined = Vec::new();
+            for (p, part) in parts.iter().enumerate() {
+                match part.get("text").and_then(Value::as_str) {
+                    Some(t) if part.get("type").and_then(Value::as_str) == Some("text") => {
+                        joined.push(t)
+                    }
+                    _ => {
+                        return Err(LineProblem::new(
+                            format!("{here}.content[{p}]"),
+                            "only text parts are replayed in a tool result",
+                        ));
+                    }
+                }
+            }
+            Ok(joined.join("\n"))
+        }
+        Some(_) => Err(LineProblem::new(
+            format!("{here}.content"),
+            "expected a string or an array of text parts",
+        )),
+    }
+}
+
+/// The messages a message of blocks becomes: a tool message per result, then the message
+/// itself (its texts joined, an assistant's with its calls).
+fn push_blocks(
+    role: Role,
+    texts: &[&str],
+    calls: Vec<RecordedCall>,
+    results: Vec<(String, String)>,
+    at_ms: Option<i64>,
+    out: &mut Vec<SessionMessage>,
+) {
     for (id, content) in results {
         let mut m = SessionMessage::new(Role::Tool, Some(content), at_ms);
         m.tool_call_id = Some(id);
@@ -736,7 +746,6 @@ fn read_blocks(
             }
         }
     }
-    Ok(())
 }
 
 /// A session the replay can send: at least one assistant turn, each with history before

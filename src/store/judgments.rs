@@ -201,28 +201,22 @@ pub fn upsert_judge(conn: &Connection, j: &NewJudge) -> Result<i64, StoreError> 
         j.settings_json,
         j.template,
     ]);
-    if let Some(id) = conn
-        .query_row("SELECT id FROM judges WHERE hash = ?1", [&hash], |r| {
-            r.get(0)
-        })
-        .optional()?
-    {
-        return Ok(id);
-    }
-    conn.execute(
-        "INSERT INTO judges (judge_id, model, host, simulated, settings, template, hash)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        rusqlite::params![
-            j.judge_id,
-            j.model,
-            j.host,
-            j.simulated,
-            j.settings_json,
-            j.template,
-            hash
-        ],
-    )?;
-    Ok(conn.last_insert_rowid())
+    let select = "SELECT id FROM judges WHERE hash = ?1";
+    super::id_or_insert(conn, select, [&hash], || {
+        conn.execute(
+            "INSERT INTO judges (judge_id, model, host, simulated, settings, template, hash)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            rusqlite::params![
+                j.judge_id,
+                j.model,
+                j.host,
+                j.simulated,
+                j.settings_json,
+                j.template,
+                hash
+            ],
+        )
+    })
 }
 
 /// (conversation id, key) of every judgment that is final (`ok` or `unparseable`).

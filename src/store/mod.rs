@@ -210,6 +210,22 @@ fn content_key(parts: &[&str]) -> String {
     h.finalize().to_hex()[..24].to_string()
 }
 
+/// The id of the row `select` finds with `params`, else of the row `insert` adds: the one
+/// shape of every upsert of a row that is never changed, only found again.
+fn id_or_insert<P: rusqlite::Params>(
+    conn: &Connection,
+    select: &str,
+    params: P,
+    insert: impl FnOnce() -> rusqlite::Result<usize>,
+) -> Result<i64, StoreError> {
+    use rusqlite::OptionalExtension;
+    if let Some(id) = conn.query_row(select, params, |r| r.get(0)).optional()? {
+        return Ok(id);
+    }
+    insert()?;
+    Ok(conn.last_insert_rowid())
+}
+
 /// Current UTC time as RFC 3339 with milliseconds.
 pub fn now_rfc3339() -> String {
     let d = std::time::SystemTime::now()

@@ -1,6 +1,6 @@
 //! Inserts: runs, targets, scenarios and whole conversations (one transaction each).
 
-use rusqlite::{Connection, OptionalExtension, Transaction, named_params};
+use rusqlite::{Connection, Transaction, named_params};
 
 use super::StoreError;
 use super::bulk::ConversationInserter;
@@ -71,28 +71,22 @@ pub fn upsert_target(conn: &Connection, t: &NewTarget) -> Result<i64, StoreError
         t.params_json,
         t.prices_json.unwrap_or("\0"),
     ]);
-    if let Some(id) = conn
-        .query_row("SELECT id FROM targets WHERE key = ?1", [&key], |r| {
-            r.get(0)
-        })
-        .optional()?
-    {
-        return Ok(id);
-    }
-    conn.execute(
-        "INSERT INTO targets (provider, model, label, host, params, prices, key)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        rusqlite::params![
-            t.provider,
-            t.model,
-            t.label,
-            t.host,
-            t.params_json,
-            t.prices_json,
-            key
-        ],
-    )?;
-    Ok(conn.last_insert_rowid())
+    let select = "SELECT id FROM targets WHERE key = ?1";
+    super::id_or_insert(conn, select, [&key], || {
+        conn.execute(
+            "INSERT INTO targets (provider, model, label, host, params, prices, key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            rusqlite::params![
+                t.provider,
+                t.model,
+                t.label,
+                t.host,
+                t.params_json,
+                t.prices_json,
+                key
+            ],
+        )
+    })
 }
 
 /// Returns the id of this scenario version, inserting it when new.
@@ -100,30 +94,22 @@ pub fn upsert_scenario(
     conn: &Connection,
     scenario: &crate::config::Scenario,
 ) -> Result<i64, StoreError> {
-    if let Some(id) = conn
-        .query_row(
-            "SELECT id FROM scenarios WHERE scenario_id = ?1 AND hash = ?2",
-            [&scenario.id, &scenario.hash],
-            |r| r.get(0),
+    let select = "SELECT id FROM scenarios WHERE scenario_id = ?1 AND hash = ?2";
+    super::id_or_insert(conn, select, [&scenario.id, &scenario.hash], || {
+        // A scenario is strings, numbers and lists: serialising it cannot fail.
+        let content = serde_json::to_string(scenario).expect("scenario serialises");
+        conn.execute(
+            "INSERT INTO scenarios (scenario_id, hash, category, title, content)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            rusqlite::params![
+                scenario.id,
+                scenario.hash,
+                scenario.category,
+                scenario.title,
+                content
+            ],
         )
-        .optional()?
-    {
-        return Ok(id);
-    }
-    // A scenario is strings, numbers and lists: serialising it cannot fail.
-    let content = serde_json::to_string(scenario).expect("scenario serialises");
-    conn.execute(
-        "INSERT INTO scenarios (scenario_id, hash, category, title, content)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
-        rusqlite::params![
-            scenario.id,
-            scenario.hash,
-            scenario.category,
-            scenario.title,
-            content
-        ],
-    )?;
-    Ok(conn.last_insert_rowid())
+    })
 }
 
 /// Writes a conversation with its turns and attempts; the caller owns the transaction.

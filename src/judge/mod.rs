@@ -57,6 +57,9 @@ pub enum JudgeError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Setup(String),
+    /// The built-in mock judge could not start (it listens on 127.0.0.1).
+    #[error("the built-in mock judge could not start: {0}")]
+    MockJudge(String),
 }
 
 /// What `turnbench judge` was asked to do.

@@ -1,6 +1,7 @@
 //! Judging, one way for `turnbench judge` and `turnbench run`: a panel of jobs (a judge ×
-//! a rubric × a selection) is planned and audited — every job before any job sends, so a
-//! name in one judge's prompts stops the whole panel — then the built-in mock judges the
+//! a rubric × a selection) is planned and audited, and each judge's key, headers and URL
+//! checked — every job before any job sends, so a name in one judge's prompts (or a key
+//! variable one judge lacks) stops the whole panel with nothing sent — then the built-in mock judges the
 //! jobs name are started (one per model × seed, living until the panel ends) and handed
 //! down, and the jobs run in order, each judgment stored as it ends. A job that was
 //! interrupted or whose judgments the store refused stops the panel there.
@@ -101,6 +102,7 @@ pub async fn audit(
             // The store is the one judging writes: created or upgraded now, as judging
             // would, so an empty one is reported as empty (with its fix), not as missing.
             crate::store::open(&job.opts.db)?;
+            check_endpoint(&job.opts.settings)?;
         }
         let opts = JudgeOptions {
             mode: match job.opts.mode {
@@ -118,6 +120,18 @@ pub async fn audit(
         });
     }
     Ok(audit)
+}
+
+/// What a judge needs to send, checked before any judge of the panel sends: its key
+/// variable set, its header variables set, its URL well formed (the built-in mock's is
+/// known only once it runs).
+fn check_endpoint(settings: &JudgeSettings) -> Result<(), JudgeError> {
+    settings.api_key()?;
+    settings.header_values()?;
+    if let JudgeEndpoint::Url(base) = &settings.endpoint {
+        settings.request_url(base)?;
+    }
+    Ok(())
 }
 
 /// Plans and audits every job, and — when the jobs judge ([`Mode::Judge`]) and the audit

@@ -102,7 +102,7 @@ pub struct RunOutcome {
 impl RunOutcome {
     /// The process exit code (README): 0 done; 2 done, but conversations failed or
     /// judgments stayed unscored (a real bench; the built-in run's failures are its
-    /// simulated faults); 3 a judge prompt named a provider (nothing sent to that judge);
+    /// simulated faults); 3 a judge prompt named a provider (nothing sent to any judge);
     /// 4 the store refused a write; 130 interrupted.
     pub fn exit_code(&self) -> i32 {
         let store_refused = !self.collect.store_failures.is_empty()

@@ -44,6 +44,12 @@ pub enum RunError {
     /// The built-in mock provider could not start (it listens on 127.0.0.1).
     #[error("{0}")]
     MockProvider(String),
+    /// `turnbench mock` could not listen where it was asked to.
+    #[error("cannot listen on {addr}: {error}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        error: String,
+    },
     /// A stage's worker thread ended without its result (it panicked or was cancelled).
     #[error("the {stage} stage stopped: {error}")]
     StageStopped { stage: &'static str, error: String },

@@ -55,8 +55,57 @@ pub enum JudgeError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
-    Setup(String),
+    /// `--conversation` names no completed conversation.
+    #[error(
+        "--conversation {0}: no completed conversation has this id or uid\n  fix: pick one from `turnbench export conversations` (only completed conversations are judged)"
+    )]
+    UnknownConversation(String),
+    /// The rubric's id and version are stored with other content.
+    #[error(
+        "rubric {id} version {version} is already stored with other content\n  fix: raise `version` in the rubric file (an edited rubric is a new version)"
+    )]
+    RubricChanged { id: String, version: u32 },
+    /// The store holds no completed conversation to judge.
+    #[error(
+        "{}: no completed conversation to judge (replayed agent sessions are not judged)\n  fix: run `turnbench collect` (or import transcripts) into this --db first", db.display()
+    )]
+    NothingToJudge { db: PathBuf },
+    /// `--anchors` found no reference conversation.
+    #[error(
+        "--anchors: no reference conversation to judge\n  fix: point --scenarios at scenarios with reference answers"
+    )]
+    NoAnchors,
+    /// `--pairwise`: no slot where the baseline and another target both completed.
+    #[error(
+        "{}: no scenario and repeat in which baseline {baseline} and another target both completed\n  fix: collect both into one run (pairs are made within a run, scenario and repeat)", db.display()
+    )]
+    NoPairs { db: PathBuf, baseline: String },
+    /// `--baseline` names no stored provider or model label.
+    #[error(
+        "--baseline {baseline}: no completed conversation has this provider or model label\n  fix: use one of: {known}"
+    )]
+    UnknownBaseline { baseline: String, known: String },
+    /// `--baseline` names several targets in one slot.
+    #[error(
+        "--baseline {baseline}: run {run}, scenario {scenario}, repeat {repeat} has {count} baseline conversations for {provider} {label}; which one to compare with is ambiguous\n  fix: name one target: a provider that serves one model, or a model label served by one provider"
+    )]
+    AmbiguousBaseline {
+        baseline: String,
+        run: i64,
+        scenario: String,
+        repeat: u32,
+        count: usize,
+        provider: String,
+        label: String,
+    },
+    /// The settings name the built-in mock judge, and nobody handed its URL down.
+    #[error(
+        "the settings name the built-in mock judge, but none was started for this run\n  fix: run `turnbench judge` or `turnbench run`, which start it"
+    )]
+    MockJudgeNotStarted,
+    /// The HTTP client could not be built.
+    #[error("HTTP client: {0}")]
+    HttpClient(String),
     /// The built-in mock judge could not start (it listens on 127.0.0.1).
     #[error("the built-in mock judge could not start: {0}")]
     MockJudge(String),
@@ -355,9 +404,7 @@ fn select<'c>(
             Some(c) if !chosen.iter().any(|o| o.id == c.id) => chosen.push(c),
             Some(_) => {}
             None => {
-                return Err(JudgeError::Setup(format!(
-                    "--conversation {w}: no completed conversation has this id or uid\n  fix: pick one from `turnbench export conversations` (only completed conversations are judged)"
-                )));
+                return Err(JudgeError::UnknownConversation(w.to_string()));
             }
         }
     }
@@ -375,10 +422,10 @@ fn rubric_conflict(
 }
 
 fn rubric_conflict_error(rubric: &Rubric, _stored_hash: &str) -> JudgeError {
-    JudgeError::Setup(format!(
-        "rubric {} version {} is already stored with other content\n  fix: raise `version` in the rubric file (an edited rubric is a new version)",
-        rubric.id, rubric.version
-    ))
+    JudgeError::RubricChanged {
+        id: rubric.id.clone(),
+        version: rubric.version,
+    }
 }
 
 /// Stores the rubric and the judge settings (once each); returns their row ids.
@@ -504,19 +551,16 @@ pub async fn judge(
         &opts.selection,
     )?;
     if plan.sampled == 0 {
-        return Err(JudgeError::Setup(match &opts.selection.pairwise {
-            None if opts.selection.anchors.is_some() => {
-                "--anchors: no reference conversation to judge\n  fix: point --scenarios at scenarios with reference answers".to_string()
-            }
-            None => format!(
-                "{}: no completed conversation to judge (replayed agent sessions are not judged)\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
-                opts.db.display()
-            ),
-            Some(b) => format!(
-                "{}: no scenario and repeat in which baseline {b} and another target both completed\n  fix: collect both into one run (pairs are made within a run, scenario and repeat)",
-                opts.db.display()
-            ),
-        }));
+        return Err(match &opts.selection.pairwise {
+            None if opts.selection.anchors.is_some() => JudgeError::NoAnchors,
+            None => JudgeError::NothingToJudge {
+                db: opts.db.clone(),
+            },
+            Some(b) => JudgeError::NoPairs {
+                db: opts.db.clone(),
+                baseline: b.clone(),
+            },
+        });
     }
     let mut report = JudgeReport {
         sampled: plan.sampled,
@@ -566,11 +610,10 @@ fn call_context(
     let settings = &opts.settings;
     let base_url = match &settings.endpoint {
         JudgeEndpoint::Url(u) => u.clone(),
-        JudgeEndpoint::BuiltinMock => opts.mock_url.clone().ok_or_else(|| {
-            JudgeError::Setup(
-                "the settings name the built-in mock judge, but none was started for this run\n  fix: run `turnbench judge` or `turnbench run`, which start it".into(),
-            )
-        })?,
+        JudgeEndpoint::BuiltinMock => opts
+            .mock_url
+            .clone()
+            .ok_or(JudgeError::MockJudgeNotStarted)?,
     };
     let endpoint = Endpoint {
         url: settings.request_url(&base_url)?,
@@ -590,7 +633,7 @@ fn call_context(
         tx.commit().map_err(|e| JudgeError::Store(e.into()))?;
         refs
     };
-    let client = Client::new().map_err(|e| JudgeError::Setup(format!("HTTP client: {e}")))?;
+    let client = Client::new().map_err(|e| JudgeError::HttpClient(e.to_string()))?;
     Ok(CallContext {
         client,
         endpoint,

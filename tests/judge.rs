@@ -2,8 +2,12 @@
 //! conversations are collected from mock targets whose answers name their own provider
 //! and model, and every judge request is captured by the mock's request log.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
+
+use common::{judge_toml, turnbench_quiet};
 
 use rusqlite::Connection;
 use serde_json::Value;
@@ -183,41 +187,16 @@ base_url = "{url}"
 
     /// Writes judge settings for a mock model and returns their path.
     fn judge_file(&self, model: &str, extra: &str) -> PathBuf {
-        let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("judges/prompt.md");
-        let text = format!(
-            r#"
-id = "{model}"
-base_url = "{url}"
-model = "{model}"
-template = "{template}"
-system = "You are an impartial evaluator."
-concurrency = 4
-timeout_s = 10
-reasks = 2
-{extra}
-[retry]
-attempts = 3
-backoff_ms = 1
-max_wait_ms = 20
-"#,
-            url = self.mock.base_url(),
-            template = template.display(),
+        let body = format!(
+            "system = \"You are an impartial evaluator.\"\nconcurrency = 4\ntimeout_s = 10\nreasks = 2\n{extra}\n[retry]\nattempts = 3\nbackoff_ms = 1\nmax_wait_ms = 20\n"
         );
         let path = self.path(&format!("{model}.toml"));
-        std::fs::write(&path, text).unwrap();
+        std::fs::write(&path, judge_toml(&self.mock.base_url(), model, &body)).unwrap();
         path
     }
 
     async fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"));
-        cmd.current_dir(self.dir.path())
-            .arg("--db")
-            .arg(&self.db)
-            .arg("--quiet")
-            .args(args);
-        tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap()
+        turnbench_quiet(self.dir.path(), &self.db, args).await
     }
 
     async fn judge(&self, judge: &Path, rubric: &str, more: &[&str]) -> Output {
@@ -1404,26 +1383,14 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
     let db = dir.path().join("a.db");
     let judge_file = |model: &str| {
         let path = dir.path().join(format!("{model}.toml"));
-        std::fs::write(
-            &path,
-            format!(
-                "base_url = \"{}\"\nmodel = \"{model}\"\ntemplate = \"{}\"\nconcurrency = 8\n[retry]\nattempts = 2\nbackoff_ms = 1\n",
-                mock.base_url(),
-                root.join("judges/prompt.md").display()
-            ),
-        )
-        .unwrap();
+        let body = "concurrency = 8\n[retry]\nattempts = 2\nbackoff_ms = 1\n";
+        std::fs::write(&path, judge_toml(&mock.base_url(), model, body)).unwrap();
         path
     };
-    let run = |args: Vec<String>| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"));
-        cmd.current_dir(dir.path())
-            .arg("--db")
-            .arg(&db)
-            .arg("--quiet")
-            .args(args);
-        tokio::task::spawn_blocking(move || cmd.output().unwrap())
-    };
+    let (here, db) = (dir.path(), &db);
+    // Ok: the call sites unwrap what was a join handle.
+    let run =
+        move |args: Vec<String>| async move { Ok::<_, ()>(turnbench_quiet(here, db, &args).await) };
     let judge_args = |judge: &Path, more: &[&str]| -> Vec<String> {
         let mut a = vec![
             "judge".to_string(),
@@ -1454,7 +1421,7 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
         "{}",
         stdout(&out)
     );
-    let conn = Connection::open(&db).unwrap();
+    let conn = Connection::open(db).unwrap();
     let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
     assert_eq!(
         count("SELECT COUNT(*) FROM anchor_judgments WHERE status = 'ok'"),

@@ -1,14 +1,16 @@
 //! `turnbench run`: collect → check → judge → report in one go, each stage only on what is
 //! missing. The stages never call each other; this module orchestrates them: it checks
 //! every definition file before anything is sent, starts the shared services (the built-in
-//! mock provider and mock judge, when the run uses them) and hands each stage its
-//! endpoint, then runs the stages in order against one store.
+//! mock provider for the run, the mock judges for the judge stage, when they are used)
+//! and hands each stage its endpoint, then runs the stages in order against one store.
 //!
 //! - collect resumes the newest run of the same name when its settings and scenarios are
 //!   the same (a re-run after a crash or Ctrl-C does no work twice), else starts a run;
 //! - check computes only the results missing for the current check definitions;
-//! - judge runs each judge's reference anchors first (cached: once per judge × rubric),
-//!   then sends only judgments not yet scored, for every `--judge` × `--rubric`;
+//! - judge goes through [`judging`], the seam `turnbench judge` uses too: every judge's
+//!   prompts audited (and its endpoint checked) before any judge sends, the mock judges
+//!   started, then each judge's reference anchors (cached: once per judge × rubric) and
+//!   the judgments not yet scored, for every `--judge` × `--rubric`;
 //! - report reads the store and is written as HTML; the caller prints it to the terminal.
 //!
 //! Ctrl-C stops the stage in flight the way the stage itself does, and the run there.

@@ -2,8 +2,12 @@
 //! conversations are collected from mock targets whose answers name their own provider
 //! and model, and every judge request is captured by the mock's request log.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Output;
+
+use common::{judge_toml, turnbench_quiet};
 
 use rusqlite::Connection;
 use serde_json::Value;
@@ -183,41 +187,16 @@ base_url = "{url}"
 
     /// Writes judge settings for a mock model and returns their path.
     fn judge_file(&self, model: &str, extra: &str) -> PathBuf {
-        let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("judges/prompt.md");
-        let text = format!(
-            r#"
-id = "{model}"
-base_url = "{url}"
-model = "{model}"
-template = "{template}"
-system = "You are an impartial evaluator."
-concurrency = 4
-timeout_s = 10
-reasks = 2
-{extra}
-[retry]
-attempts = 3
-backoff_ms = 1
-max_wait_ms = 20
-"#,
-            url = self.mock.base_url(),
-            template = template.display(),
+        let body = format!(
+            "system = \"You are an impartial evaluator.\"\nconcurrency = 4\ntimeout_s = 10\nreasks = 2\n{extra}\n[retry]\nattempts = 3\nbackoff_ms = 1\nmax_wait_ms = 20\n"
         );
         let path = self.path(&format!("{model}.toml"));
-        std::fs::write(&path, text).unwrap();
+        std::fs::write(&path, judge_toml(&self.mock.base_url(), model, &body)).unwrap();
         path
     }
 
     async fn run(&self, args: &[&str]) -> Output {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"));
-        cmd.current_dir(self.dir.path())
-            .arg("--db")
-            .arg(&self.db)
-            .arg("--quiet")
-            .args(args);
-        tokio::task::spawn_blocking(move || cmd.output().unwrap())
-            .await
-            .unwrap()
+        turnbench_quiet(self.dir.path(), &self.db, args).await
     }
 
     async fn judge(&self, judge: &Path, rubric: &str, more: &[&str]) -> Output {
@@ -293,6 +272,41 @@ fn label_of(request: &Value) -> String {
     let text = user_text(request);
     let at = text.find("transcript-").unwrap();
     text[at..at + "transcript-".len() + 8].to_string()
+}
+
+/// A prompt with its opaque label (`transcript-536e2e66`) and its delimiter nonce
+/// (`<<<transcript 7628a029f49e begin>>>`) masked. Both are hex digits that change from
+/// run to run, and a forbidden short term ("e2e") turned up in them by chance about one
+/// run in ten: masked, the check reads only what could name a maker.
+fn without_opaque_ids(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("transcript") {
+        let (head, tail) = rest.split_at(at + "transcript".len());
+        out.push_str(head);
+        let sep = tail.chars().next().filter(|c| *c == '-' || *c == ' ');
+        let Some(sep) = sep else {
+            rest = tail;
+            continue;
+        };
+        out.push(sep);
+        let id = &tail[1..];
+        let hex = id.len() - id.trim_start_matches(|c: char| c.is_ascii_hexdigit()).len();
+        out.push_str(&"x".repeat(hex));
+        rest = &id[hex..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn opaque_ids_are_masked_and_nothing_else() {
+    assert_eq!(
+        without_opaque_ids(
+            "conversation transcript-536e2e66 follows: <<<transcript 7628a029f49e begin>>> e2e transcripts"
+        ),
+        "conversation transcript-xxxxxxxx follows: <<<transcript xxxxxxxxxxxx begin>>> e2e transcripts"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -390,7 +404,7 @@ async fn judge_requests_never_name_a_provider_model_host_or_timing() {
             // The whole body, minus the judge's own model name.
             let mut body = req.clone();
             body["model"] = Value::Null;
-            let text = body.to_string().to_lowercase();
+            let text = without_opaque_ids(&body.to_string().to_lowercase());
             for f in &forbidden {
                 assert!(
                     !text.contains(&f.to_lowercase()),
@@ -928,6 +942,81 @@ async fn the_audit_reads_the_transcripts_and_settings_terms_are_redacted() {
     assert!(stdout(&out).contains("Day 2: [redacted]"));
 }
 
+/// `turnbench judge` and `turnbench run` apply one rule: every judge of a panel is audited
+/// and its endpoint checked before any judge sends, so what stops the second judge (here
+/// a key variable it names and nobody set) stops the first one too — in both commands,
+/// with nothing sent and nothing stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_stops_one_judge_of_a_panel_stops_all_before_any_sends_in_judge_and_in_run() {
+    let fx = Fixture::collected().await;
+    let ready = fx.judge_file("mock-judge", "");
+    let keyless = fx.judge_file(
+        "mock-judge-nolist",
+        "api_key_env = \"TURNBENCH_TEST_SURELY_UNSET\"",
+    );
+    let rubric = rubric_path("multiturn-quality");
+    let panel = [
+        "--judge",
+        ready.to_str().unwrap(),
+        "--judge",
+        keyless.to_str().unwrap(),
+        "--rubric",
+        rubric.to_str().unwrap(),
+    ];
+    // The audit alone passes for both: their prompts name nobody.
+    let out = fx
+        .run(&[&["judge", "--audit"][..], &panel[..]].concat())
+        .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+
+    let out = fx.run(&[&["judge"][..], &panel[..]].concat()).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("TURNBENCH_TEST_SURELY_UNSET"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        fx.judge_requests().is_empty(),
+        "judge sent to the first judge"
+    );
+
+    std::fs::create_dir(fx.path("no-checks")).unwrap();
+    let run = [
+        "run",
+        "--config",
+        "bench.toml",
+        "--checks",
+        "no-checks",
+        "--out",
+        "report.html",
+    ];
+    let out = fx.run(&[&run[..], &panel[..]].concat()).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("TURNBENCH_TEST_SURELY_UNSET"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        fx.judge_requests().is_empty(),
+        "run sent to the first judge"
+    );
+    assert_eq!(fx.count("SELECT COUNT(*) FROM judgments"), 0);
+
+    // Without the second judge, both commands send.
+    let alone = [
+        "--judge",
+        ready.to_str().unwrap(),
+        "--rubric",
+        rubric.to_str().unwrap(),
+    ];
+    let out = fx.run(&[&run[..], &alone[..]].concat()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!fx.judge_requests().is_empty());
+    assert!(fx.count("SELECT COUNT(*) FROM judgments") > 0);
+}
+
 #[test]
 fn an_empty_store_is_an_error_with_a_fix() {
     let dir = tempfile::tempdir().unwrap();
@@ -1294,26 +1383,14 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
     let db = dir.path().join("a.db");
     let judge_file = |model: &str| {
         let path = dir.path().join(format!("{model}.toml"));
-        std::fs::write(
-            &path,
-            format!(
-                "base_url = \"{}\"\nmodel = \"{model}\"\ntemplate = \"{}\"\nconcurrency = 8\n[retry]\nattempts = 2\nbackoff_ms = 1\n",
-                mock.base_url(),
-                root.join("judges/prompt.md").display()
-            ),
-        )
-        .unwrap();
+        let body = "concurrency = 8\n[retry]\nattempts = 2\nbackoff_ms = 1\n";
+        std::fs::write(&path, judge_toml(&mock.base_url(), model, body)).unwrap();
         path
     };
-    let run = |args: Vec<String>| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"));
-        cmd.current_dir(dir.path())
-            .arg("--db")
-            .arg(&db)
-            .arg("--quiet")
-            .args(args);
-        tokio::task::spawn_blocking(move || cmd.output().unwrap())
-    };
+    let (here, db) = (dir.path(), &db);
+    // Ok: the call sites unwrap what was a join handle.
+    let run =
+        move |args: Vec<String>| async move { Ok::<_, ()>(turnbench_quiet(here, db, &args).await) };
     let judge_args = |judge: &Path, more: &[&str]| -> Vec<String> {
         let mut a = vec![
             "judge".to_string(),
@@ -1344,7 +1421,7 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
         "{}",
         stdout(&out)
     );
-    let conn = Connection::open(&db).unwrap();
+    let conn = Connection::open(db).unwrap();
     let count = |sql: &str| -> i64 { conn.query_row(sql, [], |r| r.get(0)).unwrap() };
     assert_eq!(
         count("SELECT COUNT(*) FROM anchor_judgments WHERE status = 'ok'"),

@@ -9,9 +9,8 @@ use anyhow::Result;
 
 use super::Global;
 use crate::config::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Rubric, Scenario, embedded};
-use crate::judge::{self, JudgeOptions, Mode, Selection};
-use crate::mock::MockServer;
-use crate::store::judgments::JudgmentStatus;
+use crate::judge::{self, JudgeOptions, JudgeReport, Mode, Selection};
+use crate::run::judging::{self, PanelAudit, PanelJob};
 
 /// Score stored conversations with a blind LLM judge; only what is not judged yet
 /// is sent.
@@ -91,148 +90,89 @@ impl JudgeArgs {
         let scenarios_dir = embedded::resolve_dir(self.scenarios.as_deref(), "scenarios");
         let panel = self.into_options(global)?;
         let mode = panel.first().map_or(Mode::Judge, |o| o.mode);
-        // Audit every judge's prompts before any judge of a panel sends: a leak in the
-        // second judge's transcripts stops the first one too. (A lone judge audits its own
-        // prompts before it sends.)
-        let mut leaks = 0;
-        let mut planned = 0;
-        let pre_audit = mode != Mode::Judge || panel.len() > 1;
-        for opts in panel.iter().filter(|_| pre_audit) {
-            let audit_opts = JudgeOptions {
-                mode: if mode == Mode::Judge {
-                    Mode::Audit
-                } else {
-                    mode
-                },
-                ..opts.clone()
-            };
-            let (report, plan) = judge::judge(&audit_opts, super::interrupts()).await?;
-            if print_prompts {
-                print!("{}", judge::format_dry_run(&plan, &opts.settings));
+        // The built-in mock judge grades transcripts against the scenarios' reference
+        // answers when it has them.
+        let uses_mock = panel
+            .iter()
+            .any(|o| o.settings.endpoint == JudgeEndpoint::BuiltinMock);
+        let scenarios = if uses_mock && mode == Mode::Judge && embedded::is_dir(&scenarios_dir) {
+            Scenario::load_dir(&scenarios_dir)?
+        } else {
+            Vec::new()
+        };
+        let jobs: Vec<PanelJob> = panel.into_iter().map(|o| PanelJob::new(o, "")).collect();
+        let mut anchors_failed = false;
+        let mut unscored = 0;
+        let mut after_each = |job: &PanelJob, report: &JudgeReport| {
+            if report.leaks.is_empty() {
+                let closing = judging::closing(&job.opts, report)?;
+                print!("{}", closing.text);
+                anchors_failed |= closing.anchors_failed;
+                unscored += closing.unscored;
             }
-            for l in &report.leaks {
-                eprintln!(
-                    "leak: judge {} · conversation {}: {:?} ({}) in \"…{}…\"",
-                    opts.settings.id,
-                    l.conversation_id,
-                    l.leak.term,
-                    l.leak.kind.as_str(),
-                    l.leak.context
-                );
-            }
-            leaks += report.leaks.len();
-            planned += report.planned;
-            if mode != Mode::Judge && report.leaks.is_empty() && !opts.quiet {
-                eprintln!(
-                    "{} · judge {}: the transcripts of {} prompts checked against {} redaction terms, the shipped name list and self-identification phrasing, no leak; {} would be sent ({} already judged); nothing was sent",
-                    if mode == Mode::Audit {
-                        "audit"
-                    } else {
-                        "dry run"
-                    },
-                    opts.settings.id,
-                    report.planned,
-                    plan.terms.len(),
-                    report.planned - report.cached,
-                    report.cached
-                );
-            }
-        }
-        if leaks > 0 {
-            eprintln!(
-                "audit: {leaks} names found in the transcripts of {planned} prompts; nothing was sent\n  fix: add the names to the settings' `redact` list (or keep `builtin_redactions = true`), or leave those conversations out with --conversation"
-            );
+            Ok(())
+        };
+        // Every judge's prompts are audited before any judge of the panel sends: a leak in
+        // the second judge's transcripts stops the first one too.
+        let outcome =
+            judging::judge_panel(jobs, &scenarios, &super::interrupts, &mut after_each).await?;
+        print_audit(&outcome.audit, mode, print_prompts, global.quiet);
+        if !outcome.audit_passed() {
             return Ok(3);
         }
-        if mode != Mode::Judge {
-            return Ok(0);
-        }
-        let mut code = 0;
-        let mut anchors_failed = false;
-        for mut opts in panel {
-            // The built-in mock judge, for this judge's calls only; it grades transcripts
-            // against the scenarios' reference answers when it has them.
-            let mut _mock = None;
-            if opts.settings.endpoint == JudgeEndpoint::BuiltinMock {
-                let scenarios = if embedded::is_dir(&scenarios_dir) {
-                    Scenario::load_dir(&scenarios_dir)?
-                } else {
-                    Vec::new()
-                };
-                let server = MockServer::start(
-                    crate::mock::judge::builtin_config(&opts.settings.model, opts.settings.seed),
-                    &scenarios,
-                    "127.0.0.1:0".parse()?,
-                    None,
-                )
-                .await?;
-                opts.mock_url = Some(server.base_url());
-                _mock = Some(server);
-            }
-            let (report, _) = judge::judge(&opts, super::interrupts()).await?;
-            if !report.leaks.is_empty() {
-                // Audited above; only a store changed in between gets here.
-                eprintln!(
-                    "audit: judge {}: {} names found; nothing was sent to it",
-                    opts.settings.id,
-                    report.leaks.len()
-                );
-                return Ok(3);
-            }
-            let conn = crate::store::open(&opts.db)?;
-            let table = crate::store::judgments::judgment_summary(&conn, judge::unscored_reason)?;
-            print!(
-                "{}",
-                judge::format_summary(&report, &opts.settings, &opts.rubric, &table)
-            );
-            if report.anchors {
-                let rows = crate::store::anchors::current_anchor_judgments(&conn)?;
-                let rubric_key = format!("{}@{}", opts.rubric.id, opts.rubric.version);
-                for a in crate::report::anchors::sections(&rows).iter().filter(|a| {
-                    a.rubric == rubric_key
-                        && a.judge == opts.settings.id
-                        && a.simulated == opts.settings.simulated
-                }) {
-                    println!("anchors: {}", crate::report::anchors::sentence(a));
-                    anchors_failed |= !a.passed;
-                }
-            }
-            if report.pairwise.is_some() {
-                let verdicts = crate::store::pairwise::pairwise_verdicts(&conn)?;
-                print!(
-                    "{}",
-                    judge::format_pairwise_summary(&opts.settings, &opts.rubric, &verdicts)
-                );
-            }
-            if let Some(hint) = &report.format_refused {
-                eprintln!("{hint}");
-            }
-            for f in &report.store_failures {
-                eprintln!("store: {f}");
-            }
-            if !report.store_failures.is_empty() {
-                eprintln!(
-                    "store: {} judgments could not be written; the run stopped sending\n  fix: free disk space (or fix the store), then run the same command again: it asks only what is missing",
-                    report.store_failures.len()
-                );
-                return Ok(4);
-            }
-            if report.interrupted {
-                return Ok(130);
-            }
-            let failed = report.count(JudgmentStatus::Unparseable)
-                + report.count(JudgmentStatus::JudgeError);
-            if failed > 0 {
-                code = 2;
+        for (job, report) in &outcome.judged {
+            if let Some(code) = stopping_code(job, report) {
+                return Ok(code);
             }
         }
         // A judge that cannot tell references from spoiled answers outranks unscored asks.
-        Ok(if anchors_failed { 5 } else { code })
+        Ok(if anchors_failed {
+            5
+        } else if unscored > 0 {
+            2
+        } else {
+            0
+        })
     }
 
     /// The second stage of argument resolution: each judge's settings, the rubric and the
     /// redaction names loaded, flags applied over every settings file.
     fn into_options(self, global: &Global) -> Result<Vec<JudgeOptions>> {
+        self.check_flags()?;
+        let mode = match (self.audit, self.dry_run) {
+            (true, _) => Mode::Audit,
+            (false, true) => Mode::DryRun,
+            (false, false) => Mode::Judge,
+        };
+        let rubric = Rubric::load(&embedded::resolve_file(&self.rubric, "rubrics"))?;
+        let bench_targets = self.bench_targets()?;
+        let selection = Selection {
+            conversations: self.conversations.clone(),
+            rejudge: self.rejudge,
+            pairwise: self.baseline.clone(),
+            anchors: self.anchor_inputs()?,
+        };
+        let mut panel: Vec<JudgeOptions> = Vec::new();
+        for path in &self.judges {
+            let settings = self.settings(path)?;
+            check_differs(&panel, &settings)?;
+            panel.push(JudgeOptions {
+                db: global.db.clone(),
+                settings,
+                rubric: rubric.clone(),
+                bench_targets: bench_targets.clone(),
+                mode,
+                quiet: global.quiet,
+                selection: selection.clone(),
+                mock_url: None,
+                stage: None,
+            });
+        }
+        Ok(panel)
+    }
+
+    /// The flags' own rules, before any file is read.
+    fn check_flags(&self) -> Result<()> {
         if let Some(n) = self.replicates {
             anyhow::ensure!(n >= 1, "--replicates must be at least 1");
         }
@@ -243,12 +183,12 @@ impl JudgeArgs {
             !(self.pairwise || self.anchors) || self.replicates.is_none_or(|n| n == 1),
             "--replicates does not apply to --pairwise or --anchors: each pair is asked once per position, each anchor once\n  fix: leave out --replicates"
         );
-        let mode = match (self.audit, self.dry_run) {
-            (true, _) => Mode::Audit,
-            (false, true) => Mode::DryRun,
-            (false, false) => Mode::Judge,
-        };
-        let rubric = Rubric::load(&embedded::resolve_file(&self.rubric, "rubrics"))?;
+        Ok(())
+    }
+
+    /// The names of a bench.toml's targets (`--config`, else ./bench.toml when there is
+    /// one), redacted besides the store's.
+    fn bench_targets(&self) -> Result<Vec<BenchTargetNames>> {
         let bench = self
             .config
             .as_deref()
@@ -257,87 +197,150 @@ impl JudgeArgs {
                 let here = PathBuf::from(crate::run::builtin::CONVENTIONAL);
                 here.is_file().then_some(here)
             });
-        let bench_targets = match &bench {
+        Ok(match &bench {
             Some(path) => BenchTargetNames::load(path)?,
             None => Vec::new(),
-        };
-        let anchors = if self.anchors {
-            let scenarios_dir = embedded::resolve_dir(self.scenarios.as_deref(), "scenarios");
-            let checks_dir = embedded::resolve_dir(self.checks.as_deref(), "checks");
-            let scenarios = Scenario::load_dir(&scenarios_dir)?;
-            let checks = if embedded::is_dir(&checks_dir) {
-                crate::checks::CheckSet::load_dir(&checks_dir)?
-            } else {
-                Vec::new()
-            };
-            let inputs = crate::anchors::inputs(&scenarios, &checks).map_err(anyhow::Error::msg)?;
-            anyhow::ensure!(
-                inputs.iter().any(|a| a.defect.is_some()),
-                "--anchors: no scenario in {} has reference answers and [[defect]] tables in {}\n  fix: point --scenarios and --checks at the suite (defaults: scenarios/, checks/)",
-                embedded::describe(&scenarios_dir),
-                embedded::describe(&checks_dir)
-            );
-            Some(inputs)
-        } else {
-            None
-        };
-        let mut panel: Vec<JudgeOptions> = Vec::new();
-        for path in &self.judges {
-            let path = &embedded::resolve_file(path, "judges");
-            let mut settings = JudgeSettings::load(path)?;
-            if let Some(n) = self.replicates {
-                settings.replicates = n;
-            }
-            if let Some(s) = &self.sample {
-                settings.sample = s.parse().map_err(anyhow::Error::msg)?;
-            }
-            if let Some(s) = self.seed {
-                settings.seed = s;
-            }
-            if let Some(n) = self.concurrency {
-                settings.concurrency = n;
-            }
-            settings.check_replicates()?;
-            if settings.simulated {
-                // Simulated judgments are the mock grader's: keyed by its version.
-                settings.grader_version = Some(crate::mock::grade::GRADER_VERSION);
-            }
-            let hash = judge::cache::judge_hash(&settings);
-            if let Some(other) = panel
-                .iter()
-                .find(|o| judge::cache::judge_hash(&o.settings) == hash)
-            {
-                anyhow::bail!(
-                    "{} and {} would send identical requests (same endpoint, model, parameters, system text and template), so their judgments would be one judge's\n  fix: a panel's judges must differ in what they send: another model (for the built-in mock, another `mock-judge-…` name), parameters or template",
-                    other.settings.path.display(),
-                    path.display(),
-                );
-            }
-            if let Some(other) = panel.iter().find(|o| o.settings.id == settings.id) {
-                anyhow::bail!(
-                    "{} and {} both name judge {:?}: a panel's judges must differ\n  fix: give one of them another `id`",
-                    other.settings.path.display(),
-                    path.display(),
-                    settings.id
-                );
-            }
-            panel.push(JudgeOptions {
-                db: global.db.clone(),
-                settings,
-                rubric: rubric.clone(),
-                bench_targets: bench_targets.clone(),
-                mode,
-                quiet: global.quiet,
-                selection: Selection {
-                    conversations: self.conversations.clone(),
-                    rejudge: self.rejudge,
-                    pairwise: self.baseline.clone(),
-                    anchors: anchors.clone(),
-                },
-                mock_url: None,
-                stage: None,
-            });
-        }
-        Ok(panel)
+        })
     }
+
+    /// `--anchors`: each scenario's reference conversation and the variants its checks
+    /// file's defects spoil.
+    fn anchor_inputs(&self) -> Result<Option<Vec<judge::anchors::AnchorInput>>> {
+        if !self.anchors {
+            return Ok(None);
+        }
+        let scenarios_dir = embedded::resolve_dir(self.scenarios.as_deref(), "scenarios");
+        let checks_dir = embedded::resolve_dir(self.checks.as_deref(), "checks");
+        let scenarios = Scenario::load_dir(&scenarios_dir)?;
+        let checks = if embedded::is_dir(&checks_dir) {
+            crate::checks::CheckSet::load_dir(&checks_dir)?
+        } else {
+            Vec::new()
+        };
+        let inputs = crate::anchors::inputs(&scenarios, &checks).map_err(anyhow::Error::msg)?;
+        anyhow::ensure!(
+            inputs.iter().any(|a| a.defect.is_some()),
+            "--anchors: no scenario in {} has reference answers and [[defect]] tables in {}\n  fix: point --scenarios and --checks at the suite (defaults: scenarios/, checks/)",
+            embedded::describe(&scenarios_dir),
+            embedded::describe(&checks_dir)
+        );
+        Ok(Some(inputs))
+    }
+
+    /// One judge's settings with the flags applied over them.
+    fn settings(&self, path: &std::path::Path) -> Result<JudgeSettings> {
+        let mut settings = judging::load_settings(path)?;
+        if let Some(n) = self.replicates {
+            settings.replicates = n;
+        }
+        if let Some(s) = &self.sample {
+            settings.sample = s.parse().map_err(anyhow::Error::msg)?;
+        }
+        if let Some(s) = self.seed {
+            settings.seed = s;
+        }
+        if let Some(n) = self.concurrency {
+            settings.concurrency = n;
+        }
+        settings.check_replicates()?;
+        Ok(settings)
+    }
+}
+
+/// A panel's judges must differ: in what they send, and in their ids.
+fn check_differs(panel: &[JudgeOptions], settings: &JudgeSettings) -> Result<()> {
+    let hash = judge::cache::judge_hash(settings);
+    if let Some(other) = panel
+        .iter()
+        .find(|o| judge::cache::judge_hash(&o.settings) == hash)
+    {
+        anyhow::bail!(
+            "{} and {} would send identical requests (same endpoint, model, parameters, system text and template), so their judgments would be one judge's\n  fix: a panel's judges must differ in what they send: another model (for the built-in mock, another `mock-judge-…` name), parameters or template",
+            other.settings.path.display(),
+            settings.path.display(),
+        );
+    }
+    if let Some(other) = panel.iter().find(|o| o.settings.id == settings.id) {
+        anyhow::bail!(
+            "{} and {} both name judge {:?}: a panel's judges must differ\n  fix: give one of them another `id`",
+            other.settings.path.display(),
+            settings.path.display(),
+            settings.id
+        );
+    }
+    Ok(())
+}
+
+/// What the audit found (every leak, with its judge), and for a dry run or an audit that
+/// found nothing, the prompts (`--dry-run`) and one line per judge.
+fn print_audit(audit: &PanelAudit, mode: Mode, print_prompts: bool, quiet: bool) {
+    if mode == Mode::Judge && audit.leaks() == 0 {
+        return;
+    }
+    for job in &audit.jobs {
+        if print_prompts {
+            print!("{}", judge::format_dry_run(&job.plan, &job.settings));
+        }
+        for l in &job.report.leaks {
+            eprintln!(
+                "leak: judge {} · conversation {}: {:?} ({}) in \"…{}…\"",
+                job.settings.id,
+                l.conversation_id,
+                l.leak.term,
+                l.leak.kind.as_str(),
+                l.leak.context
+            );
+        }
+        let r = &job.report;
+        if mode != Mode::Judge && r.leaks.is_empty() && !quiet {
+            eprintln!(
+                "{} · judge {}: the transcripts of {} prompts checked against {} redaction terms, the shipped name list and self-identification phrasing, no leak; {} would be sent ({} already judged); nothing was sent",
+                if mode == Mode::Audit {
+                    "audit"
+                } else {
+                    "dry run"
+                },
+                job.settings.id,
+                r.planned,
+                job.plan.terms.len(),
+                r.planned - r.cached,
+                r.cached
+            );
+        }
+    }
+    if audit.leaks() > 0 {
+        eprintln!(
+            "audit: {} names found in the transcripts of {} prompts; nothing was sent\n  fix: add the names to the settings' `redact` list (or keep `builtin_redactions = true`), or leave those conversations out with --conversation",
+            audit.leaks(),
+            audit.planned()
+        );
+    }
+}
+
+/// The exit code of a judge that stopped the panel, after saying why: 3 a name turned up
+/// at send time, 4 the store refused a judgment, 130 interrupted.
+fn stopping_code(job: &PanelJob, report: &JudgeReport) -> Option<i32> {
+    if !report.leaks.is_empty() {
+        // Audited before any sending; only a store changed in between gets here.
+        eprintln!(
+            "audit: judge {}: {} names found; nothing was sent to it",
+            job.opts.settings.id,
+            report.leaks.len()
+        );
+        return Some(3);
+    }
+    if let Some(hint) = &report.format_refused {
+        eprintln!("{hint}");
+    }
+    for f in &report.store_failures {
+        eprintln!("store: {f}");
+    }
+    if !report.store_failures.is_empty() {
+        eprintln!(
+            "store: {} judgments could not be written; the run stopped sending\n  fix: free disk space (or fix the store), then run the same command again: it asks only what is missing",
+            report.store_failures.len()
+        );
+        return Some(4);
+    }
+    report.interrupted.then_some(130)
 }

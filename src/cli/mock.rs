@@ -4,11 +4,10 @@ use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::Global;
-use crate::config::Scenario;
-use crate::mock::{MockConfig, MockServer};
+use crate::run::builtin::{self, StandaloneMock};
 
 /// Serve a simulated OpenAI-compatible provider until Ctrl-C.
 #[derive(clap::Args)]
@@ -34,39 +33,23 @@ pub struct MockArgs {
 impl MockArgs {
     /// Serves until Ctrl-C; the store (`--db`) is not used.
     pub async fn run(self, _global: &Global) -> Result<i32> {
-        let Self {
-            port,
-            host,
-            profiles,
-            scenarios,
-            seed,
-            log,
-        } = self;
-        let mut cfg = match profiles {
-            Some(p) => MockConfig::load(&p)?,
-            None => MockConfig::builtin(),
-        };
-        if let Some(seed) = seed {
-            cfg.seed = seed;
-        }
-        let scenarios = match scenarios {
-            Some(dir) => Scenario::load_dir(&dir)?,
-            None => Vec::new(),
-        };
-        let models: Vec<_> = cfg.profiles.iter().map(|p| p.model.clone()).collect();
-        let server =
-            MockServer::start(cfg, &scenarios, SocketAddr::new(host, port), log.as_deref())
-                .await
-                .with_context(|| format!("cannot listen on {host}:{port}"))?;
+        let serving = builtin::serve_standalone(StandaloneMock {
+            addr: SocketAddr::new(self.host, self.port),
+            profiles: self.profiles,
+            scenarios: self.scenarios,
+            seed: self.seed,
+            log: self.log,
+        })
+        .await?;
         println!(
             "turnbench mock listening on {} (models: {}; {} scenarios)",
-            server.base_url(),
-            models.join(", "),
-            scenarios.len()
+            serving.base_url(),
+            serving.models.join(", "),
+            serving.scenarios
         );
         std::io::stdout().flush()?;
         tokio::signal::ctrl_c().await?;
-        server.stop();
+        serving.stop();
         Ok(0)
     }
 }

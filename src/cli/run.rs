@@ -22,7 +22,7 @@ use crate::run::{self, RunOptions};
 ///
 /// Exit status: 0 done; 1 a definition, usage or setup error (nothing sent); 2 done, but
 /// some conversations failed or judgments stayed unscored (real providers); 3 a judge
-/// prompt named a provider (nothing sent to that judge); 4 the store refused a write
+/// prompt named a provider (nothing sent to any judge); 4 the store refused a write
 /// (re-run to finish); 130 interrupted (re-run to finish).
 #[derive(clap::Args)]
 pub struct RunArgs {

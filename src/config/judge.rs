@@ -325,113 +325,217 @@ fn default_retry() -> RetryPolicy {
     }
 }
 
+/// The settings' `id`, else the file's stem.
+fn judge_id(src: &SourceText, doc: &JudgeDoc, path: &Path) -> Result<String, ConfigError> {
+    Ok(match &doc.id {
+        Some(id) => {
+            if !valid_id(id.get_ref()) {
+                return Err(src.invalid(
+                    id.span(),
+                    format!("judge id {:?} is not a slug", id.get_ref()),
+                    "use a short slug such as \"gpt-judge\"",
+                ));
+            }
+            id.get_ref().clone()
+        }
+        None => path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("judge")
+            .to_string(),
+    })
+}
+
+/// A URL, or the built-in mock judge: exactly one of them.
+fn endpoint(
+    src: &SourceText,
+    doc: &JudgeDoc,
+    id: &str,
+    url_secrets: &super::url::UrlSecrets,
+) -> Result<JudgeEndpoint, ConfigError> {
+    Ok(match (&doc.base_url, doc.builtin_mock) {
+        // Variables are checked when sending (dry runs and audits need none).
+        (Some(url), false) => JudgeEndpoint::Url(super::url::check_base_url(
+            src,
+            &format!("judge {id}"),
+            url,
+            url_secrets,
+            false,
+        )?),
+        (None, true) => JudgeEndpoint::BuiltinMock,
+        (Some(url), true) => {
+            return Err(src.invalid(
+                url.span(),
+                "both base_url and builtin_mock are set",
+                "keep one: base_url for a real judge, builtin_mock = true for the mock",
+            ));
+        }
+        (None, false) => {
+            return Err(src.invalid(
+                doc.model.span(),
+                "no base_url",
+                "set base_url = \"https://.../v1\", or builtin_mock = true",
+            ));
+        }
+    })
+}
+
+/// The model named, counts positive, headers well formed, at least one attempt.
+fn check_values(src: &SourceText, doc: &JudgeDoc, id: &str) -> Result<(), ConfigError> {
+    if doc.model.get_ref().trim().is_empty() {
+        return Err(src.invalid(doc.model.span(), "empty model", "name the judge model"));
+    }
+    let positive = |ok: bool, span: std::ops::Range<usize>, what: &str| {
+        if ok {
+            Ok(())
+        } else {
+            Err(src.invalid(
+                span,
+                format!("{what} must be at least 1"),
+                format!("set {what} to a positive value"),
+            ))
+        }
+    };
+    positive(
+        *doc.replicates.get_ref() >= 1,
+        doc.replicates.span(),
+        "replicates",
+    )?;
+    positive(
+        *doc.concurrency.get_ref() >= 1,
+        doc.concurrency.span(),
+        "concurrency",
+    )?;
+    let t = *doc.timeout_s.get_ref();
+    positive(t.is_finite() && t > 0.0, doc.timeout_s.span(), "timeout_s")?;
+    // Variables are checked when sending (dry runs and audits need none).
+    super::headers::validate(
+        src,
+        &format!("judge {id}"),
+        &doc.headers,
+        &doc.headers_env,
+        false,
+    )?;
+    if doc.retry.attempts == 0 {
+        return Err(ConfigError::invalid(
+            &src.path,
+            find_line(src, "attempts"),
+            "retry attempts must be at least 1",
+            "set attempts = 1 for no retries",
+        ));
+    }
+    Ok(())
+}
+
+/// The settings' own redaction terms, trimmed; each at least 2 characters.
+fn redact_terms(src: &SourceText, doc: &JudgeDoc) -> Result<Vec<String>, ConfigError> {
+    let mut redact = Vec::new();
+    for term in &doc.redact {
+        if term.get_ref().trim().chars().count() < 2 {
+            return Err(src.invalid(
+                term.span(),
+                format!(
+                    "redaction term {:?} is shorter than 2 characters",
+                    term.get_ref()
+                ),
+                "write the whole name to redact",
+            ));
+        }
+        redact.push(term.get_ref().trim().to_string());
+    }
+    Ok(redact)
+}
+
+/// The pairwise template, when named: read beside the settings, with every placeholder
+/// a pairwise prompt needs.
+fn pairwise_template(
+    src: &SourceText,
+    doc: &JudgeDoc,
+    base: &Path,
+) -> Result<Option<PairwiseTemplate>, ConfigError> {
+    Ok(match &doc.pairwise_template {
+        None => None,
+        Some(name) => {
+            let path = base.join(name.get_ref());
+            let text = SourceText::read(&path).map_err(|e| match e {
+                ConfigError::Read { error, .. } => src.invalid(
+                    name.span(),
+                    format!("cannot read pairwise template {}: {error}", path.display()),
+                    "name a template file relative to this settings file (see judges/pairwise.md)",
+                ),
+                other => other,
+            })?;
+            for required in PAIRWISE_REQUIRED {
+                if !text.text.contains(&format!("{{{{{required}}}}}")) {
+                    return Err(ConfigError::invalid(
+                        &path,
+                        1,
+                        format!("the pairwise template has no {{{{{required}}}}}"),
+                        format!(
+                            "add {{{{{required}}}}} where the judge should read it (see judges/pairwise.md)"
+                        ),
+                    ));
+                }
+            }
+            Some(PairwiseTemplate {
+                path,
+                text: text.text,
+            })
+        }
+    })
+}
+
+/// The `response_format` of `[request]`: a name turned into what is sent, or a table sent
+/// as written.
+fn response_format(
+    src: &SourceText,
+    request: &mut RequestParams,
+    response_format_line: usize,
+) -> Result<ResponseFormat, ConfigError> {
+    Ok(match request.response_format.take() {
+        None => ResponseFormat::None,
+        Some(serde_json::Value::String(name)) => match name.as_str() {
+            "rubric_schema" => ResponseFormat::RubricSchema,
+            "json_object" => {
+                request.response_format = Some(serde_json::json!({"type": "json_object"}));
+                ResponseFormat::JsonObject
+            }
+            "none" => ResponseFormat::None,
+            other => {
+                return Err(ConfigError::invalid(
+                    &src.path,
+                    response_format_line,
+                    format!("unknown response_format {other:?}"),
+                    "write \"rubric_schema\" (a JSON schema built from the rubric), \"json_object\", \"none\", or a table sent as written",
+                ));
+            }
+        },
+        Some(table) => {
+            let format = if table == serde_json::json!({"type": "json_object"}) {
+                ResponseFormat::JsonObject
+            } else {
+                ResponseFormat::AsWritten
+            };
+            request.response_format = Some(table);
+            format
+        }
+    })
+}
+
 impl JudgeSettings {
     /// Reads the settings and the template file they name.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let src = SourceText::read(path)?;
         let doc: JudgeDoc = src.parse()?;
-        let id = match &doc.id {
-            Some(id) => {
-                if !valid_id(id.get_ref()) {
-                    return Err(src.invalid(
-                        id.span(),
-                        format!("judge id {:?} is not a slug", id.get_ref()),
-                        "use a short slug such as \"gpt-judge\"",
-                    ));
-                }
-                id.get_ref().clone()
-            }
-            None => path
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("judge")
-                .to_string(),
-        };
+        let id = judge_id(&src, &doc, path)?;
         let url_secrets = super::url::UrlSecrets {
             userinfo_env: doc.userinfo_env.clone(),
             query_env: doc.query_env.clone(),
         };
-        let endpoint = match (&doc.base_url, doc.builtin_mock) {
-            // Variables are checked when sending (dry runs and audits need none).
-            (Some(url), false) => JudgeEndpoint::Url(super::url::check_base_url(
-                &src,
-                &format!("judge {id}"),
-                url,
-                &url_secrets,
-                false,
-            )?),
-            (None, true) => JudgeEndpoint::BuiltinMock,
-            (Some(url), true) => {
-                return Err(src.invalid(
-                    url.span(),
-                    "both base_url and builtin_mock are set",
-                    "keep one: base_url for a real judge, builtin_mock = true for the mock",
-                ));
-            }
-            (None, false) => {
-                return Err(src.invalid(
-                    doc.model.span(),
-                    "no base_url",
-                    "set base_url = \"https://.../v1\", or builtin_mock = true",
-                ));
-            }
-        };
-        if doc.model.get_ref().trim().is_empty() {
-            return Err(src.invalid(doc.model.span(), "empty model", "name the judge model"));
-        }
-        let positive = |ok: bool, span: std::ops::Range<usize>, what: &str| {
-            if ok {
-                Ok(())
-            } else {
-                Err(src.invalid(
-                    span,
-                    format!("{what} must be at least 1"),
-                    format!("set {what} to a positive value"),
-                ))
-            }
-        };
-        positive(
-            *doc.replicates.get_ref() >= 1,
-            doc.replicates.span(),
-            "replicates",
-        )?;
-        positive(
-            *doc.concurrency.get_ref() >= 1,
-            doc.concurrency.span(),
-            "concurrency",
-        )?;
+        let endpoint = endpoint(&src, &doc, &id, &url_secrets)?;
+        check_values(&src, &doc, &id)?;
         let t = *doc.timeout_s.get_ref();
-        positive(t.is_finite() && t > 0.0, doc.timeout_s.span(), "timeout_s")?;
-        // Variables are checked when sending (dry runs and audits need none).
-        super::headers::validate(
-            &src,
-            &format!("judge {id}"),
-            &doc.headers,
-            &doc.headers_env,
-            false,
-        )?;
-        if doc.retry.attempts == 0 {
-            return Err(ConfigError::invalid(
-                path,
-                find_line(&src, "attempts"),
-                "retry attempts must be at least 1",
-                "set attempts = 1 for no retries",
-            ));
-        }
-        let mut redact = Vec::new();
-        for term in &doc.redact {
-            if term.get_ref().trim().chars().count() < 2 {
-                return Err(src.invalid(
-                    term.span(),
-                    format!(
-                        "redaction term {:?} is shorter than 2 characters",
-                        term.get_ref()
-                    ),
-                    "write the whole name to redact",
-                ));
-            }
-            redact.push(term.get_ref().trim().to_string());
-        }
+        let redact = redact_terms(&src, &doc)?;
 
         let base = path.parent().unwrap_or(Path::new("."));
         let template_path = base.join(doc.template.get_ref());
@@ -444,68 +548,12 @@ impl JudgeSettings {
             other => other,
         })?;
         let template = PromptTemplate::parse(&template_src)?;
-        let pairwise_template = match &doc.pairwise_template {
-            None => None,
-            Some(name) => {
-                let path = base.join(name.get_ref());
-                let text = SourceText::read(&path).map_err(|e| match e {
-                    ConfigError::Read { error, .. } => src.invalid(
-                        name.span(),
-                        format!("cannot read pairwise template {}: {error}", path.display()),
-                        "name a template file relative to this settings file (see judges/pairwise.md)",
-                    ),
-                    other => other,
-                })?;
-                for required in PAIRWISE_REQUIRED {
-                    if !text.text.contains(&format!("{{{{{required}}}}}")) {
-                        return Err(ConfigError::invalid(
-                            &path,
-                            1,
-                            format!("the pairwise template has no {{{{{required}}}}}"),
-                            format!(
-                                "add {{{{{required}}}}} where the judge should read it (see judges/pairwise.md)"
-                            ),
-                        ));
-                    }
-                }
-                Some(PairwiseTemplate {
-                    path,
-                    text: text.text,
-                })
-            }
-        };
+        let pairwise_template = pairwise_template(&src, &doc, base)?;
 
         // A judge scores best when it does not improvise, and the parser wants one body.
         let mut request = doc.request;
         let response_format_line = find_line(&src, "response_format");
-        let response_format = match request.response_format.take() {
-            None => ResponseFormat::None,
-            Some(serde_json::Value::String(name)) => match name.as_str() {
-                "rubric_schema" => ResponseFormat::RubricSchema,
-                "json_object" => {
-                    request.response_format = Some(serde_json::json!({"type": "json_object"}));
-                    ResponseFormat::JsonObject
-                }
-                "none" => ResponseFormat::None,
-                other => {
-                    return Err(ConfigError::invalid(
-                        path,
-                        response_format_line,
-                        format!("unknown response_format {other:?}"),
-                        "write \"rubric_schema\" (a JSON schema built from the rubric), \"json_object\", \"none\", or a table sent as written",
-                    ));
-                }
-            },
-            Some(table) => {
-                let format = if table == serde_json::json!({"type": "json_object"}) {
-                    ResponseFormat::JsonObject
-                } else {
-                    ResponseFormat::AsWritten
-                };
-                request.response_format = Some(table);
-                format
-            }
-        };
+        let response_format = response_format(&src, &mut request, response_format_line)?;
         request.temperature = request.temperature.or(Some(0.0));
         request.stream = request.stream.or(Some(false));
         // The mock's judge models are named `mock-judge…`; a served mock is still a mock.

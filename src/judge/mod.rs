@@ -55,8 +55,60 @@ pub enum JudgeError {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("{0}")]
-    Setup(String),
+    /// `--conversation` names no completed conversation.
+    #[error(
+        "--conversation {0}: no completed conversation has this id or uid\n  fix: pick one from `turnbench export conversations` (only completed conversations are judged)"
+    )]
+    UnknownConversation(String),
+    /// The rubric's id and version are stored with other content.
+    #[error(
+        "rubric {id} version {version} is already stored with other content\n  fix: raise `version` in the rubric file (an edited rubric is a new version)"
+    )]
+    RubricChanged { id: String, version: u32 },
+    /// The store holds no completed conversation to judge.
+    #[error(
+        "{}: no completed conversation to judge (replayed agent sessions are not judged)\n  fix: run `turnbench collect` (or import transcripts) into this --db first", db.display()
+    )]
+    NothingToJudge { db: PathBuf },
+    /// `--anchors` found no reference conversation.
+    #[error(
+        "--anchors: no reference conversation to judge\n  fix: point --scenarios at scenarios with reference answers"
+    )]
+    NoAnchors,
+    /// `--pairwise`: no slot where the baseline and another target both completed.
+    #[error(
+        "{}: no scenario and repeat in which baseline {baseline} and another target both completed\n  fix: collect both into one run (pairs are made within a run, scenario and repeat)", db.display()
+    )]
+    NoPairs { db: PathBuf, baseline: String },
+    /// `--baseline` names no stored provider or model label.
+    #[error(
+        "--baseline {baseline}: no completed conversation has this provider or model label\n  fix: use one of: {known}"
+    )]
+    UnknownBaseline { baseline: String, known: String },
+    /// `--baseline` names several targets in one slot.
+    #[error(
+        "--baseline {baseline}: run {run}, scenario {scenario}, repeat {repeat} has {count} baseline conversations for {provider} {label}; which one to compare with is ambiguous\n  fix: name one target: a provider that serves one model, or a model label served by one provider"
+    )]
+    AmbiguousBaseline {
+        baseline: String,
+        run: i64,
+        scenario: String,
+        repeat: u32,
+        count: usize,
+        provider: String,
+        label: String,
+    },
+    /// The settings name the built-in mock judge, and nobody handed its URL down.
+    #[error(
+        "the settings name the built-in mock judge, but none was started for this run\n  fix: run `turnbench judge` or `turnbench run`, which start it"
+    )]
+    MockJudgeNotStarted,
+    /// The HTTP client could not be built.
+    #[error("HTTP client: {0}")]
+    HttpClient(String),
+    /// The built-in mock judge could not start (it listens on 127.0.0.1).
+    #[error("the built-in mock judge could not start: {0}")]
+    MockJudge(String),
 }
 
 /// What `turnbench judge` was asked to do.
@@ -352,9 +404,7 @@ fn select<'c>(
             Some(c) if !chosen.iter().any(|o| o.id == c.id) => chosen.push(c),
             Some(_) => {}
             None => {
-                return Err(JudgeError::Setup(format!(
-                    "--conversation {w}: no completed conversation has this id or uid\n  fix: pick one from `turnbench export conversations` (only completed conversations are judged)"
-                )));
+                return Err(JudgeError::UnknownConversation(w.to_string()));
             }
         }
     }
@@ -372,10 +422,10 @@ fn rubric_conflict(
 }
 
 fn rubric_conflict_error(rubric: &Rubric, _stored_hash: &str) -> JudgeError {
-    JudgeError::Setup(format!(
-        "rubric {} version {} is already stored with other content\n  fix: raise `version` in the rubric file (an edited rubric is a new version)",
-        rubric.id, rubric.version
-    ))
+    JudgeError::RubricChanged {
+        id: rubric.id.clone(),
+        version: rubric.version,
+    }
 }
 
 /// Stores the rubric and the judge settings (once each); returns their row ids.
@@ -501,19 +551,16 @@ pub async fn judge(
         &opts.selection,
     )?;
     if plan.sampled == 0 {
-        return Err(JudgeError::Setup(match &opts.selection.pairwise {
-            None if opts.selection.anchors.is_some() => {
-                "--anchors: no reference conversation to judge\n  fix: point --scenarios at scenarios with reference answers".to_string()
-            }
-            None => format!(
-                "{}: no completed conversation to judge (replayed agent sessions are not judged)\n  fix: run `turnbench collect` (or import transcripts) into this --db first",
-                opts.db.display()
-            ),
-            Some(b) => format!(
-                "{}: no scenario and repeat in which baseline {b} and another target both completed\n  fix: collect both into one run (pairs are made within a run, scenario and repeat)",
-                opts.db.display()
-            ),
-        }));
+        return Err(match &opts.selection.pairwise {
+            None if opts.selection.anchors.is_some() => JudgeError::NoAnchors,
+            None => JudgeError::NothingToJudge {
+                db: opts.db.clone(),
+            },
+            Some(b) => JudgeError::NoPairs {
+                db: opts.db.clone(),
+                baseline: b.clone(),
+            },
+        });
     }
     let mut report = JudgeReport {
         sampled: plan.sampled,
@@ -553,21 +600,20 @@ struct CallContext {
     format_refused: std::sync::OnceLock<String>,
 }
 
-async fn run_calls(
+/// What every call of a run shares: the client, the endpoint (the mock judge's URL when
+/// the settings name it), the definitions' rows in the store, the redactor.
+fn call_context(
     opts: &JudgeOptions,
     plan: &JudgePlan,
-    conn: rusqlite::Connection,
-    report: &mut JudgeReport,
-    mut interrupts: tokio::sync::mpsc::Receiver<()>,
-) -> Result<(), JudgeError> {
+    conn: &rusqlite::Connection,
+) -> Result<CallContext, JudgeError> {
     let settings = &opts.settings;
     let base_url = match &settings.endpoint {
         JudgeEndpoint::Url(u) => u.clone(),
-        JudgeEndpoint::BuiltinMock => opts.mock_url.clone().ok_or_else(|| {
-            JudgeError::Setup(
-                "the settings name the built-in mock judge, but none was started for this run\n  fix: run `turnbench judge` or `turnbench run`, which start it".into(),
-            )
-        })?,
+        JudgeEndpoint::BuiltinMock => opts
+            .mock_url
+            .clone()
+            .ok_or(JudgeError::MockJudgeNotStarted)?,
     };
     let endpoint = Endpoint {
         url: settings.request_url(&base_url)?,
@@ -587,8 +633,8 @@ async fn run_calls(
         tx.commit().map_err(|e| JudgeError::Store(e.into()))?;
         refs
     };
-    let client = Client::new().map_err(|e| JudgeError::Setup(format!("HTTP client: {e}")))?;
-    let ctx = Arc::new(CallContext {
+    let client = Client::new().map_err(|e| JudgeError::HttpClient(e.to_string()))?;
+    Ok(CallContext {
         client,
         endpoint,
         timeout: Duration::from_secs_f64(settings.timeout_s),
@@ -600,7 +646,18 @@ async fn run_calls(
         redactor: Redactor::new(plan.terms.clone()),
         rejudge: opts.selection.rejudge,
         format_refused: std::sync::OnceLock::new(),
-    });
+    })
+}
+
+async fn run_calls(
+    opts: &JudgeOptions,
+    plan: &JudgePlan,
+    conn: rusqlite::Connection,
+    report: &mut JudgeReport,
+    mut interrupts: tokio::sync::mpsc::Receiver<()>,
+) -> Result<(), JudgeError> {
+    let settings = &opts.settings;
+    let ctx = Arc::new(call_context(opts, plan, &conn)?);
 
     let writer = StoreWriter::<Answer>::spawn(conn)?;
     let mut store_failed = writer.failed();
@@ -682,18 +739,22 @@ async fn run_calls(
 
 /// One judgment: ask, re-ask after unusable answers, and never make up a score.
 async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer {
-    let s = &ctx.settings;
     let started = Instant::now();
-    let mut messages = item.messages.clone();
-    let mut problems: Vec<String> = Vec::new();
-    let (mut asks, mut attempts) = (0u32, 0u32);
-    let (mut prompt_tokens, mut completion_tokens) = (None::<i64>, None::<i64>);
-    let mut call = JudgeCall {
+    let mut call = new_call(ctx, seq);
+    let verdict = ask_until_usable(ctx, &item, &mut call).await;
+    call.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+    into_answer(item, call, verdict, ctx.rejudge)
+}
+
+/// The stored facts of one judgment before its first ask: a judge error until an answer
+/// proves otherwise.
+fn new_call(ctx: &CallContext, seq: u32) -> JudgeCall {
+    JudgeCall {
         rubric_ref: ctx.rubric_ref,
         judge_ref: ctx.judge_ref,
         rubric_id: ctx.rubric.id.clone(),
         rubric_version: ctx.rubric.version,
-        judge_id: s.id.clone(),
+        judge_id: ctx.settings.id.clone(),
         status: JudgmentStatus::JudgeError,
         rationale: None,
         raw_output: None,
@@ -704,29 +765,44 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
         latency_ms: None,
         prompt_tokens: None,
         completion_tokens: None,
-        simulated: s.simulated,
+        simulated: ctx.settings.simulated,
         invocation: ctx.invocation.clone(),
         seq,
-    };
-    let (mut scores, mut completed) = (None, None);
+    }
+}
+
+/// What the judge's usable answer said: scores (single, anchor) or a winner (pairwise).
+#[derive(Default)]
+struct Verdict {
+    scores: Option<BTreeMap<String, i64>>,
+    completed: Option<bool>,
+    winner: Option<crate::store::pairwise::Winner>,
+}
+
+/// Asks, and re-asks after an unusable answer (the answer and the problem echoed back),
+/// up to the settings' re-asks; fills in `call` (status, raw output, errors, counts).
+async fn ask_until_usable(
+    ctx: &CallContext,
+    item: &PlannedJudgment,
+    call: &mut JudgeCall,
+) -> Verdict {
+    let s = &ctx.settings;
+    let mut messages = item.messages.clone();
+    let mut problems: Vec<String> = Vec::new();
+    let mut verdict = Verdict::default();
     // The judge's last usable-or-not answer: a later ask that fails with no answer (an
     // HTTP error after a re-ask) keeps it as the raw output.
     let mut last_raw: Option<String> = None;
-    let mut winner = None;
     loop {
-        asks += 1;
+        call.asks += 1;
+        let asks = call.asks;
         let (turn, _) = ctx
             .client
             .send_with_retries(&ctx.endpoint, &messages, ctx.timeout, &s.retry, asks - 1)
             .await;
-        attempts += turn.attempts.max(1);
-        let add = |sum: &mut Option<i64>, v: Option<i64>| {
-            if let Some(v) = v {
-                *sum = Some(sum.unwrap_or(0) + v);
-            }
-        };
-        add(&mut prompt_tokens, turn.usage.prompt_tokens);
-        add(&mut completion_tokens, turn.usage.completion_tokens);
+        call.attempts += turn.attempts.max(1);
+        add_tokens(&mut call.prompt_tokens, turn.usage.prompt_tokens);
+        add_tokens(&mut call.completion_tokens, turn.usage.completion_tokens);
         call.http_status = turn.http_status;
         let answered = matches!(
             turn.outcome(),
@@ -749,18 +825,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
             break;
         }
         let raw = turn.answer.unwrap_or_default();
-        let parsed = match &item.pair {
-            None => parse_verdict(&raw, &ctx.rubric).map(|v| {
-                scores = Some(v.scores);
-                completed = Some(v.completed);
-                call.rationale = Some(v.rationale);
-            }),
-            Some(_) => pairwise::parse_preference(&raw).map(|p| {
-                winner = Some(p.winner);
-                call.rationale = Some(p.rationale);
-            }),
-        };
-        match parsed {
+        match read_answer(ctx, item, &raw, call, &mut verdict) {
             Ok(()) => {
                 call.status = JudgmentStatus::Ok;
                 call.raw_output = Some(raw);
@@ -778,19 +843,56 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
                     blind::neutralise(&ctx.redactor.redact(&raw)),
                 ));
                 messages.push(match item.pair {
-                    None => prompt::reask_message(&problem.to_string(), &ctx.rubric),
-                    Some(_) => pairwise::reask_message(&problem.to_string()),
+                    None => prompt::reask_message(&problem, &ctx.rubric),
+                    Some(_) => pairwise::reask_message(&problem),
                 });
                 last_raw = Some(raw);
             }
         }
     }
     call.error = (!problems.is_empty()).then(|| problems.join("; "));
-    call.asks = asks;
-    call.attempts = attempts;
-    call.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-    call.prompt_tokens = prompt_tokens;
-    call.completion_tokens = completion_tokens;
+    verdict
+}
+
+fn add_tokens(sum: &mut Option<i64>, v: Option<i64>) {
+    if let Some(v) = v {
+        *sum = Some(sum.unwrap_or(0) + v);
+    }
+}
+
+/// Parses one answer (a verdict, or a preference for a pair) into `verdict` and the
+/// rationale into `call`; the problem, in words, when it is unusable.
+fn read_answer(
+    ctx: &CallContext,
+    item: &PlannedJudgment,
+    raw: &str,
+    call: &mut JudgeCall,
+    verdict: &mut Verdict,
+) -> Result<(), String> {
+    match &item.pair {
+        None => parse_verdict(raw, &ctx.rubric)
+            .map(|v| {
+                verdict.scores = Some(v.scores);
+                verdict.completed = Some(v.completed);
+                call.rationale = Some(v.rationale);
+            })
+            .map_err(|p| p.to_string()),
+        Some(_) => pairwise::parse_preference(raw)
+            .map(|p| {
+                verdict.winner = Some(p.winner);
+                call.rationale = Some(p.rationale);
+            })
+            .map_err(|p| p.to_string()),
+    }
+}
+
+/// The record to store: an anchor's, a pair's or a conversation's.
+fn into_answer(item: PlannedJudgment, call: JudgeCall, verdict: Verdict, rejudge: bool) -> Answer {
+    let Verdict {
+        scores,
+        completed,
+        winner,
+    } = verdict;
     let key = item.key;
     if let Some(anchor) = item.anchor {
         return Answer::Anchor(AnchorRecord {
@@ -811,7 +913,7 @@ async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer
             scores,
             completed,
             call,
-            rejudge: ctx.rejudge,
+            rejudge,
         }),
         Some(pair) => Answer::Pair(PairwiseRecord {
             key,
@@ -1018,6 +1120,13 @@ pub fn format_summary(
             reasons.join(", ")
         ));
     }
+    out.push_str(&format_current(table));
+    out
+}
+
+/// The table of current judgments per rubric and judge, with each criterion's mean.
+fn format_current(table: &[JudgmentSummary]) -> String {
+    let mut out = String::new();
     if !table.is_empty() {
         out.push_str("\ncurrent judgments (as reports read them):\n");
         out.push_str(&format!(

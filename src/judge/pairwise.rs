@@ -136,10 +136,10 @@ pub fn pairs<'c>(
             .collect();
         names.sort();
         names.dedup();
-        return Err(JudgeError::Setup(format!(
-            "--baseline {baseline}: no completed conversation has this provider or model label\n  fix: use one of: {}",
-            names.join(", ")
-        )));
+        return Err(JudgeError::UnknownBaseline {
+            baseline: baseline.to_string(),
+            known: names.join(", "),
+        });
     }
     type Slot<'a> = (i64, &'a str, u32);
     let mut slots: BTreeMap<Slot, (Vec<&CompletedConversation>, Vec<&CompletedConversation>)> =
@@ -165,12 +165,15 @@ pub fn pairs<'c>(
                 ([], [one]) => *one,
                 ([], []) => continue,
                 _ => {
-                    return Err(JudgeError::Setup(format!(
-                        "--baseline {baseline}: run {run}, scenario {scenario}, repeat {repeat} has {} baseline conversations for {} {}; which one to compare with is ambiguous\n  fix: name one target: a provider that serves one model, or a model label served by one provider",
-                        bases.len(),
-                        cand.provider,
-                        cand.label
-                    )));
+                    return Err(JudgeError::AmbiguousBaseline {
+                        baseline: baseline.to_string(),
+                        run: *run,
+                        scenario: scenario.to_string(),
+                        repeat: *repeat,
+                        count: bases.len(),
+                        provider: cand.provider.clone(),
+                        label: cand.label.clone(),
+                    });
                 }
             };
             out.push((base, *cand));

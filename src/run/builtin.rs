@@ -118,6 +118,63 @@ pub async fn serve(
     Ok(Some(server))
 }
 
+/// What `turnbench mock` serves: its address, its profiles (else the built-in four), the
+/// scenarios whose reference answers it gives, a seed over the profiles', a request log.
+pub struct StandaloneMock {
+    pub addr: std::net::SocketAddr,
+    pub profiles: Option<PathBuf>,
+    pub scenarios: Option<PathBuf>,
+    pub seed: Option<u64>,
+    pub log: Option<PathBuf>,
+}
+
+/// A mock provider serving on its own (`turnbench mock`) until [`Serving::stop`].
+pub struct Serving {
+    server: MockServer,
+    /// The models its profiles serve.
+    pub models: Vec<String>,
+    /// How many scenarios it answers with their references.
+    pub scenarios: usize,
+}
+
+impl Serving {
+    /// Its base URL (`http://HOST:PORT/v1`).
+    pub fn base_url(&self) -> String {
+        self.server.base_url()
+    }
+
+    pub fn stop(self) {
+        self.server.stop();
+    }
+}
+
+/// Starts the mock provider of `turnbench mock`; the caller decides how long it serves.
+pub async fn serve_standalone(opts: StandaloneMock) -> Result<Serving, super::RunError> {
+    let mut cfg = match &opts.profiles {
+        Some(p) => MockConfig::load(p)?,
+        None => MockConfig::builtin(),
+    };
+    if let Some(seed) = opts.seed {
+        cfg.seed = seed;
+    }
+    let scenarios = match &opts.scenarios {
+        Some(dir) => Scenario::load_dir(dir)?,
+        None => Vec::new(),
+    };
+    let models: Vec<String> = cfg.profiles.iter().map(|p| p.model.clone()).collect();
+    let server = MockServer::start(cfg, &scenarios, opts.addr, opts.log.as_deref())
+        .await
+        .map_err(|e| super::RunError::Listen {
+            addr: opts.addr,
+            error: e.to_string(),
+        })?;
+    Ok(Serving {
+        server,
+        models,
+        scenarios: scenarios.len(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,19 +1,22 @@
 //! `turnbench run`: collect → check → judge → report in one go, each stage only on what is
 //! missing. The stages never call each other; this module orchestrates them: it checks
 //! every definition file before anything is sent, starts the shared services (the built-in
-//! mock provider and mock judge, when the run uses them) and hands each stage its
-//! endpoint, then runs the stages in order against one store.
+//! mock provider for the run, the mock judges for the judge stage, when they are used)
+//! and hands each stage its endpoint, then runs the stages in order against one store.
 //!
 //! - collect resumes the newest run of the same name when its settings and scenarios are
 //!   the same (a re-run after a crash or Ctrl-C does no work twice), else starts a run;
 //! - check computes only the results missing for the current check definitions;
-//! - judge runs each judge's reference anchors first (cached: once per judge × rubric),
-//!   then sends only judgments not yet scored, for every `--judge` × `--rubric`;
+//! - judge goes through [`judging`], the seam `turnbench judge` uses too: every judge's
+//!   prompts audited (and its endpoint checked) before any judge sends, the mock judges
+//!   started, then each judge's reference anchors (cached: once per judge × rubric) and
+//!   the judgments not yet scored, for every `--judge` × `--rubric`;
 //! - report reads the store and is written as HTML; the caller prints it to the terminal.
 //!
 //! Ctrl-C stops the stage in flight the way the stage itself does, and the run there.
 
 pub mod builtin;
+pub mod judging;
 
 use std::path::{Path, PathBuf};
 
@@ -25,15 +28,33 @@ use crate::config::{
     BenchConfig, BenchTargetNames, ConfigError, JudgeSettings, Rubric, Scenario, embedded,
 };
 use crate::export::{ExportError, FormatOptions, REPORT_FORMATS};
-use crate::judge::{JudgeError, JudgeOptions, JudgeReport, Mode};
-use crate::mock::{MockConfig, MockServer};
+use crate::judge::anchors::AnchorInput;
+use crate::judge::{JudgeError, JudgeOptions, JudgeReport, Mode, Selection};
 use crate::report::model::Report;
 use crate::report::{ReportError, ReportOptions};
+use judging::PanelJob;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
+    #[error(
+        "--judge needs at least one --rubric\n  fix: add --rubric rubrics/multiturn-quality.toml (or your own)"
+    )]
+    JudgeWithoutRubric,
+    /// A scenario's references and its checks file's defects do not make anchors.
     #[error("{0}")]
-    Setup(String),
+    Anchors(String),
+    /// The built-in mock provider could not start (it listens on 127.0.0.1).
+    #[error("{0}")]
+    MockProvider(String),
+    /// `turnbench mock` could not listen where it was asked to.
+    #[error("cannot listen on {addr}: {error}")]
+    Listen {
+        addr: std::net::SocketAddr,
+        error: String,
+    },
+    /// A stage's worker thread ended without its result (it panicked or was cancelled).
+    #[error("the {stage} stage stopped: {error}")]
+    StageStopped { stage: &'static str, error: String },
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
@@ -89,7 +110,7 @@ pub struct RunOutcome {
 impl RunOutcome {
     /// The process exit code (README): 0 done; 2 done, but conversations failed or
     /// judgments stayed unscored (a real bench; the built-in run's failures are its
-    /// simulated faults); 3 a judge prompt named a provider (nothing sent to that judge);
+    /// simulated faults); 3 a judge prompt named a provider (nothing sent to any judge);
     /// 4 the store refused a write; 130 interrupted.
     pub fn exit_code(&self) -> i32 {
         let store_refused = !self.collect.store_failures.is_empty()
@@ -118,16 +139,13 @@ impl RunOutcome {
     }
 }
 
-/// A judge × rubric to run, loaded and checked before anything is sent.
-struct JudgeJob {
-    settings: JudgeSettings,
-    rubric: Rubric,
-}
-
 /// The judge × rubric pairs to run, each file resolved (on disk, else built in), loaded
 /// and checked. A simulated bench without `--judge` gets the simulated judge and, without
 /// `--rubric`, the default rubric.
-fn judge_jobs(opts: &RunOptions, simulated_bench: bool) -> Result<Vec<JudgeJob>, RunError> {
+fn judge_jobs(
+    opts: &RunOptions,
+    simulated_bench: bool,
+) -> Result<Vec<(JudgeSettings, Rubric)>, RunError> {
     let mut judge_files: Vec<PathBuf> = opts.judges.clone();
     let mut rubric_files: Vec<PathBuf> = opts.rubrics.clone();
     if simulated_bench && judge_files.is_empty() {
@@ -137,37 +155,38 @@ fn judge_jobs(opts: &RunOptions, simulated_bench: bool) -> Result<Vec<JudgeJob>,
         }
     }
     if !judge_files.is_empty() && rubric_files.is_empty() {
-        return Err(RunError::Setup(
-            "--judge needs at least one --rubric\n  fix: add --rubric rubrics/multiturn-quality.toml (or your own)".into(),
-        ));
+        return Err(RunError::JudgeWithoutRubric);
     }
     let mut jobs = Vec::new();
     for j in &judge_files {
-        let mut settings = JudgeSettings::load(&embedded::resolve_file(j, "judges"))?;
-        if settings.simulated {
-            // Simulated judgments are the mock grader's: keyed by its version.
-            settings.grader_version = Some(crate::mock::grade::GRADER_VERSION);
-        }
+        let settings = judging::load_settings(j)?;
         for r in &rubric_files {
-            jobs.push(JudgeJob {
-                settings: settings.clone(),
-                rubric: Rubric::load(&embedded::resolve_file(r, "rubrics"))?,
-            });
+            let rubric = Rubric::load(&embedded::resolve_file(r, "rubrics"))?;
+            jobs.push((settings.clone(), rubric));
         }
     }
     Ok(jobs)
 }
 
-/// Runs the whole pipeline. `interrupts()` gives each stage its own Ctrl-C channel;
-/// `say` prints a line of progress (the caller decides where, and whether).
-pub async fn run(
-    opts: &RunOptions,
-    interrupts: &dyn Fn() -> Receiver<()>,
-    say: &dyn Fn(&str),
-) -> Result<RunOutcome, RunError> {
-    // Every definition file first: an error names its file and line before anything runs.
+/// Every definition a run reads, loaded and checked before anything runs.
+struct Definitions {
+    bench_path: PathBuf,
+    cfg: BenchConfig,
+    /// Every target is the built-in mock's.
+    builtin: bool,
+    jobs: Vec<(JudgeSettings, Rubric)>,
+    scenarios: Vec<Scenario>,
+    checks_dir: PathBuf,
+    checks_found: bool,
+    /// The judges' reference anchors: each scenario's reference conversation and the
+    /// variants its checks file's defects spoil (none without references or defects).
+    anchors: Vec<AnchorInput>,
+}
+
+/// Every definition file first: an error names its file and line before anything runs.
+fn definitions(opts: &RunOptions) -> Result<Definitions, RunError> {
     let bench_path = builtin::bench_path(opts.config.as_deref());
-    let mut cfg: BenchConfig = builtin::load(
+    let cfg: BenchConfig = builtin::load(
         &bench_path,
         &builtin::Overrides {
             scenarios: opts.scenarios.clone(),
@@ -180,59 +199,83 @@ pub async fn run(
     let scenarios = crate::collect::load_scenarios(&cfg)?;
     let checks_dir = embedded::resolve_dir(opts.checks.as_deref(), "checks");
     let checks_found = embedded::is_dir(&checks_dir);
-    say(&format!(
-        "[0/4 definitions] bench {}; scenarios {}; checks {}",
-        embedded::describe(&bench_path),
-        embedded::describe(&cfg.scenarios_dir),
-        if checks_found {
-            embedded::describe(&checks_dir)
-        } else {
-            format!("none ({} is not a folder)", checks_dir.display())
-        }
-    ));
-    // The judges' reference anchors: each scenario's reference conversation and the
-    // variants its checks file's defects spoil (none without references or defects).
-    let anchor_inputs = if jobs.is_empty() || !checks_found {
+    let anchors = if jobs.is_empty() || !checks_found {
         Vec::new()
     } else {
-        let checks = crate::checks::CheckSet::load_dir(&checks_dir)
-            .map_err(|e| RunError::Setup(e.to_string()))?;
-        crate::anchors::inputs(&scenarios, &checks).map_err(RunError::Setup)?
+        let checks = crate::checks::CheckSet::load_dir(&checks_dir)?;
+        crate::anchors::inputs(&scenarios, &checks).map_err(RunError::Anchors)?
     };
+    Ok(Definitions {
+        bench_path,
+        cfg,
+        builtin,
+        jobs,
+        scenarios,
+        checks_dir,
+        checks_found,
+        anchors,
+    })
+}
 
-    // The shared services: the built-in mock provider (for targets that name it), the
-    // mock judge (when a judge names it). They live until the run ends.
-    let mut servers: Vec<MockServer> = Vec::new();
-    servers.extend(
-        builtin::serve(&mut cfg, &scenarios, builtin::TIME_SCALE)
-            .await
-            .map_err(RunError::Setup)?,
-    );
-    let mut mock_judges: Vec<((String, u64), String)> = Vec::new();
-    for job in &jobs {
-        let key = (job.settings.model.clone(), job.settings.seed);
-        if job.settings.endpoint == crate::config::JudgeEndpoint::BuiltinMock
-            && !mock_judges.iter().any(|(k, _)| *k == key)
-        {
-            let server = start_mock(
-                crate::mock::judge::builtin_config(&key.0, key.1),
-                &scenarios,
-            )
-            .await?;
-            mock_judges.push((key, server.base_url()));
-            servers.push(server);
-        }
+impl Definitions {
+    /// The first line: where each definition came from.
+    fn describe(&self) -> String {
+        format!(
+            "[0/4 definitions] bench {}; scenarios {}; checks {}",
+            embedded::describe(&self.bench_path),
+            embedded::describe(&self.cfg.scenarios_dir),
+            if self.checks_found {
+                embedded::describe(&self.checks_dir)
+            } else {
+                format!("none ({} is not a folder)", self.checks_dir.display())
+            }
+        )
     }
+}
 
-    // 1. collect
+/// Runs the whole pipeline. `interrupts()` gives each stage its own Ctrl-C channel;
+/// `say` prints a line of progress (the caller decides where, and whether).
+pub async fn run(
+    opts: &RunOptions,
+    interrupts: &dyn Fn() -> Receiver<()>,
+    say: &dyn Fn(&str),
+) -> Result<RunOutcome, RunError> {
+    let mut defs = definitions(opts)?;
+    say(&defs.describe());
+    // The shared service: the built-in mock provider, for targets that name it. It lives
+    // until the run ends (the mock judges live as long as the judge stage).
+    let provider = builtin::serve(&mut defs.cfg, &defs.scenarios, builtin::TIME_SCALE)
+        .await
+        .map_err(RunError::MockProvider)?;
+    let mut outcome = collect_stage(opts, &defs, interrupts, say).await?;
+    if !outcome.stopped {
+        check_stage(opts, &defs, &mut outcome, say).await?;
+        judge_stage(opts, &defs, &mut outcome, interrupts, say).await?;
+    }
+    if !outcome.stopped {
+        report_stage(opts, &mut outcome, say).await?;
+    }
+    drop(provider);
+    Ok(outcome)
+}
+
+/// Stage 1, collect: resumes the newest run of the same name when it is the same, else
+/// starts one.
+async fn collect_stage(
+    opts: &RunOptions,
+    defs: &Definitions,
+    interrupts: &dyn Fn() -> Receiver<()>,
+    say: &dyn Fn(&str),
+) -> Result<RunOutcome, RunError> {
+    let cfg = &defs.cfg;
     say(&format!(
         "[1/4 collect] {:?}: {} targets × {} scenarios × {} repeats → {}{}",
         cfg.name,
         cfg.targets.len(),
-        scenarios.len(),
+        defs.scenarios.len(),
         cfg.repeats,
         opts.db.display(),
-        if builtin {
+        if defs.builtin {
             format!(
                 " (simulated providers; their delays scaled ×{})",
                 builtin::TIME_SCALE
@@ -242,8 +285,8 @@ pub async fn run(
         }
     ));
     let collect = crate::collect::collect(
-        &cfg,
-        scenarios,
+        cfg,
+        defs.scenarios.clone(),
         &CollectOptions {
             db: opts.db.clone(),
             resume: Resume::IfSame,
@@ -260,143 +303,204 @@ pub async fn run(
         collect.skipped,
         collect.failed()
     ));
-    let mut outcome = RunOutcome {
-        builtin,
+    let stopped = collect.interrupted || !collect.store_failures.is_empty();
+    Ok(RunOutcome {
+        builtin: defs.builtin,
         collect,
         check: None,
         check_skipped: None,
         judges: Vec::new(),
         judge_skipped: None,
         report: None,
-        stopped: false,
-    };
-    if outcome.collect.interrupted || !outcome.collect.store_failures.is_empty() {
-        outcome.stopped = true;
-        return Ok(outcome);
-    }
+        stopped,
+    })
+}
 
-    // 2. check
-    if checks_found {
-        let check_opts = CheckOptions {
-            scenarios_dir: Some(cfg.scenarios_dir.clone()),
-            progress: !opts.quiet,
-            stage: Some("[2/4 check]".into()),
-            ..CheckOptions::new(opts.db.clone(), checks_dir.clone())
-        };
-        let report = tokio::task::spawn_blocking(move || crate::checks::run_checks(&check_opts))
-            .await
-            .map_err(|e| RunError::Setup(format!("the check stage stopped: {e}")))??;
-        say(&format!(
-            "[2/4 check] {} new results ({} passed, {} failed, {} not scored), {} already current",
-            report.evaluated.total(),
-            report.evaluated.passed,
-            report.evaluated.failed,
-            report.evaluated.not_scored,
-            report.already_current
-        ));
-        outcome.check = Some(report);
-    } else {
+/// Stage 2, check: only the results missing for the current check definitions.
+async fn check_stage(
+    opts: &RunOptions,
+    defs: &Definitions,
+    outcome: &mut RunOutcome,
+    say: &dyn Fn(&str),
+) -> Result<(), RunError> {
+    if !defs.checks_found {
         let why = format!(
             "{}: no checks folder (pass --checks DIR to score with rule-based checks)",
-            checks_dir.display()
+            defs.checks_dir.display()
         );
         say(&format!("[2/4 check] skipped: {why}"));
         outcome.check_skipped = Some(why);
+        return Ok(());
     }
+    let check_opts = CheckOptions {
+        scenarios_dir: Some(defs.cfg.scenarios_dir.clone()),
+        progress: !opts.quiet,
+        stage: Some("[2/4 check]".into()),
+        ..CheckOptions::new(opts.db.clone(), defs.checks_dir.clone())
+    };
+    let report = tokio::task::spawn_blocking(move || crate::checks::run_checks(&check_opts))
+        .await
+        .map_err(|e| RunError::StageStopped {
+            stage: "check",
+            error: e.to_string(),
+        })??;
+    say(&format!(
+        "[2/4 check] {} new results ({} passed, {} failed, {} not scored), {} already current",
+        report.evaluated.total(),
+        report.evaluated.passed,
+        report.evaluated.failed,
+        report.evaluated.not_scored,
+        report.already_current
+    ));
+    outcome.check = Some(report);
+    Ok(())
+}
 
-    // 3. judge
-    if jobs.is_empty() {
-        let why = "no --judge given (add --judge judges/default.toml --rubric rubrics/multiturn-quality.toml)".to_string();
-        say(&format!("[3/4 judge] skipped: {why}"));
-        outcome.judge_skipped = Some(why);
-    }
-    let bench_targets = BenchTargetNames::of(&cfg);
-    for job in jobs {
-        let name = format!(
-            "{} · {}@{}",
-            job.settings.id, job.rubric.id, job.rubric.version
-        );
-        let mock_url = mock_judges
-            .iter()
-            .find(|(k, _)| *k == (job.settings.model.clone(), job.settings.seed))
-            .map(|(_, url)| url.clone());
+/// The panel of a run: for every judge × rubric, its anchors first (when the scenarios
+/// have references and defects), then the stored conversations.
+fn panel(opts: &RunOptions, defs: &Definitions) -> Vec<PanelJob> {
+    let bench_targets = BenchTargetNames::of(&defs.cfg);
+    let with_anchors = defs.anchors.iter().any(|a| a.defect.is_some());
+    let mut jobs = Vec::new();
+    for (settings, rubric) in &defs.jobs {
         let judge_opts = JudgeOptions {
             db: opts.db.clone(),
-            settings: job.settings,
-            rubric: job.rubric,
+            settings: settings.clone(),
+            rubric: rubric.clone(),
             bench_targets: bench_targets.clone(),
             mode: Mode::Judge,
             quiet: opts.quiet,
             selection: Default::default(),
-            mock_url,
+            mock_url: None,
             stage: Some("[3/4 judge]".into()),
         };
-        // Anchors before trust: the judge's sanity run first (cached: once per judge ×
-        // rubric), its result said here and shown in the report beside its scores.
-        if anchor_inputs.iter().any(|a| a.defect.is_some()) {
+        if with_anchors {
             let anchor_opts = JudgeOptions {
-                selection: crate::judge::Selection {
-                    anchors: Some(anchor_inputs.clone()),
+                selection: Selection {
+                    anchors: Some(defs.anchors.clone()),
                     ..Default::default()
                 },
                 ..judge_opts.clone()
             };
-            let (report, _plan) = crate::judge::judge(&anchor_opts, interrupts()).await?;
-            let verdict = anchor_verdict(&opts.db, &anchor_opts)?;
-            say(&format!(
-                "[3/4 judge] {name} anchors: {} sent, {} already judged; {}",
-                report.launched,
-                report.cached,
-                verdict.as_deref().unwrap_or("no anchor scored")
-            ));
-            let stop = report.interrupted || !report.store_failures.is_empty();
-            let leaked = !report.leaks.is_empty();
-            outcome.judges.push((format!("{name} · anchors"), report));
-            if stop {
-                outcome.stopped = true;
-                return Ok(outcome);
-            }
-            if leaked {
-                continue;
-            }
-        } else {
-            say(&format!(
-                "[3/4 judge] {name} anchors: skipped (no scenario with reference answers and [[defect]] tables in its checks file)"
-            ));
+            jobs.push(PanelJob::new(anchor_opts, " · anchors"));
         }
-        let (report, _plan) = crate::judge::judge(&judge_opts, interrupts()).await?;
+        jobs.push(PanelJob::new(judge_opts, ""));
+    }
+    jobs
+}
+
+/// Stage 3, judge: every judge's prompts audited before any judge sends (a name in the prompts
+/// of one stops them all: nothing is sent), then each judge's anchors (cached: once per
+/// judge × rubric), then the judgments not yet scored.
+async fn judge_stage(
+    opts: &RunOptions,
+    defs: &Definitions,
+    outcome: &mut RunOutcome,
+    interrupts: &dyn Fn() -> Receiver<()>,
+    say: &dyn Fn(&str),
+) -> Result<(), RunError> {
+    if defs.jobs.is_empty() {
+        let why = "no --judge given (add --judge judges/default.toml --rubric rubrics/multiturn-quality.toml)".to_string();
+        say(&format!("[3/4 judge] skipped: {why}"));
+        outcome.judge_skipped = Some(why);
+        return Ok(());
+    }
+    let jobs = panel(opts, defs);
+    let anchors_skipped = !defs.anchors.iter().any(|a| a.defect.is_some());
+    let mut after_each =
+        |job: &PanelJob, report: &JudgeReport| say_judged(job, report, anchors_skipped, say);
+    let panel = judging::judge_panel(jobs, &defs.scenarios, interrupts, &mut after_each).await?;
+    for job in panel
+        .audit
+        .jobs
+        .iter()
+        .filter(|j| !j.report.leaks.is_empty())
+    {
         say(&format!(
-            "[3/4 judge] {name}{}: {} sent, {} already judged{}",
-            if report.simulated { " (simulated)" } else { "" },
+            "[3/4 judge] {}: the audit found {} names in its prompts: nothing was sent to any judge (`turnbench judge --audit` lists them)",
+            job.name,
+            job.report.leaks.len()
+        ));
+    }
+    outcome.stopped = panel.stopped;
+    if !panel.audit_passed() {
+        outcome.judges = panel
+            .audit
+            .jobs
+            .into_iter()
+            .filter(|j| !j.report.leaks.is_empty())
+            .map(|j| (j.name, j.report))
+            .collect();
+        return Ok(());
+    }
+    outcome.judges = panel
+        .judged
+        .into_iter()
+        .map(|(job, report)| (job.name, report))
+        .collect();
+    Ok(())
+}
+
+/// The progress line of a judge that ran: its anchors' verdict, or what it sent.
+fn say_judged(
+    job: &PanelJob,
+    report: &JudgeReport,
+    anchors_skipped: bool,
+    say: &dyn Fn(&str),
+) -> Result<(), JudgeError> {
+    let o = &job.opts;
+    let name = format!("{} · {}@{}", o.settings.id, o.rubric.id, o.rubric.version);
+    if report.anchors {
+        let verdict = judging::anchor_verdict(o)?;
+        say(&format!(
+            "[3/4 judge] {name} anchors: {} sent, {} already judged; {}",
             report.launched,
             report.cached,
-            if report.leaks.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "; the audit found {} names in prompts: nothing sent",
-                    report.leaks.len()
-                )
-            }
+            verdict.as_deref().unwrap_or("no anchor scored")
         ));
-        if let Some(hint) = &report.format_refused {
-            say(&format!("[3/4 judge] {hint}"));
-        }
-        let stop = report.interrupted || !report.store_failures.is_empty();
-        outcome.judges.push((name, report));
-        if stop {
-            outcome.stopped = true;
-            return Ok(outcome);
-        }
+        return Ok(());
     }
+    if anchors_skipped {
+        say(&format!(
+            "[3/4 judge] {name} anchors: skipped (no scenario with reference answers and [[defect]] tables in its checks file)"
+        ));
+    }
+    say(&format!(
+        "[3/4 judge] {name}{}: {} sent, {} already judged{}",
+        if report.simulated { " (simulated)" } else { "" },
+        report.launched,
+        report.cached,
+        if report.leaks.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; the audit found {} names in prompts: nothing sent",
+                report.leaks.len()
+            )
+        }
+    ));
+    if let Some(hint) = &report.format_refused {
+        say(&format!("[3/4 judge] {hint}"));
+    }
+    Ok(())
+}
 
-    // 4. report
+/// Stage 4, report: read from the store, written as HTML; the caller prints it to the
+/// terminal.
+async fn report_stage(
+    opts: &RunOptions,
+    outcome: &mut RunOutcome,
+    say: &dyn Fn(&str),
+) -> Result<(), RunError> {
     say(&format!("[4/4 report] {}", opts.out.display()));
     let db = opts.db.clone();
     let report =
         tokio::task::spawn_blocking(move || crate::report::build(&db, &ReportOptions::default()))
             .await
-            .map_err(|e| RunError::Setup(format!("the report stage stopped: {e}")))??;
+            .map_err(|e| RunError::StageStopped {
+                stage: "report",
+                error: e.to_string(),
+            })??;
     let html = crate::export::find(REPORT_FORMATS, "html")?;
     crate::export::write_file(html, &report, &FormatOptions::default(), &opts.out)?;
     say(&format!(
@@ -405,31 +509,7 @@ pub async fn run(
         report.drilldown.views.len()
     ));
     outcome.report = Some(report);
-    drop(servers);
-    Ok(outcome)
-}
-
-/// The anchor result of this judge × rubric as reports read it, in one sentence.
-fn anchor_verdict(db: &Path, opts: &JudgeOptions) -> Result<Option<String>, RunError> {
-    let conn = crate::store::open(db).map_err(crate::judge::JudgeError::from)?;
-    let rows = crate::store::anchors::current_anchor_judgments(&conn)
-        .map_err(crate::judge::JudgeError::from)?;
-    let rubric = format!("{}@{}", opts.rubric.id, opts.rubric.version);
-    Ok(crate::report::anchors::sections(&rows)
-        .iter()
-        .find(|a| {
-            a.rubric == rubric
-                && a.judge == opts.settings.id
-                && a.simulated == opts.settings.simulated
-        })
-        .map(crate::report::anchors::sentence))
-}
-
-async fn start_mock(config: MockConfig, scenarios: &[Scenario]) -> Result<MockServer, RunError> {
-    let loopback = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-    MockServer::start(config, scenarios, loopback, None)
-        .await
-        .map_err(|e| RunError::Setup(format!("the built-in mock: {e}")))
+    Ok(())
 }
 
 /// What to run next, for the closing lines.

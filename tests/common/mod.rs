@@ -257,3 +257,31 @@ pub fn answer_sse(text: &str, finish: &str) -> Vec<u8> {
     let end = format!(r#"{{"choices":[{{"delta":{{}},"finish_reason":"{finish}"}}]}}"#);
     sse(&[&delta, &end, "[DONE]"])
 }
+
+/// Judge settings for `model` served at `base_url` (id = the model's name), with the
+/// repository's prompt template; `body` is the rest of the file (counts, `[retry]`).
+pub fn judge_toml(base_url: &str, model: &str, body: &str) -> String {
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("judges/prompt.md");
+    format!(
+        "id = \"{model}\"\nbase_url = \"{base_url}\"\nmodel = \"{model}\"\ntemplate = \"{}\"\n{body}",
+        template.display()
+    )
+}
+
+/// `turnbench --db DB --quiet ARGS` in `dir`, off the async runtime (a test's mock keeps
+/// serving meanwhile): its output.
+pub async fn turnbench_quiet<S: AsRef<std::ffi::OsStr>>(
+    dir: &Path,
+    db: &Path,
+    args: &[S],
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_turnbench"));
+    cmd.current_dir(dir)
+        .arg("--db")
+        .arg(db)
+        .arg("--quiet")
+        .args(args);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}

@@ -17,9 +17,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::cells::{cluster_of, failure_text, task_success_of};
 use super::load::Facts;
-use super::model::{
-    Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Rate,
-};
+use super::model::{Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection};
+use crate::figure::{Figure, Unit, duration, p_value};
 use crate::stats::inference::{self, PairedSample, Statistic};
 
 pub(super) fn headlines(
@@ -40,32 +39,6 @@ pub(super) fn headlines(
     }
     flags(cells, &mut out);
     out
-}
-
-/// Milliseconds as a person reads them: seconds from 1 s up.
-pub fn duration(ms: f64) -> String {
-    if ms.abs() >= 1000.0 {
-        format!("{:.2} s", ms / 1000.0)
-    } else {
-        format!("{ms:.0} ms")
-    }
-}
-
-pub fn percent(x: f64) -> String {
-    let p = x * 100.0;
-    if (p - p.round()).abs() < 0.05 && (p == 100.0 || p == 0.0) {
-        format!("{p:.0} %")
-    } else {
-        format!("{p:.1} %")
-    }
-}
-
-pub fn rate_text(r: &Rate) -> String {
-    match (r.value, r.interval) {
-        (Some(v), Some(i)) => format!("{} [{:.1}, {:.1}]", percent(v), i.lo * 100.0, i.hi * 100.0),
-        (Some(v), None) => percent(v),
-        _ => "-".into(),
-    }
 }
 
 /// A pair slot: (scenario, repeat, k), k numbering a cell's conversations of that scenario
@@ -184,7 +157,7 @@ fn reliability(cells: &[Cell], out: &mut Vec<Headline>) {
             model: None,
             text: format!(
                 "{provider}: {completed}/{attempted} conversations completed ({}); {failures}",
-                rate_text(&rate)
+                rate.figure().map_or("-".into(), |f| f.to_string())
             ),
             established: None,
             simulated,
@@ -311,7 +284,7 @@ pub(super) fn claim_of(
             "{} scenarios cannot establish it in a family this size: their smallest p-value, {}, \
              adjusted for the family's comparisons, stays above {:.0} %; more scenarios can",
             t.clusters,
-            p_text(t.p),
+            p_value(t.p),
             inference::FAMILY_ALPHA * 100.0
         ))
     } else {
@@ -357,7 +330,7 @@ fn claim_text(c: &Claim, gap: &dyn Fn(&Claim) -> Option<String>) -> String {
             "{g} over {} pairs in {} scenarios, adjusted p {}",
             c.n,
             c.scenarios,
-            p_text(c.adjusted_p)
+            p_value(c.adjusted_p)
         ),
         (Some(r), None) => r.clone(),
         (None, None) => format!("{} pairs", c.n),
@@ -371,17 +344,6 @@ fn unbounded(c: &Claim) -> &'static str {
         "(too few scenarios to bound)"
     } else {
         "(no spread to bound)"
-    }
-}
-
-/// A p-value as a reader takes it: two significant digits, "< 0.001" below.
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else if p < 0.01 {
-        format!("{p:.3}")
-    } else {
-        format!("{p:.2}")
     }
 }
 
@@ -492,26 +454,21 @@ fn latency(
 
 /// A difference of shares as "+25.0 points [+5.1, +44.9]".
 fn points_text(c: &Claim) -> Option<String> {
-    let d = c.estimate? * 100.0;
-    Some(match c.interval {
-        Some(i) => format!(
-            "{d:+.1} points [{:+.1}, {:+.1}]",
-            i.lo * 100.0,
-            i.hi * 100.0
-        ),
-        None => format!("{d:+.1} points {}", unbounded(c)),
-    })
-    .map(|t| t.replace('-', "−"))
+    difference_text(c, Unit::Points)
 }
 
 /// A difference of scores as "+0.40 [+0.12, +0.68]".
 fn score_text(c: &Claim) -> Option<String> {
-    let d = c.estimate?;
+    difference_text(c, Unit::Signed)
+}
+
+/// A claim's estimate with its interval, or why it has none.
+fn difference_text(c: &Claim, unit: Unit) -> Option<String> {
+    let f = Figure::new(c.estimate?, unit);
     Some(match c.interval {
-        Some(i) => format!("{d:+.2} [{:+.2}, {:+.2}]", i.lo, i.hi),
-        None => format!("{d:+.2} {}", unbounded(c)),
+        Some(i) => f.within(Some(i.bounds())).to_string(),
+        None => format!("{f} {}", unbounded(c)),
     })
-    .map(|t| t.replace('-', "−"))
 }
 
 /// A quality family's sentence: who leads with what, and over whom that is established.
@@ -564,7 +521,11 @@ fn task_success(
         return;
     };
     let rate = &cells[leader.cell].checks.task_success;
-    let figure = format!("{} (n {} attempted)", rate_text(rate), rate.n);
+    let figure = format!(
+        "{} (n {} attempted)",
+        rate.figure().map_or("-".into(), |f| f.to_string()),
+        rate.n
+    );
     out.push(Headline {
         kind: HeadlineKind::QualityChecks,
         model: None,
@@ -622,11 +583,10 @@ fn judge(
         return;
     };
     let figure = match j.overall {
-        Some(e) => match e.interval {
-            Some(i) => format!("{:.2} [{:.2}, {:.2}]", e.value, i.lo, i.hi),
-            None if j.all_equal => format!("{:.2} (all {} equal)", e.value, j.n),
-            None => format!("{:.2}", e.value),
-        },
+        Some(e) if j.all_equal && e.interval.is_none() => {
+            format!("{} (all {} equal)", e.figure(Unit::Score), j.n)
+        }
+        Some(e) => e.figure(Unit::Score).to_string(),
         None => "-".into(),
     };
     let figure = format!("{figure} (scored {} of {} attempted)", j.n, j.attempted);
@@ -696,18 +656,5 @@ fn turns(n: u64) -> String {
         "1 turn".into()
     } else {
         format!("{n} turns")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_as_people_say_them() {
-        assert_eq!(duration(8260.0), "8.26 s");
-        assert_eq!(duration(812.4), "812 ms");
-        assert_eq!(percent(1.0), "100 %");
-        assert_eq!(percent(0.9777), "97.8 %");
     }
 }

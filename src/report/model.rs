@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::figure::{Figure, Unit};
+
 /// A 95 % interval (or the level in `Meta::bootstrap`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Interval {
@@ -22,6 +24,11 @@ impl From<crate::stats::Interval> for Interval {
 }
 
 impl Interval {
+    /// (lo, hi), as [`crate::figure::Figure::within`] takes it.
+    pub fn bounds(self) -> (f64, f64) {
+        (self.lo, self.hi)
+    }
+
     pub fn overlaps(&self, other: &Interval) -> bool {
         self.lo <= other.hi && other.lo <= self.hi
     }
@@ -253,6 +260,14 @@ pub struct Rate {
     pub interval: Option<Interval>,
 }
 
+impl Rate {
+    /// The share as a figure in percent, with its interval; `None` without a value.
+    pub fn figure(&self) -> Option<Figure> {
+        self.value
+            .map(|v| Figure::percent(v).within(self.interval.map(Interval::bounds)))
+    }
+}
+
 /// A percentile or mean with the interval its n allows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Estimate {
@@ -260,6 +275,13 @@ pub struct Estimate {
     /// `None` when too few values lie beyond the percentile to bound it (see
     /// `docs/metrics.md`), or when intervals were not asked for.
     pub interval: Option<Interval>,
+}
+
+impl Estimate {
+    /// The estimate as a figure in `unit`, with its interval.
+    pub fn figure(&self, unit: Unit) -> Figure {
+        Figure::new(self.value, unit).within(self.interval.map(Interval::bounds))
+    }
 }
 
 /// p50 / p95 / p99 of one quantity, with n. Empty when n is 0.

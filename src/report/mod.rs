@@ -88,29 +88,9 @@ pub struct ReportOptions {
 /// Builds the report from the store at `db` (upgraded first if it is older than this
 /// build; never created).
 pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
-    if !db.exists() {
-        return Err(ReportError::NoStore(db.to_path_buf()));
-    }
-    if let Some(sla) = opts.sla_ms
-        && !(sla.is_finite() && sla > 0.0)
-    {
-        return Err(ReportError::BadSla(sla));
-    }
+    check_options(db, opts)?;
     let conn = crate::store::open(db)?;
-    let chosen = if opts.runs.is_default() {
-        None
-    } else {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let all = crate::store::facts::run_rows(&conn)?;
-        Some(window::choose(
-            &all,
-            opts.filter.run.as_deref(),
-            &opts.runs,
-            now,
-        )?)
-    };
+    let chosen = choose_runs(&conn, opts)?;
     let mut filter = opts.filter.clone();
     if let Some(c) = &chosen {
         filter.run_ids = c.selected.clone();
@@ -156,13 +136,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     });
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
     let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
-    // A selection of replayed agent sessions only: checks and the judge never score those.
-    let replayed: u64 = replay
-        .iter()
-        .flat_map(|r| &r.cells)
-        .map(|c| c.reliability.passes)
-        .sum();
-    let only_replay = replayed > 0 && replayed as usize >= facts.convs.len();
+    let only_replay = only_replay(replay.as_ref(), &facts);
     let mut notes = notes(
         &conn,
         &facts,
@@ -171,8 +145,106 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         only_replay,
         opts,
     )?;
-    // Every judge whose scores this report shows: flagged when it failed its anchors,
-    // noted when it never ran them.
+    anchor_flags(
+        &judge_sections,
+        &pairwise,
+        &anchor_sections,
+        &mut headlines,
+        &mut notes,
+    );
+    headlines.extend(simulated_flag(&report_cells));
+    let checks = checks_section(&facts, &report_cells);
+    let trend = (opts.trend || facts.runs.len() > 1)
+        .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
+    let matrix = matrix::rows(&facts);
+    let drilldown = drilldown::select(
+        &conn,
+        &facts,
+        opts.views,
+        opts.views_cap.unwrap_or(drilldown::DEFAULT_CAP),
+    )?;
+    notes.extend(drilldown.cap_note());
+    let with_rows = opts.with_conversations;
+    let meta = meta(db, opts, &facts, &report_cells);
+    let order = vs_fastest::order(&report_cells, &judge_sections, opts.sort);
+    let vs_fastest = vs_fastest::vs_fastest(&report_cells, &headlines);
+    Ok(Report {
+        schema: model::SCHEMA,
+        meta,
+        headlines,
+        sort: opts.sort,
+        order,
+        vs_fastest,
+        cells: report_cells,
+        checks,
+        judges: judge_sections,
+        agreement,
+        pairwise,
+        anchors: anchor_sections,
+        check_agreement,
+        notes,
+        replay,
+        trend,
+        comparison,
+        conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
+        matrix,
+        drilldown,
+    })
+}
+
+/// The options a report cannot be built with: no store, or an SLA that is no duration.
+fn check_options(db: &Path, opts: &ReportOptions) -> Result<(), ReportError> {
+    if !db.exists() {
+        return Err(ReportError::NoStore(db.to_path_buf()));
+    }
+    if let Some(sla) = opts.sla_ms
+        && !(sla.is_finite() && sla > 0.0)
+    {
+        return Err(ReportError::BadSla(sla));
+    }
+    Ok(())
+}
+
+/// The runs `--runs`, `--since`, `--last` and the baseline options choose; `None`: the
+/// default selection.
+fn choose_runs(
+    conn: &rusqlite::Connection,
+    opts: &ReportOptions,
+) -> Result<Option<window::Chosen>, ReportError> {
+    if opts.runs.is_default() {
+        return Ok(None);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let all = crate::store::facts::run_rows(conn)?;
+    Ok(Some(window::choose(
+        &all,
+        opts.filter.run.as_deref(),
+        &opts.runs,
+        now,
+    )?))
+}
+
+/// A selection of replayed agent sessions only: checks and the judge never score those.
+fn only_replay(replay: Option<&replay::ReplaySection>, facts: &load::Facts) -> bool {
+    let replayed: u64 = replay
+        .iter()
+        .flat_map(|r| &r.cells)
+        .map(|c| c.reliability.passes)
+        .sum();
+    replayed > 0 && replayed as usize >= facts.convs.len()
+}
+
+/// Every judge whose scores this report shows: flagged when it failed its anchors,
+/// noted when it never ran them.
+fn anchor_flags(
+    judge_sections: &[model::JudgeSection],
+    pairwise: &[model::PairwiseSection],
+    anchor_sections: &[model::AnchorSection],
+    headlines: &mut Vec<model::Headline>,
+    notes: &mut Vec<String>,
+) {
     let used: BTreeSet<(&str, &str, bool)> = judge_sections
         .iter()
         .map(|j| (j.rubric.as_str(), j.judge.as_str(), j.simulated))
@@ -201,52 +273,18 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             )),
         }
     }
-    if report_cells.iter().any(|c| c.simulated) {
-        let which = if report_cells.iter().all(|c| c.simulated) {
-            "every cell was"
-        } else {
-            "cells marked (simulated) were"
-        };
-        headlines.push(model::Headline {
-            kind: model::HeadlineKind::Flag,
-            model: None,
-            text: format!(
-                "simulated: {which} served by the built-in mock provider; these figures say \
-                 nothing about any real provider"
-            ),
-            established: None,
-            simulated: true,
-            family: None,
-        });
-    }
-    let checks = ChecksSection {
-        tags: facts
-            .checks
-            .tags
-            .iter()
-            .filter(|t| {
-                report_cells
-                    .iter()
-                    .any(|c| c.checks.by_tag.contains_key(*t))
-            })
-            .cloned()
-            .collect(),
-        cells: report_cells.iter().map(|c| c.checks.clone()).collect(),
-    };
-    let trend = (opts.trend || facts.runs.len() > 1)
-        .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
-    let matrix = matrix::rows(&facts);
-    let drilldown = drilldown::select(
-        &conn,
-        &facts,
-        opts.views,
-        opts.views_cap.unwrap_or(drilldown::DEFAULT_CAP),
-    )?;
-    notes.extend(drilldown.cap_note());
-    let with_rows = opts.with_conversations;
+}
+
+/// What the report was built from and how: store, runs, filters, counts, settings.
+fn meta(
+    db: &Path,
+    opts: &ReportOptions,
+    facts: &load::Facts,
+    report_cells: &[model::Cell],
+) -> Meta {
     let labels: BTreeSet<&str> = report_cells.iter().map(|c| c.model.as_str()).collect();
     let providers: BTreeSet<&str> = report_cells.iter().map(|c| c.provider.as_str()).collect();
-    let meta = Meta {
+    Meta {
         store: db.display().to_string(),
         generated_at: crate::store::now_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -281,30 +319,47 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         },
         percentiles: "linear interpolation between closest ranks (NumPy's default)",
         simulated_providers: report_cells.iter().any(|c| c.simulated),
+    }
+}
+
+/// Check pass rates by tag: the tags some cell has, and each cell's figures.
+fn checks_section(facts: &load::Facts, report_cells: &[model::Cell]) -> ChecksSection {
+    ChecksSection {
+        tags: facts
+            .checks
+            .tags
+            .iter()
+            .filter(|t| {
+                report_cells
+                    .iter()
+                    .any(|c| c.checks.by_tag.contains_key(*t))
+            })
+            .cloned()
+            .collect(),
+        cells: report_cells.iter().map(|c| c.checks.clone()).collect(),
+    }
+}
+
+/// The flag that says the figures are simulated, when any are.
+fn simulated_flag(report_cells: &[model::Cell]) -> Option<model::Headline> {
+    if !report_cells.iter().any(|c| c.simulated) {
+        return None;
+    }
+    let which = if report_cells.iter().all(|c| c.simulated) {
+        "every cell was"
+    } else {
+        "cells marked (simulated) were"
     };
-    let order = vs_fastest::order(&report_cells, &judge_sections, opts.sort);
-    let vs_fastest = vs_fastest::vs_fastest(&report_cells, &headlines);
-    Ok(Report {
-        schema: model::SCHEMA,
-        meta,
-        headlines,
-        sort: opts.sort,
-        order,
-        vs_fastest,
-        cells: report_cells,
-        checks,
-        judges: judge_sections,
-        agreement,
-        pairwise,
-        anchors: anchor_sections,
-        check_agreement,
-        notes,
-        replay,
-        trend,
-        comparison,
-        conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
-        matrix,
-        drilldown,
+    Some(model::Headline {
+        kind: model::HeadlineKind::Flag,
+        model: None,
+        text: format!(
+            "simulated: {which} served by the built-in mock provider; these figures say \
+             nothing about any real provider"
+        ),
+        established: None,
+        simulated: true,
+        family: None,
     })
 }
 

@@ -826,8 +826,8 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
             K::Change => "against the baseline".into(),
         };
         match out.last_mut() {
-            Some((g, lines)) if *g == group => lines.push(h.text.clone()),
-            _ => out.push((group, vec![h.text.clone()])),
+            Some((g, lines)) if *g == group => lines.push(super::headline::text(h)),
+            _ => out.push((group, vec![super::headline::text(h)])),
         }
     }
     out

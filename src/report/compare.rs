@@ -12,7 +12,7 @@ use super::cells::{conversations_by_cell, task_success_of};
 use super::headlines::claim_of;
 use super::load::Facts;
 use super::model::{
-    Change, ChangeVerdict, ClaimStatistic, Comparison, Headline, HeadlineKind, JudgeSection,
+    Change, ChangeVerdict, ClaimStatistic, Comparison, Headline, HeadlineKind, JudgeSection, Said,
 };
 use crate::figure::{Figure, Unit, duration, percent};
 use crate::stats::inference::{self, PairedSample, Statistic};
@@ -411,50 +411,33 @@ fn headlines(cmp: &Comparison, selected: &str) -> Vec<Headline> {
         .collect();
     established.sort_by_key(|c| c.verdict != ChangeVerdict::Regressed);
     for c in established {
-        let word = if c.verdict == ChangeVerdict::Regressed {
-            "regressed"
-        } else {
-            "improved"
-        };
         out.push(Headline {
             kind: HeadlineKind::Change,
             model: Some(c.model.clone()),
-            text: format!(
-                "{}: {} {word} {} → {} ({}), established ({selected} vs {}, {} pairs in {} scenarios)",
-                c.cell,
-                statistic_name(c),
-                value_text(c, c.claim.b_value),
-                value_text(c, c.claim.a_value),
-                change_text(c),
-                cmp.baseline,
-                c.claim.n,
-                c.claim.scenarios,
-            ),
+            said: Said::Change {
+                change: c.clone(),
+                selected: selected.to_string(),
+                baseline: cmp.baseline.clone(),
+            },
             established: Some(true),
             simulated: c.simulated,
             family: None,
         });
     }
     let cells: BTreeSet<&str> = cmp.changes.iter().map(|c| c.cell.as_str()).collect();
-    let mut text = format!(
-        "{selected} against {}: {} regression{}, {} improvement{} established in {} comparisons of {} cells (Holm, family-wise {:.0} %)",
-        cmp.baseline,
-        cmp.regressions,
-        if cmp.regressions == 1 { "" } else { "s" },
-        cmp.improvements,
-        if cmp.improvements == 1 { "" } else { "s" },
-        cmp.comparisons,
-        cells.len(),
-        cmp.alpha * 100.0
-    );
-    let alone = cmp.only_selected.len() + cmp.only_baseline.len();
-    if alone > 0 {
-        text.push_str(&format!("; {alone} cell(s) in one side only, not compared"));
-    }
     out.push(Headline {
         kind: HeadlineKind::Change,
         model: None,
-        text,
+        said: Said::Baseline {
+            selected: selected.to_string(),
+            baseline: cmp.baseline.clone(),
+            regressions: cmp.regressions,
+            improvements: cmp.improvements,
+            comparisons: cmp.comparisons,
+            cells: cells.len(),
+            alpha: cmp.alpha,
+            alone: cmp.only_selected.len() + cmp.only_baseline.len(),
+        },
         established: Some(cmp.regressions + cmp.improvements > 0),
         simulated: cmp.changes.iter().any(|c| c.simulated),
         family: None,

@@ -9,14 +9,16 @@
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
 //! - [`anchors`]: whether each judge ranks reference answers above spoiled ones.
 //! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
-//! - [`headlines`]: the sentences a reader decides from.
+//! - [`headlines`]: what a reader decides from: each headline's figures and claims.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
 //! - [`replay`]: the replay section (cache, cost, speed, tool calls of replayed sessions).
 //! - [`window`]: which runs are read (`--since`, `--last`, `--runs`) and compared with
 //!   (`--baseline-run`, `--baseline-window`); [`compare`]: the comparison itself.
 //!
-//! The report computes; it never formats (exporters do) and never writes to the store.
+//! The report computes; it never formats (the model carries numbers and names, and
+//! `crate::export` renders every table and sentence through `crate::figure`) and never
+//! writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
 
 mod agreement;
@@ -262,7 +264,7 @@ fn anchor_flags(
             Some(a) if !a.passed => headlines.push(model::Headline {
                 kind: model::HeadlineKind::Flag,
                 model: None,
-                text: anchors::sentence(a),
+                said: model::Said::Anchors(a.clone()),
                 established: None,
                 simulated: a.simulated,
                 family: None,
@@ -345,18 +347,12 @@ fn simulated_flag(report_cells: &[model::Cell]) -> Option<model::Headline> {
     if !report_cells.iter().any(|c| c.simulated) {
         return None;
     }
-    let which = if report_cells.iter().all(|c| c.simulated) {
-        "every cell was"
-    } else {
-        "cells marked (simulated) were"
-    };
     Some(model::Headline {
         kind: model::HeadlineKind::Flag,
         model: None,
-        text: format!(
-            "simulated: {which} served by the built-in mock provider; these figures say \
-             nothing about any real provider"
-        ),
+        said: model::Said::Simulated {
+            all: report_cells.iter().all(|c| c.simulated),
+        },
         established: None,
         simulated: true,
         family: None,

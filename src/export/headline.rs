@@ -3,13 +3,16 @@
 //! formatted by [`crate::figure`]. Every format prints these sentences: the terminal,
 //! Markdown and HTML under their groups, the JSON report as each headline's `text`.
 
+use std::collections::BTreeMap;
+
 use crate::figure::{Figure, Unit, duration, p_value};
 use crate::report::compare::{change_text, statistic_name, value_text};
-use crate::report::model::{Claim, Family, Flags, Headline, Said};
+use crate::report::model::{Change, ChangeVerdict, Claim, Family, Flags, Headline, Rate, Said};
 use crate::stats::inference;
 
 /// A headline's sentence.
 pub fn text(h: &Headline) -> String {
+    let family = h.family.as_ref();
     match &h.said {
         Said::Fastest {
             q,
@@ -17,73 +20,38 @@ pub fn text(h: &Headline) -> String {
             provider,
             ms,
             n,
-        } => match &h.family {
-            Some(f) => format!(
-                "fastest conversation p{q} on {label}: {provider} {} (n {n}) — {} {}",
-                duration(*ms),
-                claims_text(f, &lower_text),
-                family_text(f)
-            ),
-            None => format!(
+        } => {
+            let head = format!(
                 "fastest conversation p{q} on {label}: {provider} {}",
                 duration(*ms)
-            ),
-        },
+            );
+            match family {
+                Some(f) => format!(
+                    "{head} (n {n}) — {} {}",
+                    claims_text(f, &lower_text),
+                    family_text(f)
+                ),
+                None => head,
+            }
+        }
         Said::Reliability {
             provider,
             completed,
             attempted,
             rate,
             failures,
-        } => {
-            let failures = if failures.is_empty() {
-                "no failures".to_string()
-            } else {
-                format!("failures: {}", crate::report::cells::failure_text(failures))
-            };
-            format!(
-                "{provider}: {completed}/{attempted} conversations completed ({}); {failures}",
-                rate.figure().map_or("-".into(), |f| f.to_string())
-            )
-        }
+        } => reliability_text(provider, *completed, *attempted, rate, failures),
         Said::TaskSuccess { leader, rate } => {
-            let figure = format!(
-                "{} (n {} attempted)",
-                rate.figure().map_or("-".into(), |f| f.to_string()),
-                rate.n
-            );
+            let figure = format!("{} (n {} attempted)", rate_text(rate), rate.n);
             quality_text(
                 "task success (completed and every check passed, per attempted conversation)",
                 leader,
                 &figure,
-                h.family.as_ref(),
+                family,
                 &points_text,
             )
         }
-        Said::JudgeMean {
-            rubric,
-            judge,
-            simulated,
-            leader,
-            mean,
-            all_equal,
-            n,
-            attempted,
-        } => {
-            let figure = match mean {
-                Some(e) if *all_equal && e.interval.is_none() => {
-                    format!("{} (all {n} equal)", e.figure(Unit::Score))
-                }
-                Some(e) => e.figure(Unit::Score).to_string(),
-                None => "-".into(),
-            };
-            let figure = format!("{figure} (scored {n} of {attempted} attempted)");
-            let what = format!(
-                "judge means ({rubric} by {judge}{}; pairs both completed and scored)",
-                if *simulated { ", simulated" } else { "" }
-            );
-            quality_text(&what, leader, &figure, h.family.as_ref(), &score_text)
-        }
+        Said::JudgeMean { .. } => judge_text(&h.said, family),
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
         Said::Anchors(a) => crate::report::anchors::sentence(a),
         Said::Simulated { all } => format!(
@@ -96,46 +64,111 @@ pub fn text(h: &Headline) -> String {
             }
         ),
         Said::Change {
-            change: c,
+            change,
             selected,
             baseline,
-        } => format!(
-            "{}: {} {} {} → {} ({}), established ({selected} vs {baseline}, {} pairs in {} scenarios)",
-            c.cell,
-            statistic_name(c),
-            if c.verdict == crate::report::model::ChangeVerdict::Regressed {
-                "regressed"
-            } else {
-                "improved"
-            },
-            value_text(c, c.claim.b_value),
-            value_text(c, c.claim.a_value),
-            change_text(c),
-            c.claim.n,
-            c.claim.scenarios,
-        ),
-        Said::Baseline {
-            selected,
-            baseline,
-            regressions,
-            improvements,
-            comparisons,
-            cells,
-            alpha,
-            alone,
-        } => {
-            let mut text = format!(
-                "{selected} against {baseline}: {regressions} regression{}, {improvements} improvement{} established in {comparisons} comparisons of {cells} cells (Holm, family-wise {:.0} %)",
-                if *regressions == 1 { "" } else { "s" },
-                if *improvements == 1 { "" } else { "s" },
-                alpha * 100.0
-            );
-            if *alone > 0 {
-                text.push_str(&format!("; {alone} cell(s) in one side only, not compared"));
-            }
-            text
-        }
+        } => change_headline(change, selected, baseline),
+        Said::Baseline { .. } => baseline_text(&h.said),
     }
+}
+
+fn rate_text(rate: &Rate) -> String {
+    rate.figure().map_or("-".into(), |f| f.to_string())
+}
+
+/// "P: 23/24 conversations completed (95.8 % [79.8, 99.3]); failures: 1 truncated".
+fn reliability_text(
+    provider: &str,
+    completed: u64,
+    attempted: u64,
+    rate: &Rate,
+    failures: &BTreeMap<String, u64>,
+) -> String {
+    let failures = if failures.is_empty() {
+        "no failures".to_string()
+    } else {
+        format!("failures: {}", crate::report::cells::failure_text(failures))
+    };
+    format!(
+        "{provider}: {completed}/{attempted} conversations completed ({}); {failures}",
+        rate_text(rate)
+    )
+}
+
+/// A judge's leader by mean score, and its claims.
+fn judge_text(said: &Said, family: Option<&Family>) -> String {
+    let Said::JudgeMean {
+        rubric,
+        judge,
+        simulated,
+        leader,
+        mean,
+        all_equal,
+        n,
+        attempted,
+    } = said
+    else {
+        return String::new();
+    };
+    let figure = match mean {
+        Some(e) if *all_equal && e.interval.is_none() => {
+            format!("{} (all {n} equal)", e.figure(Unit::Score))
+        }
+        Some(e) => e.figure(Unit::Score).to_string(),
+        None => "-".into(),
+    };
+    let figure = format!("{figure} (scored {n} of {attempted} attempted)");
+    let what = format!(
+        "judge means ({rubric} by {judge}{}; pairs both completed and scored)",
+        if *simulated { ", simulated" } else { "" }
+    );
+    quality_text(&what, leader, &figure, family, &score_text)
+}
+
+/// An established change against the baseline.
+fn change_headline(c: &Change, selected: &str, baseline: &str) -> String {
+    format!(
+        "{}: {} {} {} → {} ({}), established ({selected} vs {baseline}, {} pairs in {} scenarios)",
+        c.cell,
+        statistic_name(c),
+        if c.verdict == ChangeVerdict::Regressed {
+            "regressed"
+        } else {
+            "improved"
+        },
+        value_text(c, c.claim.b_value),
+        value_text(c, c.claim.a_value),
+        change_text(c),
+        c.claim.n,
+        c.claim.scenarios,
+    )
+}
+
+/// The comparison with the baseline, summed up.
+fn baseline_text(said: &Said) -> String {
+    let Said::Baseline {
+        selected,
+        baseline,
+        regressions,
+        improvements,
+        comparisons,
+        cells,
+        alpha,
+        alone,
+    } = said
+    else {
+        return String::new();
+    };
+    let mut text = format!(
+        "{selected} against {baseline}: {regressions} regression{}, {improvements} improvement{} established in {comparisons} comparisons of {cells} cells (Holm, family-wise {:.0} %)",
+        if *regressions == 1 { "" } else { "s" },
+        if *improvements == 1 { "" } else { "s" },
+        alpha * 100.0
+    );
+    if *alone > 0 {
+        text.push_str(&format!("; {alone} cell(s) in one side only, not compared"));
+    }
+    text
 }
 
 /// A cell's flags: truncation (and reasoning that used the budget), content filtering,

@@ -98,15 +98,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         filter.run_ids = c.selected.clone();
     }
     let sel = Selection::resolve(&conn, &filter)?;
-    let comparison = match chosen
-        .as_ref()
-        .and_then(|c| Some((c.selected.as_ref()?, c.baseline.as_ref()?)))
-    {
-        Some((selected, (baseline, name))) => Some(comparison(
-            db, &conn, &filter, opts, selected, baseline, name,
-        )?),
-        None => None,
-    };
+    let comparison = against_baseline(db, &conn, &filter, opts, chosen.as_ref())?;
     let facts = std::sync::Arc::new(load::load(db, &conn, &sel, &opts.judgments)?);
     let by_cell = cells::conversations_by_cell(&facts);
     let cell_opts = cells::CellOptions {
@@ -357,6 +349,22 @@ fn simulated_flag(report_cells: &[model::Cell]) -> Option<model::Headline> {
         simulated: true,
         family: None,
     })
+}
+
+/// The comparison with a baseline, when the runs chosen have one.
+fn against_baseline(
+    db: &Path,
+    conn: &rusqlite::Connection,
+    filter: &FactFilter,
+    opts: &ReportOptions,
+    chosen: Option<&window::Chosen>,
+) -> Result<Option<(model::Comparison, Vec<model::Headline>)>, ReportError> {
+    match chosen.and_then(|c| Some((c.selected.as_ref()?, c.baseline.as_ref()?))) {
+        Some((selected, (baseline, name))) => Ok(Some(comparison(
+            db, conn, filter, opts, selected, baseline, name,
+        )?)),
+        None => Ok(None),
+    }
 }
 
 /// The selected runs against the baseline's: facts over both, split by run.

@@ -20,6 +20,7 @@
 //!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.
 //! - [`export`]: stored conversations out in the exchange format.
 //! - [`exchange`]: the JSON Lines exchange format shared by import and export.
+//! - [`figure`]: how a figure prints (value, unit, interval, n), once for every format.
 //! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run;
 //!   panels, varied replicates, pairwise comparison, reference anchors.
 //! - [`anchors`]: the reference-anchor conversations (scenario references and the variants
@@ -49,6 +50,7 @@ pub mod config;
 pub mod drive;
 pub mod exchange;
 pub mod export;
+pub mod figure;
 pub mod import;
 pub mod init;
 pub mod jsonl;

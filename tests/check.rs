@@ -191,7 +191,7 @@ fn check_scores_references_fails_stale_answers_and_skips_failed_conversations() 
     );
     assert!(stdout.contains("pass rate by tag"), "{stdout}");
     assert!(stdout.contains("sim / clean"), "{stdout}");
-    assert!(stdout.contains("100.0 %"), "{stdout}");
+    assert!(stdout.contains("100 %"), "{stdout}");
 
     // A second run has nothing left to do.
     let conn = project.conn();

@@ -1291,7 +1291,7 @@ fn a_scenario_for_plain_transcripts_lets_their_checks_score_them() {
     let (text, _) = project.run_ok(&["report"]);
     assert!(text.contains("QUALITY BY TAG"), "{text}");
     assert!(
-        text.contains("unknown / unknown       50.0 (2)         50.0 (4)"),
+        text.contains("unknown / unknown     50.0 % (2)       50.0 % (4)"),
         "{text}"
     );
 }

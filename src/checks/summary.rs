@@ -99,12 +99,11 @@ pub fn rate_table(title: &str, rows: &[(String, Tally)]) -> String {
     out
 }
 
-/// "97.8 %", or "-" when nothing was scored.
+/// "97.8 %" (the report's rule: `100 %` at the top), or "-" when nothing was scored.
 pub fn rate_cell(tally: &Tally) -> String {
-    match tally.pass_rate() {
-        Some(rate) => format!("{:.1} %", rate * 100.0),
-        None => "-".to_string(),
-    }
+    tally
+        .pass_rate()
+        .map_or("-".to_string(), crate::figure::percent)
 }
 
 #[cfg(test)]
@@ -124,7 +123,7 @@ mod tests {
     fn rates_show_one_decimal_or_a_dash() {
         assert_eq!(rate_cell(&tally(2, 1, 5)), "66.7 %");
         assert_eq!(rate_cell(&tally(0, 0, 5)), "-");
-        assert_eq!(rate_cell(&tally(7, 0, 0)), "100.0 %");
+        assert_eq!(rate_cell(&tally(7, 0, 0)), "100 %");
     }
 
     #[test]

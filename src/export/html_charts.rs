@@ -42,102 +42,154 @@ pub fn charts(h: &mut String, r: &Report) {
         name: &names[i],
         style: svg::style_of(&styles, &r.cells[i].provider),
     };
-    let judge = primary_judge(r);
-    let (what, label, scale, caption) = match judge {
-        Some((_, s)) => (
-            "judge mean score",
-            "judge mean score",
-            (1.0, 5.0),
-            if s.simulated {
-                "Quality is the simulated judge's mean score over conversations."
-            } else {
-                "Quality is the judge's mean score over conversations."
-            },
-        ),
-        None => (
-            "check pass rate",
-            "check pass rate (%)",
-            (0.0, 100.0),
-            "Quality is the share of rule-based checks passed.",
-        ),
-    };
-    let mut figures: Vec<(Option<String>, String, String)> = Vec::new();
+    let axis = QualityAxis::of(r);
+    let mut figures: Vec<Figure> = Vec::new();
     for (k, label_name) in labels(r).into_iter().enumerate() {
         let in_label: Vec<usize> = (0..r.cells.len())
             .filter(|&i| r.cells[i].model == label_name)
             .collect();
-        let curves: Vec<Curve> = in_label
-            .iter()
-            .map(|&i| Curve {
-                series: series(i),
-                curve: r.cells[i].latency_curve.as_slice(),
-                n: r.cells[i].conversation_latency.n,
-            })
-            .collect();
-        let heading = Some(label_name.to_string());
-        if let Some(svg) = svg::ecdf(
-            &chart_id("ecdf", k),
-            &format!("Conversation latency on {label_name} (empirical CDF)"),
-            &curves,
-        ) {
-            figures.push((
-                heading.clone(),
-                svg,
-                format!(
-                    "{label_name}: each curve is one provider; n is its completed conversations; markers sit at p50 and p95. \
-                     Failed conversations are not in latency: see the outcome chart."
-                ),
-            ));
-        }
-        let points: Vec<QualityPoint> = in_label
-            .iter()
-            .filter_map(|&i| {
-                let c = &r.cells[i];
-                let p50 = c.conversation_latency.p50?;
-                let (q, qi) = match judge {
-                    Some((_, s)) => {
-                        let e = s.cells.get(i)?.overall?;
-                        (e.value, e.interval.map(|i| (i.lo, i.hi)))
-                    }
-                    None => (
-                        c.checks.pass.value? * 100.0,
-                        c.checks.pass.interval.map(|i| (i.lo * 100.0, i.hi * 100.0)),
-                    ),
-                };
-                Some(QualityPoint {
-                    series: series(i),
-                    p50_ms: p50.value,
-                    p50_interval: p50.interval.map(|i| (i.lo, i.hi)),
-                    quality: q,
-                    quality_interval: qi,
-                })
-            })
-            .collect();
-        if let Some(svg) = svg::quality_vs_latency(
-            &chart_id("quality", k),
-            &format!("Quality against speed on {label_name}: {what} and conversation p50"),
-            &points,
-            label,
-            scale,
-        ) {
-            let (lo, hi) = svg::quality_range(&points, scale);
-            figures.push((
-                heading,
-                svg,
-                format!(
-                    "{label_name}: {caption} The quality axis runs from {} to {} of the scale {}–{}. \
-                     Whiskers: 95 % intervals (latency: order statistics of the p50; quality: over scenarios).",
-                    svg::tick_label(lo),
-                    svg::tick_label(hi),
-                    svg::tick_label(scale.0),
-                    svg::tick_label(scale.1)
-                ),
-            ));
-        }
+        figures.extend(ecdf_figure(r, label_name, k, &in_label, &series));
+        figures.extend(quality_figure(r, label_name, k, &in_label, &axis, &series));
         if let Some((svg, caption)) = trend_chart(r, label_name, k, &series) {
             figures.push((Some(label_name.to_string()), svg, caption));
         }
     }
+    figures.extend(outcome_figure(r, &names));
+    write_figures(h, figures);
+}
+
+/// A chart as the page shows it: the label heading it sits under (`None`: all labels),
+/// the SVG, the caption.
+type Figure = (Option<String>, String, String);
+
+/// What the quality axis shows: the primary judge's mean score, else the check pass rate.
+struct QualityAxis {
+    judge: Option<usize>,
+    what: &'static str,
+    label: &'static str,
+    scale: (f64, f64),
+    caption: &'static str,
+}
+
+impl QualityAxis {
+    fn of(r: &Report) -> QualityAxis {
+        match primary_judge(r) {
+            Some((j, s)) => QualityAxis {
+                judge: Some(j),
+                what: "judge mean score",
+                label: "judge mean score",
+                scale: (1.0, 5.0),
+                caption: if s.simulated {
+                    "Quality is the simulated judge's mean score over conversations."
+                } else {
+                    "Quality is the judge's mean score over conversations."
+                },
+            },
+            None => QualityAxis {
+                judge: None,
+                what: "check pass rate",
+                label: "check pass rate (%)",
+                scale: (0.0, 100.0),
+                caption: "Quality is the share of rule-based checks passed.",
+            },
+        }
+    }
+}
+
+/// A label's latency ECDF, one curve per provider.
+fn ecdf_figure<'a>(
+    r: &'a Report,
+    label_name: &str,
+    k: usize,
+    in_label: &[usize],
+    series: &dyn Fn(usize) -> Series<'a>,
+) -> Option<Figure> {
+    let curves: Vec<Curve> = in_label
+        .iter()
+        .map(|&i| Curve {
+            series: series(i),
+            curve: r.cells[i].latency_curve.as_slice(),
+            n: r.cells[i].conversation_latency.n,
+        })
+        .collect();
+    let svg = svg::ecdf(
+        &chart_id("ecdf", k),
+        &format!("Conversation latency on {label_name} (empirical CDF)"),
+        &curves,
+    )?;
+    Some((
+        Some(label_name.to_string()),
+        svg,
+        format!(
+            "{label_name}: each curve is one provider; n is its completed conversations; markers sit at p50 and p95. \
+             Failed conversations are not in latency: see the outcome chart."
+        ),
+    ))
+}
+
+/// A label's quality against conversation p50, one point per provider with whiskers.
+fn quality_figure<'a>(
+    r: &'a Report,
+    label_name: &str,
+    k: usize,
+    in_label: &[usize],
+    axis: &QualityAxis,
+    series: &dyn Fn(usize) -> Series<'a>,
+) -> Option<Figure> {
+    let judge = axis.judge.and_then(|j| r.judges.get(j));
+    let points: Vec<QualityPoint> = in_label
+        .iter()
+        .filter_map(|&i| {
+            let c = &r.cells[i];
+            let p50 = c.conversation_latency.p50?;
+            let (q, qi) = match judge {
+                Some(s) => {
+                    let e = s.cells.get(i)?.overall?;
+                    (e.value, e.interval.map(|i| (i.lo, i.hi)))
+                }
+                None => (
+                    c.checks.pass.value? * 100.0,
+                    c.checks.pass.interval.map(|i| (i.lo * 100.0, i.hi * 100.0)),
+                ),
+            };
+            Some(QualityPoint {
+                series: series(i),
+                p50_ms: p50.value,
+                p50_interval: p50.interval.map(|i| (i.lo, i.hi)),
+                quality: q,
+                quality_interval: qi,
+            })
+        })
+        .collect();
+    let scale = axis.scale;
+    let svg = svg::quality_vs_latency(
+        &chart_id("quality", k),
+        &format!(
+            "Quality against speed on {label_name}: {} and conversation p50",
+            axis.what
+        ),
+        &points,
+        axis.label,
+        scale,
+    )?;
+    let (lo, hi) = svg::quality_range(&points, scale);
+    Some((
+        Some(label_name.to_string()),
+        svg,
+        format!(
+            "{label_name}: {} The quality axis runs from {} to {} of the scale {}–{}. \
+             Whiskers: 95 % intervals (latency: order statistics of the p50; quality: over scenarios).",
+            axis.caption,
+            svg::tick_label(lo),
+            svg::tick_label(hi),
+            svg::tick_label(scale.0),
+            svg::tick_label(scale.1)
+        ),
+    ))
+}
+
+/// How conversations ended, every cell in one chart, rows grouped by label.
+fn outcome_figure(r: &Report, names: &[String]) -> Option<Figure> {
     let bars: Vec<OutcomeBar> = r
         .cells
         .iter()
@@ -154,9 +206,12 @@ pub fn charts(h: &mut String, r: &Report) {
             }
         })
         .collect();
-    if let Some(svg) = svg::outcomes(&bars) {
-        figures.push((None, svg, "Bars are shares of attempted conversations; the numbers are counts. Interrupted conversations are in no denominator.".to_string()));
-    }
+    let svg = svg::outcomes(&bars)?;
+    Some((None, svg, "Bars are shares of attempted conversations; the numbers are counts. Interrupted conversations are in no denominator.".to_string()))
+}
+
+/// The charts section: each figure under its label's heading, with its caption.
+fn write_figures(h: &mut String, figures: Vec<Figure>) {
     if figures.is_empty() {
         return;
     }

@@ -15,6 +15,7 @@ pub mod conversation_view;
 pub mod conversations;
 mod csv;
 mod grid;
+pub mod headline;
 mod html;
 mod html_charts;
 mod json;

@@ -5,8 +5,8 @@
 //! figures are `crate::report::compare`'s and `crate::report::trend`'s.
 
 use super::grid::{Align, Table};
+use crate::figure::Unit;
 use crate::report::compare::{change_text, statistic_name, value_text, verdict_text};
-use crate::report::headlines::duration;
 use crate::report::model::{ChangeVerdict, Report};
 
 use Align::{Left as L, Right as R};
@@ -101,36 +101,21 @@ pub fn trend(r: &Report) -> Vec<Table> {
             ("cell", L),
             ("run", R),
             ("started", L),
-            ("success % [95 %] (k/n)", R),
+            ("success [95 %] (k/n)", R),
             ("conv p50 [95 %] (n)", R),
             ("", L),
         ],
     );
     for p in &t.points {
-        let success = match (p.success.value, p.success.interval) {
-            (Some(v), Some(i)) => format!(
-                "{:.1} [{:.1}, {:.1}] ({}/{})",
-                v * 100.0,
-                i.lo * 100.0,
-                i.hi * 100.0,
-                p.success.k,
-                p.success.n
-            ),
-            _ => format!("- ({}/{})", p.success.k, p.success.n),
-        };
-        let p50 = match p.conversation_p50 {
-            Some(e) => match e.interval {
-                Some(i) => format!(
-                    "{} [{}, {}] (n {})",
-                    duration(e.value),
-                    duration(i.lo),
-                    duration(i.hi),
-                    p.latency_n
-                ),
-                None => format!("{} (n {})", duration(e.value), p.latency_n),
-            },
-            None => "-".into(),
-        };
+        let success = format!(
+            "{} ({}/{})",
+            p.success.figure().map_or("-".into(), |f| f.to_string()),
+            p.success.k,
+            p.success.n
+        );
+        let p50 = p.conversation_p50.map_or("-".into(), |e| {
+            e.figure(Unit::Duration).n(p.latency_n).to_string()
+        });
         table.rows.push(vec![
             p.cell.clone(),
             p.run.to_string(),

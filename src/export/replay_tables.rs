@@ -4,6 +4,7 @@
 //! `crate::report::replay`'s.
 
 use super::grid::{Align, Table, thousands};
+use crate::figure::{Figure, Unit, percent, usd};
 use crate::report::model::Report;
 use crate::report::replay::{BREAK_BUCKETS, ReplayCell, ReplaySection, Share};
 
@@ -43,15 +44,6 @@ impl Marks {
     }
 }
 
-fn percent(x: f64) -> String {
-    let p = x * 100.0;
-    if !(0.05..99.95).contains(&p) {
-        format!("{p:.0} %")
-    } else {
-        format!("{p:.1} %")
-    }
-}
-
 fn share(s: &Share) -> String {
     match s.value {
         Some(v) => format!("{} ({}/{})", percent(v), s.part, s.n),
@@ -59,12 +51,9 @@ fn share(s: &Share) -> String {
     }
 }
 
-fn usd(x: Option<f64>) -> String {
-    match x {
-        None => "-".into(),
-        Some(v) if v < 0.01 => format!("${v:.5}"),
-        Some(v) => format!("${v:.3}"),
-    }
+/// A rate or duration per turn: `81 t/s`, `812 ms`.
+fn per_turn(v: f64, unit: Unit) -> String {
+    Figure::new(v, unit).to_string()
 }
 
 /// The replay tables, none without replayed turns.
@@ -73,7 +62,24 @@ pub fn tables(r: &Report) -> Vec<Table> {
         return Vec::new();
     };
     let m = Marks::of(s);
-    let mut cache = table(
+    let [mut cache, mut after, mut speed, mut cost, mut tools] = empty_tables(&m);
+    for c in &s.cells {
+        let name = m.name(c);
+        cache.rows.push(cache_row(c, name.clone()));
+        if c.cache.hit_rate.is_some() {
+            after.rows.push(after_row(c, name.clone()));
+        }
+        speed.rows.push(speed_row(c, name.clone()));
+        cost.rows.push(cost_row(c, name.clone()));
+        tools.rows.push(tools_row(c, name));
+    }
+    vec![cache, after, speed, cost, tools]
+}
+
+/// The five tables' titles, columns and footnotes: cache, cache after a break, speed,
+/// cost, tool calls and reliability.
+fn empty_tables(m: &Marks) -> [Table; 5] {
+    let cache = table(
         format!(
             "REPLAY CACHE{} · cached ÷ prompt tokens, answered turns after a pass's first",
             m.title()
@@ -86,7 +92,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
         ],
         "cold: < 10 % of the prompt cached. not reported: the provider sent no cached-token count (not 0 %).",
     );
-    let mut after = table(
+    let after = table(
         format!(
             "REPLAY CACHE AFTER A BREAK{} · cached share of the prompt by idle break before the turn (n turns)",
             m.title()
@@ -102,7 +108,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
         ],
         "Breaks are seeded, the same before the same turn for every target; a break's length is what the provider's clock saw (slept, i.e. after --pause-scale; the built-in mock's own simulated time).",
     );
-    let mut speed = table(
+    let speed = table(
         format!("REPLAY SPEED{} · ok turns", m.title()),
         &[
             ("cell", L),
@@ -114,7 +120,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
         ],
         "decode: output tokens ÷ (E2E − TTFT), tokens/s; TTFT counts the first reasoning, text or tool-call delta.",
     );
-    let mut cost = table(
+    let cost = table(
         format!("REPLAY COST{} · USD from the run's prices", m.title()),
         &[
             ("cell", L),
@@ -124,7 +130,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
         ],
         "Answered turns only (ok or truncated); per session: mean cost of completed passes priced whole.",
     );
-    let mut tools = table(
+    let tools = table(
         format!(
             "REPLAY TOOL CALLS AND RELIABILITY{} · answered turns; passes by outcome",
             m.title()
@@ -139,87 +145,95 @@ pub fn tables(r: &Report) -> Vec<Table> {
         ],
         "valid: every call's arguments parse as a JSON object and its name was offered. switches: the serving provider changed from the previous turn (a gateway's header).",
     );
-    for c in &s.cells {
-        let name = m.name(c);
-        let (hit, cold) = match c.cache.hit_rate {
-            Some(h) => (
-                format!("{} ({})", percent(h), c.cache.turns_reported),
-                c.cache.cold_turns.to_string(),
-            ),
-            None => ("not reported".into(), "-".into()),
-        };
-        let uncached = match c.cache.uncached_prompt_tokens {
-            Some(u) => format!("{} ({})", thousands(u), c.cache.uncached_turns),
-            None => "not reported".into(),
-        };
-        cache.rows.push(vec![name.clone(), hit, cold, uncached]);
-        if c.cache.hit_rate.is_some() {
-            let mut row = vec![name.clone()];
-            row.extend(c.cache.after_break.iter().map(|b| match b.share {
-                Some(v) => format!("{} ({})", percent(v), b.n),
-                None => "-".into(),
-            }));
-            after.rows.push(row);
-        }
-        let d = &c.decode_tokens_per_s;
-        let t = &c.ttft_ms;
-        speed.rows.push(vec![
-            name.clone(),
-            d.at(50.0)
-                .map_or("-".into(), |v| format!("{v:.0} t/s ({})", d.n)),
-            d.at(10.0).map_or("-".into(), |v| format!("{v:.0} t/s")),
-            t.at(50.0)
-                .map_or("-".into(), |v| format!("{v:.0} ms ({})", t.n)),
-            t.at(95.0).map_or("-".into(), |v| format!("{v:.0} ms")),
-            c.reasoning_tokens_per_turn
-                .map_or("not reported".into(), |v| {
-                    format!("{v:.0} ({})", c.reasoning_turns)
-                }),
-        ]);
-        if c.cost.priced {
-            cost.rows.push(vec![
-                name.clone(),
-                format!("{}/{}", c.cost.turns_priced, c.reliability.turns_sent),
-                usd(c.cost.per_1000_turns_usd),
-                match c.cost.per_session_usd {
-                    Some(v) => format!("{} ({})", usd(Some(v)), c.cost.sessions_priced),
-                    None => "-".into(),
-                },
-            ]);
-        } else {
-            cost.rows.push(vec![
-                name.clone(),
-                "no price".into(),
-                "-".into(),
-                "-".into(),
-            ]);
-        }
-        let failed: Vec<String> = c
-            .reliability
-            .passes_by_outcome
-            .iter()
-            .filter(|(o, _)| o.as_str() != "completed")
-            .map(|(o, n)| format!("{o} {n}"))
-            .collect();
-        tools.rows.push(vec![
-            name,
-            share(&c.tools.valid),
-            share(&c.tools.agreement),
-            c.switches.as_ref().map_or("not reported".into(), |s| {
-                format!("{} ({})", s.switches, s.turns)
+    [cache, after, speed, cost, tools]
+}
+
+fn cache_row(c: &ReplayCell, name: String) -> Vec<String> {
+    let (hit, cold) = match c.cache.hit_rate {
+        Some(h) => (
+            format!("{} ({})", percent(h), c.cache.turns_reported),
+            c.cache.cold_turns.to_string(),
+        ),
+        None => ("not reported".into(), "-".into()),
+    };
+    let uncached = match c.cache.uncached_prompt_tokens {
+        Some(u) => format!("{} ({})", thousands(u), c.cache.uncached_turns),
+        None => "not reported".into(),
+    };
+    vec![name, hit, cold, uncached]
+}
+
+/// The cached share by break length, with each bucket's n.
+fn after_row(c: &ReplayCell, name: String) -> Vec<String> {
+    let mut row = vec![name];
+    row.extend(c.cache.after_break.iter().map(|b| match b.share {
+        Some(v) => format!("{} ({})", percent(v), b.n),
+        None => "-".into(),
+    }));
+    row
+}
+
+fn speed_row(c: &ReplayCell, name: String) -> Vec<String> {
+    let d = &c.decode_tokens_per_s;
+    let t = &c.ttft_ms;
+    vec![
+        name,
+        d.at(50.0).map_or("-".into(), |v| {
+            format!("{} ({})", per_turn(v, Unit::TokensPerSecond), d.n)
+        }),
+        d.at(10.0)
+            .map_or("-".into(), |v| per_turn(v, Unit::TokensPerSecond)),
+        t.at(50.0).map_or("-".into(), |v| {
+            format!("{} ({})", per_turn(v, Unit::Millis), t.n)
+        }),
+        t.at(95.0).map_or("-".into(), |v| per_turn(v, Unit::Millis)),
+        c.reasoning_tokens_per_turn
+            .map_or("not reported".into(), |v| {
+                format!("{v:.0} ({})", c.reasoning_turns)
             }),
-            format!(
-                "{}/{}",
-                c.reliability.passes_completed, c.reliability.passes
-            ),
-            if failed.is_empty() {
-                "-".into()
-            } else {
-                failed.join(", ")
-            },
-        ]);
+    ]
+}
+
+fn cost_row(c: &ReplayCell, name: String) -> Vec<String> {
+    if !c.cost.priced {
+        return vec![name, "no price".into(), "-".into(), "-".into()];
     }
-    vec![cache, after, speed, cost, tools]
+    vec![
+        name,
+        format!("{}/{}", c.cost.turns_priced, c.reliability.turns_sent),
+        usd(c.cost.per_1000_turns_usd),
+        match c.cost.per_session_usd {
+            Some(v) => format!("{} ({})", usd(Some(v)), c.cost.sessions_priced),
+            None => "-".into(),
+        },
+    ]
+}
+
+fn tools_row(c: &ReplayCell, name: String) -> Vec<String> {
+    let failed: Vec<String> = c
+        .reliability
+        .passes_by_outcome
+        .iter()
+        .filter(|(o, _)| o.as_str() != "completed")
+        .map(|(o, n)| format!("{o} {n}"))
+        .collect();
+    vec![
+        name,
+        share(&c.tools.valid),
+        share(&c.tools.agreement),
+        c.switches.as_ref().map_or("not reported".into(), |s| {
+            format!("{} ({})", s.switches, s.turns)
+        }),
+        format!(
+            "{}/{}",
+            c.reliability.passes_completed, c.reliability.passes
+        ),
+        if failed.is_empty() {
+            "-".into()
+        } else {
+            failed.join(", ")
+        },
+    ]
 }
 
 /// The CSV columns of the replay section, appended after the others (docs/report.md).

@@ -741,32 +741,14 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
         .fold(0.0f64, f64::max);
     let name_w = (longest + 16.0).clamp(120.0, 320.0);
     let row = 26.0;
-    let classes: Vec<String> = {
-        let mut v: Vec<String> = bars
-            .iter()
-            .flat_map(|b| b.parts.iter().map(|(c, _)| c.clone()))
-            .collect();
-        v.sort_by_key(|c| (c != "completed", c.clone()));
-        v.dedup();
-        v
-    };
+    let classes = outcome_classes(bars);
     let col_w = classes
         .iter()
         .map(|c| text_width(c, 12.5) + 30.0)
         .fold(118.0f64, f64::max);
     let per_row = (((W - RIGHT - 16.0) / col_w) as usize).max(1);
     let legend_rows = classes.len().div_ceil(per_row) as f64;
-    let headings = {
-        let mut n = 0;
-        let mut last: Option<&str> = None;
-        for b in bars {
-            if last != Some(b.group) {
-                n += 1;
-                last = Some(b.group);
-            }
-        }
-        n
-    };
+    let headings = group_headings(bars);
     let grouped = headings > 1 || bars.iter().any(|b| !b.group.is_empty());
     let heading_h = if grouped { 24.0 } else { 0.0 };
     let body = bars.len() as f64 * row + headings as f64 * heading_h;
@@ -793,43 +775,79 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
             y += heading_h;
             last = Some(b.group);
         }
-        let total: u64 = b.parts.iter().map(|(_, n)| n).sum();
-        let _ = write!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}<title>{}</title></text>",
-            name_w - 4.0,
-            y + 15.0,
-            esc(&fit(b.name, 12.0, name_w - 12.0)),
-            esc(b.name)
-        );
-        let mut x = name_w + 6.0;
-        for (class, n) in &b.parts {
-            if total == 0 || *n == 0 {
-                continue;
-            }
-            let w = *n as f64 / total as f64 * plot_w;
-            let _ = write!(
-                out,
-                "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{:.0}\" fill=\"{}\"><title>{}: {n} of {total}</title></rect>",
-                row - 6.0,
-                outcome_colour(class),
-                esc(class)
-            );
-            if w > text_width(&n.to_string(), 12.0) + 12.0 {
-                let dark = matches!(class.as_str(), "truncated" | "interrupted" | "stream_cut");
-                let _ = write!(
-                    out,
-                    "<text x=\"{:.1}\" y=\"{:.1}\" class=\"bl\" fill=\"{}\" text-anchor=\"middle\">{n}</text>",
-                    x + w / 2.0,
-                    y + 14.5,
-                    if dark { "#000" } else { "#fff" }
-                );
-            }
-            x += w;
-        }
+        outcome_bar(&mut out, b, y, (name_w, plot_w, row));
         y += row;
     }
-    let ly = y + 22.0;
+    outcome_legend(&mut out, &classes, y + 22.0, (per_row, col_w));
+    out.push_str("</svg>");
+    Some(out)
+}
+
+/// Outcome classes in legend order: completed first, then by name.
+fn outcome_classes(bars: &[OutcomeBar]) -> Vec<String> {
+    let mut v: Vec<String> = bars
+        .iter()
+        .flat_map(|b| b.parts.iter().map(|(c, _)| c.clone()))
+        .collect();
+    v.sort_by_key(|c| (c != "completed", c.clone()));
+    v.dedup();
+    v
+}
+
+/// How many group headings the rows need: one per run of bars with the same group.
+fn group_headings(bars: &[OutcomeBar]) -> usize {
+    let mut n = 0;
+    let mut last: Option<&str> = None;
+    for b in bars {
+        if last != Some(b.group) {
+            n += 1;
+            last = Some(b.group);
+        }
+    }
+    n
+}
+
+/// One bar at `y`: its name, then each class's share of its total with the count on it
+/// where it fits. `(name_w, plot_w, row)`: the name column, the bars' width, the row height.
+fn outcome_bar(out: &mut String, b: &OutcomeBar, y: f64, (name_w, plot_w, row): (f64, f64, f64)) {
+    let total: u64 = b.parts.iter().map(|(_, n)| n).sum();
+    let _ = write!(
+        out,
+        "<text x=\"{:.1}\" y=\"{:.1}\" class=\"tk\" text-anchor=\"end\">{}<title>{}</title></text>",
+        name_w - 4.0,
+        y + 15.0,
+        esc(&fit(b.name, 12.0, name_w - 12.0)),
+        esc(b.name)
+    );
+    let mut x = name_w + 6.0;
+    for (class, n) in &b.parts {
+        if total == 0 || *n == 0 {
+            continue;
+        }
+        let w = *n as f64 / total as f64 * plot_w;
+        let _ = write!(
+            out,
+            "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{:.0}\" fill=\"{}\"><title>{}: {n} of {total}</title></rect>",
+            row - 6.0,
+            outcome_colour(class),
+            esc(class)
+        );
+        if w > text_width(&n.to_string(), 12.0) + 12.0 {
+            let dark = matches!(class.as_str(), "truncated" | "interrupted" | "stream_cut");
+            let _ = write!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\" class=\"bl\" fill=\"{}\" text-anchor=\"middle\">{n}</text>",
+                x + w / 2.0,
+                y + 14.5,
+                if dark { "#000" } else { "#fff" }
+            );
+        }
+        x += w;
+    }
+}
+
+/// The legend of outcome classes from `ly`, `per_row` columns of `col_w`.
+fn outcome_legend(out: &mut String, classes: &[String], ly: f64, (per_row, col_w): (usize, f64)) {
     for (i, class) in classes.iter().enumerate() {
         let (col, r) = ((i % per_row) as f64, (i / per_row) as f64);
         let x = 16.0 + col * col_w;
@@ -845,8 +863,6 @@ pub fn outcomes(bars: &[OutcomeBar]) -> Option<String> {
             esc(class)
         );
     }
-    out.push_str("</svg>");
-    Some(out)
 }
 
 /// One run of one provider in the trend chart: when the run started and its p50 (ms) with
@@ -896,27 +912,13 @@ pub fn trend(id: &str, title: &str, lines: &[TrendLine]) -> Option<String> {
     let top_ms = dots
         .map(|d| d.interval.map_or(d.p50_ms, |(_, hi)| hi.max(d.p50_ms)))
         .fold(0.0f64, f64::max);
-    let span = t1 - t0;
-    let pad = (span / 20).max(30_000);
-    let (x0, x1) = (t0 - pad, t1 + pad);
-    let step = TIME_STEPS
-        .iter()
-        .copied()
-        .find(|s| (x1 - x0) / s <= 6)
-        .unwrap_or(28 * 86_400_000);
-    let first = x0.div_euclid(step) * step + step;
-    let with_date = x1 - x0 >= 86_400_000;
-    let xt_ms: Vec<i64> = (0..)
-        .map(|k| first + k * step)
-        .take_while(|t| *t <= x1)
-        .collect();
-    let xlabels: Vec<String> = xt_ms
-        .iter()
-        .map(|&t| crate::timestamp::utc_minutes(t, with_date))
-        .collect();
-    // The chart works in hours from the first tick's origin: f64 keeps ms exactly there.
-    let hours = |t: i64| (t - x0) as f64 / 3_600_000.0;
-    let xt: Vec<f64> = xt_ms.iter().map(|&t| hours(t)).collect();
+    let TimeAxis {
+        x0,
+        x1,
+        ticks: xt_ms,
+        labels: xlabels,
+    } = TimeAxis::of(t0, t1);
+    let xt: Vec<f64> = xt_ms.iter().map(|&t| hours(t, x0)).collect();
     let items: Vec<(&Series, String)> = lines
         .iter()
         .map(|l| (&l.series, format!("{} (n {})", l.series.name, l.n)))
@@ -924,7 +926,7 @@ pub fn trend(id: &str, title: &str, lines: &[TrendLine]) -> Option<String> {
     let yt = ticks(0.0, (top_ms / 1000.0).max(0.001), 6);
     let (f, height, lw) = Frame::beside_legend(
         &items,
-        (0.0, hours(x1)),
+        (0.0, hours(x1, x0)),
         (0.0, yt.last().copied().unwrap_or(1.0)),
     );
     let mut out = String::new();
@@ -946,69 +948,126 @@ pub fn trend(id: &str, title: &str, lines: &[TrendLine]) -> Option<String> {
         "run started (UTC)",
         "conversation p50 (s)",
     );
-    let mut anchors = Vec::new();
-    for l in lines {
-        let mut points = String::new();
-        for d in &l.dots {
-            let _ = write!(
-                points,
-                "{:.1},{:.1} ",
-                f.x(hours(d.t_ms)),
-                f.y(d.p50_ms / 1000.0)
-            );
-        }
-        if l.dots.len() > 1 {
-            let _ = write!(
-                out,
-                "<polyline fill=\"none\" stroke-width=\"2\" {} points=\"{}\"/>",
-                l.series.stroke(),
-                points.trim_end()
-            );
-        }
-        for d in &l.dots {
-            let (x, y) = (f.x(hours(d.t_ms)), f.y(d.p50_ms / 1000.0));
-            if let Some((lo, hi)) = d.interval {
-                let _ = write!(
-                    out,
-                    "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"1.4\"/>",
-                    f.y(lo / 1000.0),
-                    f.y(hi / 1000.0),
-                    l.series.style.colour
-                );
-            }
-            if d.apart {
-                let _ = write!(
-                    out,
-                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"9\" fill=\"none\" stroke=\"#b00020\" stroke-width=\"2\"/>"
-                );
-            }
-            let tip = format!(
-                "{}: p50 {:.2} s at {}{}",
-                l.series.name,
-                d.p50_ms / 1000.0,
-                crate::timestamp::utc_minutes(d.t_ms, true),
-                if d.apart {
-                    " (apart from the window)"
-                } else {
-                    ""
-                }
-            );
-            out.push_str(&marker(
-                &l.series.style,
-                x,
-                y,
-                4.5,
-                &format!("<title>{}</title>", esc(&tip)),
-            ));
-        }
-        if let Some(d) = l.dots.last() {
-            anchors.push((f.x(hours(d.t_ms)), f.y(d.p50_ms / 1000.0), l.series.name));
-        }
-    }
+    let anchors: Vec<(f64, f64, &str)> = lines
+        .iter()
+        .filter_map(|l| trend_line(&mut out, &f, l, x0))
+        .collect();
     direct_labels(&mut out, &f, &anchors);
     legend(&mut out, &items, W - RIGHT - lw, TOP, true);
     out.push_str("</svg>");
     Some(out)
+}
+
+/// A trend's time axis: its ends (ms, padded around the runs) and round ticks with their
+/// labels (UTC, with the date when it spans a day).
+struct TimeAxis {
+    x0: i64,
+    x1: i64,
+    ticks: Vec<i64>,
+    labels: Vec<String>,
+}
+
+impl TimeAxis {
+    fn of(t0: i64, t1: i64) -> TimeAxis {
+        let span = t1 - t0;
+        let pad = (span / 20).max(30_000);
+        let (x0, x1) = (t0 - pad, t1 + pad);
+        let step = TIME_STEPS
+            .iter()
+            .copied()
+            .find(|s| (x1 - x0) / s <= 6)
+            .unwrap_or(28 * 86_400_000);
+        let first = x0.div_euclid(step) * step + step;
+        let with_date = x1 - x0 >= 86_400_000;
+        let ticks: Vec<i64> = (0..)
+            .map(|k| first + k * step)
+            .take_while(|t| *t <= x1)
+            .collect();
+        let labels = ticks
+            .iter()
+            .map(|&t| crate::timestamp::utc_minutes(t, with_date))
+            .collect();
+        TimeAxis {
+            x0,
+            x1,
+            ticks,
+            labels,
+        }
+    }
+}
+
+/// The chart works in hours from the axis origin `x0`: f64 keeps ms exactly there.
+fn hours(t: i64, x0: i64) -> f64 {
+    (t - x0) as f64 / 3_600_000.0
+}
+
+/// One provider's line of a trend: its p50s joined, whiskers, rings on runs apart from
+/// the window, a marker per run; returns where its direct label goes (its last run).
+fn trend_line<'s>(
+    out: &mut String,
+    f: &Frame,
+    l: &'s TrendLine,
+    x0: i64,
+) -> Option<(f64, f64, &'s str)> {
+    let mut points = String::new();
+    for d in &l.dots {
+        let _ = write!(
+            points,
+            "{:.1},{:.1} ",
+            f.x(hours(d.t_ms, x0)),
+            f.y(d.p50_ms / 1000.0)
+        );
+    }
+    if l.dots.len() > 1 {
+        let _ = write!(
+            out,
+            "<polyline fill=\"none\" stroke-width=\"2\" {} points=\"{}\"/>",
+            l.series.stroke(),
+            points.trim_end()
+        );
+    }
+    for d in &l.dots {
+        let (x, y) = (f.x(hours(d.t_ms, x0)), f.y(d.p50_ms / 1000.0));
+        if let Some((lo, hi)) = d.interval {
+            let _ = write!(
+                out,
+                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{}\" stroke-width=\"1.4\"/>",
+                f.y(lo / 1000.0),
+                f.y(hi / 1000.0),
+                l.series.style.colour
+            );
+        }
+        if d.apart {
+            let _ = write!(
+                out,
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"9\" fill=\"none\" stroke=\"#b00020\" stroke-width=\"2\"/>"
+            );
+        }
+        let tip = format!(
+            "{}: p50 {} at {}{}",
+            l.series.name,
+            crate::figure::Figure::new(d.p50_ms, crate::figure::Unit::Seconds),
+            crate::timestamp::utc_minutes(d.t_ms, true),
+            if d.apart {
+                " (apart from the window)"
+            } else {
+                ""
+            }
+        );
+        out.push_str(&marker(
+            &l.series.style,
+            x,
+            y,
+            4.5,
+            &format!("<title>{}</title>", esc(&tip)),
+        ));
+    }
+    let d = l.dots.last()?;
+    Some((
+        f.x(hours(d.t_ms, x0)),
+        f.y(d.p50_ms / 1000.0),
+        l.series.name,
+    ))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! Figures are formatted here once (seconds or milliseconds as the header says, rates in
 //! %, intervals in brackets), so every format prints the same digits.
 
-use crate::report::headlines::percent;
+use crate::figure::{Figure, Unit, percent, usd};
 use crate::report::model::{
     AgreementKind, AgreementSection, Cell, CriterionAgreement, Estimate, JudgeSection,
     PairwiseSection, Percentiles, Report, TagTally,
@@ -45,81 +45,54 @@ fn cell_name(c: &Cell, m: Marks) -> String {
     format!("{} / {}{}", c.provider, c.model, m.row(c.simulated))
 }
 
-/// A rate in % with its interval, compact: `86.7 [70.3,94.7]`.
+/// A rate in % with its interval: `86.7 % [70.3, 94.7]`.
 fn pct(r: &crate::report::model::Rate) -> String {
-    match (r.value, r.interval) {
-        (Some(v), Some(i)) => format!(
-            "{} [{},{}]",
-            one_decimal(v * 100.0),
-            one_decimal(i.lo * 100.0),
-            one_decimal(i.hi * 100.0)
-        ),
-        (Some(v), None) => one_decimal(v * 100.0),
-        _ => "-".into(),
-    }
+    r.figure().map_or("-".into(), |f| f.to_string())
 }
 
-/// One decimal, except the ends of the scale: `100`, `0`, `97.8`.
-fn one_decimal(x: f64) -> String {
-    if !(0.05..99.95).contains(&x) {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.1}")
-    }
-}
-
-/// Seconds with two decimals, and its interval: `8.26 [7.90,8.70]`.
+/// Seconds with two decimals, and its interval: `8.26 [7.90, 8.70]` (the header names
+/// the unit); its n where its n allows no interval.
 fn seconds(e: Option<Estimate>, n: usize, q: f64) -> String {
     let Some(e) = e else { return "-".into() };
-    let v = format!("{:.2}", e.value / 1000.0);
-    match e.interval {
-        Some(i) => format!("{v} [{:.2},{:.2}]", i.lo / 1000.0, i.hi / 1000.0),
-        None if !crate::report::cells::interval_possible(n, q) => format!("{v} (n {n})"),
-        None => v,
+    let f = e.figure(Unit::Seconds).bare();
+    if e.interval.is_none() && !crate::report::cells::interval_possible(n, q) {
+        f.n(n).to_string()
+    } else {
+        f.to_string()
     }
 }
 
 fn ms(e: Option<Estimate>) -> String {
-    e.map_or("-".into(), |e| format!("{:.0}", e.value))
+    e.map_or("-".into(), |e| {
+        Figure::new(e.value, Unit::Millis).bare().to_string()
+    })
 }
 
 /// A judge cell's overall mean: with its interval, or saying that every score was the same
 /// (never a zero-width [x, x]).
 fn judge_mean(j: &crate::report::model::JudgeCell) -> String {
     match (j.overall, j.all_equal) {
-        (Some(e), true) if e.interval.is_none() => format!("{:.2} (all {} equal)", e.value, j.n),
+        (Some(e), true) if e.interval.is_none() => {
+            format!("{} (all {} equal)", e.figure(Unit::Score), j.n)
+        }
         (e, _) => estimate_2(e.as_ref()),
     }
 }
 
-/// A rate in percent with its interval and n: `91.7 [64.6,98.5] (n 12)`.
+/// A rate in percent with its interval and n: `91.7 % [64.6, 98.5] (n 12)`.
 fn pct_n(r: &crate::report::model::Rate) -> String {
-    if r.n == 0 {
-        return "-".into();
+    match r.figure() {
+        Some(f) if r.n > 0 => f.n(r.n).to_string(),
+        _ => "-".into(),
     }
-    format!("{} (n {})", pct(r), r.n)
 }
 
 fn estimate_2(e: Option<&Estimate>) -> String {
-    match e {
-        None => "-".into(),
-        Some(e) => match e.interval {
-            Some(i) => format!("{:.2} [{:.2},{:.2}]", e.value, i.lo, i.hi),
-            None => format!("{:.2}", e.value),
-        },
-    }
-}
-
-fn usd(x: Option<f64>) -> String {
-    match x {
-        None => "-".into(),
-        Some(v) if v < 0.01 => format!("${v:.5}"),
-        Some(v) => format!("${v:.3}"),
-    }
+    e.map_or("-".into(), |e| e.figure(Unit::Score).to_string())
 }
 
 fn tag_text(t: &TagTally) -> String {
-    let rate = t.rate().map_or("-".into(), |r| one_decimal(r * 100.0));
+    let rate = t.rate().map_or("-".into(), percent);
     if t.not_scored > 0 {
         format!("{rate} ({}, {} ns)", t.scored(), t.not_scored)
     } else {
@@ -183,7 +156,7 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
     for (k, label) in labels.into_iter().enumerate() {
         let mut t = Table::new(
             format!(
-                "CELLS · {label}{} · by {}{} · conversation latency of completed conversations (s) · Δ vs fastest % [paired interval, Holm-adjusted] · success % [95 % interval]",
+                "CELLS · {label}{} · by {}{} · conversation latency of completed conversations (s) · Δ vs fastest % [paired interval, Holm-adjusted] · success [95 % interval]",
                 m.title(),
                 r.sort.name(),
                 r.sort.order_word(),
@@ -192,8 +165,8 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
                 ("provider", L),
                 ("n", R),
                 ("done", R),
-                ("success %", R),
-                ("fail %", R),
+                ("success", R),
+                ("fail", R),
                 ("p50 s", R),
                 ("Δ p50 %", R),
                 ("p95 s", R),
@@ -242,37 +215,25 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
     }
 }
 
-/// Failed share (not completed ÷ attempted) in %: `6.7`.
+/// Failed share (not completed ÷ attempted) in %: `6.7 %`.
 fn fail_pct(r: &crate::report::model::Rate) -> String {
     if r.n == 0 {
         return "-".into();
     }
-    one_decimal((r.n - r.k.min(r.n)) as f64 / r.n as f64 * 100.0)
+    percent((r.n - r.k.min(r.n)) as f64 / r.n as f64)
 }
 
-/// A signed percentage: one decimal below 10, whole above.
-fn signed_pct(x: f64) -> String {
-    if x.abs() < 9.95 {
-        format!("{x:+.1}")
-    } else {
-        format!("{x:+.0}")
-    }
-}
-
-/// Δ vs fastest as `+12 [+5, +20]`, `0` for the fastest, `+12 [—]` without an interval.
+/// Δ vs fastest as `+12 [+5, +20]` (the header says %), `0` for the fastest, `+12 [—]`
+/// without an interval.
 fn delta(d: Option<&crate::report::vs_fastest::Delta>) -> String {
     let Some(d) = d else { return "-".into() };
     if d.is_fastest {
         return "0".into();
     }
-    let main = signed_pct((d.ratio - 1.0) * 100.0);
+    let f = Figure::new(d.ratio, Unit::Change).bare();
     match d.interval {
-        Some(i) => format!(
-            "{main} [{}, {}]",
-            signed_pct((i.lo - 1.0) * 100.0),
-            signed_pct((i.hi - 1.0) * 100.0)
-        ),
-        None => format!("{main} [—]"),
+        Some(i) => f.within(Some(i.bounds())).to_string(),
+        None => format!("{f} [—]"),
     }
 }
 
@@ -284,14 +245,14 @@ fn quality(r: &Report, m: Marks) -> Table {
     };
     let mut t = Table::new(
         format!(
-            "QUALITY{} · task success, usable turns and checks passed (%), judge mean score [95 % interval]",
+            "QUALITY{} · task success, usable turns and checks passed, judge mean score [95 % interval]",
             m.title()
         ),
         &[
             ("cell", L),
-            ("task success %", R),
-            ("usable %", R),
-            ("checks % (completed)", R),
+            ("task success", R),
+            ("usable", R),
+            ("checks (completed)", R),
             (&judge_head, R),
             ("judged / attempted", R),
         ],
@@ -375,7 +336,9 @@ fn per_turn(r: &Report, m: Marks) -> Table {
             g,
             h,
             i,
-            s.decode_tps.value.map_or("-".into(), |v| format!("{v:.0}")),
+            s.decode_tps.value.map_or("-".into(), |v| {
+                Figure::new(v, Unit::TokensPerSecond).bare().to_string()
+            }),
             s.visible_tokens
                 .value
                 .map_or("-".into(), |v| format!("{v:.0}")),
@@ -542,7 +505,11 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
         }
         let unscored = format!("{} unparseable, {} errors", j.unparseable, j.judge_errors);
         let spread = j.replicate_spread.map_or("-".into(), |s| {
-            format!("{s:.2} ({} conv.)", j.replicate_conversations)
+            format!(
+                "{} ({} conv.)",
+                Figure::new(s, Unit::Score),
+                j.replicate_conversations
+            )
         });
         t.rows.push(vec![
             cell_name(c, m),
@@ -595,11 +562,11 @@ fn check_agreement(r: &Report, m: Marks) -> Table {
             c.criterion.clone(),
             c.tags.join(", "),
             c.n.to_string(),
-            match (c.rho, c.interval) {
-                (Some(v), Some(i)) => format!("{v:+.2} [{:+.2}, {:+.2}]", i.lo, i.hi),
-                (Some(v), None) => format!("{v:+.2}"),
-                (None, _) => "-".into(),
-            },
+            c.rho.map_or("-".into(), |v| {
+                Figure::new(v, Unit::Signed)
+                    .within(c.interval.map(|i| i.bounds()))
+                    .to_string()
+            }),
             c.verdict.clone(),
         ]);
     }
@@ -664,20 +631,16 @@ fn pairwise(p: &PairwiseSection, m: Marks) -> Table {
         &[
             ("cell", L),
             ("pairs", R),
-            ("win %", R),
-            ("tie %", R),
-            ("loss %", R),
-            ("consistent %", R),
+            ("win", R),
+            ("tie", R),
+            ("loss", R),
+            ("consistent", R),
             ("vs baseline", L),
         ],
     );
     for c in &p.cells {
-        let net = c.net.map_or("-".into(), |e| match e.interval {
-            Some(i) => format!(
-                "{} (net {:+.2} [{:+.2}, {:+.2}])",
-                c.verdict, e.value, i.lo, i.hi
-            ),
-            None => format!("{} (net {:+.2})", c.verdict, e.value),
+        let net = c.net.map_or("-".into(), |e| {
+            format!("{} (net {})", c.verdict, e.figure(Unit::Signed))
         });
         t.rows.push(vec![
             format!("{} / {}{}", c.provider, c.model, m.row(c.simulated)),
@@ -766,8 +729,9 @@ fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
 
 fn alpha_text(c: &CriterionAgreement) -> String {
     match (c.alpha, c.interval) {
-        (Some(a), Some(i)) => format!("{a:.2} [{:.2}, {:.2}]", i.lo, i.hi),
-        (Some(a), None) => format!("{a:.2}"),
+        (Some(a), i) => Figure::new(a, Unit::Score)
+            .within(i.map(|i| i.bounds()))
+            .to_string(),
         (None, _) if c.values >= 2 => "undefined".into(),
         (None, _) => "-".into(),
     }
@@ -862,8 +826,8 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
             K::Change => "against the baseline".into(),
         };
         match out.last_mut() {
-            Some((g, lines)) if *g == group => lines.push(h.text.clone()),
-            _ => out.push((group, vec![h.text.clone()])),
+            Some((g, lines)) if *g == group => lines.push(super::headline::text(h)),
+            _ => out.push((group, vec![super::headline::text(h)])),
         }
     }
     out

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::load::{Facts, JudgmentStatus};
+use super::load::{Facts, JudgeFacts, JudgmentStatus};
 use super::model::{AgreementKind, AgreementSection, CriterionAgreement};
 use crate::stats::{self, Bootstrap};
 
@@ -18,50 +18,92 @@ pub(super) fn sections(
     variation: &[(String, bool, String)],
     boot: &Bootstrap,
 ) -> Vec<AgreementSection> {
-    let j = &facts.judges;
-    let mut by_section: Vec<Scores> = vec![BTreeMap::new(); j.sections.len()];
-    for judgment in j
-        .judgments
+    let judged = Judged::of(facts);
+    let mut order: Vec<usize> = (0..judged.j.sections.len()).collect();
+    order.sort_by(|&a, &b| judged.j.sections[a].cmp(&judged.j.sections[b]));
+    let mut out: Vec<AgreementSection> = order
         .iter()
-        .filter(|x| x.status == JudgmentStatus::Ok)
-    {
-        if let Some(scores) = by_section.get_mut(judgment.section) {
-            scores.entry(judgment.conv).or_default().insert(
-                judgment.replicate,
-                judgment.scores.iter().copied().collect(),
-            );
-        }
+        .filter_map(|&s| judged.replicates(s, variation, boot))
+        .collect();
+    let mut by_rubric: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for &s in &order {
+        by_rubric
+            .entry(&judged.j.sections[s].rubric)
+            .or_default()
+            .push(s);
     }
-    let name = |s: usize| format!("{} ({})", j.sections[s].judge, j.sections[s].judge_model);
-    let criteria_of = |sections: &[usize]| -> Vec<usize> {
+    out.extend(
+        by_rubric
+            .into_iter()
+            .filter_map(|(rubric, panel)| judged.between_judges(rubric, &panel, boot)),
+    );
+    out
+}
+
+/// The scored judgments of every judge section, as agreement reads them.
+struct Judged<'f> {
+    j: &'f JudgeFacts,
+    by_section: Vec<Scores>,
+}
+
+impl<'f> Judged<'f> {
+    fn of(facts: &'f Facts) -> Judged<'f> {
+        let j = &facts.judges;
+        let mut by_section: Vec<Scores> = vec![BTreeMap::new(); j.sections.len()];
+        for judgment in j
+            .judgments
+            .iter()
+            .filter(|x| x.status == JudgmentStatus::Ok)
+        {
+            if let Some(scores) = by_section.get_mut(judgment.section) {
+                scores.entry(judgment.conv).or_default().insert(
+                    judgment.replicate,
+                    judgment.scores.iter().copied().collect(),
+                );
+            }
+        }
+        Judged { j, by_section }
+    }
+
+    /// `judge (judge model)` of a section.
+    fn name(&self, s: usize) -> String {
+        let section = &self.j.sections[s];
+        format!("{} ({})", section.judge, section.judge_model)
+    }
+
+    /// The criteria any of `sections` scored, in name order.
+    fn criteria_of(&self, sections: &[usize]) -> Vec<usize> {
         let mut c: Vec<usize> = sections
             .iter()
-            .flat_map(|&s| by_section[s].values())
+            .flat_map(|&s| self.by_section[s].values())
             .flat_map(|reps| reps.values())
             .flat_map(|scores| scores.keys().copied())
             .collect();
-        c.sort_by(|&a, &b| j.criteria[a].cmp(&j.criteria[b]));
+        c.sort_by(|&a, &b| self.j.criteria[a].cmp(&self.j.criteria[b]));
         c.dedup();
         c
-    };
-    let mut order: Vec<usize> = (0..j.sections.len()).collect();
-    order.sort_by(|&a, &b| j.sections[a].cmp(&j.sections[b]));
-    let mut out = Vec::new();
+    }
 
-    // Self-agreement: rows are replicate numbers, columns conversations.
-    for &s in &order {
-        let scores = &by_section[s];
+    /// Self-agreement of one section: rows are replicate numbers, columns conversations;
+    /// `None` without a conversation scored twice.
+    fn replicates(
+        &self,
+        s: usize,
+        variation: &[(String, bool, String)],
+        boot: &Bootstrap,
+    ) -> Option<AgreementSection> {
+        let j = self.j;
+        let scores = &self.by_section[s];
         if !scores.values().any(|reps| reps.len() >= 2) {
-            continue;
+            return None;
         }
         let mut replicates: Vec<i64> = scores.values().flat_map(|r| r.keys().copied()).collect();
         replicates.sort_unstable();
         replicates.dedup();
-        let criteria = criteria_of(&[s]);
-        out.push(AgreementSection {
+        Some(AgreementSection {
             rubric: j.sections[s].rubric.clone(),
             kind: AgreementKind::Replicates,
-            judges: vec![name(s)],
+            judges: vec![self.name(s)],
             simulated: j.sections[s].simulated,
             coders: replicates.len(),
             varied: variation
@@ -70,7 +112,8 @@ pub(super) fn sections(
                     *judge == j.sections[s].judge && *sim == j.sections[s].simulated
                 })
                 .map(|(_, _, what)| what.clone()),
-            criteria: criteria
+            criteria: self
+                .criteria_of(&[s])
                 .iter()
                 .map(|&c| {
                     let rows: Vec<Vec<Option<f64>>> = replicates
@@ -85,18 +128,21 @@ pub(super) fn sections(
                     criterion(&j.criteria[c], &rows, boot)
                 })
                 .collect(),
-        });
+        })
     }
 
-    // Between judges of one rubric: rows are judges, each by its first scored replicate.
-    let mut by_rubric: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for &s in &order {
-        by_rubric.entry(&j.sections[s].rubric).or_default().push(s);
-    }
-    for (rubric, panel) in by_rubric {
+    /// Between the judges of one rubric: rows are judges, each by its first scored
+    /// replicate; `None` with one judge, or without a conversation two of them scored.
+    fn between_judges(
+        &self,
+        rubric: &str,
+        panel: &[usize],
+        boot: &Bootstrap,
+    ) -> Option<AgreementSection> {
         if panel.len() < 2 {
-            continue;
+            return None;
         }
+        let by_section = &self.by_section;
         let mut convs: Vec<usize> = panel
             .iter()
             .flat_map(|&s| by_section[s].keys().copied())
@@ -111,17 +157,17 @@ pub(super) fn sections(
                 >= 2
         });
         if !shared {
-            continue;
+            return None;
         }
-        let criteria = criteria_of(&panel);
-        out.push(AgreementSection {
+        Some(AgreementSection {
             rubric: rubric.to_string(),
             kind: AgreementKind::Judges,
-            judges: panel.iter().map(|&s| name(s)).collect(),
-            simulated: panel.iter().any(|&s| j.sections[s].simulated),
+            judges: panel.iter().map(|&s| self.name(s)).collect(),
+            simulated: panel.iter().any(|&s| self.j.sections[s].simulated),
             coders: panel.len(),
             varied: None,
-            criteria: criteria
+            criteria: self
+                .criteria_of(panel)
                 .iter()
                 .map(|&c| {
                     let rows: Vec<Vec<Option<f64>>> = panel
@@ -138,12 +184,11 @@ pub(super) fn sections(
                                 .collect()
                         })
                         .collect();
-                    criterion(&j.criteria[c], &rows, boot)
+                    criterion(&self.j.criteria[c], &rows, boot)
                 })
                 .collect(),
-        });
+        })
     }
-    out
 }
 
 fn criterion(name: &str, rows: &[Vec<Option<f64>>], boot: &Bootstrap) -> CriterionAgreement {

@@ -76,15 +76,11 @@ pub fn sections(rows: &[AnchorRow]) -> Vec<AnchorSection> {
 
 /// The sentence a report and the sanity run print.
 pub fn sentence(a: &AnchorSection) -> String {
-    let share = match (a.above.value, a.above.interval) {
-        (Some(v), Some(i)) => format!(
-            " ({:.1} % [{:.1}, {:.1}])",
-            v * 100.0,
-            i.lo * 100.0,
-            i.hi * 100.0
-        ),
-        _ => String::new(),
-    };
+    let share = a
+        .above
+        .figure()
+        .filter(|_| a.above.interval.is_some())
+        .map_or(String::new(), |f| format!(" ({f})"));
     format!(
         "judge {} ({}{}) on {}: the reference scored above its spoiled variant in {} of {} pairs{share}, tied {}, below {} ({} scenarios{}): {}",
         a.judge,

@@ -9,11 +9,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::cells::{conversations_by_cell, task_success_of};
-use super::headlines::{claim_of, duration, percent};
+use super::headlines::claim_of;
 use super::load::Facts;
 use super::model::{
-    Change, ChangeVerdict, ClaimStatistic, Comparison, Headline, HeadlineKind, JudgeSection,
+    Change, ChangeVerdict, ClaimStatistic, Comparison, Headline, HeadlineKind, JudgeSection, Said,
 };
+use crate::figure::{Figure, Unit, duration, percent};
 use crate::stats::inference::{self, PairedSample, Statistic};
 
 /// A pair slot across runs: (scenario, scenario version, repeat, k), k numbering a side's
@@ -367,7 +368,7 @@ pub fn value_text(c: &Change, v: Option<f64>) -> String {
     match c.statistic {
         ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => duration(v),
         ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => percent(v),
-        _ => format!("{v:.2}"),
+        _ => Figure::new(v, Unit::Score).to_string(),
     }
 }
 
@@ -378,53 +379,14 @@ pub fn change_text(c: &Change) -> String {
     let Some(e) = c.claim.estimate else {
         return "-".into();
     };
-    let signed = |x: f64, digits: usize| {
-        // No "−0": a change that rounds to nothing prints as +0.
-        let t = format!("{:+.*}", digits, x);
-        let zero = t
-            .trim_start_matches(['+', '-'])
-            .chars()
-            .all(|c| c == '0' || c == '.');
-        if zero {
-            t.replacen('-', "+", 1)
-        } else {
-            t.replace('-', "−")
-        }
+    let unit = match c.statistic {
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => Unit::Change,
+        ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => Unit::Points,
+        _ => Unit::Signed,
     };
-    let (main, lo_hi, unit): (f64, Option<(f64, f64)>, &str) = match c.statistic {
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => (
-            (e - 1.0) * 100.0,
-            c.claim
-                .interval
-                .map(|i| ((i.lo - 1.0) * 100.0, (i.hi - 1.0) * 100.0)),
-            " %",
-        ),
-        ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => (
-            e * 100.0,
-            c.claim.interval.map(|i| (i.lo * 100.0, i.hi * 100.0)),
-            " points",
-        ),
-        _ => (e, c.claim.interval.map(|i| (i.lo, i.hi)), ""),
-    };
-    // Latency in whole percent, or to a tenth when the change and its interval are all
-    // within ±10 %.
-    let small =
-        main.abs() < 10.0 && lo_hi.is_none_or(|(lo, hi)| lo.abs() < 10.0 && hi.abs() < 10.0);
-    let digits = match c.statistic {
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio if small => 1,
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => 0,
-        ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => 1,
-        _ => 2,
-    };
-    match lo_hi {
-        Some((lo, hi)) => format!(
-            "{}{unit} [{}, {}]",
-            signed(main, digits),
-            signed(lo, digits),
-            signed(hi, digits)
-        ),
-        None => format!("{}{unit}", signed(main, digits)),
-    }
+    Figure::new(e, unit)
+        .within(c.claim.interval.map(|i| i.bounds()))
+        .to_string()
 }
 
 /// The verdict in words, with why a change is not established.
@@ -449,50 +411,33 @@ fn headlines(cmp: &Comparison, selected: &str) -> Vec<Headline> {
         .collect();
     established.sort_by_key(|c| c.verdict != ChangeVerdict::Regressed);
     for c in established {
-        let word = if c.verdict == ChangeVerdict::Regressed {
-            "regressed"
-        } else {
-            "improved"
-        };
         out.push(Headline {
             kind: HeadlineKind::Change,
             model: Some(c.model.clone()),
-            text: format!(
-                "{}: {} {word} {} → {} ({}), established ({selected} vs {}, {} pairs in {} scenarios)",
-                c.cell,
-                statistic_name(c),
-                value_text(c, c.claim.b_value),
-                value_text(c, c.claim.a_value),
-                change_text(c),
-                cmp.baseline,
-                c.claim.n,
-                c.claim.scenarios,
-            ),
+            said: Said::Change {
+                change: c.clone(),
+                selected: selected.to_string(),
+                baseline: cmp.baseline.clone(),
+            },
             established: Some(true),
             simulated: c.simulated,
             family: None,
         });
     }
     let cells: BTreeSet<&str> = cmp.changes.iter().map(|c| c.cell.as_str()).collect();
-    let mut text = format!(
-        "{selected} against {}: {} regression{}, {} improvement{} established in {} comparisons of {} cells (Holm, family-wise {:.0} %)",
-        cmp.baseline,
-        cmp.regressions,
-        if cmp.regressions == 1 { "" } else { "s" },
-        cmp.improvements,
-        if cmp.improvements == 1 { "" } else { "s" },
-        cmp.comparisons,
-        cells.len(),
-        cmp.alpha * 100.0
-    );
-    let alone = cmp.only_selected.len() + cmp.only_baseline.len();
-    if alone > 0 {
-        text.push_str(&format!("; {alone} cell(s) in one side only, not compared"));
-    }
     out.push(Headline {
         kind: HeadlineKind::Change,
         model: None,
-        text,
+        said: Said::Baseline {
+            selected: selected.to_string(),
+            baseline: cmp.baseline.clone(),
+            regressions: cmp.regressions,
+            improvements: cmp.improvements,
+            comparisons: cmp.comparisons,
+            cells: cells.len(),
+            alpha: cmp.alpha,
+            alone: cmp.only_selected.len() + cmp.only_baseline.len(),
+        },
         established: Some(cmp.regressions + cmp.improvements > 0),
         simulated: cmp.changes.iter().any(|c| c.simulated),
         family: None,

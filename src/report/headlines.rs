@@ -1,4 +1,4 @@
-//! The decision first: sentences that compare cells, each rendered from a [`Family`] of
+//! The decision first: headlines that compare cells, each resting on a [`Family`] of
 //! claims adjusted together (`docs/metrics.md`, "Claims"; the inference is
 //! `crate::stats::inference`, calibrated by `crate::stats::calibration`).
 //!
@@ -10,16 +10,18 @@
 //!   leading cell against every other.
 //! - Flags: truncation (and reasoning that used the budget), content filters, retries.
 //!
-//! Every family tests every pair of its cells (Holm over all of them), and the sentence
-//! names the leader's comparisons: the rule the calibration measured.
+//! Every family tests every pair of its cells (Holm over all of them), and the headline
+//! states the leader's comparisons: the rule the calibration measured. A headline holds
+//! numbers and names ([`Said`]); `crate::export::headline` renders its sentence.
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::cells::{cluster_of, failure_text, run_of, task_success_of};
+use super::cells::{cluster_of, run_of, task_success_of};
 use super::load::Facts;
 use super::model::{
-    Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Rate,
+    Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Said,
 };
+use crate::figure::p_value;
 use crate::stats::inference::{self, PairedSample, Statistic};
 
 pub(super) fn headlines(
@@ -40,32 +42,6 @@ pub(super) fn headlines(
     }
     flags(cells, &mut out);
     out
-}
-
-/// Milliseconds as a person reads them: seconds from 1 s up.
-pub fn duration(ms: f64) -> String {
-    if ms.abs() >= 1000.0 {
-        format!("{:.2} s", ms / 1000.0)
-    } else {
-        format!("{ms:.0} ms")
-    }
-}
-
-pub fn percent(x: f64) -> String {
-    let p = x * 100.0;
-    if (p - p.round()).abs() < 0.05 && (p == 100.0 || p == 0.0) {
-        format!("{p:.0} %")
-    } else {
-        format!("{p:.1} %")
-    }
-}
-
-pub fn rate_text(r: &Rate) -> String {
-    match (r.value, r.interval) {
-        (Some(v), Some(i)) => format!("{} [{:.1}, {:.1}]", percent(v), i.lo * 100.0, i.hi * 100.0),
-        (Some(v), None) => percent(v),
-        _ => "-".into(),
-    }
 }
 
 /// A pair slot: (scenario, repeat, k), k numbering a cell's conversations of that scenario
@@ -178,19 +154,16 @@ fn reliability(cells: &[Cell], out: &mut Vec<Headline>) {
             failures,
             simulated,
         } = t;
-        let rate = super::cells::wilson_rate(completed, attempted);
-        let failures = if failures.is_empty() {
-            "no failures".to_string()
-        } else {
-            format!("failures: {}", failure_text(&failures))
-        };
         out.push(Headline {
             kind: HeadlineKind::Reliability,
             model: None,
-            text: format!(
-                "{provider}: {completed}/{attempted} conversations completed ({}); {failures}",
-                rate_text(&rate)
-            ),
+            said: Said::Reliability {
+                provider: provider.to_string(),
+                completed,
+                attempted,
+                rate: super::cells::wilson_rate(completed, attempted),
+                failures,
+            },
             established: None,
             simulated,
             family: None,
@@ -323,7 +296,7 @@ pub(super) fn claim_of(
             "{} scenarios cannot establish it in a family this size: their smallest p-value, {}, \
              adjusted for the family's comparisons, stays above {:.0} %; more scenarios can",
             t.clusters,
-            p_text(t.p),
+            p_value(t.p),
             inference::FAMILY_ALPHA * 100.0
         ))
     } else {
@@ -355,74 +328,9 @@ fn scenario_limited(t: &inference::Test) -> bool {
     t.p <= floor * (1.0 + 1e-9)
 }
 
-/// How one claim reads in a sentence: "established over B: …" or "not established over
-/// B: …". `gap` renders the estimate and its interval.
-fn claim_text(c: &Claim, gap: &dyn Fn(&Claim) -> Option<String>) -> String {
-    let verdict = if c.established {
-        "established"
-    } else {
-        "not established"
-    };
-    let detail = match (&c.reason, gap(c)) {
-        (Some(r), _) if c.n < c.needed || c.scenarios < 2 => r.clone(),
-        (_, Some(g)) => format!(
-            "{g} over {} pairs in {} scenarios, adjusted p {}",
-            c.n,
-            c.scenarios,
-            p_text(c.adjusted_p)
-        ),
-        (Some(r), None) => r.clone(),
-        (None, None) => format!("{} pairs", c.n),
-    };
-    format!("{verdict} over {}: {detail}", c.b)
-}
-
-/// Why a claim has no interval: too few scenarios for a t interval, or nothing varies.
-fn unbounded(c: &Claim) -> &'static str {
-    if c.scenarios <= inference::MIN_DF {
-        "(too few scenarios to bound)"
-    } else {
-        "(no spread to bound)"
-    }
-}
-
-/// A p-value as a reader takes it: two significant digits, "< 0.001" below.
-fn p_text(p: f64) -> String {
-    if p < 0.001 {
-        "< 0.001".into()
-    } else if p < 0.01 {
-        format!("{p:.3}")
-    } else {
-        format!("{p:.2}")
-    }
-}
-
-/// The closing words of a family's sentence: its size and adjustment.
-fn family_text(f: &Family) -> String {
-    let m = f.comparisons;
-    format!(
-        "({m} comparison{} of {} cells, Holm, family-wise {:.0} %)",
-        if m == 1 { "" } else { "s" },
-        f.cells,
-        f.alpha * 100.0
-    )
-}
-
 /// Whether the leader's lead holds: established over every other cell of its family.
 fn lead_established(f: &Family) -> bool {
     !f.claims.is_empty() && f.claims.iter().all(|c| c.established)
-}
-
-/// A latency ratio as "24 % lower [12, 35]" (lower = 1 − ratio).
-fn lower_text(c: &Claim) -> Option<String> {
-    let r = c.estimate?;
-    let lower = |x: f64| (1.0 - x) * 100.0;
-    let word = if r <= 1.0 { "lower" } else { "higher" };
-    let main = format!("{:.0} % {word}", lower(r).abs());
-    Some(match c.interval {
-        Some(i) => format!("{main} [{:.0}, {:.0}]", lower(i.hi), lower(i.lo)).replace('-', "−"),
-        None => format!("{main} {}", unbounded(c)),
-    })
 }
 
 fn latency(
@@ -478,71 +386,22 @@ fn latency(
             };
             let Some(fig) = leader.figure else { continue };
             let c = &cells[leader.cell];
-            let text = format!(
-                "fastest conversation p{q} on {label}: {} {} (n {}) — {} {}",
-                c.provider,
-                duration(fig),
-                c.conversation_latency.n,
-                f.claims
-                    .iter()
-                    .map(|c| claim_text(c, &lower_text))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                family_text(&f)
-            );
             out.push(Headline {
                 kind,
                 model: Some(label.to_string()),
-                text,
+                said: Said::Fastest {
+                    q,
+                    label: label.to_string(),
+                    provider: c.provider.clone(),
+                    ms: fig,
+                    n: c.conversation_latency.n,
+                },
                 established: Some(lead_established(&f)),
                 simulated: group.iter().any(|&i| cells[i].simulated),
                 family: Some(f),
             });
         }
     }
-}
-
-/// A difference of shares as "+25.0 points [+5.1, +44.9]".
-fn points_text(c: &Claim) -> Option<String> {
-    let d = c.estimate? * 100.0;
-    Some(match c.interval {
-        Some(i) => format!(
-            "{d:+.1} points [{:+.1}, {:+.1}]",
-            i.lo * 100.0,
-            i.hi * 100.0
-        ),
-        None => format!("{d:+.1} points {}", unbounded(c)),
-    })
-    .map(|t| t.replace('-', "−"))
-}
-
-/// A difference of scores as "+0.40 [+0.12, +0.68]".
-fn score_text(c: &Claim) -> Option<String> {
-    let d = c.estimate?;
-    Some(match c.interval {
-        Some(i) => format!("{d:+.2} [{:+.2}, {:+.2}]", i.lo, i.hi),
-        None => format!("{d:+.2} {}", unbounded(c)),
-    })
-    .map(|t| t.replace('-', "−"))
-}
-
-/// A quality family's sentence: who leads with what, and over whom that is established.
-fn quality_text(
-    what: &str,
-    leader: &str,
-    figure: &str,
-    f: &Family,
-    gap: &dyn Fn(&Claim) -> Option<String>,
-) -> String {
-    format!(
-        "{what}: {leader} leads with {figure} — {} {}",
-        f.claims
-            .iter()
-            .map(|c| claim_text(c, gap))
-            .collect::<Vec<_>>()
-            .join("; "),
-        family_text(f)
-    )
 }
 
 fn task_success(
@@ -575,18 +434,13 @@ fn task_success(
     let Some(leader) = leader_side(cells, &sides, &f) else {
         return;
     };
-    let rate = &cells[leader.cell].checks.task_success;
-    let figure = format!("{} (n {} attempted)", rate_text(rate), rate.n);
     out.push(Headline {
         kind: HeadlineKind::QualityChecks,
         model: None,
-        text: quality_text(
-            "task success (completed and every check passed, per attempted conversation)",
-            &cell_name(&cells[leader.cell]),
-            &figure,
-            &f,
-            &points_text,
-        ),
+        said: Said::TaskSuccess {
+            leader: cell_name(&cells[leader.cell]),
+            rate: cells[leader.cell].checks.task_success,
+        },
         established: Some(lead_established(&f)),
         simulated: cells.iter().any(|c| c.simulated),
         family: Some(f),
@@ -633,31 +487,19 @@ fn judge(
     let Some(j) = section.cells.get(leader.cell) else {
         return;
     };
-    let figure = match j.overall {
-        Some(e) => match e.interval {
-            Some(i) => format!("{:.2} [{:.2}, {:.2}]", e.value, i.lo, i.hi),
-            None if j.all_equal => format!("{:.2} (all {} equal)", e.value, j.n),
-            None => format!("{:.2}", e.value),
-        },
-        None => "-".into(),
-    };
-    let figure = format!("{figure} (scored {} of {} attempted)", j.n, j.attempted);
-    let what = format!(
-        "judge means ({} by {}{}; pairs both completed and scored)",
-        section.rubric,
-        section.judge,
-        if section.simulated { ", simulated" } else { "" }
-    );
     out.push(Headline {
         kind: HeadlineKind::QualityJudge,
         model: None,
-        text: quality_text(
-            &what,
-            &cell_name(&cells[leader.cell]),
-            &figure,
-            &f,
-            &score_text,
-        ),
+        said: Said::JudgeMean {
+            rubric: section.rubric.clone(),
+            judge: section.judge.clone(),
+            simulated: section.simulated,
+            leader: cell_name(&cells[leader.cell]),
+            mean: j.overall,
+            all_equal: j.all_equal,
+            n: j.n,
+            attempted: j.attempted,
+        },
         established: Some(lead_established(&f)),
         simulated: section.simulated || cells.iter().any(|c| c.simulated),
         family: Some(f),
@@ -667,59 +509,18 @@ fn judge(
 fn flags(cells: &[Cell], out: &mut Vec<Headline>) {
     for c in cells {
         let f = &c.flags;
-        let mut parts = Vec::new();
-        if f.truncated_turns > 0 {
-            let mut s = format!("{} finish_reason=length", turns(f.truncated_turns));
-            if f.reasoning_used_budget > 0 {
-                s.push_str(&format!(
-                    ", {} with reasoning and no answer (reasoning used the budget)",
-                    f.reasoning_used_budget
-                ));
-            }
-            parts.push(s);
-        }
-        if f.content_filtered_turns > 0 {
-            parts.push(format!(
-                "{} stopped by the provider's content filter",
-                turns(f.content_filtered_turns)
-            ));
-        }
-        if f.retried_turns > 0 {
-            parts.push(format!(
-                "{} needed retries (wall time with retries is shown apart)",
-                turns(f.retried_turns)
-            ));
-        }
-        if !parts.is_empty() {
+        if f.truncated_turns + f.content_filtered_turns + f.retried_turns > 0 {
             out.push(Headline {
                 kind: HeadlineKind::Flag,
                 model: Some(c.model.clone()),
-                text: format!("{}: {}", cell_name(c), parts.join("; ")),
+                said: Said::CellFlags {
+                    cell: cell_name(c),
+                    flags: *f,
+                },
                 established: None,
                 simulated: c.simulated,
                 family: None,
             });
         }
-    }
-}
-
-fn turns(n: u64) -> String {
-    if n == 1 {
-        "1 turn".into()
-    } else {
-        format!("{n} turns")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_as_people_say_them() {
-        assert_eq!(duration(8260.0), "8.26 s");
-        assert_eq!(duration(812.4), "812 ms");
-        assert_eq!(percent(1.0), "100 %");
-        assert_eq!(percent(0.9777), "97.8 %");
     }
 }

@@ -209,84 +209,7 @@ pub(super) fn load(
         let turns_high = s.spawn(move || read_turns(db, sel, mid + 1..=hi));
         let low = s.spawn(move || read_check_results(db, checks, lo..=mid));
         let high = s.spawn(move || read_check_results(db, checks, mid + 1..=hi));
-        let here = || -> Result<_, StoreError> {
-            let mut f = Facts {
-                runs: facts::runs(conn, sel)?,
-                ..Facts::default()
-            };
-            // Per target, looked up once: its cell and prices.
-            let mut targets: HashMap<i64, (usize, Option<Prices>)> = HashMap::new();
-            let mut scenarios: HashMap<String, usize> = HashMap::new();
-            facts::conversations(conn, sel, |c: &ConversationFact| {
-                let (cell, prices) = *targets.entry(c.target_id).or_insert_with(|| {
-                    let cell = match f
-                        .cells
-                        .iter()
-                        .position(|k| k.provider == c.provider && k.label == c.label)
-                    {
-                        Some(i) => i,
-                        None => {
-                            f.cells.push(CellKey {
-                                provider: c.provider.to_string(),
-                                label: c.label.to_string(),
-                                model_ids: BTreeSet::new(),
-                                simulated: false,
-                            });
-                            f.cells.len() - 1
-                        }
-                    };
-                    let key = &mut f.cells[cell];
-                    key.simulated |= c.simulated;
-                    key.model_ids.insert(c.model.to_string());
-                    // Stored by collect from a validated bench file; unreadable prices are no prices.
-                    let prices = c
-                        .prices
-                        .and_then(|p| serde_json::from_str::<Prices>(p).ok());
-                    (cell, prices)
-                });
-                let scenario = c.scenario.map(|s| match scenarios.get(s) {
-                    Some(&i) => i,
-                    None => {
-                        f.scenarios.push(s.to_string());
-                        scenarios.insert(s.to_string(), f.scenarios.len() - 1);
-                        f.scenarios.len() - 1
-                    }
-                });
-                f.convs.push(Conv {
-                    id: c.id,
-                    uid: c.uid.to_string(),
-                    cell,
-                    run_id: c.run_id,
-                    scenario,
-                    repeat: c.repeat,
-                    outcome: c.outcome,
-                    latency_ms: c.latency_ms.unwrap_or(f64::NAN),
-                    prices,
-                    first_turn: 0,
-                    n_turns: 0,
-                });
-            })?;
-            // Cells read by model label, then provider.
-            let mut order: Vec<usize> = (0..f.cells.len()).collect();
-            order.sort_by(|&a, &b| {
-                let (x, y) = (&f.cells[a], &f.cells[b]);
-                (&x.label, &x.provider).cmp(&(&y.label, &y.provider))
-            });
-            let mut rank = vec![0; order.len()];
-            for (new, &old) in order.iter().enumerate() {
-                rank[old] = new;
-            }
-            for c in &mut f.convs {
-                c.cell = rank[c.cell];
-            }
-            f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
-            let index = Index {
-                ids: f.convs.iter().map(|c| c.id).collect(),
-            };
-            let judges = read_judgments(conn, judgment_filter, &index)?;
-            Ok((f, index, judges))
-        };
-        let here = here();
+        let here = conversations_and_judgments(conn, sel, judgment_filter);
         let gone = |what: &str| super::ReportError::Thread(format!("the {what} reader panicked"));
         let turns_low = turns_low.join().map_err(|_| gone("turn"))??;
         let turns_high = turns_high.join().map_err(|_| gone("turn"))??;
@@ -317,6 +240,98 @@ pub(super) fn load(
     f.judges = judges;
     mark_structure_failures(&mut f);
     Ok(f)
+}
+
+/// The selected conversations (with their cells, scenarios and prices) and their
+/// judgments: what the calling thread reads while the others read turns and checks.
+fn conversations_and_judgments(
+    conn: &rusqlite::Connection,
+    sel: &Selection,
+    judgment_filter: &JudgmentFilter,
+) -> Result<(Facts, Index, JudgeFacts), StoreError> {
+    let mut f = Facts {
+        runs: facts::runs(conn, sel)?,
+        ..Facts::default()
+    };
+    // Per target, looked up once: its cell and prices.
+    let mut targets: HashMap<i64, (usize, Option<Prices>)> = HashMap::new();
+    let mut scenarios: HashMap<String, usize> = HashMap::new();
+    facts::conversations(conn, sel, |c: &ConversationFact| {
+        let (cell, prices) = *targets
+            .entry(c.target_id)
+            .or_insert_with(|| target_cell(&mut f.cells, c));
+        let scenario = c.scenario.map(|s| match scenarios.get(s) {
+            Some(&i) => i,
+            None => {
+                f.scenarios.push(s.to_string());
+                scenarios.insert(s.to_string(), f.scenarios.len() - 1);
+                f.scenarios.len() - 1
+            }
+        });
+        f.convs.push(Conv {
+            id: c.id,
+            uid: c.uid.to_string(),
+            cell,
+            run_id: c.run_id,
+            scenario,
+            repeat: c.repeat,
+            outcome: c.outcome,
+            latency_ms: c.latency_ms.unwrap_or(f64::NAN),
+            prices,
+            first_turn: 0,
+            n_turns: 0,
+        });
+    })?;
+    order_cells(&mut f);
+    let index = Index {
+        ids: f.convs.iter().map(|c| c.id).collect(),
+    };
+    let judges = read_judgments(conn, judgment_filter, &index)?;
+    Ok((f, index, judges))
+}
+
+/// A new target's cell (found, else added) and its prices.
+fn target_cell(cells: &mut Vec<CellKey>, c: &ConversationFact) -> (usize, Option<Prices>) {
+    let cell = match cells
+        .iter()
+        .position(|k| k.provider == c.provider && k.label == c.label)
+    {
+        Some(i) => i,
+        None => {
+            cells.push(CellKey {
+                provider: c.provider.to_string(),
+                label: c.label.to_string(),
+                model_ids: BTreeSet::new(),
+                simulated: false,
+            });
+            cells.len() - 1
+        }
+    };
+    let key = &mut cells[cell];
+    key.simulated |= c.simulated;
+    key.model_ids.insert(c.model.to_string());
+    // Stored by collect from a validated bench file; unreadable prices are no prices.
+    let prices = c
+        .prices
+        .and_then(|p| serde_json::from_str::<Prices>(p).ok());
+    (cell, prices)
+}
+
+/// Cells read by model label, then provider; conversations follow their cell.
+fn order_cells(f: &mut Facts) {
+    let mut order: Vec<usize> = (0..f.cells.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&f.cells[a], &f.cells[b]);
+        (&x.label, &x.provider).cmp(&(&y.label, &y.provider))
+    });
+    let mut rank = vec![0; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        rank[old] = new;
+    }
+    for c in &mut f.convs {
+        c.cell = rank[c.cell];
+    }
+    f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
 }
 
 /// The turns, each conversation's (id, first turn, turn count), answers without a count.

@@ -9,14 +9,16 @@
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
 //! - [`anchors`]: whether each judge ranks reference answers above spoiled ones.
 //! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
-//! - [`headlines`]: the sentences a reader decides from.
+//! - [`headlines`]: what a reader decides from: each headline's figures and claims.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
 //! - [`replay`]: the replay section (cache, cost, speed, tool calls of replayed sessions).
 //! - [`window`]: which runs are read (`--since`, `--last`, `--runs`) and compared with
 //!   (`--baseline-run`, `--baseline-window`); [`compare`]: the comparison itself.
 //!
-//! The report computes; it never formats (exporters do) and never writes to the store.
+//! The report computes; it never formats (the model carries numbers and names, and
+//! `crate::export` renders every table and sentence through `crate::figure`) and never
+//! writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
 
 mod agreement;
@@ -88,43 +90,15 @@ pub struct ReportOptions {
 /// Builds the report from the store at `db` (upgraded first if it is older than this
 /// build; never created).
 pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
-    if !db.exists() {
-        return Err(ReportError::NoStore(db.to_path_buf()));
-    }
-    if let Some(sla) = opts.sla_ms
-        && !(sla.is_finite() && sla > 0.0)
-    {
-        return Err(ReportError::BadSla(sla));
-    }
+    check_options(db, opts)?;
     let conn = crate::store::open(db)?;
-    let chosen = if opts.runs.is_default() {
-        None
-    } else {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let all = crate::store::facts::run_rows(&conn)?;
-        Some(window::choose(
-            &all,
-            opts.filter.run.as_deref(),
-            &opts.runs,
-            now,
-        )?)
-    };
+    let chosen = choose_runs(&conn, opts)?;
     let mut filter = opts.filter.clone();
     if let Some(c) = &chosen {
         filter.run_ids = c.selected.clone();
     }
     let sel = Selection::resolve(&conn, &filter)?;
-    let comparison = match chosen
-        .as_ref()
-        .and_then(|c| Some((c.selected.as_ref()?, c.baseline.as_ref()?)))
-    {
-        Some((selected, (baseline, name))) => Some(comparison(
-            db, &conn, &filter, opts, selected, baseline, name,
-        )?),
-        None => None,
-    };
+    let comparison = against_baseline(db, &conn, &filter, opts, chosen.as_ref())?;
     let facts = std::sync::Arc::new(load::load(db, &conn, &sel, &opts.judgments)?);
     let by_cell = cells::conversations_by_cell(&facts);
     let cell_opts = cells::CellOptions {
@@ -156,13 +130,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     });
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
     let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
-    // A selection of replayed agent sessions only: checks and the judge never score those.
-    let replayed: u64 = replay
-        .iter()
-        .flat_map(|r| &r.cells)
-        .map(|c| c.reliability.passes)
-        .sum();
-    let only_replay = replayed > 0 && replayed as usize >= facts.convs.len();
+    let only_replay = only_replay(replay.as_ref(), &facts);
     let mut notes = notes(
         &conn,
         &facts,
@@ -171,8 +139,106 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         only_replay,
         opts,
     )?;
-    // Every judge whose scores this report shows: flagged when it failed its anchors,
-    // noted when it never ran them.
+    anchor_flags(
+        &judge_sections,
+        &pairwise,
+        &anchor_sections,
+        &mut headlines,
+        &mut notes,
+    );
+    headlines.extend(simulated_flag(&report_cells));
+    let checks = checks_section(&facts, &report_cells);
+    let trend = (opts.trend || facts.runs.len() > 1)
+        .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
+    let matrix = matrix::rows(&facts);
+    let drilldown = drilldown::select(
+        &conn,
+        &facts,
+        opts.views,
+        opts.views_cap.unwrap_or(drilldown::DEFAULT_CAP),
+    )?;
+    notes.extend(drilldown.cap_note());
+    let with_rows = opts.with_conversations;
+    let meta = meta(db, opts, &facts, &report_cells);
+    let order = vs_fastest::order(&report_cells, &judge_sections, opts.sort);
+    let vs_fastest = vs_fastest::vs_fastest(&report_cells, &headlines);
+    Ok(Report {
+        schema: model::SCHEMA,
+        meta,
+        headlines,
+        sort: opts.sort,
+        order,
+        vs_fastest,
+        cells: report_cells,
+        checks,
+        judges: judge_sections,
+        agreement,
+        pairwise,
+        anchors: anchor_sections,
+        check_agreement,
+        notes,
+        replay,
+        trend,
+        comparison,
+        conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
+        matrix,
+        drilldown,
+    })
+}
+
+/// The options a report cannot be built with: no store, or an SLA that is no duration.
+fn check_options(db: &Path, opts: &ReportOptions) -> Result<(), ReportError> {
+    if !db.exists() {
+        return Err(ReportError::NoStore(db.to_path_buf()));
+    }
+    if let Some(sla) = opts.sla_ms
+        && !(sla.is_finite() && sla > 0.0)
+    {
+        return Err(ReportError::BadSla(sla));
+    }
+    Ok(())
+}
+
+/// The runs `--runs`, `--since`, `--last` and the baseline options choose; `None`: the
+/// default selection.
+fn choose_runs(
+    conn: &rusqlite::Connection,
+    opts: &ReportOptions,
+) -> Result<Option<window::Chosen>, ReportError> {
+    if opts.runs.is_default() {
+        return Ok(None);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let all = crate::store::facts::run_rows(conn)?;
+    Ok(Some(window::choose(
+        &all,
+        opts.filter.run.as_deref(),
+        &opts.runs,
+        now,
+    )?))
+}
+
+/// A selection of replayed agent sessions only: checks and the judge never score those.
+fn only_replay(replay: Option<&replay::ReplaySection>, facts: &load::Facts) -> bool {
+    let replayed: u64 = replay
+        .iter()
+        .flat_map(|r| &r.cells)
+        .map(|c| c.reliability.passes)
+        .sum();
+    replayed > 0 && replayed as usize >= facts.convs.len()
+}
+
+/// Every judge whose scores this report shows: flagged when it failed its anchors,
+/// noted when it never ran them.
+fn anchor_flags(
+    judge_sections: &[model::JudgeSection],
+    pairwise: &[model::PairwiseSection],
+    anchor_sections: &[model::AnchorSection],
+    headlines: &mut Vec<model::Headline>,
+    notes: &mut Vec<String>,
+) {
     let used: BTreeSet<(&str, &str, bool)> = judge_sections
         .iter()
         .map(|j| (j.rubric.as_str(), j.judge.as_str(), j.simulated))
@@ -190,7 +256,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             Some(a) if !a.passed => headlines.push(model::Headline {
                 kind: model::HeadlineKind::Flag,
                 model: None,
-                text: anchors::sentence(a),
+                said: model::Said::Anchors(a.clone()),
                 established: None,
                 simulated: a.simulated,
                 family: None,
@@ -201,52 +267,18 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
             )),
         }
     }
-    if report_cells.iter().any(|c| c.simulated) {
-        let which = if report_cells.iter().all(|c| c.simulated) {
-            "every cell was"
-        } else {
-            "cells marked (simulated) were"
-        };
-        headlines.push(model::Headline {
-            kind: model::HeadlineKind::Flag,
-            model: None,
-            text: format!(
-                "simulated: {which} served by the built-in mock provider; these figures say \
-                 nothing about any real provider"
-            ),
-            established: None,
-            simulated: true,
-            family: None,
-        });
-    }
-    let checks = ChecksSection {
-        tags: facts
-            .checks
-            .tags
-            .iter()
-            .filter(|t| {
-                report_cells
-                    .iter()
-                    .any(|c| c.checks.by_tag.contains_key(*t))
-            })
-            .cloned()
-            .collect(),
-        cells: report_cells.iter().map(|c| c.checks.clone()).collect(),
-    };
-    let trend = (opts.trend || facts.runs.len() > 1)
-        .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
-    let matrix = matrix::rows(&facts);
-    let drilldown = drilldown::select(
-        &conn,
-        &facts,
-        opts.views,
-        opts.views_cap.unwrap_or(drilldown::DEFAULT_CAP),
-    )?;
-    notes.extend(drilldown.cap_note());
-    let with_rows = opts.with_conversations;
+}
+
+/// What the report was built from and how: store, runs, filters, counts, settings.
+fn meta(
+    db: &Path,
+    opts: &ReportOptions,
+    facts: &load::Facts,
+    report_cells: &[model::Cell],
+) -> Meta {
     let labels: BTreeSet<&str> = report_cells.iter().map(|c| c.model.as_str()).collect();
     let providers: BTreeSet<&str> = report_cells.iter().map(|c| c.provider.as_str()).collect();
-    let meta = Meta {
+    Meta {
         store: db.display().to_string(),
         generated_at: crate::store::now_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -281,31 +313,58 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         },
         percentiles: "linear interpolation between closest ranks (NumPy's default)",
         simulated_providers: report_cells.iter().any(|c| c.simulated),
-    };
-    let order = vs_fastest::order(&report_cells, &judge_sections, opts.sort);
-    let vs_fastest = vs_fastest::vs_fastest(&report_cells, &headlines);
-    Ok(Report {
-        schema: model::SCHEMA,
-        meta,
-        headlines,
-        sort: opts.sort,
-        order,
-        vs_fastest,
-        cells: report_cells,
-        checks,
-        judges: judge_sections,
-        agreement,
-        pairwise,
-        anchors: anchor_sections,
-        check_agreement,
-        notes,
-        replay,
-        trend,
-        comparison,
-        conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
-        matrix,
-        drilldown,
+    }
+}
+
+/// Check pass rates by tag: the tags some cell has, and each cell's figures.
+fn checks_section(facts: &load::Facts, report_cells: &[model::Cell]) -> ChecksSection {
+    ChecksSection {
+        tags: facts
+            .checks
+            .tags
+            .iter()
+            .filter(|t| {
+                report_cells
+                    .iter()
+                    .any(|c| c.checks.by_tag.contains_key(*t))
+            })
+            .cloned()
+            .collect(),
+        cells: report_cells.iter().map(|c| c.checks.clone()).collect(),
+    }
+}
+
+/// The flag that says the figures are simulated, when any are.
+fn simulated_flag(report_cells: &[model::Cell]) -> Option<model::Headline> {
+    if !report_cells.iter().any(|c| c.simulated) {
+        return None;
+    }
+    Some(model::Headline {
+        kind: model::HeadlineKind::Flag,
+        model: None,
+        said: model::Said::Simulated {
+            all: report_cells.iter().all(|c| c.simulated),
+        },
+        established: None,
+        simulated: true,
+        family: None,
     })
+}
+
+/// The comparison with a baseline, when the runs chosen have one.
+fn against_baseline(
+    db: &Path,
+    conn: &rusqlite::Connection,
+    filter: &FactFilter,
+    opts: &ReportOptions,
+    chosen: Option<&window::Chosen>,
+) -> Result<Option<(model::Comparison, Vec<model::Headline>)>, ReportError> {
+    match chosen.and_then(|c| Some((c.selected.as_ref()?, c.baseline.as_ref()?))) {
+        Some((selected, (baseline, name))) => Ok(Some(comparison(
+            db, conn, filter, opts, selected, baseline, name,
+        )?)),
+        None => Ok(None),
+    }
 }
 
 /// The selected runs against the baseline's: facts over both, split by run.

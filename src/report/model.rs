@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::figure::{Figure, Unit};
+
 /// A 95 % interval (or the level in `Meta::bootstrap`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Interval {
@@ -22,6 +24,11 @@ impl From<crate::stats::Interval> for Interval {
 }
 
 impl Interval {
+    /// (lo, hi), as [`crate::figure::Figure::within`] takes it.
+    pub fn bounds(self) -> (f64, f64) {
+        (self.lo, self.hi)
+    }
+
     pub fn overlaps(&self, other: &Interval) -> bool {
         self.lo <= other.hi && other.lo <= self.hi
     }
@@ -30,11 +37,14 @@ impl Interval {
 /// The version of the JSON shape; bumped when a field changes meaning or goes.
 pub const SCHEMA: &str = "turnbench-report/2";
 
-#[derive(Debug, Clone, Serialize)]
+/// Not `Serialize`: the JSON format writes it (`crate::export::json`), with each headline's
+/// sentence rendered there from its numbers.
+#[derive(Debug, Clone)]
 pub struct Report {
     pub schema: &'static str,
     pub meta: Meta,
-    /// The decision first: sentences, each with its interval and whether it is established.
+    /// The decision first: what each headline states, with its claims and whether it is
+    /// established (the exporters render the sentences).
     pub headlines: Vec<Headline>,
     /// One per provider × model label, ordered by model label, then provider.
     pub cells: Vec<Cell>,
@@ -63,24 +73,19 @@ pub struct Report {
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplaySection>,
     /// Each cell run by run: with `--trend`, or whenever the selection spans several runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trend: Option<Trend>,
     /// The selected run(s) against a baseline (`--baseline-run`, `--baseline-window`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
     /// Per-conversation rows, built one at a time as they are written; present only when
     /// asked for. The JSON format writes them itself, last, one compact row a line
-    /// (`crate::export::json`), so they are not part of the derived serialization.
-    #[serde(skip)]
+    /// (`crate::export::json`).
     pub conversations: Option<super::rows::ConversationRows>,
     /// One row per scenario × cell (`crate::report::matrix`).
     pub matrix: Vec<super::matrix::MatrixRow>,
     /// Conversations shown in full (`--conversations`): the HTML drill-down views. Not in
     /// the JSON (`turnbench show --format json` writes one).
-    #[serde(skip)]
     pub drilldown: super::drilldown::Drilldown,
 }
 
@@ -151,19 +156,80 @@ pub enum HeadlineKind {
     Change,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// A headline as numbers: what it states ([`Said`]) and the claims behind it. Its sentence
+/// is rendered by the exporters (`crate::export::headline`), and the JSON format writes
+/// that sentence as `text`.
+#[derive(Debug, Clone)]
 pub struct Headline {
     pub kind: HeadlineKind,
     /// The model label a comparison is within, when it is.
     pub model: Option<String>,
-    /// The sentence, rendered from `family` where there is one.
-    pub text: String,
+    /// What the sentence states, with `family` where there is one.
+    pub said: Said,
     /// `Some(true)`: the data establish the headline's lead; `Some(false)`: they do not.
     pub established: Option<bool>,
     pub simulated: bool,
     /// The comparisons behind the sentence, adjusted together.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub family: Option<Family>,
+}
+
+/// What a headline states: the names and figures its sentence is rendered from.
+#[derive(Debug, Clone)]
+pub enum Said {
+    /// The fastest provider of a model label at a percentile: its figure (ms) over `n`
+    /// completed conversations.
+    Fastest {
+        q: u32,
+        label: String,
+        provider: String,
+        ms: f64,
+        n: usize,
+    },
+    /// One provider's conversations across its model labels.
+    Reliability {
+        provider: String,
+        completed: u64,
+        attempted: u64,
+        rate: Rate,
+        failures: BTreeMap<String, u64>,
+    },
+    /// The task-success leader (`provider / model label`) and its rate.
+    TaskSuccess { leader: String, rate: Rate },
+    /// A judge's leader by mean score, over the `n` of `attempted` conversations scored.
+    JudgeMean {
+        rubric: String,
+        judge: String,
+        simulated: bool,
+        leader: String,
+        mean: Option<Estimate>,
+        all_equal: bool,
+        n: usize,
+        attempted: u64,
+    },
+    /// A cell's truncation, content filtering and retries.
+    CellFlags { cell: String, flags: Flags },
+    /// A judge that failed its reference anchors.
+    Anchors(AnchorSection),
+    /// Cells served by the built-in mock: `all`, or those marked.
+    Simulated { all: bool },
+    /// An established change of `selected` against `baseline`.
+    Change {
+        change: Change,
+        selected: String,
+        baseline: String,
+    },
+    /// The comparison with the baseline, summed up.
+    Baseline {
+        selected: String,
+        baseline: String,
+        regressions: usize,
+        improvements: usize,
+        comparisons: usize,
+        cells: usize,
+        alpha: f64,
+        /// Cells in one side only, not compared.
+        alone: usize,
+    },
 }
 
 /// What a claim compares.
@@ -253,6 +319,14 @@ pub struct Rate {
     pub interval: Option<Interval>,
 }
 
+impl Rate {
+    /// The share as a figure in percent, with its interval; `None` without a value.
+    pub fn figure(&self) -> Option<Figure> {
+        self.value
+            .map(|v| Figure::percent(v).within(self.interval.map(Interval::bounds)))
+    }
+}
+
 /// A percentile or mean with the interval its n allows.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Estimate {
@@ -260,6 +334,13 @@ pub struct Estimate {
     /// `None` when too few values lie beyond the percentile to bound it (see
     /// `docs/metrics.md`), or when intervals were not asked for.
     pub interval: Option<Interval>,
+}
+
+impl Estimate {
+    /// The estimate as a figure in `unit`, with its interval.
+    pub fn figure(&self, unit: Unit) -> Figure {
+        Figure::new(self.value, unit).within(self.interval.map(Interval::bounds))
+    }
 }
 
 /// p50 / p95 / p99 of one quantity, with n. Empty when n is 0.

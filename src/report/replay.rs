@@ -204,7 +204,17 @@ fn cell(provider: &str, label: &str, turns: &[&ReplayTurnFact]) -> ReplayCell {
         simulated: turns.iter().any(|t| t.simulated),
         ..ReplayCell::default()
     };
-    // Reliability.
+    let passes = reliability(&mut c, turns);
+    cache(&mut c, turns);
+    cost(&mut c, turns, &passes);
+    speed(&mut c, turns);
+    tools(&mut c, turns);
+    c.switches = switches(turns);
+    c
+}
+
+/// Reliability: turns and passes by outcome; returns each pass's outcome by conversation.
+fn reliability<'t>(c: &mut ReplayCell, turns: &[&'t ReplayTurnFact]) -> BTreeMap<i64, &'t str> {
     let mut passes: BTreeMap<i64, &str> = BTreeMap::new();
     let mut sessions = BTreeSet::new();
     for t in turns {
@@ -225,8 +235,11 @@ fn cell(provider: &str, label: &str, turns: &[&ReplayTurnFact]) -> ReplayCell {
             .or_default() += 1;
     }
     c.reliability.passes_completed = passes.values().filter(|o| **o == "completed").count() as u64;
+    passes
+}
 
-    // Cache, by break length.
+/// The cache: hit rate, cold turns, uncached prompt tokens, and the share by break length.
+fn cache(c: &mut ReplayCell, turns: &[&ReplayTurnFact]) {
     let mut buckets: Vec<CacheShare> = std::iter::once("no break")
         .chain(BREAK_BUCKETS.iter().map(|(name, _)| *name))
         .map(|b| CacheShare {
@@ -273,8 +286,10 @@ fn cell(provider: &str, label: &str, turns: &[&ReplayTurnFact]) -> ReplayCell {
     c.cache.after_break = buckets;
     c.cache.hit_rate = (prompt > 0).then(|| cached as f64 / prompt as f64);
     c.cache.uncached_prompt_tokens = (c.cache.uncached_turns > 0).then_some(uncached);
+}
 
-    // Cost of answered turns, and of completed passes.
+/// Cost of answered turns, and of completed passes (`passes`: each pass's outcome).
+fn cost(c: &mut ReplayCell, turns: &[&ReplayTurnFact], passes: &BTreeMap<i64, &str>) {
     let prices: Option<Prices> = turns
         .iter()
         .find_map(|t| t.prices.as_deref())
@@ -320,8 +335,10 @@ fn cell(provider: &str, label: &str, turns: &[&ReplayTurnFact]) -> ReplayCell {
         c.cost.sessions_priced = whole.len() as u64;
         c.cost.per_session_usd = stats::mean(&whole);
     }
+}
 
-    // Speed.
+/// Speed: decode rate and TTFT of ok turns, reasoning tokens of answered ones.
+fn speed(c: &mut ReplayCell, turns: &[&ReplayTurnFact]) {
     let ok: Vec<&&ReplayTurnFact> = turns.iter().filter(|t| t.outcome == "ok").collect();
     let decode: Vec<f64> = ok
         .iter()
@@ -340,8 +357,10 @@ fn cell(provider: &str, label: &str, turns: &[&ReplayTurnFact]) -> ReplayCell {
         .collect();
     c.reasoning_turns = reasoning.len() as u64;
     c.reasoning_tokens_per_turn = stats::mean(&reasoning);
+}
 
-    // Tool calls.
+/// Tool calls: valid, agreeing with the recorded session's first tool, called when recorded.
+fn tools(c: &mut ReplayCell, turns: &[&ReplayTurnFact]) {
     let (mut valid, mut agree, mut agree_n, mut called, mut recorded_n) = (0, 0, 0, 0, 0);
     for t in turns.iter().filter(|t| answered(&t.outcome)) {
         if t.tool_calls > 0 {
@@ -365,31 +384,33 @@ fn cell(provider: &str, label: &str, turns: &[&ReplayTurnFact]) -> ReplayCell {
     c.tools.valid = Share::of(valid, c.tools.turns_with_calls);
     c.tools.agreement = Share::of(agree, agree_n);
     c.tools.called_when_recorded = Share::of(called, recorded_n);
+}
 
-    // Provider switches behind a gateway.
-    if turns.iter().any(|t| t.served_by.is_some()) {
-        let mut s = ReplaySwitches::default();
-        let mut switched: BTreeMap<i64, bool> = BTreeMap::new();
-        let mut names = BTreeSet::new();
-        for t in turns {
-            if let Some(now) = &t.served_by {
-                names.insert(now.clone());
-                let entry = switched.entry(t.conversation_id).or_insert(false);
-                if let Some(before) = &t.previous_served_by {
-                    s.turns += 1;
-                    if before != now {
-                        s.switches += 1;
-                        *entry = true;
-                    }
+/// Provider switches behind a gateway; `None` when no turn says who served it.
+fn switches(turns: &[&ReplayTurnFact]) -> Option<ReplaySwitches> {
+    if !turns.iter().any(|t| t.served_by.is_some()) {
+        return None;
+    }
+    let mut s = ReplaySwitches::default();
+    let mut switched: BTreeMap<i64, bool> = BTreeMap::new();
+    let mut names = BTreeSet::new();
+    for t in turns {
+        if let Some(now) = &t.served_by {
+            names.insert(now.clone());
+            let entry = switched.entry(t.conversation_id).or_insert(false);
+            if let Some(before) = &t.previous_served_by {
+                s.turns += 1;
+                if before != now {
+                    s.switches += 1;
+                    *entry = true;
                 }
             }
         }
-        s.passes = switched.len() as u64;
-        s.passes_with_switch = switched.values().filter(|v| **v).count() as u64;
-        s.providers = names.into_iter().collect();
-        c.switches = Some(s);
     }
-    c
+    s.passes = switched.len() as u64;
+    s.passes_with_switch = switched.values().filter(|v| **v).count() as u64;
+    s.providers = names.into_iter().collect();
+    Some(s)
 }
 
 #[cfg(test)]

@@ -181,3 +181,87 @@ fn every_failure_of_the_builtin_run_has_a_reachable_view_with_its_explanation() 
         }
     }
 }
+
+/// A baseline for `evil-1` (same run, scenario and repeat, another provider).
+const BASELINE: &str = r#"{"id":"base-1","provider":"base","model":"m1","scenario":"biz-policy-faq","repeat":1,"messages":[{"role":"user","content":"<script>alert('prompt')</script>"},{"role":"assistant","content":"a plain answer","timing":{"ttft_ms":12,"e2e_ms":40}}]}
+"#;
+
+#[test]
+fn pairwise_verdicts_show_in_both_views_in_both_positions_inert() {
+    let p = Project::new(&[]);
+    p.write("evil.jsonl", &format!("{HOSTILE}{BASELINE}"));
+    p.run_ok(&["import", "evil.jsonl"]);
+    p.run_ok(&["check"]);
+    let repo = env!("CARGO_MANIFEST_DIR");
+    p.run_ok(&[
+        "judge",
+        "--judge",
+        &format!("{repo}/judges/mock.toml"),
+        "--rubric",
+        &format!("{repo}/rubrics/multiturn-quality.toml"),
+        "--pairwise",
+        "--baseline",
+        "base",
+    ]);
+    // A hostile rationale, and an answer that changes with the position: the candidate
+    // preferred when the baseline was shown second (the mock said tie both times).
+    p.conn()
+        .execute_batch(
+            "UPDATE pairwise_judgments SET rationale = '<script>alert(9)</script></details>'
+               WHERE baseline_position = 'A';
+             UPDATE pairwise_judgments SET winner = 'A', preferred = 'candidate'
+               WHERE baseline_position = 'B';",
+        )
+        .unwrap();
+    let page = html(&p, &["--conversations", "all"]);
+    assert!(!page.contains("<script"));
+    let candidate = view(&page, "evil-1");
+    assert!(candidate.contains("Pairwise verdicts"), "{candidate}");
+    // The opponent has a view in this file: linked.
+    assert!(
+        candidate.contains("base / m1 <a href=\"#c-base-1\">base-1</a>"),
+        "{candidate}"
+    );
+    assert!(candidate.contains("tie (inconsistent"), "{candidate}");
+    // evil-1 is the candidate: shown second when the baseline was first, then first.
+    assert!(candidate.contains("second (B): tie (tie)"), "{candidate}");
+    assert!(candidate.contains("first (A): A (this)"), "{candidate}");
+    assert!(candidate.contains("&lt;script&gt;alert(9)&lt;/script&gt;&lt;/details&gt;"));
+    let baseline = view(&page, "base-1");
+    assert!(
+        baseline.contains("<a href=\"#c-evil-1\">evil-1</a>"),
+        "{baseline}"
+    );
+    assert!(baseline.contains("first (A): tie (tie)"), "{baseline}");
+    assert!(baseline.contains("second (B): A (opponent)"), "{baseline}");
+    // Without the opponent's view in the file, no link to it.
+    let page = html(&p, &["--conversations", "all", "--conversations-cap", "1"]);
+    let candidate = view(&page, "evil-1");
+    assert!(candidate.contains("Pairwise verdicts"));
+    assert!(!candidate.contains("href=\"#c-base-1\""), "{candidate}");
+
+    let (text, _) = p.run_ok(&["show", "base-1"]);
+    assert!(text.contains("pairwise verdicts"), "{text}");
+    assert!(
+        text.contains("as baseline against acme / m1 evil-1"),
+        "{text}"
+    );
+    assert!(text.contains("this shown A: winner tie (tie)"), "{text}");
+    assert!(text.contains("this shown B: winner A (opponent)"), "{text}");
+    assert!(text.contains("<script>alert(9)</script>"), "{text}");
+    let (json, _) = p.run_ok(&["show", "evil-1", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let pair = &v["pairwise"][0];
+    assert_eq!(pair["role"], "candidate");
+    assert_eq!(pair["opponent_uid"], "base-1");
+    assert_eq!(pair["judge"], "mock");
+    assert_eq!(pair["consistent"], false);
+    assert_eq!(pair["verdict"], "tie");
+    let asks = pair["asks"].as_array().unwrap();
+    assert_eq!(asks.len(), 2);
+    assert_eq!(asks[0]["position"], "A");
+    assert_eq!(asks[0]["winner"], "A");
+    assert_eq!(asks[0]["preferred"], "this");
+    assert_eq!(asks[1]["position"], "B");
+    assert_eq!(asks[1]["rationale"], "<script>alert(9)</script></details>");
+}

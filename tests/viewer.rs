@@ -153,6 +153,67 @@ fn every_failure_of_the_builtin_run_has_a_reachable_view_with_its_explanation() 
         "judged squares are coloured by the judge too"
     );
     assert!(!page.contains("<script"));
+    // The failure classes' table links to the conversations behind each class, and the
+    // judge table to those in each criterion's lowest band.
+    let reliability = page
+        .split("<h2>RELIABILITY")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("a reliability table");
+    let not_completed = rows(
+        &conn,
+        "SELECT uid FROM conversation_facts WHERE counts AND outcome NOT IN ('completed', 'interrupted')",
+        [],
+        |r| r.get::<_, String>(0),
+    );
+    assert!(!not_completed.is_empty());
+    assert!(reliability.contains("Conversations behind the failures"));
+    for uid in &not_completed {
+        assert!(
+            reliability.contains(&format!("href=\"#c-{uid}\"")),
+            "{uid} not linked from its failure class"
+        );
+    }
+    let judge = page
+        .split("<h2>JUDGE · ")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("a judge table");
+    assert!(
+        judge.contains("Conversations behind the lowest scores"),
+        "{judge}"
+    );
+    let lowest = rows(
+        &conn,
+        "SELECT DISTINCT c.uid FROM current_judgments j JOIN conversations c ON c.id = j.conversation_id,
+           json_each(j.scores) s WHERE j.status = 'ok' AND s.value <= 1",
+        [],
+        |r| r.get::<_, String>(0),
+    );
+    assert!(!lowest.is_empty());
+    for uid in &lowest {
+        assert!(judge.contains(&format!("href=\"#c-{uid}\"")), "{uid}");
+    }
+    // Over the cap: the lists link only to views in the file and say how many have none.
+    p.run_ok(&[
+        "report",
+        "--format",
+        "html",
+        "--out",
+        "capped.html",
+        "--conversations-cap",
+        "2",
+    ]);
+    let capped = std::fs::read_to_string(p.path("capped.html")).unwrap();
+    for href in capped.split("href=\"#c-").skip(1) {
+        let uid = href.split('"').next().unwrap();
+        let uid = uid.strip_suffix("-checks").unwrap_or(uid);
+        assert!(
+            capped.contains(&format!("id=\"c-{uid}\"")),
+            "a link to {uid}, not in the file"
+        );
+    }
+    assert!(capped.contains("without a view here: --conversations failed, cap 2"));
     for uid in &failed {
         let v = view(&page, uid);
         assert!(

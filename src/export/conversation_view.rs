@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use super::svg::esc;
 use super::terminal_inert;
-use crate::report::drilldown::{ConversationViews, Drilldown};
+use crate::report::drilldown::{Behind, ConversationViews, Drilldown};
 use crate::store::detail::{
     CheckDetail, ConversationDetail, PairwiseAsk, PairwiseDetail, TurnDetail,
 };
@@ -30,6 +30,8 @@ td.why{white-space:pre-wrap;word-break:break-word;min-width:18em;max-width:46em}
 td.fc{white-space:normal;min-width:16em}
 td.sc{white-space:normal;min-width:12em;max-width:22em}
 .turn{border-top:1px dashed var(--line);margin-top:8px}
+details.behind{font-size:13px;margin:6px 0}details.behind summary{color:var(--muted);cursor:pointer}
+ul.behind{margin:4px 0;padding-left:20px}ul.behind li{margin:2px 0;overflow-wrap:anywhere}
 "#;
 
 fn ms(v: Option<f64>) -> String {
@@ -170,6 +172,91 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
         html_view(h, c, &shown);
     }
     h.push_str("</section>\n");
+}
+
+/// Whether a report table titled `title` is the one `b` is behind: RELIABILITY (its
+/// failure classes) or the JUDGE table of `b`'s section.
+fn behind_of(title: &str, b: &Behind) -> bool {
+    match &b.judge {
+        None => title.starts_with("RELIABILITY"),
+        Some(j) => {
+            title.starts_with(&format!(
+                "JUDGE · {} by {} ({})",
+                j.rubric, j.judge, j.judge_model
+            )) && (!j.simulated || title.contains(" · SIMULATED"))
+        }
+    }
+}
+
+/// Under a report table: the conversations behind its rows (a failure class, a judge
+/// criterion's lowest band), per cell, each uid a link to its view in this file, and how
+/// many have none here. Nothing when the file has no views or the table has no such rows.
+pub fn behind_table(h: &mut String, title: &str, d: &Drilldown) {
+    if d.mode == ConversationViews::None {
+        return;
+    }
+    let rows: Vec<&Behind> = d.behind.iter().filter(|b| behind_of(title, b)).collect();
+    let Some(first) = rows.first() else {
+        return;
+    };
+    let _ = write!(
+        h,
+        "<details class=\"behind\" open><summary>{}</summary><ul class=\"behind\">",
+        esc(if first.judge.is_some() {
+            "Conversations behind the lowest scores: each criterion's lowest band, per cell"
+        } else {
+            "Conversations behind the failures: each failure class, per cell"
+        })
+    );
+    for b in rows {
+        let what = match b.band {
+            Some(band) => format!("{} ≤ {band}", b.what),
+            None => b.what.clone(),
+        };
+        let links: Vec<String> = b
+            .shown
+            .iter()
+            .map(|(u, name)| {
+                format!(
+                    "<a href=\"#{}\" title=\"{}\">{}</a>",
+                    esc(&anchor(u)),
+                    esc(u),
+                    esc(name)
+                )
+            })
+            .collect();
+        let missing = b.total.saturating_sub(b.shown.len() as u64);
+        let _ = write!(
+            h,
+            "<li>{} · {}: {}{}{}</li>",
+            esc(&b.cell),
+            esc(&what),
+            b.total,
+            if links.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", links.join(", "))
+            },
+            if missing > 0 {
+                esc(&format!(
+                    " ({missing} without a view here: --conversations {}, cap {}; `turnbench show CONVERSATION` prints one)",
+                    mode_name(d.mode),
+                    d.cap
+                ))
+            } else {
+                String::new()
+            }
+        );
+    }
+    h.push_str("</ul></details>");
+}
+
+fn mode_name(m: ConversationViews) -> &'static str {
+    match m {
+        ConversationViews::Failed => "failed",
+        ConversationViews::All => "all",
+        ConversationViews::None => "none",
+    }
 }
 
 /// One conversation's view: `<article id="c-UID">`: its heading, identity, checks,
@@ -611,6 +698,7 @@ mod tests {
             eligible: 1,
             left_out: 0,
             views: vec![hostile()],
+            behind: vec![],
         };
         let mut h = String::new();
         html_section(&mut h, &d);
@@ -628,6 +716,57 @@ mod tests {
         assert!(h.contains("Pairwise verdicts"));
         assert!(h.contains("expected: &lt;script&gt;"));
         assert!(h.contains("id=\"c-u&quot;&gt;&lt;script&gt;alert(0)&lt;/script&gt;\""));
+    }
+
+    #[test]
+    fn the_lists_behind_a_table_are_escaped_and_say_what_is_left_out() {
+        use crate::report::drilldown::BehindJudge;
+        let d = Drilldown {
+            mode: ConversationViews::Failed,
+            cap: 1,
+            eligible: 3,
+            left_out: 2,
+            views: vec![hostile()],
+            behind: vec![
+                Behind {
+                    judge: None,
+                    cell: EVIL.into(),
+                    what: "timeout".into(),
+                    band: None,
+                    total: 3,
+                    shown: vec![(EVIL.into(), EVIL.into())],
+                },
+                Behind {
+                    judge: Some(BehindJudge {
+                        rubric: "r@1".into(),
+                        judge: "j".into(),
+                        judge_model: "m".into(),
+                        simulated: false,
+                    }),
+                    cell: "p / m".into(),
+                    what: EVIL.into(),
+                    band: Some(2),
+                    total: 1,
+                    shown: vec![],
+                },
+            ],
+        };
+        let mut h = String::new();
+        behind_table(&mut h, "RELIABILITY · conversations and turns", &d);
+        assert!(!h.contains("<script") && !h.contains("<img"), "{h}");
+        assert!(
+            h.contains("timeout: 3 — <a href=\"#c-&lt;script&gt;"),
+            "{h}"
+        );
+        assert!(h.contains("2 without a view here: --conversations failed, cap 1"));
+        let mut h = String::new();
+        behind_table(&mut h, "JUDGE · r@1 by j (m) · mean score", &d);
+        assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{h}");
+        assert!(h.contains(" ≤ 2: 1 (1 without a view here"), "{h}");
+        assert!(!h.contains("<script"));
+        let mut h = String::new();
+        behind_table(&mut h, "CACHE AND COST", &d);
+        assert!(h.is_empty());
     }
 
     #[test]

@@ -42,6 +42,37 @@ pub struct Drilldown {
     /// Of those, how many have no view (over the cap).
     pub left_out: u64,
     pub views: Vec<ConversationDetail>,
+    /// The conversations behind the rows of the report's tables (a failure class, a judge
+    /// criterion's lowest band), per cell: which have a view in this file, how many not.
+    pub behind: Vec<Behind>,
+}
+
+/// The conversations behind one row of a report table.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Behind {
+    /// Which table: `None` the failure classes (RELIABILITY); `Some` the judge section of
+    /// a criterion's lowest band.
+    pub judge: Option<BehindJudge>,
+    /// The cell, `provider / label`.
+    pub cell: String,
+    /// The failure class, or the criterion.
+    pub what: String,
+    /// For a criterion: the lowest band's upper bound (a score at or below it).
+    pub band: Option<i64>,
+    /// Conversations in the report behind the row.
+    pub total: u64,
+    /// Those with a view in this file: (uid, `scenario #repeat`).
+    pub shown: Vec<(String, String)>,
+}
+
+/// A judge section, as the JUDGE table names it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct BehindJudge {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
 }
 
 impl Drilldown {
@@ -64,6 +95,9 @@ impl Drilldown {
         })
     }
 }
+
+/// A judge score at or below this is in a criterion's lowest band.
+const LOWEST_BAND: i64 = 1;
 
 /// Whether conversation `i` failed: did not complete, failed a check, or got a judge's
 /// lowest score (1) on a criterion.
@@ -98,7 +132,7 @@ pub(super) fn select(
     let mut low = vec![false; facts.convs.len()];
     for j in &facts.judges.judgments {
         if j.status == JudgmentStatus::Ok
-            && j.scores.iter().any(|(_, s)| *s <= 1)
+            && j.scores.iter().any(|(_, s)| *s <= LOWEST_BAND)
             && let Some(l) = low.get_mut(j.conv)
         {
             *l = true;
@@ -130,12 +164,97 @@ pub(super) fn select(
         }
         chosen.sort_unstable();
     }
+    let mut shown = vec![false; facts.convs.len()];
     for i in chosen {
         if let Some(c) = facts.convs.get(i)
             && let Some(view) = detail::conversation(conn, c.id)?
         {
             d.views.push(view);
+            if let Some(s) = shown.get_mut(i) {
+                *s = true;
+            }
         }
     }
+    d.behind = behind(facts, &shown);
     Ok(d)
+}
+
+/// The conversations behind each failure class and each criterion's lowest band, per
+/// cell, in the order of the tables (cells; sections, criteria, cells).
+fn behind(facts: &Facts, shown: &[bool]) -> Vec<Behind> {
+    use std::collections::BTreeMap;
+    let cell_name = |cell: usize| {
+        facts
+            .cells
+            .get(cell)
+            .map_or(String::new(), |k| format!("{} / {}", k.provider, k.label))
+    };
+    let count = |b: &mut Behind, i: usize| {
+        b.total += 1;
+        if shown.get(i).copied().unwrap_or(false)
+            && let Some(c) = facts.convs.get(i)
+        {
+            let scenario = c
+                .scenario
+                .and_then(|k| facts.scenarios.get(k))
+                .map_or("no scenario", String::as_str);
+            b.shown
+                .push((c.uid.clone(), format!("{scenario} #{}", c.repeat)));
+        }
+    };
+    let mut failures: BTreeMap<(usize, &str), Behind> = BTreeMap::new();
+    for (i, c) in facts.convs.iter().enumerate() {
+        // As the RELIABILITY table counts them: turnbench's own failures are in no class.
+        if let Some(class) = c
+            .outcome
+            .failure()
+            .filter(|&f| f != crate::outcome::TurnOutcome::InternalError)
+        {
+            let b = failures
+                .entry((c.cell, class.as_str()))
+                .or_insert_with(|| Behind {
+                    cell: cell_name(c.cell),
+                    what: class.as_str().to_string(),
+                    ..Behind::default()
+                });
+            count(b, i);
+        }
+    }
+    let mut low: BTreeMap<(usize, usize, usize), Behind> = BTreeMap::new();
+    let mut seen: std::collections::HashSet<(usize, usize, usize)> = Default::default();
+    for j in &facts.judges.judgments {
+        if j.status != JudgmentStatus::Ok {
+            continue;
+        }
+        let Some(c) = facts.convs.get(j.conv) else {
+            continue;
+        };
+        for &(criterion, score) in &j.scores {
+            // One count per conversation, whatever its replicates.
+            if score > LOWEST_BAND || !seen.insert((j.section, criterion, j.conv)) {
+                continue;
+            }
+            let b = low
+                .entry((j.section, criterion, c.cell))
+                .or_insert_with(|| Behind {
+                    judge: facts.judges.sections.get(j.section).map(|k| BehindJudge {
+                        rubric: k.rubric.clone(),
+                        judge: k.judge.clone(),
+                        judge_model: k.judge_model.clone(),
+                        simulated: k.simulated,
+                    }),
+                    cell: cell_name(c.cell),
+                    what: facts
+                        .judges
+                        .criteria
+                        .get(criterion)
+                        .cloned()
+                        .unwrap_or_default(),
+                    band: Some(LOWEST_BAND),
+                    ..Behind::default()
+                });
+            count(b, j.conv);
+        }
+    }
+    failures.into_values().chain(low.into_values()).collect()
 }

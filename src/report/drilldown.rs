@@ -96,6 +96,16 @@ impl Drilldown {
     }
 }
 
+/// The conversation with this uid or numeric id in the store at `db`, in full, as a
+/// view shows it (`turnbench show`); `None` when the store has none.
+pub fn conversation(
+    db: &std::path::Path,
+    key: &str,
+) -> Result<Option<ConversationDetail>, StoreError> {
+    let conn = crate::store::open(db)?;
+    detail::find(&conn, key)
+}
+
 /// A judge score at or below this is in a criterion's lowest band.
 const LOWEST_BAND: i64 = 1;
 

@@ -326,3 +326,49 @@ fn pairwise_verdicts_show_in_both_views_in_both_positions_inert() {
     assert_eq!(asks[1]["position"], "B");
     assert_eq!(asks[1]["rationale"], "<script>alert(9)</script></details>");
 }
+
+#[test]
+fn the_matrix_is_a_table_in_csv_json_and_markdown() {
+    let p = Project::new(&[]);
+    p.write(
+        "evil.jsonl",
+        &format!("{HOSTILE}{}", BASELINE.replace("\"base\"", "\"=cmd|calc\"")),
+    );
+    p.run_ok(&["import", "evil.jsonl"]);
+    p.run_ok(&["check"]);
+    let (json, _) = p.run_ok(&["report", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let matrix = v["matrix"].as_array().unwrap();
+    assert_eq!(matrix.len(), 2, "{matrix:?}");
+    let (csv, _) = p.run_ok(&["report", "--format", "csv", "--matrix"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "model,provider,scenario,simulated,attempted,completed,checks_scored,checks_passed,check_pass_rate,judge,judge_n,judge_mean"
+    );
+    assert_eq!(lines.len(), 1 + matrix.len(), "{csv}");
+    let acme = matrix.iter().find(|m| m["provider"] == "acme").unwrap();
+    let row = lines.iter().find(|l| l.starts_with("m1,acme,")).unwrap();
+    assert!(
+        row.starts_with(&format!(
+            "m1,acme,biz-policy-faq,false,2,2,{},{},",
+            acme["checks_scored"], acme["checks_passed"]
+        )),
+        "{row}"
+    );
+    // A provider named like a formula is neutralised.
+    assert!(csv.contains("m1,'=cmd|calc,biz-policy-faq"), "{csv}");
+    // Without --matrix: the cells; --matrix with --trend is refused.
+    let (cells, _) = p.run_ok(&["report", "--format", "csv"]);
+    assert!(cells.starts_with("provider,model,"));
+    assert!(
+        !p.cmd(&["report", "--format", "csv", "--matrix", "--trend"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let (md, _) = p.run_ok(&["report", "--format", "md"]);
+    assert!(md.contains("## Scenarios × cells"), "{md}");
+    assert!(md.contains("| m1 | biz-policy-faq | acme | 2/2 |"), "{md}");
+}

@@ -372,3 +372,81 @@ fn the_matrix_is_a_table_in_csv_json_and_markdown() {
     assert!(md.contains("## Scenarios × cells"), "{md}");
     assert!(md.contains("| m1 | biz-policy-faq | acme | 2/2 |"), "{md}");
 }
+
+/// A rubric on a 0–10 scale: its lowest band is 0–2 (the bottom fifth), not "≤ 1".
+const WIDE_RUBRIC: &str = r#"id = "wide"
+version = 1
+title = "A rubric on a 0 to 10 scale"
+scale = { min = 0, max = 10 }
+
+[[criterion]]
+id = "c"
+question = "Is it good?"
+anchors = { 0 = "bad", 10 = "good" }
+
+[completed]
+question = "Done?"
+"#;
+
+#[test]
+fn the_lowest_band_follows_the_rubric_scale() {
+    let p = Project::new(&[]);
+    // Two completed conversations of a scenario without checks: neither fails a check.
+    let plain = |id: &str, repeat: u32| {
+        format!(
+            r#"{{"id":"{id}","provider":"acme","model":"m1","scenario":"free-talk","repeat":{repeat},"messages":[{{"role":"user","content":"hello"}},{{"role":"assistant","content":"fine","timing":{{"ttft_ms":10,"e2e_ms":30}}}}]}}"#
+        )
+    };
+    p.write(
+        "evil.jsonl",
+        &format!(
+            "{}\n{}\n{}\n",
+            HOSTILE.lines().next().unwrap(),
+            plain("good-1", 1),
+            plain("good-2", 2)
+        ),
+    );
+    p.run_ok(&["import", "evil.jsonl"]);
+    p.run_ok(&["check"]);
+    p.write("wide.toml", WIDE_RUBRIC);
+    let repo = env!("CARGO_MANIFEST_DIR");
+    p.run_ok(&[
+        "judge",
+        "--judge",
+        &format!("{repo}/judges/mock.toml"),
+        "--rubric",
+        "wide.toml",
+        "--sample",
+        "all",
+    ]);
+    // good-1 scores 2 (in the band 0–2), good-2 scores 3 (above it).
+    p.conn()
+        .execute_batch(
+            "UPDATE judgments SET scores = '{\"c\":2}'
+               WHERE conversation_id = (SELECT id FROM conversations WHERE uid = 'good-1');
+             UPDATE judgments SET scores = '{\"c\":3}'
+               WHERE conversation_id = (SELECT id FROM conversations WHERE uid = 'good-2');",
+        )
+        .unwrap();
+    let page = html(&p, &[]);
+    let judge = page
+        .split("<h2>JUDGE · wide@1")
+        .nth(1)
+        .and_then(|s| s.split("</section>").next())
+        .expect("a judge table");
+    assert!(
+        judge.contains("acme / m1 · c ≤ 2: 1 — <a href=\"#c-good-1\""),
+        "{judge}"
+    );
+    assert!(!judge.contains("#c-good-2"), "{judge}");
+    // Selected for its low score: good-1 has a view; good-2 is only the cell's passing
+    // example (the first conversation of the cell that did not fail).
+    assert!(page.contains("id=\"c-good-1\""));
+    assert!(page.contains("id=\"c-good-2\""));
+    let note = page.split("<section id=\"conversations\">").nth(1).unwrap();
+    assert!(
+        note.contains(": 2 selected."),
+        "evil-1 and good-1 selected: {}",
+        &note[..600]
+    );
+}

@@ -119,7 +119,7 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
                 ConversationViews::None => "none",
             },
             if d.mode == ConversationViews::Failed {
-                ": failed, failed a check, or a judge's lowest score; plus one passing example per cell"
+                ": failed, failed a check, or scored in a judge criterion's lowest band; plus one passing example per cell"
             } else {
                 ""
             },

@@ -1,8 +1,9 @@
 //! Which conversations the report shows in full (`--conversations`), and reading them.
 //!
 //! - `failed` (the default): every conversation that did not complete, failed a check, or
-//!   got the lowest score (1) on some judge criterion, plus one passing example per cell
-//!   for contrast.
+//!   scored in the lowest band of some judge criterion, plus one passing example per cell
+//!   for contrast. The lowest band comes from the rubric's scale (see [`lowest_band`]): the
+//!   minimum on scales of up to five steps (≤ 1 on 1–5), the bottom fifth on wider ones.
 //! - `all`: every selected conversation.
 //! - `none`: no conversation views.
 //!
@@ -20,7 +21,8 @@ use crate::store::detail::{self, ConversationDetail};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ConversationViews {
-    /// Failed, failed a check, or lowest judge score; and one passing example per cell.
+    /// Failed, failed a check, or in a judge criterion's lowest band (from its rubric's
+    /// scale); and one passing example per cell.
     #[default]
     Failed,
     /// Every selected conversation.
@@ -106,11 +108,33 @@ pub fn conversation(
     detail::find(&conn, key)
 }
 
-/// A judge score at or below this is in a criterion's lowest band.
+/// When a rubric's scale is not stored (it always is): 1, the usual minimum.
 const LOWEST_BAND: i64 = 1;
 
-/// Whether conversation `i` failed: did not complete, failed a check, or got a judge's
-/// lowest score (1) on a criterion.
+/// The lowest band of a scale `min..=max`: a score at or below `min + (max − min) / 5`
+/// (rounded down). The minimum alone on scales of up to five steps (1–5, 0–4, 1–3); the
+/// bottom fifth of the span on wider ones (≤ 2 on 0–10 and 1–10, ≤ 20 on 0–100).
+pub fn lowest_band(min: i64, max: i64) -> i64 {
+    min + (max.saturating_sub(min)).max(0) / 5
+}
+
+/// Each judge section's lowest band, from its rubric's stored scale.
+fn bands(conn: &rusqlite::Connection, facts: &Facts) -> Result<Vec<i64>, StoreError> {
+    let scales = detail::rubric_scales(conn)?;
+    Ok(facts
+        .judges
+        .sections
+        .iter()
+        .map(|s| {
+            scales
+                .get(&s.rubric)
+                .map_or(LOWEST_BAND, |&(min, max)| lowest_band(min, max))
+        })
+        .collect())
+}
+
+/// Whether conversation `i` failed: did not complete, failed a check, or scored in the
+/// lowest band of a judge criterion.
 fn failing(facts: &Facts, i: usize, low: &[bool]) -> bool {
     let Some(c) = facts.convs.get(i) else {
         return false;
@@ -139,10 +163,12 @@ pub(super) fn select(
     if mode == ConversationViews::None {
         return Ok(d);
     }
+    let bands = bands(conn, facts)?;
+    let band = |section: usize| bands.get(section).copied().unwrap_or(LOWEST_BAND);
     let mut low = vec![false; facts.convs.len()];
     for j in &facts.judges.judgments {
         if j.status == JudgmentStatus::Ok
-            && j.scores.iter().any(|(_, s)| *s <= LOWEST_BAND)
+            && j.scores.iter().any(|(_, s)| *s <= band(j.section))
             && let Some(l) = low.get_mut(j.conv)
         {
             *l = true;
@@ -185,13 +211,13 @@ pub(super) fn select(
             }
         }
     }
-    d.behind = behind(facts, &shown);
+    d.behind = behind(facts, &shown, &band);
     Ok(d)
 }
 
 /// The conversations behind each failure class and each criterion's lowest band, per
 /// cell, in the order of the tables (cells; sections, criteria, cells).
-fn behind(facts: &Facts, shown: &[bool]) -> Vec<Behind> {
+fn behind(facts: &Facts, shown: &[bool], band: &dyn Fn(usize) -> i64) -> Vec<Behind> {
     use std::collections::BTreeMap;
     let cell_name = |cell: usize| {
         facts
@@ -241,7 +267,7 @@ fn behind(facts: &Facts, shown: &[bool]) -> Vec<Behind> {
         };
         for &(criterion, score) in &j.scores {
             // One count per conversation, whatever its replicates.
-            if score > LOWEST_BAND || !seen.insert((j.section, criterion, j.conv)) {
+            if score > band(j.section) || !seen.insert((j.section, criterion, j.conv)) {
                 continue;
             }
             let b = low
@@ -260,11 +286,28 @@ fn behind(facts: &Facts, shown: &[bool]) -> Vec<Behind> {
                         .get(criterion)
                         .cloned()
                         .unwrap_or_default(),
-                    band: Some(LOWEST_BAND),
+                    band: Some(band(j.section)),
                     ..Behind::default()
                 });
             count(b, j.conv);
         }
     }
     failures.into_values().chain(low.into_values()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lowest_band;
+
+    #[test]
+    fn the_lowest_band_is_the_minimum_on_narrow_scales_and_the_bottom_fifth_on_wide_ones() {
+        assert_eq!(lowest_band(1, 5), 1);
+        assert_eq!(lowest_band(0, 4), 0);
+        assert_eq!(lowest_band(1, 3), 1);
+        assert_eq!(lowest_band(0, 10), 2);
+        assert_eq!(lowest_band(1, 10), 2);
+        assert_eq!(lowest_band(0, 100), 20);
+        assert_eq!(lowest_band(-2, 2), -2);
+        assert_eq!(lowest_band(3, 3), 3);
+    }
 }

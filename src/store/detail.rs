@@ -135,6 +135,31 @@ fn side(preferred: Option<&str>, role: &str) -> Option<String> {
     })
 }
 
+/// Every stored rubric's scale, by `id@version`: (min, max) from its content.
+pub fn rubric_scales(
+    conn: &Connection,
+) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT rubric_id || '@' || version, json_extract(content, '$.scale.min'),
+                json_extract(content, '$.scale.max')
+         FROM rubrics",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<i64>>(1)?,
+            r.get::<_, Option<i64>>(2)?,
+        ))
+    })?;
+    let mut out = std::collections::HashMap::new();
+    for row in rows {
+        if let (key, Some(min), Some(max)) = row? {
+            out.insert(key, (min, max));
+        }
+    }
+    Ok(out)
+}
+
 /// The conversation with this numeric id or uid, in full; `None` when the store has none.
 pub fn find(conn: &Connection, key: &str) -> Result<Option<ConversationDetail>, StoreError> {
     let by_uid: Option<i64> = conn

@@ -113,11 +113,7 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
         esc(&format!(
             "{} conversation views (--conversations {}{}): {} selected{}. Each view shows every turn, the checks with their explanations and the judges' scores and rationales; a link ending in #c-UID opens one.",
             d.views.len(),
-            match d.mode {
-                ConversationViews::Failed => "failed",
-                ConversationViews::All => "all",
-                ConversationViews::None => "none",
-            },
+            mode_name(d.mode),
             if d.mode == ConversationViews::Failed {
                 ": failed, failed a check, or scored in a judge criterion's lowest band; plus one passing example per cell"
             } else {

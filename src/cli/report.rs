@@ -75,6 +75,10 @@ pub struct ReportArgs {
     /// writes one row per run × cell instead of the cells).
     #[arg(long)]
     trend: bool,
+    /// The scenario × cell matrix as the CSV's rows (one per scenario × cell) instead of
+    /// the cells.
+    #[arg(long, conflicts_with = "trend")]
+    matrix: bool,
     /// Exit with status 6 when any comparison with the baseline is an established
     /// regression (needs --baseline-run or --baseline-window).
     #[arg(long)]
@@ -128,6 +132,7 @@ impl ReportArgs {
                 report::drilldown::ConversationViews::None
             },
             views_cap: Some(self.conversations_cap),
+            matrix_rows: self.matrix,
         };
         if self.fail_on_regression && opts.runs.baseline.is_none() {
             anyhow::bail!(

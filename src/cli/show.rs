@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 
 use super::Global;
 use crate::export::conversation_view::text_view;
-use crate::store::detail;
+use crate::report::drilldown;
 
 /// Show one stored conversation in full: identity, outcome, every turn (messages, answer,
 /// timings, tokens, finish reason, error), its checks with their explanations and the
@@ -29,8 +29,7 @@ impl ShowArgs {
                 global.db.display()
             );
         }
-        let conn = crate::store::open(&global.db)?;
-        let Some(c) = detail::find(&conn, &self.conversation)? else {
+        let Some(c) = drilldown::conversation(&global.db, &self.conversation)? else {
             bail!(
                 "no conversation {:?} in {}\n  fix: pass a conversation's uid or numeric id (the HTML report's views and `turnbench export conversations` name them)",
                 self.conversation,

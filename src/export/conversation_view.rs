@@ -3,12 +3,15 @@
 //! `crate::store::detail::ConversationDetail`. Every string from a transcript is escaped
 //! in HTML and made inert on a terminal (control characters shown, not acted on).
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use super::svg::esc;
 use super::terminal_inert;
-use crate::report::drilldown::{ConversationViews, Drilldown};
-use crate::store::detail::{CheckDetail, ConversationDetail, TurnDetail};
+use crate::report::drilldown::{Behind, ConversationViews, Drilldown};
+use crate::store::detail::{
+    CheckDetail, ConversationDetail, PairwiseAsk, PairwiseDetail, TurnDetail,
+};
 
 /// Styles of the conversation views, added to the report's own.
 pub const STYLE: &str = r#"
@@ -27,6 +30,8 @@ td.why{white-space:pre-wrap;word-break:break-word;min-width:18em;max-width:46em}
 td.fc{white-space:normal;min-width:16em}
 td.sc{white-space:normal;min-width:12em;max-width:22em}
 .turn{border-top:1px dashed var(--line);margin-top:8px}
+details.behind{font-size:13px;margin:6px 0}details.behind summary{color:var(--muted);cursor:pointer}
+ul.behind{margin:4px 0;padding-left:20px}ul.behind li{margin:2px 0;overflow-wrap:anywhere}
 "#;
 
 fn ms(v: Option<f64>) -> String {
@@ -108,13 +113,9 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
         esc(&format!(
             "{} conversation views (--conversations {}{}): {} selected{}. Each view shows every turn, the checks with their explanations and the judges' scores and rationales; a link ending in #c-UID opens one.",
             d.views.len(),
-            match d.mode {
-                ConversationViews::Failed => "failed",
-                ConversationViews::All => "all",
-                ConversationViews::None => "none",
-            },
+            mode_name(d.mode),
             if d.mode == ConversationViews::Failed {
-                ": failed, failed a check, or a judge's lowest score; plus one passing example per cell"
+                ": failed, failed a check, or scored in a judge criterion's lowest band; plus one passing example per cell"
             } else {
                 ""
             },
@@ -162,15 +163,115 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
         );
     }
     h.push_str("</tbody></table></div>");
+    let shown: HashSet<&str> = d.views.iter().map(|c| c.uid.as_str()).collect();
     for c in &d.views {
-        html_view(h, c);
+        html_view(h, c, &shown);
     }
     h.push_str("</section>\n");
 }
 
-/// One conversation's view: `<article id="c-UID">`.
-pub fn html_view(h: &mut String, c: &ConversationDetail) {
+/// Whether a report table titled `title` is the one `b` is behind: RELIABILITY (its
+/// failure classes) or the JUDGE table of `b`'s section.
+fn behind_of(title: &str, b: &Behind) -> bool {
+    match &b.judge {
+        None => title.starts_with("RELIABILITY"),
+        Some(j) => {
+            title.starts_with(&format!(
+                "JUDGE · {} by {} ({})",
+                j.rubric, j.judge, j.judge_model
+            )) && (!j.simulated || title.contains(" · SIMULATED"))
+        }
+    }
+}
+
+/// Under a report table: the conversations behind its rows (a failure class, a judge
+/// criterion's lowest band), per cell, each uid a link to its view in this file, and how
+/// many have none here. Nothing when the file has no views or the table has no such rows.
+pub fn behind_table(h: &mut String, title: &str, d: &Drilldown) {
+    if d.mode == ConversationViews::None {
+        return;
+    }
+    let rows: Vec<&Behind> = d.behind.iter().filter(|b| behind_of(title, b)).collect();
+    let Some(first) = rows.first() else {
+        return;
+    };
+    let _ = write!(
+        h,
+        "<details class=\"behind\" open><summary>{}</summary><ul class=\"behind\">",
+        esc(if first.judge.is_some() {
+            "Conversations behind the lowest scores: each criterion's lowest band, per cell"
+        } else {
+            "Conversations behind the failures: each failure class, per cell"
+        })
+    );
+    for b in rows {
+        let what = match b.band {
+            Some(band) => format!("{} ≤ {band}", b.what),
+            None => b.what.clone(),
+        };
+        let links: Vec<String> = b
+            .shown
+            .iter()
+            .map(|(u, name)| {
+                format!(
+                    "<a href=\"#{}\" title=\"{}\">{}</a>",
+                    esc(&anchor(u)),
+                    esc(u),
+                    esc(name)
+                )
+            })
+            .collect();
+        let missing = b.total.saturating_sub(b.shown.len() as u64);
+        let _ = write!(
+            h,
+            "<li>{} · {}: {}{}{}</li>",
+            esc(&b.cell),
+            esc(&what),
+            b.total,
+            if links.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", links.join(", "))
+            },
+            if missing > 0 {
+                esc(&format!(
+                    " ({missing} without a view here: --conversations {}, cap {}; `turnbench show CONVERSATION` prints one)",
+                    mode_name(d.mode),
+                    d.cap
+                ))
+            } else {
+                String::new()
+            }
+        );
+    }
+    h.push_str("</ul></details>");
+}
+
+fn mode_name(m: ConversationViews) -> &'static str {
+    match m {
+        ConversationViews::Failed => "failed",
+        ConversationViews::All => "all",
+        ConversationViews::None => "none",
+    }
+}
+
+/// One conversation's view: `<article id="c-UID">`: its heading, identity, checks,
+/// judgments, pairwise verdicts and turns. `shown`: the uids with a view in the same file
+/// (a pairwise opponent is linked only when it has one).
+pub fn html_view(h: &mut String, c: &ConversationDetail, shown: &HashSet<&str>) {
     let a = esc(&anchor(&c.uid));
+    html_heading(h, c, &a);
+    html_identity(h, c);
+    html_checks(h, c, &a);
+    html_judgments(h, c, &a);
+    html_pairwise(h, c, &a, shown);
+    for t in &c.turns {
+        html_turn(h, t, &a);
+    }
+    h.push_str("</article>\n");
+}
+
+fn html_heading(h: &mut String, c: &ConversationDetail, a: &str) {
     let failed = c.checks.iter().filter(|k| k.passed == Some(false)).count();
     let good = c.outcome == "completed" && failed == 0;
     let _ = write!(
@@ -186,6 +287,9 @@ pub fn html_view(h: &mut String, c: &ConversationDetail) {
             c.outcome.clone()
         })
     );
+}
+
+fn html_identity(h: &mut String, c: &ConversationDetail) {
     let _ = write!(
         h,
         "<dl class=\"card\"><dt>uid</dt><dd>{}</dd><dt>conversation</dt><dd>{}{}</dd><dt>run</dt><dd>{} \"{}\"</dd><dt>model</dt><dd>{}</dd></dl>",
@@ -200,93 +304,208 @@ pub fn html_view(h: &mut String, c: &ConversationDetail) {
         esc(&c.run_name),
         esc(&c.model)
     );
+}
+
+fn html_checks(h: &mut String, c: &ConversationDetail, a: &str) {
     let _ = write!(h, "<h4 id=\"{a}-checks\">Checks</h4>");
     if c.checks.is_empty() {
         h.push_str("<p class=\"fn\">no current check results for this conversation</p>");
-    } else {
-        h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">verdict</th><th scope=\"col\">check</th><th scope=\"col\">tag</th><th scope=\"col\">explanation</th></tr></thead><tbody>");
-        for k in &c.checks {
-            let _ = write!(
-                h,
-                "<tr><td><span class=\"oc {}\">{}</span></td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
-                match k.passed {
-                    Some(true) => "good",
-                    Some(false) => "bad",
-                    None => "",
-                },
-                verdict(k.passed),
-                esc(&k.check_id),
-                esc(&k.tag),
-                esc(&explanation(k))
-            );
-        }
-        h.push_str("</tbody></table></div>");
+        return;
     }
-    if !c.judgments.is_empty() {
-        let _ = write!(h, "<h4 id=\"{a}-judge\">Judgments</h4>");
-        h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">rubric</th><th scope=\"col\">judge</th><th class=\"r\" scope=\"col\">replicate</th><th scope=\"col\">status</th><th scope=\"col\">scores</th><th scope=\"col\">rationale</th></tr></thead><tbody>");
-        for j in &c.judgments {
-            let scores: Vec<String> = j.scores.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td class=\"sc\">{}</td><td class=\"why\">{}</td></tr>",
-                esc(&format!("{}@{}", j.rubric, j.rubric_version)),
-                esc(&format!(
-                    "{} ({}{})",
-                    j.judge,
-                    j.judge_model,
-                    if j.simulated { ", simulated" } else { "" }
-                )),
-                j.replicate,
-                esc(&j.status),
-                esc(&scores.join(", ")),
-                esc(j.rationale.as_deref().or(j.error.as_deref()).unwrap_or("-"))
-            );
-        }
-        h.push_str("</tbody></table></div>");
-    }
-    for t in &c.turns {
+    h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">verdict</th><th scope=\"col\">check</th><th scope=\"col\">tag</th><th scope=\"col\">explanation</th></tr></thead><tbody>");
+    for k in &c.checks {
         let _ = write!(
             h,
-            "<div class=\"turn\" id=\"{a}-t{}\"><h4>Turn {}</h4>",
-            t.turn, t.turn
+            "<tr><td><span class=\"oc {}\">{}</span></td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+            match k.passed {
+                Some(true) => "good",
+                Some(false) => "bad",
+                None => "",
+            },
+            verdict(k.passed),
+            esc(&k.check_id),
+            esc(&k.tag),
+            esc(&explanation(k))
         );
-        for (role, content) in &t.sent {
-            let _ = write!(
-                h,
-                "<div class=\"role\">{}</div><div class=\"msg\">{}</div>",
-                esc(role),
-                esc(content)
-            );
-        }
-        h.push_str("<div class=\"role\">assistant</div>");
-        match &t.answer {
-            Some(ans) => {
-                let _ = write!(h, "<div class=\"msg ans\">{}</div>", esc(ans));
-            }
-            None => h.push_str("<p class=\"fn\">no answer</p>"),
-        }
-        if let Some(r) = t.reasoning.as_deref().filter(|r| !r.is_empty()) {
-            let _ = write!(
-                h,
-                "<details><summary class=\"role\">reasoning ({} characters)</summary><div class=\"msg\">{}</div></details>",
-                r.chars().count(),
-                esc(r)
-            );
-        }
-        let _ = write!(h, "<p class=\"tm\">{}</p>", esc(&timing_line(t)));
-        if let Some(e) = &t.error {
-            let _ = write!(h, "<p class=\"err\">error: {}</p>", esc(e));
-        }
-        h.push_str("</div>");
     }
-    h.push_str("</article>\n");
+    h.push_str("</tbody></table></div>");
+}
+
+fn judge_name(judge: &str, model: &str, simulated: bool) -> String {
+    format!(
+        "{judge} ({model}{})",
+        if simulated { ", simulated" } else { "" }
+    )
+}
+
+fn html_judgments(h: &mut String, c: &ConversationDetail, a: &str) {
+    if c.judgments.is_empty() {
+        return;
+    }
+    let _ = write!(h, "<h4 id=\"{a}-judge\">Judgments</h4>");
+    h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">rubric</th><th scope=\"col\">judge</th><th class=\"r\" scope=\"col\">replicate</th><th scope=\"col\">status</th><th scope=\"col\">scores</th><th scope=\"col\">rationale</th></tr></thead><tbody>");
+    for j in &c.judgments {
+        let scores: Vec<String> = j.scores.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td class=\"sc\">{}</td><td class=\"why\">{}</td></tr>",
+            esc(&format!("{}@{}", j.rubric, j.rubric_version)),
+            esc(&judge_name(&j.judge, &j.judge_model, j.simulated)),
+            j.replicate,
+            esc(&j.status),
+            esc(&scores.join(", ")),
+            esc(j.rationale.as_deref().or(j.error.as_deref()).unwrap_or("-"))
+        );
+    }
+    h.push_str("</tbody></table></div>");
+}
+
+/// A pair's verdict from this conversation's side, in words.
+fn pair_verdict(p: &PairwiseDetail) -> String {
+    match (p.verdict.as_deref(), p.consistent) {
+        (None, _) => "not scored (both positions not yet judged ok)".to_string(),
+        (Some(_), Some(false)) => {
+            "tie (inconsistent: the verdict changed with the position)".to_string()
+        }
+        (Some("this"), _) => "this conversation better".to_string(),
+        (Some("opponent"), _) => "the opponent better".to_string(),
+        (Some(v), _) => v.to_string(),
+    }
+}
+
+/// One ask's answer: the winner by position and from this conversation's side.
+fn ask_answer(k: &PairwiseAsk) -> String {
+    match (&k.winner, &k.preferred) {
+        (Some(w), Some(p)) => format!("{w} ({p})"),
+        _ => k.status.clone(),
+    }
+}
+
+fn html_pairwise(h: &mut String, c: &ConversationDetail, a: &str, shown: &HashSet<&str>) {
+    if c.pairwise.is_empty() {
+        return;
+    }
+    let _ = write!(h, "<h4 id=\"{a}-pairwise\">Pairwise verdicts</h4>");
+    h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">as</th><th scope=\"col\">against</th><th scope=\"col\">rubric · judge</th><th scope=\"col\">verdict</th><th scope=\"col\">this shown: winner</th><th scope=\"col\">rationale</th></tr></thead><tbody>");
+    for p in &c.pairwise {
+        let against = if shown.contains(p.opponent_uid.as_str()) {
+            format!(
+                "{} <a href=\"#{}\">{}</a>",
+                esc(&p.opponent_cell),
+                esc(&anchor(&p.opponent_uid)),
+                esc(&p.opponent_uid)
+            )
+        } else {
+            format!("{} {}", esc(&p.opponent_cell), esc(&p.opponent_uid))
+        };
+        let rows = p.asks.len().max(1);
+        let _ = write!(
+            h,
+            "<tr><td rowspan=\"{rows}\">{}</td><td rowspan=\"{rows}\" class=\"sc\">{against}</td><td rowspan=\"{rows}\" class=\"sc\">{}</td><td rowspan=\"{rows}\" class=\"sc\">{}</td>",
+            esc(&p.role),
+            esc(&format!(
+                "{}@{} · {}",
+                p.rubric,
+                p.rubric_version,
+                judge_name(&p.judge, &p.judge_model, p.simulated)
+            )),
+            esc(&pair_verdict(p))
+        );
+        if p.asks.is_empty() {
+            h.push_str("<td>-</td><td>-</td></tr>");
+        }
+        for (i, k) in p.asks.iter().enumerate() {
+            if i > 0 {
+                h.push_str("<tr>");
+            }
+            let _ = write!(
+                h,
+                "<td>{}: {}</td><td class=\"why\">{}</td></tr>",
+                if k.position == "A" {
+                    "first (A)"
+                } else {
+                    "second (B)"
+                },
+                esc(&ask_answer(k)),
+                esc(k.rationale.as_deref().or(k.error.as_deref()).unwrap_or("-"))
+            );
+        }
+    }
+    h.push_str("</tbody></table></div>");
+}
+
+fn html_turn(h: &mut String, t: &TurnDetail, a: &str) {
+    let _ = write!(
+        h,
+        "<div class=\"turn\" id=\"{a}-t{}\"><h4>Turn {}</h4>",
+        t.turn, t.turn
+    );
+    for (role, content) in &t.sent {
+        let _ = write!(
+            h,
+            "<div class=\"role\">{}</div><div class=\"msg\">{}</div>",
+            esc(role),
+            esc(content)
+        );
+    }
+    h.push_str("<div class=\"role\">assistant</div>");
+    match &t.answer {
+        Some(ans) => {
+            let _ = write!(h, "<div class=\"msg ans\">{}</div>", esc(ans));
+        }
+        None => h.push_str("<p class=\"fn\">no answer</p>"),
+    }
+    if let Some(r) = t.reasoning.as_deref().filter(|r| !r.is_empty()) {
+        let _ = write!(
+            h,
+            "<details><summary class=\"role\">reasoning ({} characters)</summary><div class=\"msg\">{}</div></details>",
+            r.chars().count(),
+            esc(r)
+        );
+    }
+    let _ = write!(h, "<p class=\"tm\">{}</p>", esc(&timing_line(t)));
+    if let Some(e) = &t.error {
+        let _ = write!(h, "<p class=\"err\">error: {}</p>", esc(e));
+    }
+    h.push_str("</div>");
 }
 
 /// Transcript text for a terminal: each line made inert, indented.
 fn block(out: &mut String, indent: &str, text: &str) {
     for line in text.split('\n') {
         let _ = writeln!(out, "{indent}{}", terminal_inert(line));
+    }
+}
+
+/// The pairwise verdicts, as text: one line per pair, one per ask with its rationale.
+fn text_pairwise(o: &mut String, c: &ConversationDetail) {
+    let t = |s: &str| terminal_inert(s).into_owned();
+    if !c.pairwise.is_empty() {
+        o.push_str("\npairwise verdicts\n");
+    }
+    for p in &c.pairwise {
+        let _ = writeln!(
+            o,
+            "  as {} against {} {} · {}@{} by {}: {}",
+            t(&p.role),
+            t(&p.opponent_cell),
+            t(&p.opponent_uid),
+            t(&p.rubric),
+            p.rubric_version,
+            t(&judge_name(&p.judge, &p.judge_model, p.simulated)),
+            pair_verdict(p)
+        );
+        for k in &p.asks {
+            let _ = writeln!(
+                o,
+                "    this shown {}: winner {}",
+                k.position,
+                t(&ask_answer(k))
+            );
+            if let Some(r) = k.rationale.as_deref().or(k.error.as_deref()) {
+                block(o, "        ", r);
+            }
+        }
     }
 }
 
@@ -355,6 +574,7 @@ pub fn text_view(c: &ConversationDetail) -> String {
             block(&mut o, "      ", r);
         }
     }
+    text_pairwise(&mut o, c);
     for turn in &c.turns {
         let _ = writeln!(o, "\nturn {}", turn.turn);
         for (role, content) in &turn.sent {
@@ -442,6 +662,27 @@ mod tests {
                 rationale: Some(EVIL.into()),
                 error: None,
             }],
+            pairwise: vec![PairwiseDetail {
+                role: "candidate".into(),
+                opponent_id: 2,
+                opponent_uid: EVIL.into(),
+                opponent_cell: EVIL.into(),
+                rubric: EVIL.into(),
+                rubric_version: 1,
+                judge: EVIL.into(),
+                judge_model: EVIL.into(),
+                simulated: true,
+                asks: vec![PairwiseAsk {
+                    position: "A".into(),
+                    status: "ok".into(),
+                    winner: Some("A".into()),
+                    preferred: Some("this".into()),
+                    rationale: Some(EVIL.into()),
+                    error: None,
+                }],
+                consistent: None,
+                verdict: None,
+            }],
         }
     }
 
@@ -453,6 +694,7 @@ mod tests {
             eligible: 1,
             left_out: 0,
             views: vec![hostile()],
+            behind: vec![],
         };
         let mut h = String::new();
         html_section(&mut h, &d);
@@ -466,9 +708,61 @@ mod tests {
             assert!(!h.contains(tag), "{tag} in {h}");
         }
         // Check explanations, descriptions and judge rationales are all there, as text.
-        assert!(h.matches("&lt;script&gt;alert(1)&lt;/script&gt;").count() >= 10);
+        assert!(h.matches("&lt;script&gt;alert(1)&lt;/script&gt;").count() >= 15);
+        assert!(h.contains("Pairwise verdicts"));
         assert!(h.contains("expected: &lt;script&gt;"));
         assert!(h.contains("id=\"c-u&quot;&gt;&lt;script&gt;alert(0)&lt;/script&gt;\""));
+    }
+
+    #[test]
+    fn the_lists_behind_a_table_are_escaped_and_say_what_is_left_out() {
+        use crate::report::drilldown::BehindJudge;
+        let d = Drilldown {
+            mode: ConversationViews::Failed,
+            cap: 1,
+            eligible: 3,
+            left_out: 2,
+            views: vec![hostile()],
+            behind: vec![
+                Behind {
+                    judge: None,
+                    cell: EVIL.into(),
+                    what: "timeout".into(),
+                    band: None,
+                    total: 3,
+                    shown: vec![(EVIL.into(), EVIL.into())],
+                },
+                Behind {
+                    judge: Some(BehindJudge {
+                        rubric: "r@1".into(),
+                        judge: "j".into(),
+                        judge_model: "m".into(),
+                        simulated: false,
+                    }),
+                    cell: "p / m".into(),
+                    what: EVIL.into(),
+                    band: Some(2),
+                    total: 1,
+                    shown: vec![],
+                },
+            ],
+        };
+        let mut h = String::new();
+        behind_table(&mut h, "RELIABILITY · conversations and turns", &d);
+        assert!(!h.contains("<script") && !h.contains("<img"), "{h}");
+        assert!(
+            h.contains("timeout: 3 — <a href=\"#c-&lt;script&gt;"),
+            "{h}"
+        );
+        assert!(h.contains("2 without a view here: --conversations failed, cap 1"));
+        let mut h = String::new();
+        behind_table(&mut h, "JUDGE · r@1 by j (m) · mean score", &d);
+        assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{h}");
+        assert!(h.contains(" ≤ 2: 1 (1 without a view here"), "{h}");
+        assert!(!h.contains("<script"));
+        let mut h = String::new();
+        behind_table(&mut h, "CACHE AND COST", &d);
+        assert!(h.is_empty());
     }
 
     #[test]
@@ -478,5 +772,6 @@ mod tests {
         assert!(t.contains("\\u{1b}[2J"));
         assert!(t.contains("FAIL"));
         assert!(t.contains("expected: <script>"));
+        assert!(t.contains("pairwise verdicts"));
     }
 }

@@ -193,6 +193,48 @@ fn trend<W: Write>(
     Ok(())
 }
 
+/// `--matrix`: one row per scenario × cell (`crate::report::matrix`).
+pub const MATRIX_HEADER: [&str; 12] = [
+    "model",
+    "provider",
+    "scenario",
+    "simulated",
+    "attempted",
+    "completed",
+    "checks_scored",
+    "checks_passed",
+    "check_pass_rate",
+    "judge",
+    "judge_n",
+    "judge_mean",
+];
+
+fn matrix<W: Write>(
+    rows: &[crate::report::matrix::MatrixRow],
+    w: &mut ::csv::Writer<W>,
+) -> Result<(), ExportError> {
+    w.write_record(MATRIX_HEADER)?;
+    for m in rows {
+        let row = vec![
+            m.model.clone(),
+            m.provider.clone(),
+            m.scenario.clone(),
+            m.simulated.to_string(),
+            m.attempted.to_string(),
+            m.completed.to_string(),
+            m.checks_scored.to_string(),
+            m.checks_passed.to_string(),
+            num(m.check_pass_rate),
+            m.judge.clone().unwrap_or_default(),
+            m.judge_n.to_string(),
+            num(m.judge_mean),
+        ];
+        w.write_record(row.into_iter().map(inert))?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
 impl Exporter<Report> for Csv {
     fn name(&self) -> &'static str {
         "csv"
@@ -211,6 +253,9 @@ impl Exporter<Report> for Csv {
         let mut w = ::csv::Writer::from_writer(out);
         if let Some(t) = r.trend.as_ref().filter(|t| t.asked) {
             return trend(t, &mut w);
+        }
+        if r.matrix_rows {
+            return matrix(&r.matrix, &mut w);
         }
         w.write_record(header())?;
         let judge = primary_judge(r);

@@ -143,6 +143,7 @@ impl Exporter<Report> for Html {
             for f in &t.footnotes {
                 let _ = write!(h, "<p class=\"fn\">{}</p>", esc(f));
             }
+            conversation_view::behind_table(&mut h, &t.title, &r.drilldown);
             h.push_str("</section>\n");
         }
         super::matrix_view::html_section(&mut h, r);

@@ -1,8 +1,9 @@
 //! Which conversations the report shows in full (`--conversations`), and reading them.
 //!
 //! - `failed` (the default): every conversation that did not complete, failed a check, or
-//!   got the lowest score (1) on some judge criterion, plus one passing example per cell
-//!   for contrast.
+//!   scored in the lowest band of some judge criterion, plus one passing example per cell
+//!   for contrast. The lowest band comes from the rubric's scale (see [`lowest_band`]): the
+//!   minimum on scales of up to five steps (≤ 1 on 1–5), the bottom fifth on wider ones.
 //! - `all`: every selected conversation.
 //! - `none`: no conversation views.
 //!
@@ -20,7 +21,8 @@ use crate::store::detail::{self, ConversationDetail};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum ConversationViews {
-    /// Failed, failed a check, or lowest judge score; and one passing example per cell.
+    /// Failed, failed a check, or in a judge criterion's lowest band (from its rubric's
+    /// scale); and one passing example per cell.
     #[default]
     Failed,
     /// Every selected conversation.
@@ -42,6 +44,37 @@ pub struct Drilldown {
     /// Of those, how many have no view (over the cap).
     pub left_out: u64,
     pub views: Vec<ConversationDetail>,
+    /// The conversations behind the rows of the report's tables (a failure class, a judge
+    /// criterion's lowest band), per cell: which have a view in this file, how many not.
+    pub behind: Vec<Behind>,
+}
+
+/// The conversations behind one row of a report table.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Behind {
+    /// Which table: `None` the failure classes (RELIABILITY); `Some` the judge section of
+    /// a criterion's lowest band.
+    pub judge: Option<BehindJudge>,
+    /// The cell, `provider / label`.
+    pub cell: String,
+    /// The failure class, or the criterion.
+    pub what: String,
+    /// For a criterion: the lowest band's upper bound (a score at or below it).
+    pub band: Option<i64>,
+    /// Conversations in the report behind the row.
+    pub total: u64,
+    /// Those with a view in this file: (uid, `scenario #repeat`).
+    pub shown: Vec<(String, String)>,
+}
+
+/// A judge section, as the JUDGE table names it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct BehindJudge {
+    /// `id@version`.
+    pub rubric: String,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
 }
 
 impl Drilldown {
@@ -65,8 +98,43 @@ impl Drilldown {
     }
 }
 
-/// Whether conversation `i` failed: did not complete, failed a check, or got a judge's
-/// lowest score (1) on a criterion.
+/// The conversation with this uid or numeric id in the store at `db`, in full, as a
+/// view shows it (`turnbench show`); `None` when the store has none.
+pub fn conversation(
+    db: &std::path::Path,
+    key: &str,
+) -> Result<Option<ConversationDetail>, StoreError> {
+    let conn = crate::store::open(db)?;
+    detail::find(&conn, key)
+}
+
+/// When a rubric's scale is not stored (it always is): 1, the usual minimum.
+const LOWEST_BAND: i64 = 1;
+
+/// The lowest band of a scale `min..=max`: a score at or below `min + (max − min) / 5`
+/// (rounded down). The minimum alone on scales of up to five steps (1–5, 0–4, 1–3); the
+/// bottom fifth of the span on wider ones (≤ 2 on 0–10 and 1–10, ≤ 20 on 0–100).
+pub fn lowest_band(min: i64, max: i64) -> i64 {
+    min + (max.saturating_sub(min)).max(0) / 5
+}
+
+/// Each judge section's lowest band, from its rubric's stored scale.
+fn bands(conn: &rusqlite::Connection, facts: &Facts) -> Result<Vec<i64>, StoreError> {
+    let scales = detail::rubric_scales(conn)?;
+    Ok(facts
+        .judges
+        .sections
+        .iter()
+        .map(|s| {
+            scales
+                .get(&s.rubric)
+                .map_or(LOWEST_BAND, |&(min, max)| lowest_band(min, max))
+        })
+        .collect())
+}
+
+/// Whether conversation `i` failed: did not complete, failed a check, or scored in the
+/// lowest band of a judge criterion.
 fn failing(facts: &Facts, i: usize, low: &[bool]) -> bool {
     let Some(c) = facts.convs.get(i) else {
         return false;
@@ -95,10 +163,12 @@ pub(super) fn select(
     if mode == ConversationViews::None {
         return Ok(d);
     }
+    let bands = bands(conn, facts)?;
+    let band = |section: usize| bands.get(section).copied().unwrap_or(LOWEST_BAND);
     let mut low = vec![false; facts.convs.len()];
     for j in &facts.judges.judgments {
         if j.status == JudgmentStatus::Ok
-            && j.scores.iter().any(|(_, s)| *s <= 1)
+            && j.scores.iter().any(|(_, s)| *s <= band(j.section))
             && let Some(l) = low.get_mut(j.conv)
         {
             *l = true;
@@ -130,12 +200,114 @@ pub(super) fn select(
         }
         chosen.sort_unstable();
     }
+    let mut shown = vec![false; facts.convs.len()];
     for i in chosen {
         if let Some(c) = facts.convs.get(i)
             && let Some(view) = detail::conversation(conn, c.id)?
         {
             d.views.push(view);
+            if let Some(s) = shown.get_mut(i) {
+                *s = true;
+            }
         }
     }
+    d.behind = behind(facts, &shown, &band);
     Ok(d)
+}
+
+/// The conversations behind each failure class and each criterion's lowest band, per
+/// cell, in the order of the tables (cells; sections, criteria, cells).
+fn behind(facts: &Facts, shown: &[bool], band: &dyn Fn(usize) -> i64) -> Vec<Behind> {
+    use std::collections::BTreeMap;
+    let cell_name = |cell: usize| {
+        facts
+            .cells
+            .get(cell)
+            .map_or(String::new(), |k| format!("{} / {}", k.provider, k.label))
+    };
+    let count = |b: &mut Behind, i: usize| {
+        b.total += 1;
+        if shown.get(i).copied().unwrap_or(false)
+            && let Some(c) = facts.convs.get(i)
+        {
+            let scenario = c
+                .scenario
+                .and_then(|k| facts.scenarios.get(k))
+                .map_or("no scenario", String::as_str);
+            b.shown
+                .push((c.uid.clone(), format!("{scenario} #{}", c.repeat)));
+        }
+    };
+    let mut failures: BTreeMap<(usize, &str), Behind> = BTreeMap::new();
+    for (i, c) in facts.convs.iter().enumerate() {
+        // As the RELIABILITY table counts them: turnbench's own failures are in no class.
+        if let Some(class) = c
+            .outcome
+            .failure()
+            .filter(|&f| f != crate::outcome::TurnOutcome::InternalError)
+        {
+            let b = failures
+                .entry((c.cell, class.as_str()))
+                .or_insert_with(|| Behind {
+                    cell: cell_name(c.cell),
+                    what: class.as_str().to_string(),
+                    ..Behind::default()
+                });
+            count(b, i);
+        }
+    }
+    let mut low: BTreeMap<(usize, usize, usize), Behind> = BTreeMap::new();
+    let mut seen: std::collections::HashSet<(usize, usize, usize)> = Default::default();
+    for j in &facts.judges.judgments {
+        if j.status != JudgmentStatus::Ok {
+            continue;
+        }
+        let Some(c) = facts.convs.get(j.conv) else {
+            continue;
+        };
+        for &(criterion, score) in &j.scores {
+            // One count per conversation, whatever its replicates.
+            if score > band(j.section) || !seen.insert((j.section, criterion, j.conv)) {
+                continue;
+            }
+            let b = low
+                .entry((j.section, criterion, c.cell))
+                .or_insert_with(|| Behind {
+                    judge: facts.judges.sections.get(j.section).map(|k| BehindJudge {
+                        rubric: k.rubric.clone(),
+                        judge: k.judge.clone(),
+                        judge_model: k.judge_model.clone(),
+                        simulated: k.simulated,
+                    }),
+                    cell: cell_name(c.cell),
+                    what: facts
+                        .judges
+                        .criteria
+                        .get(criterion)
+                        .cloned()
+                        .unwrap_or_default(),
+                    band: Some(band(j.section)),
+                    ..Behind::default()
+                });
+            count(b, j.conv);
+        }
+    }
+    failures.into_values().chain(low.into_values()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lowest_band;
+
+    #[test]
+    fn the_lowest_band_is_the_minimum_on_narrow_scales_and_the_bottom_fifth_on_wide_ones() {
+        assert_eq!(lowest_band(1, 5), 1);
+        assert_eq!(lowest_band(0, 4), 0);
+        assert_eq!(lowest_band(1, 3), 1);
+        assert_eq!(lowest_band(0, 10), 2);
+        assert_eq!(lowest_band(1, 10), 2);
+        assert_eq!(lowest_band(0, 100), 20);
+        assert_eq!(lowest_band(-2, 2), -2);
+        assert_eq!(lowest_band(3, 3), 3);
+    }
 }

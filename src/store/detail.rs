@@ -1,9 +1,11 @@
 //! One conversation in full, for the report's drill-down views and `turnbench show`: its
 //! identity and outcome, every turn (messages sent, answer, reasoning, timings, tokens,
 //! finish reason, error), its current check results with their explanations and its
-//! current judgments with their rationales. Read through the read model's views
+//! current judgments with their rationales, and the pairwise verdicts it took part in
+//! (as baseline or candidate, both positions). Read through the read model's views
 //! (`conversation_facts`, `turn_facts`, `current_check_results`,
-//! `current_check_definitions`, `current_judgments`) and nothing else.
+//! `current_check_definitions`, `current_judgments`, `current_pairwise_judgments`,
+//! `pairwise_verdicts`) and, for a failed ask's error text, its `pairwise_judgments` row.
 //!
 //! Every string here may come from a user's transcript: formats escape it.
 
@@ -31,6 +33,8 @@ pub struct ConversationDetail {
     pub turns: Vec<TurnDetail>,
     pub checks: Vec<CheckDetail>,
     pub judgments: Vec<JudgmentDetail>,
+    /// The pairwise comparisons this conversation took part in, as baseline or candidate.
+    pub pairwise: Vec<PairwiseDetail>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -84,6 +88,78 @@ pub struct JudgmentDetail {
     pub error: Option<String>,
 }
 
+/// One pairwise comparison (baseline × candidate × rubric × judge) seen from one of its
+/// two conversations: the opponent, each ask (the two positions) and the verdict.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PairwiseDetail {
+    /// `baseline` or `candidate`: this conversation's side.
+    pub role: String,
+    pub opponent_id: i64,
+    pub opponent_uid: String,
+    /// The opponent's cell, `provider / label`.
+    pub opponent_cell: String,
+    pub rubric: String,
+    pub rubric_version: i64,
+    pub judge: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    /// The two asks, this conversation shown first (A) then second (B), as far as asked.
+    pub asks: Vec<PairwiseAsk>,
+    /// Both asks ok and reading the same through the positions; `None` until both are ok.
+    pub consistent: Option<bool>,
+    /// The verdict from this conversation's side: `this`, `opponent` or `tie` (an
+    /// inconsistent pair counts as a tie); `None` until both asks are ok.
+    pub verdict: Option<String>,
+}
+
+/// One pairwise ask: where this conversation was shown, what the judge said.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PairwiseAsk {
+    /// `A` (shown first) or `B`.
+    pub position: String,
+    pub status: String,
+    /// The judge's answer by position: `A`, `B` or `tie`.
+    pub winner: Option<String>,
+    /// The same answer from this conversation's side: `this`, `opponent` or `tie`.
+    pub preferred: Option<String>,
+    pub rationale: Option<String>,
+    pub error: Option<String>,
+}
+
+/// `baseline` / `candidate` / `tie`, read from `role`'s side.
+fn side(preferred: Option<&str>, role: &str) -> Option<String> {
+    preferred.map(|p| match p {
+        "tie" => "tie".to_string(),
+        p if p == role => "this".to_string(),
+        _ => "opponent".to_string(),
+    })
+}
+
+/// Every stored rubric's scale, by `id@version`: (min, max) from its content.
+pub fn rubric_scales(
+    conn: &Connection,
+) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT rubric_id || '@' || version, json_extract(content, '$.scale.min'),
+                json_extract(content, '$.scale.max')
+         FROM rubrics",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok((
+            r.get::<_, String>(0)?,
+            r.get::<_, Option<i64>>(1)?,
+            r.get::<_, Option<i64>>(2)?,
+        ))
+    })?;
+    let mut out = std::collections::HashMap::new();
+    for row in rows {
+        if let (key, Some(min), Some(max)) = row? {
+            out.insert(key, (min, max));
+        }
+    }
+    Ok(out)
+}
+
 /// The conversation with this numeric id or uid, in full; `None` when the store has none.
 pub fn find(conn: &Connection, key: &str) -> Result<Option<ConversationDetail>, StoreError> {
     let by_uid: Option<i64> = conn
@@ -126,6 +202,7 @@ pub fn conversation(conn: &Connection, id: i64) -> Result<Option<ConversationDet
                 turns: Vec::new(),
                 checks: Vec::new(),
                 judgments: Vec::new(),
+                pairwise: Vec::new(),
             })
         })
         .optional()?;
@@ -135,6 +212,7 @@ pub fn conversation(conn: &Connection, id: i64) -> Result<Option<ConversationDet
     c.turns = turns(conn, id, &c.uid)?;
     c.checks = checks(conn, id)?;
     c.judgments = judgments(conn, id)?;
+    c.pairwise = pairwise(conn, id)?;
     Ok(Some(c))
 }
 
@@ -235,6 +313,90 @@ fn judgments(conn: &Connection, id: i64) -> Result<Vec<JudgmentDetail>, StoreErr
             rationale: r.get(8)?,
             error: r.get(9)?,
         });
+    }
+    Ok(out)
+}
+
+fn pairwise(conn: &Connection, id: i64) -> Result<Vec<PairwiseDetail>, StoreError> {
+    // Every current ask with this conversation on either side, with the opponent's
+    // identity and the pair's verdict (NULL until both positions are current).
+    let mut stmt = conn.prepare_cached(
+        "SELECT CASE WHEN p.baseline_id = ?1 THEN 'baseline' ELSE 'candidate' END AS role,
+                o.conversation_id, o.uid, o.provider || ' / ' || o.label,
+                p.rubric_id, p.rubric_version, p.judge_id, p.judge_model, p.simulated,
+                p.baseline_position, p.status, p.winner, p.preferred, p.rationale, j.error,
+                v.consistent, v.verdict
+         FROM current_pairwise_judgments p
+         JOIN conversation_facts o ON o.conversation_id =
+              CASE WHEN p.baseline_id = ?1 THEN p.candidate_id ELSE p.baseline_id END
+         LEFT JOIN pairwise_judgments j ON j.id = p.pairwise_judgment_id
+         LEFT JOIN pairwise_verdicts v ON v.baseline_id = p.baseline_id
+              AND v.candidate_id = p.candidate_id AND v.rubric_id = p.rubric_id
+              AND v.judge_id = p.judge_id AND v.simulated = p.simulated
+         WHERE p.baseline_id = ?1 OR p.candidate_id = ?1
+         ORDER BY p.rubric_id, p.judge_id, p.simulated, o.conversation_id, role",
+    )?;
+    let mut rows = stmt.query([id])?;
+    let mut out: Vec<PairwiseDetail> = Vec::new();
+    while let Some(r) = rows.next()? {
+        let role: String = r.get(0)?;
+        let baseline_position: String = r.get(9)?;
+        // This conversation's position: the baseline's, or the other one.
+        let position = match (role.as_str(), baseline_position.as_str()) {
+            ("baseline", p) => p.to_string(),
+            (_, "A") => "B".to_string(),
+            _ => "A".to_string(),
+        };
+        let preferred: Option<String> = r.get(12)?;
+        let verdict: Option<String> = r.get(16)?;
+        let ask = PairwiseAsk {
+            position,
+            status: r.get(10)?,
+            winner: r.get(11)?,
+            preferred: side(preferred.as_deref(), &role),
+            rationale: r.get(13)?,
+            error: r.get(14)?,
+        };
+        let head = PairwiseDetail {
+            role: role.clone(),
+            opponent_id: r.get(1)?,
+            opponent_uid: r.get(2)?,
+            opponent_cell: r.get(3)?,
+            rubric: r.get(4)?,
+            rubric_version: r.get(5)?,
+            judge: r.get(6)?,
+            judge_model: r.get(7)?,
+            simulated: r.get(8)?,
+            asks: Vec::new(),
+            consistent: r.get(15)?,
+            verdict: side(verdict.as_deref(), &role),
+        };
+        match out.last_mut() {
+            Some(last)
+                if (
+                    &last.role,
+                    last.opponent_id,
+                    &last.rubric,
+                    &last.judge,
+                    last.simulated,
+                ) == (
+                    &head.role,
+                    head.opponent_id,
+                    &head.rubric,
+                    &head.judge,
+                    head.simulated,
+                ) =>
+            {
+                last.asks.push(ask);
+            }
+            _ => out.push(PairwiseDetail {
+                asks: vec![ask],
+                ..head
+            }),
+        }
+    }
+    for p in &mut out {
+        p.asks.sort_by(|a, b| a.position.cmp(&b.position));
     }
     Ok(out)
 }

@@ -97,11 +97,11 @@ fn parent() {
     let exe = std::env::current_exe().unwrap();
     for e in REPORT_FORMATS {
         let status = std::process::Command::new(&exe)
-            .env("REPORT_BENCH_FORMAT", e.name())
+            .env("REPORT_BENCH_FORMAT", e.name)
             .env("REPORT_BENCH_STORE", &db)
             .status()
             .unwrap();
-        assert!(status.success(), "{} failed", e.name());
+        assert!(status.success(), "{} failed", e.name);
     }
 }
 

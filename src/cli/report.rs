@@ -112,7 +112,7 @@ impl ReportArgs {
                 seed: self.seed.unwrap_or(defaults.seed),
                 level: defaults.level,
             },
-            with_conversations: exporter.name() == "json",
+            with_conversations: self.format == "json",
             sort: self.sort,
             trend: self.trend,
             runs: RunChoice {
@@ -126,7 +126,7 @@ impl ReportArgs {
                 },
             },
             // Only the HTML format shows conversation views.
-            views: if exporter.name() == "html" {
+            views: if self.format == "html" {
                 self.conversations
             } else {
                 report::drilldown::ConversationViews::None
@@ -148,14 +148,14 @@ impl ReportArgs {
                 export::write_file(exporter, &report, &format, &path)?;
                 if !global.quiet {
                     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-                    let views = if exporter.name() == "html" {
+                    let views = if self.format == "html" {
                         format!(", {} conversation views", report.drilldown.views.len())
                     } else {
                         String::new()
                     };
                     eprintln!(
                         "wrote {} report of {} cells{views} to {} ({:.1} kB)",
-                        exporter.name(),
+                        self.format,
                         report.cells.len(),
                         path.display(),
                         size as f64 / 1000.0

@@ -53,14 +53,6 @@ impl ConversationSource {
 pub struct Jsonl;
 
 impl Exporter<ConversationSource> for Jsonl {
-    fn name(&self) -> &'static str {
-        "jsonl"
-    }
-
-    fn description(&self) -> &'static str {
-        "the exchange format: one conversation per line, as `turnbench import` reads it"
-    }
-
     fn write(
         &self,
         data: &ConversationSource,

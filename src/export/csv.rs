@@ -236,14 +236,6 @@ fn matrix<W: Write>(
 }
 
 impl Exporter<Report> for Csv {
-    fn name(&self) -> &'static str {
-        "csv"
-    }
-
-    fn description(&self) -> &'static str {
-        "one row per cell, stable header (docs/report.md)"
-    }
-
     fn write(
         &self,
         r: &Report,

@@ -55,14 +55,6 @@ ul.notes li{margin:4px 0}
 "#;
 
 impl Exporter<Report> for Html {
-    fn name(&self) -> &'static str {
-        "html"
-    }
-
-    fn description(&self) -> &'static str {
-        "one self-contained page: headlines, SVG charts, tables (opens offline)"
-    }
-
     fn write(
         &self,
         r: &Report,

@@ -98,14 +98,6 @@ const CHUNK: usize = 8_192;
 pub struct Json;
 
 impl Exporter<Report> for Json {
-    fn name(&self) -> &'static str {
-        "json"
-    }
-
-    fn description(&self) -> &'static str {
-        "cells, headlines and per-conversation rows (schema: docs/report.schema.json)"
-    }
-
     fn write(
         &self,
         r: &Report,

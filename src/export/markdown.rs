@@ -11,14 +11,6 @@ use crate::report::model::Report;
 pub struct Markdown;
 
 impl Exporter<Report> for Markdown {
-    fn name(&self) -> &'static str {
-        "md"
-    }
-
-    fn description(&self) -> &'static str {
-        "GitHub-flavoured Markdown tables"
-    }
-
     fn write(
         &self,
         r: &Report,

@@ -35,14 +35,18 @@ use crate::report::model::Report;
 use crate::store::StoreError;
 pub use conversations::ConversationSource;
 
-/// One output format for one kind of data `D`.
+/// One output format for one kind of data `D`: it only formats. Its name is the
+/// registry's ([`Format`]).
 pub trait Exporter<D: ?Sized>: Sync {
-    /// The name `--format` takes.
-    fn name(&self) -> &'static str;
-    /// What a user reads in `--help`.
-    fn description(&self) -> &'static str;
     fn write(&self, data: &D, opts: &FormatOptions, out: &mut dyn Write)
     -> Result<(), ExportError>;
+}
+
+/// A format as `--format` names it.
+pub struct Format<D: ?Sized + 'static> {
+    /// The name `--format` takes.
+    pub name: &'static str,
+    pub exporter: &'static dyn Exporter<D>,
 }
 
 /// Choices that belong to the reader, not to the data.
@@ -52,30 +56,48 @@ pub struct FormatOptions {
     pub tables_only: bool,
 }
 
-pub static REPORT_FORMATS: &[&dyn Exporter<Report>] = &[
-    &terminal::Terminal,
-    &markdown::Markdown,
-    &csv::Csv,
-    &json::Json,
-    &html::Html,
+pub static REPORT_FORMATS: &[Format<Report>] = &[
+    Format {
+        name: "terminal",
+        exporter: &terminal::Terminal,
+    },
+    Format {
+        name: "md",
+        exporter: &markdown::Markdown,
+    },
+    Format {
+        name: "csv",
+        exporter: &csv::Csv,
+    },
+    Format {
+        name: "json",
+        exporter: &json::Json,
+    },
+    Format {
+        name: "html",
+        exporter: &html::Html,
+    },
 ];
 
-pub static CONVERSATION_FORMATS: &[&dyn Exporter<ConversationSource>] = &[&conversations::Jsonl];
+pub static CONVERSATION_FORMATS: &[Format<ConversationSource>] = &[Format {
+    name: "jsonl",
+    exporter: &conversations::Jsonl,
+}];
 
 /// The exporter of `D` named `name`, or an error listing the names there are.
-pub fn find<'a, D: ?Sized>(
-    registry: &[&'a dyn Exporter<D>],
+pub fn find<D: ?Sized>(
+    registry: &[Format<D>],
     name: &str,
-) -> Result<&'a dyn Exporter<D>, ExportError> {
+) -> Result<&'static dyn Exporter<D>, ExportError> {
     registry
         .iter()
-        .find(|e| e.name() == name)
-        .copied()
+        .find(|f| f.name == name)
+        .map(|f| f.exporter)
         .ok_or_else(|| ExportError::UnknownFormat {
             name: name.to_string(),
             known: registry
                 .iter()
-                .map(|e| e.name())
+                .map(|f| f.name)
                 .collect::<Vec<_>>()
                 .join(", "),
         })
@@ -179,7 +201,7 @@ mod tests {
 
     #[test]
     fn every_format_has_a_distinct_name() {
-        let mut names: Vec<_> = REPORT_FORMATS.iter().map(|e| e.name()).collect();
+        let mut names: Vec<_> = REPORT_FORMATS.iter().map(|f| f.name).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names, ["csv", "html", "json", "md", "terminal"]);

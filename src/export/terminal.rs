@@ -16,14 +16,6 @@ const NAME_WIDTH: usize = 28;
 pub struct Terminal;
 
 impl Exporter<Report> for Terminal {
-    fn name(&self) -> &'static str {
-        "terminal"
-    }
-
-    fn description(&self) -> &'static str {
-        "aligned text tables for a terminal (the default)"
-    }
-
     fn write(
         &self,
         r: &Report,

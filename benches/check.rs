@@ -23,10 +23,10 @@ use memory::{peak_kb, reset_peak};
 
 use turnbench::checks::{Answers, CheckOptions, CheckSet, run_checks};
 use turnbench::config::Scenario;
-use turnbench::store::records::{ConversationRecord, TurnRecord};
-use turnbench::store::write::{
+use turnbench::store::inserts::{
     NewRun, NewTarget, insert_conversation, insert_run, upsert_scenario, upsert_target,
 };
+use turnbench::store::records::{ConversationRecord, TurnRecord};
 
 /// Out of every 50 conversations: 40 answer with the references, 4 are stale (each turn
 /// repeats the previous reference), 2 have a fenced final answer, 3 carry one of the

@@ -20,11 +20,11 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use turnbench::client::answer::AnswerAccumulator;
+use turnbench::client::completion::AnswerAccumulator;
 use turnbench::client::sse::SseParser;
 use turnbench::client::{Endpoint, Reply, conclude};
 use turnbench::config::{BenchConfig, CacheHint, SourceText};
-use turnbench::drive::Resume;
+use turnbench::launcher::Resume;
 use turnbench::replay::pass::{pass_endpoint, prompt_hash, salted};
 use turnbench::replay::session::{SessionIndex, parse_session};
 use turnbench::replay::{ReplayOptions, replay};

@@ -27,10 +27,10 @@ use turnbench::config::Scenario;
 use turnbench::export::{FormatOptions, REPORT_FORMATS, find};
 use turnbench::outcome::{ConversationOutcome, TurnOutcome};
 use turnbench::report::{ReportOptions, build};
-use turnbench::store::records::{ConversationRecord, TurnRecord, Usage};
-use turnbench::store::write::{
+use turnbench::store::inserts::{
     NewRun, NewTarget, insert_conversation, insert_run, upsert_scenario, upsert_target,
 };
+use turnbench::store::records::{ConversationRecord, TurnRecord, Usage};
 
 const TURNS: usize = 4;
 const CELLS: [(&str, &str, f64); 6] = [

@@ -9,13 +9,13 @@
 //! - [`collect`]: the collect stage: scenarios × targets × repeats, pauses.
 //! - [`replay`]: the replay stage: recorded agent sessions (read, converted, validated)
 //!   replayed against every target with their tools, pauses, breaks and salts.
-//! - [`drive`]: what collect and replay share: resume, the launcher, Ctrl-C, the writer.
+//! - [`launcher`]: what collect and replay share: resume, the launcher, Ctrl-C, the writer.
 //! - [`jsonl`]: JSON Lines input with line numbers and the problem with a line.
 //! - [`timestamp`]: RFC 3339 times read from user files.
 //! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate;
 //!   the `check` stage storing one result per (conversation, check definition), `--explain`;
 //!   `checks::schema`, the JSON Schema validator (a draft 2020-12 subset) `json_schema` uses.
-//! - [`lint`]: `turnbench lint`, the list of linters over every definition file.
+//! - [`project_lint`]: `turnbench lint`, the list of linters over every definition file.
 //! - [`import`]: transcript files into the store (streaming, validated, idempotent): the
 //!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.
 //! - [`export`]: stored conversations out in the exchange format.
@@ -23,7 +23,7 @@
 //! - [`figure`]: how a figure prints (value, unit, interval, n), once for every format.
 //! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run;
 //!   panels, varied replicates, pairwise comparison, reference anchors.
-//! - [`anchors`]: the reference-anchor conversations (scenario references and the variants
+//! - [`anchor_suite`]: the reference-anchor conversations (scenario references and the variants
 //!   their checks' defects spoil) that a judge's sanity run scores.
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
 //! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
@@ -41,13 +41,12 @@
 //!   `run::builtin`: which bench a command runs and the mock that serves simulated targets.
 //! - [`stats`]: percentiles, intervals, bootstrap, agreement: pure functions.
 //! - [`tokens`]: visible-token counting (o200k_base).
-pub mod anchors;
+pub mod anchor_suite;
 pub mod checks;
 pub mod cli;
 pub mod client;
 pub mod collect;
 pub mod config;
-pub mod drive;
 pub mod exchange;
 pub mod export;
 pub mod figure;
@@ -55,10 +54,11 @@ pub mod import;
 pub mod init;
 pub mod jsonl;
 pub mod judge;
-pub mod lint;
+pub mod launcher;
 pub mod mock;
 pub mod outcome;
 pub mod progress;
+pub mod project_lint;
 pub mod replay;
 pub mod report;
 pub mod run;

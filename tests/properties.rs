@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read};
 
 use proptest::prelude::*;
 use turnbench::client::Reply;
-use turnbench::client::answer::AnswerAccumulator;
+use turnbench::client::completion::AnswerAccumulator;
 use turnbench::client::conclude;
 use turnbench::client::sse::{SseEvent, SseParser};
 

@@ -1,6 +1,6 @@
 //! Evaluating a check set against one conversation's answers: scopes, verdicts, details.
 
-use super::answer::Answer;
+use super::answer_json::Answer;
 use super::definition::{Check, CheckSet, Scope, Tag};
 
 /// One check's result for one conversation.

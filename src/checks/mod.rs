@@ -30,25 +30,25 @@
 //! unless `case_sensitive = true`. TOML has no null: to require a null field, use
 //! `json_schema` with `{"type": "null"}`.
 
-mod answer;
+mod answer_json;
 mod defect;
 mod definition;
 mod evaluate;
 mod explain;
 mod kinds;
-mod lint;
 mod run;
 pub mod schema;
+mod suite_lint;
 mod summary;
 mod toml_json;
 
-pub use answer::read_json;
+pub use answer_json::read_json;
 pub use defect::{Defect, DefectChange};
 pub use definition::{Check, CheckSet, Scope, Tag};
 pub use evaluate::{Answers, CheckVerdict};
 pub use explain::explain;
 pub use kinds::kind_names;
-pub use lint::{lint, lint_against, scope_errors};
 pub use run::{CheckError, CheckOptions, CheckReport, Tally, not_completed, run_checks};
 pub use schema::{JsonSchema, SchemaError, Violation};
+pub use suite_lint::{lint, lint_against, scope_errors};
 pub use summary::{format_report, rate_cell, rate_table};

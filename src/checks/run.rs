@@ -26,7 +26,7 @@ use rusqlite::Connection;
 
 use super::definition::{CheckSet, Tag};
 use super::evaluate::Answers;
-use super::lint::scope_errors;
+use super::suite_lint::scope_errors;
 use crate::config::{ConfigError, Scenario};
 use crate::outcome::ConversationOutcome;
 use crate::store::StoreError;

@@ -205,7 +205,7 @@ impl JudgeArgs {
 
     /// `--anchors`: each scenario's reference conversation and the variants its checks
     /// file's defects spoil.
-    fn anchor_inputs(&self) -> Result<Option<Vec<judge::anchors::AnchorInput>>> {
+    fn anchor_inputs(&self) -> Result<Option<Vec<judge::anchor_run::AnchorInput>>> {
         if !self.anchors {
             return Ok(None);
         }
@@ -217,7 +217,8 @@ impl JudgeArgs {
         } else {
             Vec::new()
         };
-        let inputs = crate::anchors::inputs(&scenarios, &checks).map_err(anyhow::Error::msg)?;
+        let inputs =
+            crate::anchor_suite::inputs(&scenarios, &checks).map_err(anyhow::Error::msg)?;
         anyhow::ensure!(
             inputs.iter().any(|a| a.defect.is_some()),
             "--anchors: no scenario in {} has reference answers and [[defect]] tables in {}\n  fix: point --scenarios and --checks at the suite (defaults: scenarios/, checks/)",

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
-use crate::lint::{LintInput, lint_project};
+use crate::project_lint::{LintInput, lint_project};
 
 /// Validate every definition file of a project: bench.toml, scenarios, checks, rubrics,
 /// judges, and bench files given with --bench. Each problem names its file, line and

@@ -95,7 +95,7 @@ pub fn interrupts() -> tokio::sync::mpsc::Receiver<()> {
 /// `unit` names what was run ("conversations", "passes"); the built-in run's failures are its
 /// simulated faults, so they do not make the status 2.
 fn finish_run(
-    report: &crate::drive::RunReport,
+    report: &crate::launcher::RunReport,
     command: &str,
     unit: &str,
     quiet: bool,

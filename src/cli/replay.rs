@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 
 use super::Global;
 use crate::config::{BenchConfig, Breaks, embedded};
-use crate::drive::Resume;
+use crate::launcher::Resume;
 use crate::replay::{self, ReplayOptions, SHIPPED_SESSIONS};
 use crate::run::builtin;
 

@@ -3,7 +3,7 @@
 //!
 //! Every fault is returned as data (a classified [`TurnOutcome`]), never as an error.
 
-pub mod answer;
+pub mod completion;
 mod reply;
 mod retry_after;
 pub mod sse;
@@ -20,7 +20,7 @@ use tokio::time::timeout_at;
 use crate::config::url::SecretUrl;
 use crate::config::{RequestParams, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
-use answer::{AnswerAccumulator, clip};
+use completion::{AnswerAccumulator, clip};
 pub use reply::{Attempt, Reply, ToolCall, Usage};
 use sse::SseParser;
 

@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use super::RunContext;
 use super::schedule::{Job, pause_ms};
 use crate::client::Endpoint;
-use crate::drive::{Stop, pause as sleep_pause, send_turn};
+use crate::launcher::{Stop, pause as sleep_pause, send_turn};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::now_rfc3339;
 use crate::store::records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
@@ -117,7 +117,7 @@ fn slot_record(ctx: &RunContext, job: Job) -> ConversationRecord {
     let scenario = &ctx.scenarios[job.scenario];
     let target_id = ctx.target_ids[job.target];
     ConversationRecord {
-        uid: crate::drive::conversation_uid(ctx.run_id, target_id, &scenario.id, job.repeat),
+        uid: crate::launcher::conversation_uid(ctx.run_id, target_id, &scenario.id, job.repeat),
         run_id: ctx.run_id,
         target_id,
         scenario: Some(scenario.id.clone()),

@@ -45,7 +45,7 @@ pub fn format_plan(cfg: &BenchConfig, scenarios: &[Scenario]) -> String {
     }
     for t in &cfg.targets {
         let endpoint = Endpoint::for_target(t);
-        crate::drive::describe_target(
+        crate::launcher::describe_target(
             &mut out,
             t,
             &endpoint,

@@ -16,15 +16,15 @@ use std::time::Duration;
 
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchConfig, ConfigError, RetryPolicy, Scenario};
-pub use crate::drive::Resume;
-use crate::drive::{
+pub use crate::launcher::Resume;
+use crate::launcher::{
     Limits, PrepareError, ResumeError, close_run, drive, open_run, prepare_client, stable_settings,
     store_targets,
 };
 use crate::store::StoreError;
+use crate::store::inserts::{NewRun, upsert_scenario};
 use crate::store::read::{TargetSummary, finished_slots};
 use crate::store::records::ConversationRecord;
-use crate::store::write::{NewRun, upsert_scenario};
 pub use dry_run::format_plan;
 use schedule::{Job, queues};
 
@@ -59,7 +59,7 @@ pub struct CollectOptions {
 }
 
 /// What a collect run did.
-pub use crate::drive::RunReport as CollectReport;
+pub use crate::launcher::RunReport as CollectReport;
 
 /// One conversation to run, with what it needs.
 #[derive(Clone)]

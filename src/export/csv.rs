@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use super::table::primary_judge;
+use super::sections::primary_judge;
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::{Estimate, Interval, Percentiles, Rate, Report};
 

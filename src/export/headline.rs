@@ -53,7 +53,7 @@ pub fn text(h: &Headline) -> String {
         }
         Said::JudgeMean { .. } => judge_text(&h.said, family),
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
-        Said::Anchors(a) => crate::report::anchors::sentence(a),
+        Said::Anchors(a) => crate::report::anchor_check::sentence(a),
         Said::Simulated { all } => format!(
             "simulated: {} served by the built-in mock provider; these figures say \
              nothing about any real provider",

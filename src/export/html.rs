@@ -7,8 +7,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use super::conversation_view;
+use super::sections::{Align, headline_groups, tables};
 use super::svg::esc;
-use super::table::{Align, headline_groups, tables};
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::{HeadlineKind, Report};
 

@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
+use super::sections::primary_judge;
 use super::svg::{self, Curve, OutcomeBar, QualityPoint, Series, Style, TrendDot, TrendLine, esc};
-use super::table::primary_judge;
 use crate::report::model::Report;
 
 /// One style per provider of the report, the same in every chart and table swatch.

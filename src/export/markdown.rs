@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use super::grid::markdown_escape as escape;
-use super::table::{Align, headline_groups, run_line, scope_line, tables};
+use super::sections::{Align, headline_groups, run_line, scope_line, tables};
+use super::text_table::markdown_escape as escape;
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::Report;
 

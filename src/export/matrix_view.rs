@@ -158,7 +158,7 @@ pub fn html_section(h: &mut String, r: &Report) {
     h.push_str("</section>\n");
 }
 
-use super::grid::markdown_escape as md;
+use super::text_table::markdown_escape as md;
 
 /// The matrix as one Markdown table, one row per scenario × cell.
 pub fn markdown(r: &Report) -> String {

@@ -14,7 +14,6 @@
 pub mod conversation_view;
 pub mod conversations;
 mod csv;
-mod grid;
 pub mod headline;
 mod html;
 mod html_charts;
@@ -23,9 +22,10 @@ mod markdown;
 mod matrix_view;
 mod over_time_tables;
 mod replay_tables;
+pub mod sections;
 mod svg;
-pub mod table;
 mod terminal;
+mod text_table;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

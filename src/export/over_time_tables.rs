@@ -1,10 +1,10 @@
 //! Runs over time as tables (terminal, Markdown and HTML share them through
-//! [`super::table::tables`]): the comparison with a baseline — one row per cell ×
+//! [`super::sections::tables`]): the comparison with a baseline — one row per cell ×
 //! statistic, each side's figure with its n, the change with its interval, the pairs it
 //! rests on and the verdict — and the trend, one row per cell × run. Formatting only; the
 //! figures are `crate::report::compare`'s and `crate::report::trend`'s.
 
-use super::grid::{Align, Table};
+use super::text_table::{Align, Table};
 use crate::figure::Unit;
 use crate::report::compare::{change_text, statistic_name, value_text, verdict_text};
 use crate::report::model::{ChangeVerdict, Report};

@@ -1,9 +1,9 @@
 //! The replay section's tables (terminal, Markdown and HTML share them through
-//! [`super::table::tables`]): cache, cache after a break, speed, cost, tool calls and
+//! [`super::sections::tables`]): cache, cache after a break, speed, cost, tool calls and
 //! reliability of replayed agent sessions. Formatting only; the figures are
 //! `crate::report::replay`'s.
 
-use super::grid::{Align, Table, thousands};
+use super::text_table::{Align, Table, thousands};
 use crate::figure::{Figure, Unit, percent, usd};
 use crate::report::model::Report;
 use crate::report::replay::{BREAK_BUCKETS, ReplayCell, ReplaySection, Share};

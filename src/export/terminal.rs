@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use super::table::{Align, Table, headline_groups, run_line, scope_line, tables};
+use super::sections::{Align, Table, headline_groups, run_line, scope_line, tables};
 use super::{ExportError, Exporter, FormatOptions, terminal_inert};
 use crate::report::model::Report;
 

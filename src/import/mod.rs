@@ -33,8 +33,8 @@ use indicatif::ProgressBar;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
 use crate::store::StoreError;
-use crate::store::bulk::ConversationInserter;
-use crate::store::write::finish_run;
+use crate::store::conversation_rows::ConversationInserter;
+use crate::store::inserts::finish_run;
 use reader::{Batch, Item, ReadFailure, RecordSettings};
 pub use records::Place;
 pub use shape::{Format, Shape, ShapeCounts};

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use super::shape::{
     MessagePaths, Normalised, RawLine, Shape, check_usage, optional_objects, parse_field,
 };
-use crate::client::answer::{AnswerAccumulator, logged_error};
+use crate::client::completion::{AnswerAccumulator, logged_error};
 use crate::exchange::{MessageLine, Object, Role, TimingLine, UsageLine};
 use crate::jsonl::LineProblem;
 use crate::outcome::TurnOutcome;

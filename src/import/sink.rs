@@ -8,8 +8,8 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::validate::PreparedConversation;
 use crate::store::StoreError;
-use crate::store::bulk::ConversationInserter;
-use crate::store::write::{NewRun, NewTarget, insert_run, upsert_target};
+use crate::store::conversation_rows::ConversationInserter;
+use crate::store::inserts::{NewRun, NewTarget, insert_run, upsert_target};
 
 /// What became of one conversation.
 #[derive(Debug, Clone, PartialEq, Eq)]

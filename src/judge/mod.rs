@@ -13,7 +13,7 @@
 //! unusable answers, and each judgment written as soon as it ends by one writer thread.
 //! Only keys without a final judgment are sent, so a re-run sends only what is new.
 
-pub mod anchors;
+pub mod anchor_run;
 pub mod audit;
 pub mod blind;
 pub mod cache;
@@ -34,7 +34,7 @@ use tokio::sync::Semaphore;
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
 use crate::outcome::TurnOutcome;
-use crate::store::anchors::AnchorRecord;
+use crate::store::anchor_judgments::AnchorRecord;
 use crate::store::judgments::{
     CompletedConversation, JudgeCall, JudgmentRecord, JudgmentStatus, JudgmentSummary, NewJudge,
     RubricRow, completed_conversations, final_keys, stored_rubric_hash, target_names, upsert_judge,
@@ -42,7 +42,7 @@ use crate::store::judgments::{
 };
 use crate::store::pairwise::PairwiseRecord;
 use crate::store::records::Message;
-use crate::store::writer::Storable;
+use crate::store::writer_task::Storable;
 use crate::store::{StoreError, StoreWriter};
 use audit::{AuditList, Leak};
 use blind::{Identity, Redactor, Term, blind, redaction_terms};
@@ -156,7 +156,7 @@ pub struct Selection {
     pub pairwise: Option<String>,
     /// The reference-anchor sanity run: these conversations instead of stored ones
     /// ([`anchors`]).
-    pub anchors: Option<Vec<anchors::AnchorInput>>,
+    pub anchors: Option<Vec<anchor_run::AnchorInput>>,
 }
 
 /// One judgment to obtain: a sampled conversation × a replicate.
@@ -173,7 +173,7 @@ pub struct PlannedJudgment {
     /// A pairwise ask: what it compares (`conversation_id` is the candidate).
     pub pair: Option<pairwise::PairSubject>,
     /// A reference-anchor ask (`conversation_id` is 0: no stored conversation).
-    pub anchor: Option<anchors::AnchorSubject>,
+    pub anchor: Option<anchor_run::AnchorSubject>,
 }
 
 /// Everything a run would send, in call order.
@@ -275,7 +275,7 @@ pub fn plan(
     let mut planned = if let Some(baseline) = &selection.pairwise {
         pairwise::plan(conn, settings, rubric, bench_targets, baseline)?
     } else if let Some(inputs) = &selection.anchors {
-        anchors::plan(conn, settings, rubric, inputs)?
+        anchor_run::plan(conn, settings, rubric, inputs)?
     } else {
         plan_single(conn, settings, rubric, bench_targets, selection)?
     };

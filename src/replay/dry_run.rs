@@ -54,7 +54,7 @@ pub fn format_plan(cfg: &BenchConfig, sessions: &SessionIndex) -> Result<String,
             (None, None) => "not read".into(),
         };
         let body = endpoint.body(&messages[..first + offset]);
-        crate::drive::describe_target(
+        crate::launcher::describe_target(
             &mut out,
             t,
             &endpoint,

@@ -1,5 +1,5 @@
 //! `turnbench replay`: recorded agent sessions sent again, turn by turn, to every target
-//! of a bench, on the driver `collect` runs on (`crate::drive`: resume, concurrency,
+//! of a bench, on the driver `collect` runs on (`crate::launcher`: resume, concurrency,
 //! Ctrl-C, the store writer) and with its client.
 //!
 //! Each (session, round, target) is one pass, stored as a conversation (scenario = the
@@ -19,14 +19,14 @@ use std::time::Duration;
 use crate::client::{Client, Endpoint};
 use crate::config::BenchConfig;
 use crate::config::replay::ReplaySettings;
-use crate::drive::{
+use crate::launcher::{
     Limits, PrepareError, Resume, ResumeError, close_run, drive, open_run, prepare_client,
     stable_settings, store_targets,
 };
 use crate::store::StoreError;
+use crate::store::inserts::NewRun;
 use crate::store::read::finished_slots;
 use crate::store::replay::{NewReplayRun, insert_replay_run};
-use crate::store::write::NewRun;
 pub use dry_run::format_plan;
 use pass::{PassJob, ReplayContext};
 pub use session::{Session, SessionError, SessionIndex, read_sessions};
@@ -58,7 +58,7 @@ pub struct ReplayOptions {
 }
 
 /// What a replay run did.
-pub use crate::drive::RunReport as ReplayReport;
+pub use crate::launcher::RunReport as ReplayReport;
 
 /// Replays every session `cfg.replay.rounds` times against every target.
 pub async fn replay(

@@ -14,7 +14,7 @@ use super::schedule::{break_ms, capped_pause_ms, salt};
 use super::session::{Role, Session, SessionIndex, SessionMessage};
 use crate::client::{Client, Endpoint, Reply};
 use crate::config::{CacheHint, ReplaySettings, RetryPolicy, TargetReplay};
-use crate::drive::{Stop, pause as sleep_pause, send_turn};
+use crate::launcher::{Stop, pause as sleep_pause, send_turn};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::now_rfc3339;
 use crate::store::records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
@@ -323,7 +323,7 @@ fn pass_record(job: &PassJob) -> ConversationRecord {
     let id = &ctx.sessions.entries[job.session].id;
     let target_id = ctx.target_ids[job.target];
     ConversationRecord {
-        uid: crate::drive::conversation_uid(ctx.run_id, target_id, id, job.round),
+        uid: crate::launcher::conversation_uid(ctx.run_id, target_id, id, job.round),
         run_id: ctx.run_id,
         target_id,
         scenario: Some(id.clone()),

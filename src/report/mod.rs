@@ -22,7 +22,7 @@
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
 
 mod agreement;
-pub mod anchors;
+pub mod anchor_check;
 pub mod cells;
 mod check_agreement;
 pub mod compare;
@@ -116,8 +116,9 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
     let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
     let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
     let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, opts.bootstrap.seed)?;
-    let anchor_sections =
-        anchors::sections(&crate::store::anchors::current_anchor_judgments(&conn)?);
+    let anchor_sections = anchor_check::sections(
+        &crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
+    );
     let mut headlines = headlines::headlines(
         &facts,
         &by_cell,

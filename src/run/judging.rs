@@ -223,11 +223,11 @@ pub fn closing(opts: &JudgeOptions, report: &JudgeReport) -> Result<Closing, Jud
     let mut text = judge::format_summary(report, &opts.settings, &opts.rubric, &table);
     let mut anchors_failed = false;
     if report.anchors {
-        let rows = crate::store::anchors::current_anchor_judgments(&conn)?;
+        let rows = crate::store::anchor_judgments::current_anchor_judgments(&conn)?;
         for a in this_judge_anchors(&rows, opts) {
             text.push_str(&format!(
                 "anchors: {}\n",
-                crate::report::anchors::sentence(&a)
+                crate::report::anchor_check::sentence(&a)
             ));
             anchors_failed |= !a.passed;
         }
@@ -251,18 +251,18 @@ pub fn closing(opts: &JudgeOptions, report: &JudgeReport) -> Result<Closing, Jud
 /// The anchor result of this judge × rubric as reports read it, in one sentence.
 pub fn anchor_verdict(opts: &JudgeOptions) -> Result<Option<String>, JudgeError> {
     let conn = crate::store::open(&opts.db)?;
-    let rows = crate::store::anchors::current_anchor_judgments(&conn)?;
+    let rows = crate::store::anchor_judgments::current_anchor_judgments(&conn)?;
     Ok(this_judge_anchors(&rows, opts)
         .first()
-        .map(crate::report::anchors::sentence))
+        .map(crate::report::anchor_check::sentence))
 }
 
 fn this_judge_anchors(
-    rows: &[crate::store::anchors::AnchorRow],
+    rows: &[crate::store::anchor_judgments::AnchorRow],
     opts: &JudgeOptions,
 ) -> Vec<crate::report::model::AnchorSection> {
     let rubric = format!("{}@{}", opts.rubric.id, opts.rubric.version);
-    crate::report::anchors::sections(rows)
+    crate::report::anchor_check::sections(rows)
         .into_iter()
         .filter(|a| {
             a.rubric == rubric

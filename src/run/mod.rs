@@ -28,7 +28,7 @@ use crate::config::{
     BenchConfig, BenchTargetNames, ConfigError, JudgeSettings, Rubric, Scenario, embedded,
 };
 use crate::export::{ExportError, FormatOptions, REPORT_FORMATS};
-use crate::judge::anchors::AnchorInput;
+use crate::judge::anchor_run::AnchorInput;
 use crate::judge::{JudgeError, JudgeOptions, JudgeReport, Mode, Selection};
 use crate::report::model::Report;
 use crate::report::{ReportError, ReportOptions};
@@ -203,7 +203,7 @@ fn definitions(opts: &RunOptions) -> Result<Definitions, RunError> {
         Vec::new()
     } else {
         let checks = crate::checks::CheckSet::load_dir(&checks_dir)?;
-        crate::anchors::inputs(&scenarios, &checks).map_err(RunError::Anchors)?
+        crate::anchor_suite::inputs(&scenarios, &checks).map_err(RunError::Anchors)?
     };
     Ok(Definitions {
         bench_path,

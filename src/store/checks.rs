@@ -320,8 +320,10 @@ pub fn target_names(conn: &Connection) -> Result<HashMap<i64, TargetName>, Store
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::inserts::{
+        NewRun, NewTarget, insert_conversation, insert_run, upsert_target,
+    };
     use crate::store::records::{ConversationRecord, TurnRecord};
-    use crate::store::write::{NewRun, NewTarget, insert_conversation, insert_run, upsert_target};
 
     fn store() -> (tempfile::TempDir, Connection) {
         let dir = tempfile::tempdir().unwrap();

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction};
 
 use super::StoreError;
 use super::records::Message;
-use super::writer::Storable;
+use super::writer_task::Storable;
 
 /// A target's names, for blinding.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,12 +4,13 @@
 //! WAL and foreign keys are set on every open, outside migrations. Nothing here deletes
 //! evaluation data.
 
-pub mod anchors;
+pub mod anchor_judgments;
 mod backfill;
-pub mod bulk;
 pub mod checks;
+pub mod conversation_rows;
 pub mod detail;
 pub mod facts;
+pub mod inserts;
 pub mod judgments;
 pub mod lock;
 mod migrate;
@@ -19,15 +20,14 @@ mod plans;
 pub mod read;
 pub mod records;
 pub mod replay;
-pub mod write;
-pub mod writer;
+pub mod writer_task;
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
 pub use records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
-pub use writer::{Storable, StoreWriter, Written};
+pub use writer_task::{Storable, StoreWriter, Written};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

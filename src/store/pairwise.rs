@@ -8,7 +8,7 @@ use rusqlite::{Connection, Transaction};
 
 use super::StoreError;
 use super::judgments::{JudgeCall, insert_sql};
-use super::writer::Storable;
+use super::writer_task::Storable;
 
 /// Where a transcript was shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

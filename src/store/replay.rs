@@ -6,9 +6,9 @@
 use rusqlite::{Connection, Transaction, params};
 
 use super::StoreError;
+use super::inserts::insert_conversation;
 use super::records::ConversationRecord;
-use super::write::insert_conversation;
-use super::writer::Storable;
+use super::writer_task::Storable;
 
 /// A tool call an answer made, with what the replay judged of it.
 #[derive(Debug, Clone, PartialEq, Eq)]

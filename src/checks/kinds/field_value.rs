@@ -8,7 +8,7 @@ use serde_json::Value;
 use toml::Spanned;
 
 use super::{KindFields, Rule};
-use crate::checks::answer::{Answer, JsonPointer, brief, json_equal};
+use crate::checks::answer_json::{Answer, JsonPointer, brief, json_equal};
 use crate::checks::toml_json::toml_to_json;
 use crate::config::ConfigError;
 

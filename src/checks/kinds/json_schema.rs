@@ -5,7 +5,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{KindFields, Rule};
-use crate::checks::answer::{Answer, read_json};
+use crate::checks::answer_json::{Answer, read_json};
 use crate::checks::schema::JsonSchema;
 use crate::config::ConfigError;
 

@@ -1,9 +1,9 @@
-//! `json_valid`: the answer is exactly one JSON value (see `answer::read_json`).
+//! `json_valid`: the answer is exactly one JSON value (see `answer_json::read_json`).
 
 use serde::Deserialize;
 
 use super::{KindFields, Rule};
-use crate::checks::answer::Answer;
+use crate::checks::answer_json::Answer;
 use crate::config::ConfigError;
 
 #[derive(Deserialize)]

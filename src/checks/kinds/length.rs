@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::{KindFields, Rule};
-use crate::checks::answer::Answer;
+use crate::checks::answer_json::Answer;
 use crate::config::ConfigError;
 
 #[derive(Deserialize)]

@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use toml::Spanned;
 use toml::de::DeTable;
 
-use super::answer::{Answer, JsonPointer};
+use super::answer_json::{Answer, JsonPointer};
 use crate::config::{ConfigError, SourceText};
 
 /// A compiled check kind: judges one answer.
@@ -200,7 +200,7 @@ mod tests {
 #[cfg(test)]
 pub(crate) mod testing {
     use crate::checks::CheckSet;
-    use crate::checks::answer::Answer;
+    use crate::checks::answer_json::Answer;
     use crate::config::SourceText;
 
     /// A checks file holding one check (tag custom) with these lines, e.g. `kind = "..."`.

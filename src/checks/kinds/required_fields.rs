@@ -6,7 +6,7 @@ use serde_json::Value;
 use toml::Spanned;
 
 use super::{KindFields, Rule};
-use crate::checks::answer::{Answer, JsonPointer};
+use crate::checks::answer_json::{Answer, JsonPointer};
 use crate::config::ConfigError;
 
 #[derive(Deserialize)]

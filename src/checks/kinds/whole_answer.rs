@@ -5,7 +5,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{KindFields, Rule};
-use crate::checks::answer::Answer;
+use crate::checks::answer_json::Answer;
 use crate::config::ConfigError;
 
 #[derive(Deserialize)]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::cells::wilson_rate;
 use super::model::AnchorSection;
-use crate::store::anchors::AnchorRow;
+use crate::store::anchor_judgments::AnchorRow;
 
 /// Share of pairs the reference must win, at the lower end of its interval, to pass.
 pub const PASS_ABOVE: f64 = 0.5;

@@ -8,7 +8,7 @@ use rusqlite::{Connection, Transaction};
 
 use super::StoreError;
 use super::judgments::{JudgeCall, insert_sql, scores_json};
-use super::writer::Storable;
+use super::writer_task::Storable;
 
 /// One anchor ask, as written.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,5 @@
 //! A table of text cells with a title, aligned columns and footnotes: what every section of
-//! the report becomes before a format draws it (`table.rs`, `replay_tables.rs`); and the
+//! the report becomes before a format draws it (`sections.rs`, `replay_tables.rs`); and the
 //! Markdown escaping every Markdown table cell goes through.
 
 /// A column's alignment.

@@ -9,7 +9,7 @@ use crate::report::model::{
     PairwiseSection, Percentiles, Report, TagTally,
 };
 
-pub use super::grid::{Align, Table, thousands};
+pub use super::text_table::{Align, Table, thousands};
 
 use Align::{Left as L, Right as R};
 

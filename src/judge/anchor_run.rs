@@ -11,7 +11,7 @@
 use super::blind::{VisibleMessage, blind};
 use super::{AuditLeak, JudgeError, JudgePlan, PlannedJudgment, audit, cache, prompt};
 use crate::config::{JudgeSettings, Rubric};
-use crate::store::anchors::final_anchor_keys;
+use crate::store::anchor_judgments::final_anchor_keys;
 
 /// One anchor conversation to judge.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,10 +19,10 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 use crate::client::{Attempt, Client, Endpoint, Reply};
 use crate::config::{BenchConfig, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
-use crate::store::read::{TargetSummary, latest_run, run_summary};
-use crate::store::write::{
+use crate::store::inserts::{
     NewRun, NewTarget, finish_run, insert_run, settings_hash, upsert_target,
 };
+use crate::store::read::{TargetSummary, latest_run, run_summary};
 use crate::store::{Storable, StoreError, StoreWriter, Written};
 
 /// A stored conversation's uid: run, target, scenario (or session), repeat (or round), and

@@ -7,7 +7,7 @@
 
 use crate::checks::CheckSet;
 use crate::config::Scenario;
-use crate::judge::anchors::AnchorInput;
+use crate::judge::anchor_run::AnchorInput;
 use crate::judge::blind::VisibleMessage;
 
 fn message(role: &str, text: &str) -> VisibleMessage {

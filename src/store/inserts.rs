@@ -3,9 +3,9 @@
 use rusqlite::{Connection, Transaction, named_params};
 
 use super::StoreError;
-use super::bulk::ConversationInserter;
+use super::conversation_rows::ConversationInserter;
 use super::records::ConversationRecord;
-use super::writer::Storable;
+use super::writer_task::Storable;
 
 /// What identifies a run's settings.
 pub struct NewRun<'a> {

@@ -3,7 +3,7 @@
 //! already serialised (it does that on its reader thread); [`insert_conversation`] makes
 //! one per conversation for collect's writer. The caller owns the transactions.
 //!
-//! [`insert_conversation`]: super::write::insert_conversation
+//! [`insert_conversation`]: super::inserts::insert_conversation
 
 use std::collections::HashMap;
 
@@ -188,8 +188,10 @@ impl<'c> ConversationInserter<'c> {
 mod tests {
     use super::*;
     use crate::outcome::TurnOutcome;
+    use crate::store::inserts::{
+        NewRun, NewTarget, insert_conversation, insert_run, upsert_target,
+    };
     use crate::store::records::{AttemptRecord, Message, TurnRecord, Usage};
-    use crate::store::write::{NewRun, NewTarget, insert_conversation, insert_run, upsert_target};
 
     /// Every column of every table the two writers touch, ids aside.
     fn dump(conn: &Connection) -> Vec<String> {

@@ -552,7 +552,7 @@ fn ordinal_alpha_of_units<U: AsRef<[f64]>>(units: &[U]) -> Option<f64> {
     interval_alpha(&ranked)
 }
 
-/// Ordinal α ([`krippendorff_alpha_ordinal`]) with what it rests on and a percentile
+/// Ordinal α (`krippendorff_alpha_ordinal` (the test oracle)) with what it rests on and a percentile
 /// bootstrap interval that resamples units (conversations), the way Krippendorff's own
 /// bootstrap and Hayes & Krippendorff (2007) resample: each resample draws as many pairable
 /// units as there are, with replacement, and computes α again.
@@ -569,7 +569,7 @@ pub struct AlphaEstimate {
     pub interval: Option<Interval>,
 }
 
-/// See [`AlphaEstimate`]. `None` where [`krippendorff_alpha_ordinal`] is `None`.
+/// See [`AlphaEstimate`]. `None` where `krippendorff_alpha_ordinal` (the test oracle) is `None`.
 pub fn krippendorff_alpha_ordinal_bootstrap<R: AsRef<[Option<f64>]>>(
     data: &[R],
     boot: &Bootstrap,
@@ -651,7 +651,7 @@ impl UnitPatterns {
     /// Ordinal α of the units drawn `draws[p]` times per pattern p: 1 − (n − 1)·Σ o_ck δ²_ck
     /// / Σ n_c n_k δ²_ck, o the coincidence matrix (Σ_u (n_uc n_uk − [c = k] n_uc)/(m_u − 1)),
     /// n_c the values equal to c, δ_ck the difference of the two values' mid-ranks. The same
-    /// α as [`krippendorff_alpha_ordinal`] of those units.
+    /// α as `krippendorff_alpha_ordinal` (the test oracle) of those units.
     fn ordinal_alpha(&self, draws: &[u32]) -> Option<f64> {
         let k = self.counts.first().map_or(0, Vec::len);
         let mut marginal = vec![0f64; k];
@@ -695,7 +695,7 @@ impl UnitPatterns {
 
 /// Krippendorff's α for interval data, as `krippendorff.alpha(..., level_of_measurement=
 /// "interval")`: the distance between two scores is their squared difference. Data, pairable
-/// values, denominators and `None` as [`krippendorff_alpha_ordinal`].
+/// values, denominators and `None` as `krippendorff_alpha_ordinal` (the test oracle).
 #[cfg(test)]
 pub fn krippendorff_alpha_interval<R: AsRef<[Option<f64>]>>(data: &[R]) -> Option<f64> {
     interval_alpha(&pairable_units(data)?)
@@ -703,7 +703,7 @@ pub fn krippendorff_alpha_interval<R: AsRef<[Option<f64>]>>(data: &[R]) -> Optio
 
 /// Krippendorff's α for nominal data, as `krippendorff.alpha(..., level_of_measurement=
 /// "nominal")`: two scores either match (distance 0) or not (distance 1). Data, pairable
-/// values, denominators and `None` as [`krippendorff_alpha_ordinal`].
+/// values, denominators and `None` as `krippendorff_alpha_ordinal` (the test oracle).
 pub fn krippendorff_alpha_nominal<R: AsRef<[Option<f64>]>>(data: &[R]) -> Option<f64> {
     let units = pairable_units(data)?;
     // Σ over ordered pairs of different values in a group of values: m² − Σ_c m_c².

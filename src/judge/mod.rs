@@ -155,7 +155,7 @@ pub struct Selection {
     /// [`pairwise`].
     pub pairwise: Option<String>,
     /// The reference-anchor sanity run: these conversations instead of stored ones
-    /// ([`anchors`]).
+    /// ([`anchor_run`]).
     pub anchors: Option<Vec<anchor_run::AnchorInput>>,
 }
 

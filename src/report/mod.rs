@@ -7,7 +7,7 @@
 //! - [`judges`]: judge means per rubric × judge × cell.
 //! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
-//! - [`anchors`]: whether each judge ranks reference answers above spoiled ones.
+//! - [`anchor_check`]: whether each judge ranks reference answers above spoiled ones.
 //! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
 //! - [`headlines`]: what a reader decides from: each headline's figures and claims.
 //! - [`model`]: the report as data; `crate::export` formats it.

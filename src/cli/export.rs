@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 
 use super::Global;
 use crate::export::{self, CONVERSATION_FORMATS, ConversationSource, FormatOptions};
-use crate::store::facts::Selection;
+use crate::store::Selection;
 
 /// What `export` writes; one variant per kind of data.
 #[derive(clap::Subcommand)]

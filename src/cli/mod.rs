@@ -65,8 +65,8 @@ pub struct SelectArgs {
 }
 
 impl SelectArgs {
-    pub fn filter(self) -> crate::store::facts::FactFilter {
-        crate::store::facts::FactFilter {
+    pub fn filter(self) -> crate::store::FactFilter {
+        crate::store::FactFilter {
             run: self.run,
             provider: self.provider,
             label: self.model,
@@ -91,7 +91,7 @@ pub fn interrupts() -> tokio::sync::mpsc::Receiver<()> {
 }
 
 /// The end of a `collect` or `replay` run: the summary per target, what the store refused,
-/// one closing line (unless quiet); then the exit status (docs: README, "Exit status").
+/// one closing line (unless quiet); then the exit status (docs/commands/collect.md, "Exit codes").
 /// `unit` names what was run ("conversations", "passes"); the built-in run's failures are its
 /// simulated faults, so they do not make the status 2.
 fn finish_run(

@@ -10,7 +10,7 @@ use crate::export::{self, FormatOptions, REPORT_FORMATS};
 use crate::report::window::{Baseline, RunChoice, Span};
 use crate::report::{self, ReportOptions};
 use crate::stats::Bootstrap;
-use crate::store::facts::JudgmentFilter;
+use crate::store::JudgmentFilter;
 
 /// Report quality joined with latency and reliability per provider × model label.
 ///

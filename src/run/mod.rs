@@ -108,7 +108,7 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// The process exit code (README): 0 done; 2 done, but conversations failed or
+    /// The process exit code (docs/commands/run.md): 0 done; 2 done, but conversations failed or
     /// judgments stayed unscored (a real bench; the built-in run's failures are its
     /// simulated faults); 3 a judge prompt named a provider (nothing sent to any judge);
     /// 4 the store refused a write; 130 interrupted.

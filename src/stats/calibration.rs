@@ -321,14 +321,7 @@ fn latency(stat: Statistic, truth: Truth, sigma: f64, n: usize, stores: usize, s
         let values: Vec<Vec<f64>> = (0..3)
             .map(|cell| {
                 let slow = if cell == 0 { 0.0 } else { ratio.ln() };
-                scenario
-                    .iter()
-                    .map(|&k| {
-                        let fails = uniform(&mut rng) > completion(k as usize);
-                        let x = (effects[k as usize] + slow + sigma * normal(&mut rng)).exp();
-                        if fails { f64::NAN } else { x }
-                    })
-                    .collect()
+                latencies(&mut rng, &effects, &scenario, slow, sigma)
             })
             .collect();
         let st = Store {
@@ -465,17 +458,7 @@ pub fn baseline(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
         let effects: Vec<f64> = (0..s)
             .map(|_| 8000f64.ln() + 0.5 * normal(&mut rng))
             .collect();
-        // runs × cells × slots: a latency, NaN for a failed conversation.
-        let mut draw = |slow: f64| -> Vec<f64> {
-            scenario
-                .iter()
-                .map(|&k| {
-                    let fails = uniform(&mut rng) > completion(k as usize);
-                    let x = (effects[k as usize] + slow + sigma * normal(&mut rng)).exp();
-                    if fails { f64::NAN } else { x }
-                })
-                .collect()
-        };
+        let mut draw = |slow: f64| latencies(&mut rng, &effects, &scenario, slow, sigma);
         let before: Vec<Vec<f64>> = (0..3).map(|_| draw(0.0)).collect();
         let after: Vec<Vec<f64>> = (0..3)
             .map(|cell| draw(if cell == 0 { ratio.ln() } else { 0.0 }))
@@ -534,6 +517,19 @@ pub fn baseline(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
         }
     }
     tally.row("run vs baseline", truth, Some(sigma), n)
+}
+
+/// One cell's latency per slot: exp(scenario effect + `slow` + noise σ), NaN for a
+/// conversation that failed (failures clustered by scenario, [`completion`]).
+fn latencies(rng: &mut Rng, effects: &[f64], scenario: &[u32], slow: f64, sigma: f64) -> Vec<f64> {
+    scenario
+        .iter()
+        .map(|&k| {
+            let fails = uniform(rng) > completion(k as usize);
+            let x = (effects[k as usize] + slow + sigma * normal(rng)).exp();
+            if fails { f64::NAN } else { x }
+        })
+        .collect()
 }
 
 /// The p-quantile of the equal-weight-per-slot mixture of lognormals exp(N(μₛ, σ²)), each

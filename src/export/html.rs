@@ -213,9 +213,14 @@ fn card(h: &mut String, r: &Report) {
     row(
         "statistics",
         format!(
-            "percentiles: {}; intervals: {:.0} %: percentiles from order statistics, rates Wilson, means t over scenarios; claims: paired, scenario sign-flip test, Holm per headline (agreement bootstrap: {} resamples, seed {})",
+            "percentiles: {}; intervals: {:.0} %: percentiles from order statistics, rates Wilson, means t over scenarios; claims: paired, scenario sign-flip test{}, Holm per headline (agreement bootstrap: {} resamples, seed {})",
             m.percentiles,
             m.bootstrap.level * 100.0,
+            if m.runs.len() > 1 {
+                format!(", {} runs pooled as a second cluster level", m.runs.len())
+            } else {
+                String::new()
+            },
             m.bootstrap.resamples,
             m.bootstrap.seed
         ),

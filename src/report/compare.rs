@@ -48,12 +48,42 @@ struct Planned {
     sample: PairedSample,
 }
 
+/// Compares the selected runs with the baseline, cell by cell, and judges every comparison
+/// as one Holm family: the comparison section and its headlines.
 pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
-    let facts = s.facts;
-    let by_cell = conversations_by_cell(facts);
-    // Each conversation's side, once: Some(true) the selected runs, Some(false) the
-    // baseline's, None neither.
-    let sides: Vec<Option<bool>> = facts
+    let sides = side_per_conversation(s);
+    let side_of = |i: usize| sides.get(i).copied().flatten();
+    let (held_selected, held_baseline) = (held(s, &side_of, true), held(s, &side_of, false));
+    let both: BTreeSet<(usize, u32)> = held_selected
+        .intersection(&held_baseline)
+        .copied()
+        .collect();
+    let left_out = left_out(s, &held_selected, &held_baseline, &side_of);
+    let plan = plan(s, &side_of, &both);
+    let changes = judge(s, &plan, seed);
+    let count = |v: ChangeVerdict| changes.iter().filter(|c| c.verdict == v).count();
+    let comparison = Comparison {
+        runs: s.selected.to_vec(),
+        baseline_runs: s.baseline.to_vec(),
+        baseline: s.baseline_name.clone(),
+        comparisons: changes.len(),
+        method: "holm",
+        alpha: inference::FAMILY_ALPHA,
+        regressions: count(ChangeVerdict::Regressed),
+        improvements: count(ChangeVerdict::Improved),
+        changes,
+        only_selected: plan.only_selected,
+        only_baseline: plan.only_baseline,
+        left_out,
+    };
+    let headlines = headlines(&comparison, &s.selected_name);
+    (comparison, headlines)
+}
+
+/// Each conversation's side, once: Some(true) the selected runs, Some(false) the
+/// baseline's, None neither.
+fn side_per_conversation(s: &Sides<'_>) -> Vec<Option<bool>> {
+    s.facts
         .convs
         .iter()
         .map(|c| {
@@ -65,50 +95,44 @@ pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
                 None
             }
         })
-        .collect();
-    let side_of = |i: usize| sides.get(i).copied().flatten();
-    // Each cell's slots on each side; scenario versions one side lacks stay out.
-    let held = |selected: bool| -> BTreeSet<(usize, u32)> {
-        (0..facts.convs.len())
-            .filter(|&i| side_of(i) == Some(selected))
-            .filter_map(|i| Some((facts.convs[i].scenario?, s.versions.get(i).copied()??)))
-            .collect()
-    };
-    let (held_selected, held_baseline) = (held(true), held(false));
-    let both: BTreeSet<(usize, u32)> = held_selected
-        .intersection(&held_baseline)
-        .copied()
-        .collect();
-    let left_out = left_out(s, &held_selected, &held_baseline, &side_of);
+        .collect()
+}
 
-    let mut planned: Vec<Planned> = Vec::new();
-    let mut only_selected = Vec::new();
-    let mut only_baseline = Vec::new();
-    let mut counts: Vec<(u64, u64)> = vec![(0, 0); facts.cells.len()];
-    for (cell, convs) in by_cell.iter().enumerate() {
-        let slots = |selected: bool| -> BTreeMap<Slot, usize> {
-            let mut mine: Vec<usize> = convs
-                .iter()
-                .copied()
-                .filter(|&i| side_of(i) == Some(selected))
-                .collect();
-            mine.sort_by_key(|&i| (facts.convs[i].run_id, facts.convs[i].id));
-            let mut seen: HashMap<(usize, u32, u32), u32> = HashMap::new();
-            let mut out = BTreeMap::new();
-            for i in mine {
-                let c = &facts.convs[i];
-                let (Some(sc), Some(v)) = (c.scenario, s.versions.get(i).copied().flatten()) else {
-                    continue;
-                };
-                if !both.contains(&(sc, v)) {
-                    continue;
-                }
-                let k = seen.entry((sc, v, c.repeat)).or_default();
-                out.insert((sc, v, c.repeat, *k), i);
-                *k += 1;
-            }
-            out
-        };
+/// The (scenario, scenario version) pairs one side's conversations ran.
+fn held(
+    s: &Sides<'_>,
+    side_of: &dyn Fn(usize) -> Option<bool>,
+    selected: bool,
+) -> BTreeSet<(usize, u32)> {
+    (0..s.facts.convs.len())
+        .filter(|&i| side_of(i) == Some(selected))
+        .filter_map(|i| Some((s.facts.convs[i].scenario?, s.versions.get(i).copied()??)))
+        .collect()
+}
+
+/// Every comparison to judge, in family order, and the cells only one side ran.
+struct Plan {
+    planned: Vec<Planned>,
+    only_selected: Vec<String>,
+    only_baseline: Vec<String>,
+    /// Each cell's conversation count on (selected, baseline).
+    counts: Vec<(u64, u64)>,
+}
+
+/// Plans the comparisons of every cell both sides ran, cell by cell in cell order.
+fn plan(
+    s: &Sides<'_>,
+    side_of: &dyn Fn(usize) -> Option<bool>,
+    both: &BTreeSet<(usize, u32)>,
+) -> Plan {
+    let facts = s.facts;
+    let mut plan = Plan {
+        planned: Vec::new(),
+        only_selected: Vec::new(),
+        only_baseline: Vec::new(),
+        counts: vec![(0, 0); facts.cells.len()],
+    };
+    for (cell, convs) in conversations_by_cell(facts).iter().enumerate() {
         let n_of = |selected: bool| {
             convs
                 .iter()
@@ -116,90 +140,145 @@ pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
                 .count() as u64
         };
         let (na, nb) = (n_of(true), n_of(false));
-        counts[cell] = (na, nb);
+        plan.counts[cell] = (na, nb);
         let name = cell_name(facts, cell);
         match (na, nb) {
             (0, 0) => continue,
             (_, 0) => {
-                only_selected.push(name);
+                plan.only_selected.push(name);
                 continue;
             }
             (0, _) => {
-                only_baseline.push(name);
+                plan.only_baseline.push(name);
                 continue;
             }
             _ => {}
         }
-        let (a, b) = (slots(true), slots(false));
-        let paired = |value: &dyn Fn(usize) -> Option<f64>| -> PairedSample {
-            let mut out = PairedSample::default();
-            for (slot, &i) in &a {
-                let Some(&j) = b.get(slot) else { continue };
-                if let (Some(x), Some(y)) = (value(i), value(j)) {
-                    out.a.push(x);
-                    out.b.push(y);
-                    out.cluster.push(u32::try_from(slot.0).unwrap_or(u32::MAX));
-                }
-            }
-            out
+        let slots = |selected: bool| slots(s, convs, side_of, both, selected);
+        plan_cell(s, cell, &slots(true), &slots(false), &mut plan.planned);
+    }
+    plan
+}
+
+/// One side's conversations of a cell by pair slot, over the scenario versions both
+/// sides hold.
+fn slots(
+    s: &Sides<'_>,
+    convs: &[usize],
+    side_of: &dyn Fn(usize) -> Option<bool>,
+    both: &BTreeSet<(usize, u32)>,
+    selected: bool,
+) -> BTreeMap<Slot, usize> {
+    let facts = s.facts;
+    let mut mine: Vec<usize> = convs
+        .iter()
+        .copied()
+        .filter(|&i| side_of(i) == Some(selected))
+        .collect();
+    mine.sort_by_key(|&i| (facts.convs[i].run_id, facts.convs[i].id));
+    let mut seen: HashMap<(usize, u32, u32), u32> = HashMap::new();
+    let mut out = BTreeMap::new();
+    for i in mine {
+        let c = &facts.convs[i];
+        let (Some(sc), Some(v)) = (c.scenario, s.versions.get(i).copied().flatten()) else {
+            continue;
         };
-        let any = |value: &dyn Fn(usize) -> Option<f64>| {
-            a.values().any(|&i| value(i).is_some()) && b.values().any(|&i| value(i).is_some())
-        };
-        let completed = |i: usize| Some(f64::from(u8::from(facts.convs[i].outcome.is_completed())));
-        let latency = |i: usize| {
-            let c = &facts.convs[i];
-            (c.outcome.is_completed() && c.latency_ms.is_finite()).then_some(c.latency_ms)
-        };
-        let task = |i: usize| task_success_of(facts, i);
-        let plain: [(ClaimStatistic, Statistic, Value<'_>); 4] = [
-            (
-                ClaimStatistic::SuccessDifference,
-                Statistic::Mean,
-                &completed,
-            ),
-            (
-                ClaimStatistic::LatencyP50Ratio,
-                Statistic::LatencyP50,
-                &latency,
-            ),
-            (
-                ClaimStatistic::LatencyP95Ratio,
-                Statistic::LatencyP95,
-                &latency,
-            ),
-            (
-                ClaimStatistic::TaskSuccessDifference,
-                Statistic::Mean,
-                &task,
-            ),
-        ];
-        for (statistic, stat, value) in plain {
-            if any(value) {
-                planned.push(Planned {
-                    cell,
-                    statistic,
-                    stat,
-                    judge: None,
-                    sample: paired(value),
-                });
-            }
+        if !both.contains(&(sc, v)) {
+            continue;
         }
-        for (section, scores) in s.judges {
-            let score = |i: usize| scores.get(&i).copied();
-            if any(&score) {
-                planned.push(Planned {
-                    cell,
-                    statistic: ClaimStatistic::JudgeMeanDifference,
-                    stat: Statistic::Mean,
-                    judge: Some(format!("{} by {}", section.rubric, section.judge)),
-                    sample: paired(&score),
-                });
-            }
+        let k = seen.entry((sc, v, c.repeat)).or_default();
+        out.insert((sc, v, c.repeat, *k), i);
+        *k += 1;
+    }
+    out
+}
+
+/// Plans one cell's comparisons (success, p50, p95, task success, then each judge), each
+/// only where both sides have a value.
+fn plan_cell(
+    s: &Sides<'_>,
+    cell: usize,
+    a: &BTreeMap<Slot, usize>,
+    b: &BTreeMap<Slot, usize>,
+    planned: &mut Vec<Planned>,
+) {
+    let facts = s.facts;
+    let any = |value: Value<'_>| {
+        a.values().any(|&i| value(i).is_some()) && b.values().any(|&i| value(i).is_some())
+    };
+    let completed = |i: usize| Some(f64::from(u8::from(facts.convs[i].outcome.is_completed())));
+    let latency = |i: usize| {
+        let c = &facts.convs[i];
+        (c.outcome.is_completed() && c.latency_ms.is_finite()).then_some(c.latency_ms)
+    };
+    let task = |i: usize| task_success_of(facts, i);
+    let plain: [(ClaimStatistic, Statistic, Value<'_>); 4] = [
+        (
+            ClaimStatistic::SuccessDifference,
+            Statistic::Mean,
+            &completed,
+        ),
+        (
+            ClaimStatistic::LatencyP50Ratio,
+            Statistic::LatencyP50,
+            &latency,
+        ),
+        (
+            ClaimStatistic::LatencyP95Ratio,
+            Statistic::LatencyP95,
+            &latency,
+        ),
+        (
+            ClaimStatistic::TaskSuccessDifference,
+            Statistic::Mean,
+            &task,
+        ),
+    ];
+    for (statistic, stat, value) in plain {
+        if any(value) {
+            planned.push(Planned {
+                cell,
+                statistic,
+                stat,
+                judge: None,
+                sample: paired(a, b, value),
+            });
         }
     }
+    for (section, scores) in s.judges {
+        let score = |i: usize| scores.get(&i).copied();
+        if any(&score) {
+            planned.push(Planned {
+                cell,
+                statistic: ClaimStatistic::JudgeMeanDifference,
+                stat: Statistic::Mean,
+                judge: Some(format!("{} by {}", section.rubric, section.judge)),
+                sample: paired(a, b, &score),
+            });
+        }
+    }
+}
 
-    let seeded: Vec<(&PairedSample, u64, Statistic)> = planned
+/// The pairs of `value` over the slots both sides hold, clustered by scenario.
+fn paired(a: &BTreeMap<Slot, usize>, b: &BTreeMap<Slot, usize>, value: Value<'_>) -> PairedSample {
+    let mut out = PairedSample::default();
+    for (slot, &i) in a {
+        let Some(&j) = b.get(slot) else { continue };
+        if let (Some(x), Some(y)) = (value(i), value(j)) {
+            out.a.push(x);
+            out.b.push(y);
+            out.cluster.push(u32::try_from(slot.0).unwrap_or(u32::MAX));
+        }
+    }
+    out
+}
+
+/// Judges the planned comparisons as one family (Holm), each seeded from its names, and
+/// states each as a change.
+fn judge(s: &Sides<'_>, plan: &Plan, seed: u64) -> Vec<Change> {
+    let facts = s.facts;
+    let seeded: Vec<(&PairedSample, u64, Statistic)> = plan
+        .planned
         .iter()
         .map(|p| {
             let key = format!(
@@ -212,7 +291,7 @@ pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
         })
         .collect();
     let judged = inference::judge_mixed_family(&seeded);
-    let changes: Vec<Change> = planned
+    plan.planned
         .iter()
         .zip(&judged)
         .map(|(p, j)| {
@@ -224,22 +303,8 @@ pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
                 s.selected_name.clone(),
                 s.baseline_name.clone(),
             );
-            let verdict = match claim.estimate {
-                Some(e) if claim.established => {
-                    let worse = if p.stat.higher_is_better() {
-                        e < 0.0
-                    } else {
-                        e > 1.0
-                    };
-                    if worse {
-                        ChangeVerdict::Regressed
-                    } else {
-                        ChangeVerdict::Improved
-                    }
-                }
-                _ => ChangeVerdict::NoEstablishedChange,
-            };
-            let (selected_n, baseline_n) = counts.get(p.cell).copied().unwrap_or_default();
+            let verdict = verdict_of(claim.estimate, claim.established, p.stat);
+            let (selected_n, baseline_n) = plan.counts.get(p.cell).copied().unwrap_or_default();
             Change {
                 cell: cell_name(facts, p.cell),
                 provider: key.map(|k| k.provider.clone()).unwrap_or_default(),
@@ -253,24 +318,27 @@ pub(super) fn compare(s: &Sides<'_>, seed: u64) -> (Comparison, Vec<Headline>) {
                 simulated: key.is_some_and(|k| k.simulated),
             }
         })
-        .collect();
-    let count = |v: ChangeVerdict| changes.iter().filter(|c| c.verdict == v).count();
-    let comparison = Comparison {
-        runs: s.selected.to_vec(),
-        baseline_runs: s.baseline.to_vec(),
-        baseline: s.baseline_name.clone(),
-        comparisons: changes.len(),
-        method: "holm",
-        alpha: inference::FAMILY_ALPHA,
-        regressions: count(ChangeVerdict::Regressed),
-        improvements: count(ChangeVerdict::Improved),
-        changes,
-        only_selected,
-        only_baseline,
-        left_out,
-    };
-    let headlines = headlines(&comparison, &s.selected_name);
-    (comparison, headlines)
+        .collect()
+}
+
+/// An established change's direction: worse is a lower difference for a statistic where
+/// higher is better, a ratio above 1 otherwise.
+fn verdict_of(estimate: Option<f64>, established: bool, stat: Statistic) -> ChangeVerdict {
+    match estimate {
+        Some(e) if established => {
+            let worse = if stat.higher_is_better() {
+                e < 0.0
+            } else {
+                e > 1.0
+            };
+            if worse {
+                ChangeVerdict::Regressed
+            } else {
+                ChangeVerdict::Improved
+            }
+        }
+        _ => ChangeVerdict::NoEstablishedChange,
+    }
 }
 
 fn cell_name(facts: &Facts, cell: usize) -> String {

@@ -104,7 +104,43 @@ pub fn choose(
     choice: &RunChoice,
     now_ms: i64,
 ) -> Result<Chosen, WindowError> {
-    let narrowed: Vec<RunRow> = match narrow {
+    let narrowed = narrowed(all, narrow);
+    let runs = narrowed.as_slice();
+    let mut selected = select(runs, choice, now_ms)?;
+    if let Some(ids) = &mut selected {
+        ids.sort_unstable();
+        ids.dedup();
+    }
+    let Some(baseline) = &choice.baseline else {
+        return Ok(Chosen {
+            selected,
+            baseline: None,
+        });
+    };
+    let chosen: Vec<i64> = selected.clone().unwrap_or_default();
+    let first = runs.iter().find(|r| chosen.contains(&r.id)).or(runs.last());
+    let (what, candidates) = baseline_candidates(all, runs, baseline, first, now_ms)?;
+    let ids: Vec<i64> = candidates
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| !chosen.contains(id))
+        .collect();
+    if ids.is_empty() {
+        return Err(WindowError::SameRuns {
+            what,
+            ids: join_ids(&chosen),
+        });
+    }
+    let name = baseline_name(baseline, &ids, first);
+    Ok(Chosen {
+        selected,
+        baseline: Some((ids, name)),
+    })
+}
+
+/// The runs `--run` leaves (an id or a name); all of them without it.
+fn narrowed(all: &[RunRow], narrow: Option<&str>) -> Vec<RunRow> {
+    match narrow {
         Some(r) => {
             let ids = find(all, r);
             all.iter()
@@ -113,11 +149,24 @@ pub fn choose(
                 .collect()
         }
         None => all.to_vec(),
-    };
-    let runs = narrowed.as_slice();
-    let newest_name = runs.last().map(|r| r.name.clone()).unwrap_or_default();
+    }
+}
+
+/// The bench name of the newest run: the one `--last` and `--since` pool.
+fn newest_name(runs: &[RunRow]) -> String {
+    runs.last().map(|r| r.name.clone()).unwrap_or_default()
+}
+
+/// The selected run ids as `--runs`, `--last` or `--since` name them (unsorted); the
+/// newest run when only a baseline is asked for; `None`: every run.
+fn select(
+    runs: &[RunRow],
+    choice: &RunChoice,
+    now_ms: i64,
+) -> Result<Option<Vec<i64>>, WindowError> {
+    let newest_name = newest_name(runs);
     let of_name = |name: &str| -> Vec<&RunRow> { runs.iter().filter(|r| r.name == name).collect() };
-    let selected: Option<Vec<i64>> = if let Some(list) = &choice.runs {
+    if let Some(list) = &choice.runs {
         let mut ids = Vec::new();
         for item in list {
             let found = find(runs, item);
@@ -129,11 +178,11 @@ pub fn choose(
             }
             ids.extend(found);
         }
-        Some(ids)
+        Ok(Some(ids))
     } else if let Some(n) = choice.last {
         let all = of_name(&newest_name);
         let skip = all.len().saturating_sub(n.max(1));
-        Some(all.iter().skip(skip).map(|r| r.id).collect())
+        Ok(Some(all.iter().skip(skip).map(|r| r.id).collect()))
     } else if let Some(span) = choice.since {
         let from = now_ms.saturating_sub(span.ms);
         let all = of_name(&newest_name);
@@ -149,27 +198,25 @@ pub fn choose(
                 known: listing(all.into_iter()),
             });
         }
-        Some(ids)
+        Ok(Some(ids))
     } else if choice.baseline.is_some() {
-        runs.last().map(|r| vec![r.id])
+        Ok(runs.last().map(|r| vec![r.id]))
     } else {
         // `--run` alone narrows through the filter, as it always has.
-        None
-    };
-    let mut selected = selected;
-    if let Some(ids) = &mut selected {
-        ids.sort_unstable();
-        ids.dedup();
+        Ok(None)
     }
-    let Some(baseline) = &choice.baseline else {
-        return Ok(Chosen {
-            selected,
-            baseline: None,
-        });
-    };
-    let chosen: Vec<i64> = selected.clone().unwrap_or_default();
-    let first = runs.iter().find(|r| chosen.contains(&r.id)).or(runs.last());
-    let (what, candidates): (String, Vec<&RunRow>) = match baseline {
+}
+
+/// The flag that named the baseline, and the runs it names (selected ones not yet taken
+/// out). `first`: the selection's first run, which a window ends at.
+fn baseline_candidates<'a>(
+    all: &'a [RunRow],
+    runs: &[RunRow],
+    baseline: &Baseline,
+    first: Option<&RunRow>,
+    now_ms: i64,
+) -> Result<(String, Vec<&'a RunRow>), WindowError> {
+    match baseline {
         Baseline::Run(r) => {
             let found = find(all, r);
             if found.is_empty() {
@@ -178,13 +225,13 @@ pub fn choose(
                     known: listing(all.iter()),
                 });
             }
-            (
+            Ok((
                 format!("--baseline-run {r}"),
                 all.iter().filter(|x| found.contains(&x.id)).collect(),
-            )
+            ))
         }
         Baseline::Window(span) => {
-            let name = first.map_or(newest_name.clone(), |r| r.name.clone());
+            let name = first.map_or(newest_name(runs), |r| r.name.clone());
             let to = first.and_then(started).unwrap_or(now_ms);
             let from = to.saturating_sub(span.ms);
             let named: Vec<&RunRow> = all.iter().filter(|r| r.name == name).collect();
@@ -200,34 +247,23 @@ pub fn choose(
                     known: listing(named.into_iter()),
                 });
             }
-            (format!("--baseline-window {span}"), inside)
+            Ok((format!("--baseline-window {span}"), inside))
         }
-    };
-    let ids: Vec<i64> = candidates
-        .iter()
-        .map(|r| r.id)
-        .filter(|id| !chosen.contains(id))
-        .collect();
-    if ids.is_empty() {
-        return Err(WindowError::SameRuns {
-            what,
-            ids: join_ids(&chosen),
-        });
     }
-    let name = match baseline {
-        Baseline::Run(_) if ids.len() == 1 => format!("run {}", join_ids(&ids)),
-        Baseline::Run(_) => format!("runs {}", join_ids(&ids)),
+}
+
+/// How the report names the baseline's runs `ids`.
+fn baseline_name(baseline: &Baseline, ids: &[i64], first: Option<&RunRow>) -> String {
+    match baseline {
+        Baseline::Run(_) if ids.len() == 1 => format!("run {}", join_ids(ids)),
+        Baseline::Run(_) => format!("runs {}", join_ids(ids)),
         Baseline::Window(span) => format!(
             "run{} {} (the {span} before run {})",
             if ids.len() == 1 { "" } else { "s" },
-            join_ids(&ids),
+            join_ids(ids),
             first.map_or(0, |r| r.id)
         ),
-    };
-    Ok(Chosen {
-        selected,
-        baseline: Some((ids, name)),
-    })
+    }
 }
 
 /// A run by id, or every run of a name.

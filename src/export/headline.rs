@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use super::change_text::{change_text, statistic_name, value_text};
 use crate::figure::{Figure, Unit, duration, p_value};
-use crate::report::compare::{change_text, statistic_name, value_text};
 use crate::report::model::{Change, ChangeVerdict, Claim, Family, Flags, Headline, Rate, Said};
 use crate::stats::inference;
 

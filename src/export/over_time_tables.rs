@@ -4,9 +4,9 @@
 //! rests on and the verdict — and the trend, one row per cell × run. Formatting only; the
 //! figures are `crate::report::compare`'s and `crate::report::trend`'s.
 
+use super::change_text::{change_text, statistic_name, value_text, verdict_text};
 use super::text_table::{Align, Table};
 use crate::figure::Unit;
-use crate::report::compare::{change_text, statistic_name, value_text, verdict_text};
 use crate::report::model::{ChangeVerdict, Report};
 
 use Align::{Left as L, Right as R};

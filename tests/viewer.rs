@@ -449,4 +449,28 @@ fn the_lowest_band_follows_the_rubric_scale() {
         "evil-1 and good-1 selected: {}",
         &note[..600]
     );
+    // The index says why good-1 is among the views: its low score, linked to its
+    // judgments; good-2 (the passing example) has none.
+    let index_row = |uid: &str| -> String {
+        let index = note
+            .split("<caption>Conversations shown in full</caption>")
+            .nth(1)
+            .and_then(|s| s.split("</table>").next())
+            .expect("the index");
+        index
+            .split("<tr>")
+            .find(|r| r.contains(&format!("href=\"#c-{uid}\">{uid}<")))
+            .unwrap_or_else(|| panic!("no index row for {uid}: {index}"))
+            .to_string()
+    };
+    assert!(
+        index_row("good-1").contains("<a href=\"#c-good-1-judge\">c ≤ 2</a>"),
+        "{}",
+        index_row("good-1")
+    );
+    assert!(
+        !index_row("good-2").contains("≤"),
+        "{}",
+        index_row("good-2")
+    );
 }

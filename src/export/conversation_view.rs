@@ -3,7 +3,7 @@
 //! `crate::store::detail::ConversationDetail`. Every string from a transcript is escaped
 //! in HTML and made inert on a terminal (control characters shown, not acted on).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use super::svg::esc;
@@ -28,6 +28,7 @@ pub const STYLE: &str = r#"
 .err{color:#a40e26;font-size:13px;white-space:pre-wrap}
 td.why{white-space:pre-wrap;word-break:break-word;min-width:18em;max-width:46em}
 td.fc{white-space:normal;min-width:16em}
+td.lo{white-space:normal;min-width:10em}td.uid{white-space:normal;word-break:break-all;min-width:8em;font-size:12.5px}
 td.sc{white-space:normal;min-width:12em;max-width:22em}
 .turn{border-top:1px dashed var(--line);margin-top:8px}
 details.behind{font-size:13px;margin:6px 0}details.behind summary{color:var(--muted);cursor:pointer}
@@ -137,8 +138,10 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
     h.push_str(
         "<div class=\"tw\"><table><caption>Conversations shown in full</caption><thead><tr>\
          <th scope=\"col\">cell</th><th scope=\"col\">scenario</th><th class=\"r\" scope=\"col\">repeat</th>\
-         <th scope=\"col\">outcome</th><th scope=\"col\">failed checks</th><th scope=\"col\">view</th></tr></thead><tbody>",
+         <th scope=\"col\">outcome</th><th scope=\"col\">failed checks</th><th scope=\"col\">lowest judge scores</th>\
+         <th scope=\"col\">view</th></tr></thead><tbody>",
     );
+    let low = lowest_scores(d);
     for c in &d.views {
         let a = esc(&anchor(&c.uid));
         let failed: Vec<String> = c
@@ -147,9 +150,18 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
             .filter(|k| k.passed == Some(false))
             .map(|k| format!("<a href=\"#{a}-checks\">{}</a>", esc(&k.check_id)))
             .collect();
+        let scores = low.get(c.uid.as_str()).map_or_else(
+            || "-".to_string(),
+            |v| {
+                v.iter()
+                    .map(|x| format!("<a href=\"#{a}-judge\">{}</a>", esc(x)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        );
         let _ = write!(
             h,
-            "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td class=\"fc\">{}</td><td><a href=\"#{a}\">{}</a></td></tr>",
+            "<tr><td>{}</td><td>{}</td><td class=\"r\">{}</td><td>{}</td><td class=\"fc\">{}</td><td class=\"lo\">{scores}</td><td class=\"uid\"><a href=\"#{a}\">{}</a></td></tr>",
             esc(&cell_name(c)),
             esc(c.scenario.as_deref().unwrap_or("-")),
             c.repeat,
@@ -168,6 +180,25 @@ pub fn html_section(h: &mut String, d: &Drilldown) {
         html_view(h, c, &shown);
     }
     h.push_str("</section>\n");
+}
+
+/// Per conversation with a view: the judge criteria it scored in the lowest band of
+/// (`criterion ≤ band`), the reason a passing conversation can be among the views.
+fn lowest_scores(d: &Drilldown) -> HashMap<&str, Vec<String>> {
+    let mut out: HashMap<&str, Vec<String>> = HashMap::new();
+    for b in d.behind.iter().filter(|b| b.judge.is_some()) {
+        let label = match b.band {
+            Some(band) => format!("{} ≤ {band}", b.what),
+            None => b.what.clone(),
+        };
+        for (uid, _) in &b.shown {
+            let v = out.entry(uid.as_str()).or_default();
+            if !v.contains(&label) {
+                v.push(label.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Whether a report table titled `title` is the one `b` is behind: RELIABILITY (its

@@ -140,7 +140,7 @@ fn plan(
         };
         let (na, nb) = (n_of(true), n_of(false));
         plan.counts[cell] = (na, nb);
-        let name = cell_name(facts, cell);
+        let name = facts.cell_name(cell);
         match (na, nb) {
             (0, 0) => continue,
             (_, 0) => {
@@ -282,7 +282,7 @@ fn judge(s: &Sides<'_>, plan: &Plan, seed: u64) -> Vec<Change> {
         .map(|p| {
             let key = format!(
                 "baseline|{}|{:?}|{}",
-                cell_name(facts, p.cell),
+                facts.cell_name(p.cell),
                 p.statistic,
                 p.judge.as_deref().unwrap_or("")
             );
@@ -305,7 +305,7 @@ fn judge(s: &Sides<'_>, plan: &Plan, seed: u64) -> Vec<Change> {
             let verdict = verdict_of(claim.estimate, claim.established, p.stat);
             let (selected_n, baseline_n) = plan.counts.get(p.cell).copied().unwrap_or_default();
             Change {
-                cell: cell_name(facts, p.cell),
+                cell: facts.cell_name(p.cell),
                 provider: key.map(|k| k.provider.clone()).unwrap_or_default(),
                 model: key.map(|k| k.label.clone()).unwrap_or_default(),
                 statistic: p.statistic,
@@ -338,14 +338,6 @@ fn verdict_of(estimate: Option<f64>, established: bool, stat: Statistic) -> Chan
         }
         _ => ChangeVerdict::NoEstablishedChange,
     }
-}
-
-fn cell_name(facts: &Facts, cell: usize) -> String {
-    facts
-        .cells
-        .get(cell)
-        .map(|k| format!("{} / {}", k.provider, k.label))
-        .unwrap_or_default()
 }
 
 /// Scenario versions only one side holds (their conversations are not compared), and runs

@@ -219,12 +219,7 @@ pub(super) fn select(
 /// cell, in the order of the tables (cells; sections, criteria, cells).
 fn behind(facts: &Facts, shown: &[bool], band: &dyn Fn(usize) -> i64) -> Vec<Behind> {
     use std::collections::BTreeMap;
-    let cell_name = |cell: usize| {
-        facts
-            .cells
-            .get(cell)
-            .map_or(String::new(), |k| format!("{} / {}", k.provider, k.label))
-    };
+    let cell_name = |cell: usize| facts.cell_name(cell);
     let count = |b: &mut Behind, i: usize| {
         b.total += 1;
         if shown.get(i).copied().unwrap_or(false)

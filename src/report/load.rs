@@ -29,6 +29,16 @@ pub(super) struct CellKey {
     pub simulated: bool,
 }
 
+impl Facts {
+    /// A cell as every table and claim names it: `provider / label` (empty for an index
+    /// out of range).
+    pub(super) fn cell_name(&self, cell: usize) -> String {
+        self.cells
+            .get(cell)
+            .map_or(String::new(), |k| format!("{} / {}", k.provider, k.label))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(super) struct Conv {
     pub id: i64,

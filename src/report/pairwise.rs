@@ -63,10 +63,7 @@ pub(super) fn sections(
             *one_position.entry(key).or_default() += 1;
         }
     }
-    let name = |cell: usize| {
-        let c = &facts.cells[cell];
-        format!("{} / {}", c.provider, c.label)
-    };
+    let name = |cell: usize| facts.cell_name(cell);
     let index_of: HashMap<i64, usize> = facts
         .convs
         .iter()

@@ -132,7 +132,6 @@ impl ReportArgs {
                 report::drilldown::ConversationViews::None
             },
             views_cap: Some(self.conversations_cap),
-            matrix_rows: self.matrix,
         };
         if self.fail_on_regression && opts.runs.baseline.is_none() {
             anyhow::bail!(
@@ -142,6 +141,7 @@ impl ReportArgs {
         let report = report::build(&global.db, &opts)?;
         let format = FormatOptions {
             tables_only: global.quiet,
+            matrix_rows: self.matrix,
         };
         match self.out.filter(|p| p.as_os_str() != "-") {
             Some(path) => {

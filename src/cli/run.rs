@@ -77,7 +77,14 @@ impl RunArgs {
             if !quiet && std::io::stdout().is_terminal() {
                 println!();
             }
-            export::write_stdout(terminal, report, &FormatOptions { tables_only: quiet })?;
+            export::write_stdout(
+                terminal,
+                report,
+                &FormatOptions {
+                    tables_only: quiet,
+                    ..FormatOptions::default()
+                },
+            )?;
         }
         for f in &outcome.collect.store_failures {
             eprintln!("store: {f}");

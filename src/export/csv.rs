@@ -239,14 +239,14 @@ impl Exporter<Report> for Csv {
     fn write(
         &self,
         r: &Report,
-        _opts: &FormatOptions,
+        opts: &FormatOptions,
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
         let mut w = ::csv::Writer::from_writer(out);
         if let Some(t) = r.trend.as_ref().filter(|t| t.asked) {
             return trend(t, &mut w);
         }
-        if r.matrix_rows {
+        if opts.matrix_rows {
             return matrix(&r.matrix, &mut w);
         }
         w.write_record(header())?;

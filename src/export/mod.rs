@@ -55,6 +55,8 @@ pub struct Format<D: ?Sized + 'static> {
 pub struct FormatOptions {
     /// Only the tables (`--quiet`): no run card, headlines or notes.
     pub tables_only: bool,
+    /// CSV: the scenario × cell matrix's rows instead of the cells' (`--matrix`).
+    pub matrix_rows: bool,
 }
 
 pub static REPORT_FORMATS: &[Format<Report>] = &[

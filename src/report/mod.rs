@@ -85,8 +85,6 @@ pub struct ReportOptions {
     pub views: drilldown::ConversationViews,
     /// `None`: [`drilldown::DEFAULT_CAP`].
     pub views_cap: Option<usize>,
-    /// `--matrix`: the CSV's rows are the scenario × cell matrix instead of the cells.
-    pub matrix_rows: bool,
 }
 
 /// Builds the report from the store at `db` (upgraded first if it is older than this
@@ -185,7 +183,6 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         comparison,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
         matrix,
-        matrix_rows: opts.matrix_rows,
         drilldown,
     })
 }

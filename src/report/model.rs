@@ -84,8 +84,6 @@ pub struct Report {
     pub conversations: Option<super::rows::ConversationRows>,
     /// One row per scenario × cell (`crate::report::matrix`).
     pub matrix: Vec<super::matrix::MatrixRow>,
-    /// `--matrix`: the CSV writes the matrix's rows instead of the cells (not in the JSON).
-    pub matrix_rows: bool,
     /// Conversations shown in full (`--conversations`): the HTML drill-down views. Not in
     /// the JSON (`turnbench show --format json` writes one).
     pub drilldown: super::drilldown::Drilldown,

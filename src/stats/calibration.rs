@@ -274,7 +274,13 @@ impl Tally {
 
     /// The 95 % interval of cells 0 vs 1, on the test's scale, against `truth`.
     fn cover_comparison(&mut self, st: &Store, stat: Statistic, truth: f64, seed: u64) {
-        let interval = inference::paired_test(&st.pairs(0, 1), stat, seed)
+        self.cover_pairs(&st.pairs(0, 1), stat, truth, seed);
+    }
+
+    /// The 95 % interval of a paired comparison, on the test's scale, against `truth`
+    /// (counted where the pairs reach the minimum and an interval exists).
+    fn cover_pairs(&mut self, pairs: &PairedSample, stat: Statistic, truth: f64, seed: u64) {
+        let interval = inference::paired_test(pairs, stat, seed)
             .filter(|t| t.n >= inference::min_pairs(stat))
             .and_then(|t| t.interval(0.95));
         if let Some(i) = interval {
@@ -507,13 +513,7 @@ pub fn baseline(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
         tally.add((any, right, wrong));
         // The comparison interval of cell 0's p50 against the true log ratio.
         if let Some((x, _, stat)) = tagged.get(1) {
-            let interval = inference::paired_test(x, *stat, store_seed)
-                .filter(|t| t.n >= inference::min_pairs(*stat))
-                .and_then(|t| t.interval(0.95));
-            if let Some(i) = interval {
-                tally.cmp_intervals += 1;
-                tally.cmp_covered += usize::from(i.contains(ratio.ln()));
-            }
+            tally.cover_pairs(x, *stat, ratio.ln(), store_seed);
         }
     }
     tally.row("run vs baseline", truth, Some(sigma), n)

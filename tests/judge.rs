@@ -969,17 +969,21 @@ async fn what_stops_one_judge_of_a_panel_stops_all_before_any_sends_in_judge_and
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 
+    // Refused with the missing variable named, and nothing sent to the ready judge.
+    let refused_before_sending = |out: &std::process::Output, command: &str| {
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(out));
+        assert!(
+            stderr(out).contains("TURNBENCH_TEST_SURELY_UNSET"),
+            "{}",
+            stderr(out)
+        );
+        assert!(
+            fx.judge_requests().is_empty(),
+            "{command} sent to the first judge"
+        );
+    };
     let out = fx.run(&[&["judge"][..], &panel[..]].concat()).await;
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("TURNBENCH_TEST_SURELY_UNSET"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(
-        fx.judge_requests().is_empty(),
-        "judge sent to the first judge"
-    );
+    refused_before_sending(&out, "judge");
 
     std::fs::create_dir(fx.path("no-checks")).unwrap();
     let run = [
@@ -992,16 +996,7 @@ async fn what_stops_one_judge_of_a_panel_stops_all_before_any_sends_in_judge_and
         "report.html",
     ];
     let out = fx.run(&[&run[..], &panel[..]].concat()).await;
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("TURNBENCH_TEST_SURELY_UNSET"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(
-        fx.judge_requests().is_empty(),
-        "run sent to the first judge"
-    );
+    refused_before_sending(&out, "run");
     assert_eq!(fx.count("SELECT COUNT(*) FROM judgments"), 0);
 
     // Without the second judge, both commands send.

@@ -513,3 +513,27 @@ fn paths_are_found_where_docs_write_them() {
         ]
     );
 }
+
+/// Cargo.toml's `license` expression names each licence the crate is offered under; each
+/// has its text beside it (LICENSE-MIT, LICENSE-APACHE), as `cargo package` and users expect.
+#[test]
+fn every_licence_cargo_toml_names_has_its_text_in_the_repository() {
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let expr = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("license = "))
+        .expect("Cargo.toml has a license line")
+        .trim_matches('"');
+    let ids: Vec<&str> = expr.split(" OR ").collect();
+    assert_eq!(ids, ["MIT", "Apache-2.0"], "the licence expression changed: {expr}");
+    for (id, file, first) in [
+        ("MIT", "LICENSE-MIT", "Permission is hereby granted, free of charge"),
+        ("Apache-2.0", "LICENSE-APACHE", "Apache License"),
+    ] {
+        let text = std::fs::read_to_string(repo().join(file))
+            .unwrap_or_else(|e| panic!("{id} is offered in Cargo.toml but {file} is missing: {e}"));
+        assert!(text.contains(first), "{file} does not hold the {id} text");
+    }
+    let apache = std::fs::read_to_string(repo().join("LICENSE-APACHE")).unwrap();
+    assert!(apache.contains("Version 2.0, January 2004") && apache.contains("END OF TERMS AND CONDITIONS"));
+}

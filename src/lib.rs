@@ -14,7 +14,7 @@
 //! - [`timestamp`]: RFC 3339 times read from user files.
 //! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate;
 //!   the `check` stage storing one result per (conversation, check definition), `--explain`;
-//!   `checks::schema`, the JSON Schema validator (a draft 2020-12 subset) `json_schema` uses.
+//!   `checks::schema`, the adapter over the `jsonschema` crate that `json_schema` uses.
 //! - [`project_lint`]: `turnbench lint`, the list of linters over every definition file.
 //! - [`import`]: transcript files into the store (streaming, validated, idempotent): the
 //!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.

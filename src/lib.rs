@@ -30,6 +30,7 @@
 //! - [`config`]: definition files (bench, scenarios, rubrics, judge settings), parsed and
 //!   validated; the built-in set compiled into the binary (`config::embedded`) and where a
 //!   command's definitions come from (named, the current directory, else built in).
+//! - [`draw`]: seeded draws stable across dependency upgrades (pauses, breaks, the mock).
 //! - [`init`]: `turnbench init`, an editable project from the built-in definitions.
 //! - [`mock`]: the simulated OpenAI-compatible provider, and the mock judge (`mock::judge`).
 //! - [`outcome`]: the turn and conversation outcome vocabulary.
@@ -47,6 +48,7 @@ pub mod cli;
 pub mod client;
 pub mod collect;
 pub mod config;
+pub mod draw;
 pub mod exchange;
 pub mod export;
 pub mod figure;

@@ -14,7 +14,7 @@
 //! - [`timestamp`]: RFC 3339 times read from user files.
 //! - [`checks`]: rule-based checks per scenario (`checks/*.toml`): load, lint, evaluate;
 //!   the `check` stage storing one result per (conversation, check definition), `--explain`;
-//!   `checks::schema`, the JSON Schema validator (a draft 2020-12 subset) `json_schema` uses.
+//!   `checks::schema`, the adapter over the `jsonschema` crate that `json_schema` uses.
 //! - [`project_lint`]: `turnbench lint`, the list of linters over every definition file.
 //! - [`import`]: transcript files into the store (streaming, validated, idempotent): the
 //!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.
@@ -30,6 +30,7 @@
 //! - [`config`]: definition files (bench, scenarios, rubrics, judge settings), parsed and
 //!   validated; the built-in set compiled into the binary (`config::embedded`) and where a
 //!   command's definitions come from (named, the current directory, else built in).
+//! - [`draw`]: seeded draws stable across dependency upgrades (pauses, breaks, the mock).
 //! - [`init`]: `turnbench init`, an editable project from the built-in definitions.
 //! - [`mock`]: the simulated OpenAI-compatible provider, and the mock judge (`mock::judge`).
 //! - [`outcome`]: the turn and conversation outcome vocabulary.
@@ -47,6 +48,7 @@ pub mod cli;
 pub mod client;
 pub mod collect;
 pub mod config;
+pub mod draw;
 pub mod exchange;
 pub mod export;
 pub mod figure;

@@ -7,8 +7,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
 use turnbench::mock::Profile;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -321,12 +319,12 @@ fn sigkill_at_twenty_seeded_moments_then_resume_loses_nothing() {
         target("zeta", "m2", &mock.url(), "")
     );
     let bench = project.write("bench.toml", &bench);
-    let mut rng = StdRng::seed_from_u64(20);
+    let mut draw = turnbench::draw::Draw::from_seed([20; 32]);
     let mut seen: Vec<String> = Vec::new();
     let mut kills_mid_run = 0;
     for _ in 0..20 {
         let mut child = spawn_collect(&project, &bench, has_run(&project), None);
-        let wait = Duration::from_millis(rng.random_range(30..700));
+        let wait = Duration::from_millis(draw.int(30, 699) as u64);
         let start = Instant::now();
         while start.elapsed() < wait && child.try_wait().unwrap().is_none() {
             std::thread::sleep(Duration::from_millis(5));

@@ -1,13 +1,14 @@
-//! `Retry-After`: delay-seconds or an HTTP date (RFC 9110), as servers send either.
+//! `Retry-After`: delay-seconds or an HTTP date (RFC 9110 §10.2.3), as servers send either.
+//! Dates are read by `httpdate` in all three forms RFC 9110 §5.6.7 has a recipient accept:
+//! the IMF-fixdate and the obsolete RFC 850 and asctime forms.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use crate::timestamp::days_from_civil;
+use std::time::{Duration, SystemTime};
 
 /// How long to wait, given the header value and the current time; `None` when unreadable.
 /// A value too large for a [`Duration`] (`1e20`) is read as the longest one: the retry
 /// policy caps every wait at `max_wait_ms` anyway, and a provider's header must never
-/// reach a panic (`Duration::from_secs_f64` panics on overflow).
+/// reach a panic (`Duration::from_secs_f64` panics on overflow). A date in the past is no
+/// wait at all.
 pub fn parse(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(secs) = value.parse::<f64>() {
@@ -16,64 +17,58 @@ pub fn parse(value: &str, now: SystemTime) -> Option<Duration> {
         }
         return Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX));
     }
-    let at = http_date_secs(value)?;
-    let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs() as i64;
-    Some(Duration::from_secs(at.saturating_sub(now).max(0) as u64))
-}
-
-/// Seconds since the epoch of an IMF-fixdate such as `Wed, 21 Oct 2015 07:28:00 GMT`.
-fn http_date_secs(s: &str) -> Option<i64> {
-    let rest = s.split_once(", ")?.1;
-    let parts: Vec<&str> = rest.split(' ').collect();
-    let [day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| m == month)? as i64 + 1;
-    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
-    let hms: Vec<i64> = time
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, m, sec] = hms.as_slice() else {
-        return None;
-    };
-    // Out-of-range fields are unreadable, not arithmetic overflows.
-    let in_range = (1..=31).contains(&day)
-        && (1..=9999).contains(&year)
-        && (0..24).contains(h)
-        && (0..60).contains(m)
-        && (0..=60).contains(sec);
-    if !in_range {
-        return None;
-    }
-    Some(days_from_civil(year, month, day) * 86_400 + h * 3600 + m * 60 + sec)
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::UNIX_EPOCH;
+
     use super::*;
 
+    /// 2015-10-21 07:27:50 UTC.
+    fn now() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_445_412_470)
+    }
+
     #[test]
-    fn seconds_and_dates() {
-        let now = UNIX_EPOCH + Duration::from_secs(1_445_412_470); // 2015-10-21 07:27:50 UTC
-        assert_eq!(parse("2", now), Some(Duration::from_secs(2)));
-        assert_eq!(parse(" 0.5 ", now), Some(Duration::from_millis(500)));
+    fn seconds() {
+        assert_eq!(parse("2", now()), Some(Duration::from_secs(2)));
+        assert_eq!(parse(" 0.5 ", now()), Some(Duration::from_millis(500)));
+        assert_eq!(parse("-3", now()), None);
+        assert_eq!(parse("soon", now()), None);
+    }
+
+    #[test]
+    fn the_three_date_forms_of_rfc_9110() {
+        let ten = Some(Duration::from_secs(10));
+        // IMF-fixdate, the form a sender must use.
+        assert_eq!(parse("Wed, 21 Oct 2015 07:28:00 GMT", now()), ten);
+        // The obsolete RFC 850 form (two-digit year) and asctime's, which a recipient
+        // must still accept.
+        assert_eq!(parse("Wednesday, 21-Oct-15 07:28:00 GMT", now()), ten);
+        assert_eq!(parse("Wed Oct 21 07:28:00 2015", now()), ten);
+        assert_eq!(parse(" Wed Oct 21 07:28:00 2015 ", now()), ten);
+        // A date already past is no wait.
         assert_eq!(
-            parse("Wed, 21 Oct 2015 07:28:00 GMT", now),
-            Some(Duration::from_secs(10))
-        );
-        assert_eq!(
-            parse("Wed, 21 Oct 2015 07:00:00 GMT", now),
+            parse("Wed, 21 Oct 2015 07:00:00 GMT", now()),
             Some(Duration::ZERO)
         );
-        assert_eq!(parse("-3", now), None);
-        assert_eq!(parse("soon", now), None);
-        assert_eq!(parse("Wed, 21 Foo 2015 07:28:00 GMT", now), None);
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2000, 2, 29), 11_016);
+        assert_eq!(
+            parse("Wednesday, 21-Oct-15 07:00:00 GMT", now()),
+            Some(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn malformed_dates_are_unreadable() {
+        assert_eq!(parse("Wed, 21 Foo 2015 07:28:00 GMT", now()), None);
+        assert_eq!(parse("Wed, 21 Oct 2015 07:28:00 UTC", now()), None);
+        assert_eq!(parse("Wed, 32 Oct 2015 07:28:00 GMT", now()), None);
+        assert_eq!(parse("Wednesday, 21-Oct-2015 07:28:00 GMT", now()), None);
+        assert_eq!(parse("Wed Oct 21 07:28:00", now()), None);
+        assert_eq!(parse("2015-10-21T07:28:00Z", now()), None);
     }
 
     #[test]
@@ -86,5 +81,7 @@ mod tests {
         assert_eq!(parse("-0", now), Some(Duration::ZERO));
         assert_eq!(parse("Wed, 21 Oct 99999999999 07:28:00 GMT", now), None);
         assert_eq!(parse("Wed, 21 Oct 2015 99999999999:28:00 GMT", now), None);
+        assert_eq!(parse("Wed, 21 Oct 2015 07:28:00 GMT\u{0}", now), None);
+        assert_eq!(parse("Wed, 21 Oct 2015 07:28:00 GMTé", now), None);
     }
 }

@@ -1,8 +1,7 @@
 //! The order conversations are launched in and the simulated user pauses: pure functions
 //! of the run's settings and seed, so every target meets the same conditions.
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use crate::draw::Draw;
 
 /// One conversation to run: indexes into the run's targets and scenarios.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,8 +45,9 @@ pub fn pause_ms(
     h.update(scenario_id.as_bytes());
     h.update(&repeat.to_le_bytes());
     h.update(&(turn as u64).to_le_bytes());
-    let mut rng = StdRng::from_seed(*h.finalize().as_bytes());
-    rng.random_range(lo..=hi) as f64 * scale
+    let mut draw = Draw::from_seed(*h.finalize().as_bytes());
+    let span = hi.saturating_sub(lo).saturating_add(1);
+    (lo + draw.below(span)) as f64 * scale
 }
 
 #[cfg(test)]
@@ -90,5 +90,24 @@ mod tests {
         assert_eq!(pause_ms(7, "s", 1, 2, None, 1.0), 0.0);
         let differs = (0..20).any(|r| pause_ms(7, "s", r, 2, Some((0, 1000)), 1.0) != a);
         assert!(differs);
+    }
+
+    /// The pauses a run with seed 7 gives: pinned, so that a dependency upgrade cannot
+    /// change them (a run compared with a baseline months later gets the same pauses).
+    #[test]
+    fn pauses_are_pinned() {
+        let pauses: Vec<f64> = (1..=4)
+            .map(|turn| {
+                pause_ms(
+                    7,
+                    "dev-cursor-pagination",
+                    1,
+                    turn,
+                    Some((2_000, 9_000)),
+                    1.0,
+                )
+            })
+            .collect();
+        assert_eq!(pauses, [8088.0, 8044.0, 3699.0, 6731.0]);
     }
 }

@@ -16,8 +16,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use crate::draw::Draw;
 use serde::{Deserialize, Serialize};
 
 /// Tokens per cache block.
@@ -143,15 +142,13 @@ impl Routes {
     /// The provider for this request of `conversation`; `key` (the request's seeded key)
     /// decides whether it moves.
     pub fn route(&self, gateway: &Gateway, conversation: &str, key: [u8; 32]) -> String {
-        let mut rng = StdRng::from_seed(key);
+        let mut rng = Draw::from_seed(key);
         let n = gateway.providers.len();
         // Poisoned only if a holder panicked, and none can (map reads and writes only).
         let mut current = self.current.lock().expect("routes lock");
         let at = match current.get(conversation) {
-            None => rng.random_range(0..n),
-            Some(&i) if rng.random::<f64>() < gateway.switch_rate => {
-                (i + rng.random_range(1..n)) % n
-            }
+            None => rng.index(n),
+            Some(&i) if rng.unit() < gateway.switch_rate => (i + 1 + rng.index(n - 1)) % n,
             Some(&i) => i,
         };
         current.insert(conversation.to_string(), at);

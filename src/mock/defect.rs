@@ -10,8 +10,7 @@
 //! Each defect is drawn on its own from a stream of the request's key kept apart from the
 //! timing draws: the same seed gives the same defects on the same requests.
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use crate::draw::Draw;
 use serde_json::Value;
 
 use super::profile::DefectRates;
@@ -43,13 +42,13 @@ pub struct Draws {
 impl Draws {
     pub fn from_key(key: [u8; 32]) -> Draws {
         let seed = *blake3::keyed_hash(&key, b"mock-answer-defects").as_bytes();
-        let mut rng = StdRng::from_seed(seed);
+        let mut rng = Draw::from_seed(seed);
         Draws {
-            stale: rng.random(),
-            missing_field: rng.random(),
-            fence: rng.random(),
-            prose: rng.random(),
-            pick: rng.random(),
+            stale: rng.unit(),
+            missing_field: rng.unit(),
+            fence: rng.unit(),
+            prose: rng.unit(),
+            pick: rng.u64(),
         }
     }
 }

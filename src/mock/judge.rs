@@ -39,8 +39,7 @@
 //! # or: judge = { ignore_schema = 1.0, invalid_json = 1.0 }, judge = { reject_schema = 1.0 }
 //! ```
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use crate::draw::Draw;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -142,7 +141,7 @@ pub fn rejects_schema(profile: &Profile, key: [u8; 32], format: Option<&Value>) 
 fn draw(key: [u8; 32], purpose: &[u8]) -> f64 {
     let mut seed = [0u8; 32];
     seed.copy_from_slice(blake3::keyed_hash(&key, purpose).as_bytes());
-    StdRng::from_seed(seed).random()
+    Draw::from_seed(seed).unit()
 }
 
 /// The judge's answer text for a request: the transcript graded against the scenarios in
@@ -160,7 +159,7 @@ pub fn answer(
 ) -> String {
     let mut seed = [0u8; 32];
     seed.copy_from_slice(blake3::keyed_hash(&key, b"mock-judge").as_bytes());
-    let mut rng = StdRng::from_seed(seed);
+    let mut rng = Draw::from_seed(seed);
     if let Some(text) = pairwise_prompt(messages) {
         return pairwise_answer(profile, &mut rng, text, index);
     }
@@ -176,7 +175,7 @@ pub fn answer(
         Some(grading) => {
             for c in &spec.criteria {
                 // Box–Muller; 1 - u keeps the log argument above zero.
-                let (u1, u2): (f64, f64) = (rng.random(), rng.random());
+                let (u1, u2): (f64, f64) = (rng.unit(), rng.unit());
                 let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
                 let steps_up = grading.criterion(c) * steps as f64 + NOISE_SD * z;
                 let score = spec.min + (steps_up.round() as i64).clamp(0, steps);
@@ -193,18 +192,18 @@ pub fn answer(
     };
 
     let rates = profile.judge.unwrap_or_default();
-    let (completed, rationale) = if rng.random::<f64>() < rates.random {
+    let (completed, rationale) = if rng.unit() < rates.random {
         for c in &spec.criteria {
-            scores.insert(c.clone(), json!(rng.random_range(spec.min..=spec.max)));
+            scores.insert(c.clone(), json!(rng.int(spec.min, spec.max)));
         }
         (
-            rng.random_bool(0.5),
+            rng.chance(0.5),
             "Simulated judge: scores drawn at random, the transcript unread.".to_string(),
         )
     } else {
         (completed, rationale)
     };
-    let u: f64 = rng.random();
+    let u: f64 = rng.unit();
     // A schema the server honours leaves no room for a malformed answer.
     let honoured = schema.is_some();
     let table = [
@@ -227,7 +226,7 @@ pub fn answer(
         defect == Some(3),
     );
     if out_of_range && let Some(first) = spec.criteria.first() {
-        let bad = if rng.random_bool(0.5) {
+        let bad = if rng.chance(0.5) {
             spec.max + 1
         } else {
             spec.min - 1
@@ -263,12 +262,7 @@ fn pairwise_prompt(messages: &[Message]) -> Option<&str> {
 /// Below this difference of mean criterion values two transcripts tie.
 const PAIRWISE_TIE: f64 = 0.05;
 
-fn pairwise_answer(
-    profile: &Profile,
-    rng: &mut StdRng,
-    text: &str,
-    index: &ScenarioIndex,
-) -> String {
+fn pairwise_answer(profile: &Profile, rng: &mut Draw, text: &str, index: &ScenarioIndex) -> String {
     // Transcript A is the first block; B is the first block after A's end line.
     let a_end = text
         .lines()
@@ -284,7 +278,7 @@ fn pairwise_answer(
     let a = grade_of(text);
     let b = a_end.and_then(|end| grade_of(&text[end..]));
     let rates = profile.judge.unwrap_or_default();
-    let biased = rng.random::<f64>() < rates.prefer_a;
+    let biased = rng.unit() < rates.prefer_a;
     let (winner, rationale) = match (biased, a, b) {
         (true, _, _) => (
             "A",

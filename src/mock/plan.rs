@@ -7,8 +7,7 @@
 
 use std::collections::HashMap;
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use crate::draw::Draw;
 
 use super::defect;
 use super::profile::{CacheReport, Profile, ReasoningStyle};
@@ -148,8 +147,8 @@ pub fn make_plan(
     index: &ScenarioIndex,
 ) -> Plan {
     // The order of the draws below is part of the seed's meaning: keep it.
-    let mut rng = StdRng::from_seed(key);
-    let fault = draw_fault(profile, rng.random::<f64>());
+    let mut rng = Draw::from_seed(key);
+    let fault = draw_fault(profile, rng.unit());
     let budget = fault == Some(Fault::ReasoningBudget);
     let answer = answer_text(profile, key, messages, index, &mut rng);
     let reasoning = reasoning_chunks(profile, budget, &mut rng);
@@ -183,7 +182,7 @@ fn answer_text(
     key: [u8; 32],
     messages: &[Message],
     index: &ScenarioIndex,
-    rng: &mut StdRng,
+    rng: &mut Draw,
 ) -> String {
     let last_user = messages
         .iter()
@@ -206,7 +205,7 @@ fn answer_text(
 
 /// The reasoning, a word a chunk; reasoning that eats the budget runs on well past its
 /// usual length.
-fn reasoning_chunks(profile: &Profile, budget: bool, rng: &mut StdRng) -> Vec<String> {
+fn reasoning_chunks(profile: &Profile, budget: bool, rng: &mut Draw) -> Vec<String> {
     let words = if budget {
         profile.reasoning_words.max(20) as usize * 3
     } else {
@@ -249,7 +248,7 @@ struct Timed {
 /// slows down).
 fn timed_pieces(
     profile: &Profile,
-    rng: &mut StdRng,
+    rng: &mut Draw,
     reasoning: Vec<String>,
     answer_chunks: Vec<String>,
     budget: bool,
@@ -258,14 +257,14 @@ fn timed_pieces(
         at_ms: 0.0,
         kind: PieceKind::Role,
     }];
-    let mut t = profile.ttft_ms.sample(rng.random(), rng.random());
+    let mut t = profile.ttft_ms.sample(rng.unit(), rng.unit());
     // Drawn only when set, so that profiles without it keep their timings.
     let slowdown = profile
         .slowdown
-        .map_or(1.0, |d| d.sample(rng.random(), rng.random()));
-    let gap = |rng: &mut StdRng| profile.gap_ms.sample(rng.random(), rng.random()) * slowdown;
+        .map_or(1.0, |d| d.sample(rng.unit(), rng.unit()));
+    let gap = |rng: &mut Draw| profile.gap_ms.sample(rng.unit(), rng.unit()) * slowdown;
     let nominal_ttft_ms = (!reasoning.is_empty() || !answer_chunks.is_empty()).then_some(t);
-    let mut push = |kind: PieceKind, rng: &mut StdRng, first: &mut bool| {
+    let mut push = |kind: PieceKind, rng: &mut Draw, first: &mut bool| {
         if !*first {
             t += gap(rng);
         }
@@ -294,7 +293,7 @@ fn timed_pieces(
     for chunk in answer_chunks {
         push(PieceKind::Content(chunk), rng, &mut first);
     }
-    let end_ms = t + profile.gap_ms.sample(rng.random(), rng.random()) * slowdown;
+    let end_ms = t + profile.gap_ms.sample(rng.unit(), rng.unit()) * slowdown;
     Timed {
         pieces,
         end_ms,
@@ -412,15 +411,15 @@ const WORDS: &[&str] = &[
     "clear",
 ];
 
-fn generated_words(rng: &mut StdRng, n: usize) -> String {
+fn generated_words(rng: &mut Draw, n: usize) -> String {
     (0..n)
-        .map(|_| WORDS[rng.random_range(0..WORDS.len())])
+        .map(|_| WORDS[rng.index(WORDS.len())])
         .collect::<Vec<_>>()
         .join(" ")
 }
 
-fn generated_text(rng: &mut StdRng, min: usize, max: usize) -> String {
-    let n = rng.random_range(min..=max);
+fn generated_text(rng: &mut Draw, min: usize, max: usize) -> String {
+    let n = rng.int(min as i64, max as i64) as usize;
     let mut text = generated_words(rng, n);
     text.push('.');
     let mut chars = text.chars();

@@ -7,8 +7,7 @@
 //! Everything is drawn from the request's key, so the same seed and request give the same
 //! calls on every run.
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use crate::draw::Draw;
 use serde_json::{Value, json};
 
 use super::plan::{Piece, PieceKind, Plan};
@@ -49,30 +48,25 @@ pub fn apply(plan: &mut Plan, behaviour: &ToolBehaviour, key: [u8; 32], tools: &
     // Its own stream of the key: timings and defects stay as planned.
     let mut seed = key;
     seed[0] ^= 0x7a;
-    let mut rng = StdRng::from_seed(seed);
-    if rng.random::<f64>() >= behaviour.call_rate {
+    let mut rng = Draw::from_seed(seed);
+    if rng.unit() >= behaviour.call_rate {
         return;
     }
-    let n = rng.random_range(1..=behaviour.max_calls.max(1)) as usize;
+    let n = rng.int(1, i64::from(behaviour.max_calls.max(1))) as usize;
     let mut calls = Vec::with_capacity(n);
     for i in 0..n {
-        let tool = &tools[rng.random_range(0..tools.len())];
+        let tool = &tools[rng.index(tools.len())];
         let mut name = tool.name.clone();
-        if rng.random::<f64>() < behaviour.unknown_name {
+        if rng.unit() < behaviour.unknown_name {
             name.push_str("_v2");
         }
         let args: serde_json::Map<String, Value> = tool
             .properties
             .iter()
-            .map(|p| {
-                (
-                    p.clone(),
-                    json!(format!("{p}-{}", rng.random_range(1..100))),
-                )
-            })
+            .map(|p| (p.clone(), json!(format!("{p}-{}", rng.int(1, 99)))))
             .collect();
         let mut arguments = Value::Object(args).to_string();
-        if rng.random::<f64>() < behaviour.bad_arguments {
+        if rng.unit() < behaviour.bad_arguments {
             // Cut at a character boundary: property names come from the request.
             let half = arguments.chars().count() / 2;
             let cut = arguments

@@ -3,18 +3,16 @@
 //! the session (never of the target), so the same turn of the same pass waits the same
 //! and sends the same bytes to every target.
 
-use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
-
 use crate::config::Breaks;
+use crate::draw::Draw;
 
-fn rng(parts: &[&[u8]]) -> StdRng {
+fn rng(parts: &[&[u8]]) -> Draw {
     let mut h = blake3::Hasher::new();
     for p in parts {
         h.update(&(p.len() as u64).to_le_bytes());
         h.update(p);
     }
-    StdRng::from_seed(*h.finalize().as_bytes())
+    Draw::from_seed(*h.finalize().as_bytes())
 }
 
 /// The seeded idle break before turn `turn` (0-based) of a pass, in ms (not scaled); 0
@@ -30,11 +28,11 @@ pub fn break_ms(seed: u64, session: &str, round: u32, turn: usize, breaks: &Brea
         &round.to_le_bytes(),
         &(turn as u64).to_le_bytes(),
     ]);
-    if r.random::<f64>() >= breaks.share {
+    if !r.chance(breaks.share) {
         return 0.0;
     }
     let s = if breaks.max_s > breaks.min_s {
-        r.random_range(breaks.min_s..=breaks.max_s)
+        r.float(breaks.min_s, breaks.max_s)
     } else {
         breaks.min_s
     };
@@ -56,7 +54,7 @@ pub fn salt(seed: u64, run_id: i64, session: &str, round: u32) -> String {
         session.as_bytes(),
         &round.to_le_bytes(),
     ]);
-    format!("{:08x}", r.random::<u32>())
+    format!("{:08x}", r.u64() as u32)
 }
 
 #[cfg(test)]

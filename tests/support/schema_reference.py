@@ -1,4 +1,4 @@
-"""Reference verdicts for src/checks/schema (turnbench's JSON Schema subset), computed
+"""Reference verdicts for turnbench's JSON Schema checks (src/checks/schema.rs), computed
 independently with Python's `jsonschema` (Draft202012Validator, formats asserted).
 
     python3 -m venv /tmp/schema-venv
@@ -6,8 +6,8 @@ independently with Python's `jsonschema` (Draft202012Validator, formats asserted
     /tmp/schema-venv/bin/python tests/support/schema_reference.py    # from the repository root
 
 Writes tests/fixtures/schema_cases.json: every schema, and per (schema, instance) case
-Python's verdict. The unit test `agrees_with_python_jsonschema` in src/checks/schema/tests.rs
-asserts that turnbench agrees on every case, except the cases listed in DEVIATIONS below,
+Python's verdict. The test `agrees_with_python_jsonschema_on_turnbench_schemas` in
+tests/schema_suite.rs asserts that turnbench agrees on every case, except the cases listed in DEVIATIONS below,
 where Python is lax or not ECMA-262/RFC 3339 and turnbench deliberately differs; each one
 carries turnbench's verdict and why. The generator checks that Python still says what the
 deviation claims, so a new Python version cannot silently turn one into an agreement.

@@ -1,5 +1,7 @@
-//! `json_schema`: the answer's JSON validates against a draft 2020-12 schema, given inline
-//! (`schema`, a string holding JSON) or as `schema_file` (relative to the checks file).
+//! `json_schema`: the answer's JSON validates against a JSON Schema (draft 2020-12 unless its
+//! `$schema` names another), given inline (`schema`, a string holding JSON) or as
+//! `schema_file` (relative to the checks file). Validation is the `jsonschema` crate's,
+//! through [`JsonSchema`].
 
 use serde::Deserialize;
 use toml::Spanned;
@@ -48,12 +50,12 @@ pub fn build(fields: &mut KindFields<'_>) -> Result<Box<dyn Rule>, ConfigError> 
         )
     })?;
     // Formats (date, email, ...) are asserted, not just annotated: a check that names a
-    // format means it. What the validator does not support is refused here, not ignored.
+    // format means it. An unknown format or a remote $ref is refused here, not ignored.
     let schema = JsonSchema::compile(&schema).map_err(|e| {
         fields.invalid(
             span,
             format!("invalid JSON Schema: {e}"),
-            "fix the schema: draft 2020-12, the keywords and formats listed in docs/checks.md",
+            "fix the schema (JSON Schema, the formats and references docs/checks.md lists)",
         )
     })?;
     Ok(Box::new(SchemaCheck {
@@ -168,21 +170,33 @@ schema = '{"items": {"type": "integer"}}'"#;
     }
 
     #[test]
-    fn what_the_validator_does_not_support_is_a_load_error() {
-        let err =
-            load_error("kind = \"json_schema\"\nschema = '{\"unevaluatedProperties\": false}'");
+    fn the_whole_of_draft_2020_12_loads() {
+        let lines = r#"kind = "json_schema"
+schema = '{"properties": {"a": {}}, "unevaluatedProperties": false, "$defs": {"n": {"$anchor": "n", "type": "integer"}}, "additionalItems": true}'"#;
+        assert_eq!(judge(lines, r#"{"a": 1}"#), Ok(()));
+        let err = judge(lines, r#"{"a": 1, "b": 2}"#).unwrap_err();
+        assert!(err.starts_with("schema violations: (root): "), "{err}");
+    }
+
+    #[test]
+    fn unknown_formats_and_remote_refs_are_load_errors() {
+        let err = load_error("kind = \"json_schema\"\nschema = '{\"format\": \"ipv5\"}'");
         assert!(
-            err.starts_with(
-                "checks/demo.toml:7: invalid JSON Schema: keyword \"unevaluatedProperties\" is not supported (supported: type,"
-            ),
+            err.starts_with("checks/demo.toml:7: invalid JSON Schema: ")
+                && err.contains("Unknown format: 'ipv5'"),
             "{err}"
         );
         assert!(err.contains("docs/checks.md"), "{err}");
-        let err = load_error("kind = \"json_schema\"\nschema = '{\"format\": \"ipv5\"}'");
+        let err = load_error(
+            "kind = \"json_schema\"\nschema = '{\"$ref\": \"https://example.com/s.json\"}'",
+        );
         assert!(
-            err.contains("at #/format: format \"ipv5\" is not supported (supported: date,"),
+            err.starts_with("checks/demo.toml:7: invalid JSON Schema: ")
+                && err.contains("remote $ref https://example.com/s.json is not fetched")
+                && err.contains("\"$defs\""),
             "{err}"
         );
+        assert!(err.contains("fix:"), "{err}");
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.
 //! - [`export`]: stored conversations out in the exchange format.
 //! - [`exchange`]: the JSON Lines exchange format shared by import and export.
+//! - [`exit`]: the exit status vocabulary every command returns, one meaning per code.
 //! - [`figure`]: how a figure prints (value, unit, interval, n), once for every format.
 //! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run;
 //!   panels, varied replicates, pairwise comparison, reference anchors.
@@ -48,6 +49,7 @@ pub mod client;
 pub mod collect;
 pub mod config;
 pub mod exchange;
+pub mod exit;
 pub mod export;
 pub mod figure;
 pub mod import;

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
+use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -191,7 +192,12 @@ fn fault_matrix() {
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
     let panics = stderr(&out).matches("panicked").count() as i64;
     let conn = project.conn();
     let mut table = String::from(
@@ -437,7 +443,7 @@ fn a_full_disk_stops_the_run_cleanly_and_resume_completes_it() {
     .wait_with_output()
     .unwrap();
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert_eq!(out.status.code(), Some(Exit::StoreRefused.code()), "{err}");
     assert!(err.contains("database or disk is full"), "{err}");
     assert!(
         err.contains("acme / m · long · repeat"),
@@ -507,7 +513,12 @@ fn a_full_disk_stops_the_run_cleanly_and_resume_completes_it() {
         .env(turnbench::store::MAX_PAGES_ENV, cap.to_string())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::StoreRefused.code()),
+        "{}",
+        stderr(&out)
+    );
     assert!(stderr(&out).contains("not stored"), "{}", stderr(&out));
     let sent = mock
         .server

@@ -27,6 +27,7 @@ use crate::collect::{CollectError, CollectOptions, CollectReport, Resume};
 use crate::config::{
     BenchConfig, BenchTargetNames, ConfigError, JudgeSettings, Rubric, Scenario, embedded,
 };
+use crate::exit::Exit;
 use crate::export::{ExportError, FormatOptions, REPORT_FORMATS};
 use crate::judge::anchor_run::AnchorInput;
 use crate::judge::{JudgeError, JudgeOptions, JudgeReport, Mode, Selection};
@@ -108,11 +109,11 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// The process exit code (docs/commands/run.md): 0 done; 2 done, but conversations failed or
-    /// judgments stayed unscored (a real bench; the built-in run's failures are its
-    /// simulated faults); 3 a judge prompt named a provider (nothing sent to any judge);
-    /// 4 the store refused a write; 130 interrupted.
-    pub fn exit_code(&self) -> i32 {
+    /// How the run ended (docs/commands/exit-codes.md): some failed when conversations
+    /// failed or judgments stayed unscored (a real bench; the built-in run's failures are
+    /// its simulated faults); a leak when a judge prompt named a provider (nothing sent to
+    /// any judge); the store refused a write; interrupted.
+    pub fn exit(&self) -> Exit {
         let store_refused = !self.collect.store_failures.is_empty()
             || self
                 .judges
@@ -126,15 +127,13 @@ impl RunOutcome {
             .iter()
             .any(|(_, j)| j.by_status.iter().any(|(s, n)| *s != "ok" && *n > 0));
         if store_refused {
-            4
+            Exit::StoreRefused
         } else if interrupted {
-            130
+            Exit::Interrupted
         } else if leaked {
-            3
-        } else if !self.builtin && (self.collect.failed() > 0 || unscored) {
-            2
+            Exit::Leak
         } else {
-            0
+            Exit::failed_if(!self.builtin && (self.collect.failed() > 0 || unscored))
         }
     }
 }

@@ -24,6 +24,9 @@
 //! - [`figure`]: how a figure prints (value, unit, interval, n), once for every format.
 //! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run;
 //!   panels, varied replicates, pairwise comparison, reference anchors.
+//! - [`judge_panel`]: judging as `turnbench judge` and `turnbench run` both do it: a panel
+//!   of judge × rubric jobs audited before any sends, the mock judges started, the jobs run
+//!   (orchestration, beside `run`: it sequences the judge stage, never another stage).
 //! - [`anchor_suite`]: the reference-anchor conversations (scenario references and the variants
 //!   their checks' defects spoil) that a judge's sanity run scores.
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
@@ -56,6 +59,7 @@ pub mod import;
 pub mod init;
 pub mod jsonl;
 pub mod judge;
+pub mod judge_panel;
 pub mod launcher;
 pub mod mock;
 pub mod outcome;

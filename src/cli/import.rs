@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::Global;
 use crate::exit::Exit;
-use crate::import::{Defaults, Format, ImportError, ImportOptions, Rejection, import_file};
+use crate::import::{Defaults, ImportError, ImportOptions, Rejection, ShapeFilter, import_file};
 
 /// Import transcripts: JSON Lines (one conversation a line) or one JSON array of them;
 /// `-` reads stdin.
@@ -27,7 +27,7 @@ pub struct ImportArgs {
     /// The shape of the records: auto (each record's own, recognised by its keys),
     /// turnbench, sharegpt or openai-log (a record of another shape is refused).
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
-    format: Format,
+    format: ShapeFilter,
     /// Scenario id for records that name none, so that the checks written for that
     /// scenario score them. A record's own `scenario` wins.
     #[arg(long, value_name = "ID", value_parser = non_empty)]

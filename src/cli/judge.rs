@@ -8,8 +8,8 @@ use anyhow::Result;
 use super::Global;
 use crate::config::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Rubric, Scenario, embedded};
 use crate::exit::Exit;
-use crate::judge::{self, JudgeOptions, JudgeReport, Mode, Selection};
-use crate::run::judging::{self, PanelAudit, PanelJob};
+use crate::judge::{self, JudgeOptions, JudgeReport, JudgmentScope, Mode};
+use crate::judge_panel::{self, PanelAudit, PanelJob};
 
 /// Score stored conversations with a blind LLM judge; only what is not judged yet
 /// is sent.
@@ -103,7 +103,7 @@ impl JudgeArgs {
         let mut unscored = 0;
         let mut after_each = |job: &PanelJob, report: &JudgeReport| {
             if report.leaks.is_empty() {
-                let closing = judging::closing(&job.opts, report)?;
+                let closing = judge_panel::closing(&job.opts, report)?;
                 print!("{}", closing.text);
                 anchors_failed |= closing.anchors_failed;
                 unscored += closing.unscored;
@@ -113,7 +113,7 @@ impl JudgeArgs {
         // Every judge's prompts are audited before any judge of the panel sends: a leak in
         // the second judge's transcripts stops the first one too.
         let outcome =
-            judging::judge_panel(jobs, &scenarios, &super::interrupts, &mut after_each).await?;
+            judge_panel::judge_panel(jobs, &scenarios, &super::interrupts, &mut after_each).await?;
         print_audit(&outcome.audit, mode, print_prompts, global.quiet);
         if !outcome.audit_passed() {
             return Ok(Exit::Leak);
@@ -142,7 +142,7 @@ impl JudgeArgs {
         };
         let rubric = Rubric::load(&embedded::resolve_file(&self.rubric, "rubrics"))?;
         let bench_targets = self.bench_targets()?;
-        let selection = Selection {
+        let selection = JudgmentScope {
             conversations: self.conversations.clone(),
             rejudge: self.rejudge,
             pairwise: self.baseline.clone(),
@@ -226,7 +226,7 @@ impl JudgeArgs {
 
     /// One judge's settings with the flags applied over them.
     fn settings(&self, path: &std::path::Path) -> Result<JudgeSettings> {
-        let mut settings = judging::load_settings(path)?;
+        let mut settings = judge_panel::load_settings(path)?;
         if let Some(n) = self.replicates {
             settings.replicates = n;
         }

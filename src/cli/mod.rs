@@ -98,7 +98,7 @@ pub fn interrupts() -> tokio::sync::mpsc::Receiver<()> {
 /// `unit` names what was run ("conversations", "passes"); the built-in run's failures are its
 /// simulated faults, so they do not make the status 2.
 fn finish_run(
-    report: &crate::launcher::RunReport,
+    report: &crate::launcher::LaunchReport,
     command: &str,
     unit: &str,
     quiet: bool,

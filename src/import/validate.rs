@@ -7,7 +7,7 @@
 //! for every shape.
 
 use super::format::read_record;
-use super::shape::{Format, MessagePaths, Shape, check_usage};
+use super::shape::{MessagePaths, Shape, ShapeFilter, check_usage};
 use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
 pub use crate::jsonl::LineProblem;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
@@ -47,13 +47,13 @@ pub fn prepare_line(
     line: &[u8],
     scratch: &mut Vec<u8>,
 ) -> Result<PreparedConversation, LineProblem> {
-    prepare_record(line, Format::Auto, &Defaults::default(), scratch).map(|(_, c)| c)
+    prepare_record(line, ShapeFilter::Auto, &Defaults::default(), scratch).map(|(_, c)| c)
 }
 
 /// Reads one record (a line or an array element) as `format` allows, and prepares it.
 pub fn prepare_record(
     text: &[u8],
-    format: Format,
+    format: ShapeFilter,
     defaults: &Defaults,
     scratch: &mut Vec<u8>,
 ) -> Result<(Shape, PreparedConversation), LineProblem> {
@@ -591,9 +591,14 @@ mod tests {
     }
 
     fn with(line: &str, defaults: &Defaults) -> PreparedConversation {
-        prepare_record(line.as_bytes(), Format::Auto, defaults, &mut Vec::new())
-            .unwrap()
-            .1
+        prepare_record(
+            line.as_bytes(),
+            ShapeFilter::Auto,
+            defaults,
+            &mut Vec::new(),
+        )
+        .unwrap()
+        .1
     }
 
     #[test]

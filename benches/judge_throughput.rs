@@ -11,13 +11,14 @@
 
 use std::time::Instant;
 
+use turnbench::chat::Message;
 use turnbench::config::{JudgeSettings, Rubric};
 use turnbench::judge::{self, JudgeOptions, Mode};
 use turnbench::mock::{MockConfig, MockServer, Profile};
 use turnbench::store::inserts::{
     NewRun, NewTarget, insert_conversation, insert_run, upsert_target,
 };
-use turnbench::store::records::{ConversationRecord, Message, TurnRecord};
+use turnbench::store::records::{ConversationRecord, TurnRecord};
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)

@@ -29,6 +29,7 @@
 //!   (orchestration, beside `run`: it sequences the judge stage, never another stage).
 //! - [`anchor_suite`]: the reference-anchor conversations (scenario references and the variants
 //!   their checks' defects spoil) that a judge's sanity run scores.
+//! - [`chat`]: the chat message every layer names (client, store, mock, judge).
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
 //! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
 //! - [`config`]: definition files (bench, scenarios, rubrics, judge settings), parsed and
@@ -46,6 +47,7 @@
 //! - [`stats`]: percentiles, intervals, bootstrap, agreement: pure functions.
 //! - [`tokens`]: visible-token counting (o200k_base).
 pub mod anchor_suite;
+pub mod chat;
 pub mod checks;
 pub mod cli;
 pub mod client;

@@ -7,10 +7,10 @@ use std::time::Duration;
 
 mod common;
 
+use turnbench::chat::Message;
 use turnbench::client::{Client, Endpoint, Reply};
 use turnbench::config::RequestParams;
 use turnbench::outcome::TurnOutcome;
-use turnbench::store::records::Message;
 
 /// Serves one request: `head` (status line and headers), then `pieces` with small pauses.
 fn serve_once(head: &'static str, pieces: Vec<&'static [u8]>) -> String {

@@ -8,11 +8,12 @@ use tokio::sync::watch;
 
 use super::RunContext;
 use super::schedule::{Job, pause_ms};
+use crate::chat::Message;
 use crate::client::Endpoint;
 use crate::launcher::{Stop, pause as sleep_pause, send_turn};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::now_rfc3339;
-use crate::store::records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
+use crate::store::records::{AttemptRecord, ConversationRecord, TurnRecord};
 
 pub(super) async fn run_conversation(
     ctx: Arc<RunContext>,

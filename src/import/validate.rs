@@ -8,10 +8,11 @@
 
 use super::format::read_record;
 use super::shape::{MessagePaths, Shape, ShapeFilter, check_usage};
+use crate::chat::Message;
 use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
 pub use crate::jsonl::LineProblem;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
-use crate::store::records::{ConversationRecord, Message, TurnRecord, Usage};
+use crate::store::records::{ConversationRecord, TurnRecord, Usage};
 
 /// A valid conversation, built whole on the reader thread; the writer only sets the ids
 /// the store gives it (run, target, scenario link) and the repeat when none was given.

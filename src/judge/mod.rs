@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
+use crate::chat::Message;
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
 use crate::outcome::TurnOutcome;
@@ -41,7 +42,6 @@ use crate::store::judgments::{
     upsert_rubric, visible_messages,
 };
 use crate::store::pairwise::PairwiseRecord;
-use crate::store::records::Message;
 use crate::store::writer_task::Storable;
 use crate::store::{StoreError, StoreWriter};
 use audit::{AuditList, Leak};

@@ -30,8 +30,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::chat::Message;
 use crate::config::Scenario;
-use crate::store::records::Message;
 use plan::{Fault, PieceKind, Plan, ScenarioIndex, make_plan, request_key};
 pub use profile::{MockConfig, Profile};
 

@@ -12,12 +12,13 @@ use tokio::sync::watch;
 
 use super::schedule::{break_ms, capped_pause_ms, salt};
 use super::session::{Session, SessionIndex, SessionMessage, SessionRole};
+use crate::chat::Message;
 use crate::client::{Client, Endpoint, Reply};
 use crate::config::{CacheHint, ReplaySettings, RetryPolicy, TargetReplay};
 use crate::launcher::{Stop, pause as sleep_pause, send_turn};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::now_rfc3339;
-use crate::store::records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
+use crate::store::records::{AttemptRecord, ConversationRecord, TurnRecord};
 use crate::store::replay::{ReplayRecord, ReplayTurnRecord, ToolCallRecord};
 
 /// Shared, read-only state of a replay run.

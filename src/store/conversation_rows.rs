@@ -187,11 +187,12 @@ impl<'c> ConversationInserter<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::Message;
     use crate::outcome::TurnOutcome;
     use crate::store::inserts::{
         NewRun, NewTarget, insert_conversation, insert_run, upsert_target,
     };
-    use crate::store::records::{AttemptRecord, Message, TurnRecord, Usage};
+    use crate::store::records::{AttemptRecord, TurnRecord, Usage};
 
     /// Every column of every table the two writers touch, ids aside.
     fn dump(conn: &Connection) -> Vec<String> {

@@ -1,25 +1,8 @@
 //! Row types written to and read from the store; field meanings follow `db/001_init.sql`.
 
-use serde::{Deserialize, Serialize};
-
+use crate::chat::Message;
 use crate::client::{Attempt, Reply};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
-
-/// A visible chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
-    pub role: String,
-    pub content: String,
-}
-
-impl Message {
-    pub fn new(role: &str, content: impl Into<String>) -> Self {
-        Message {
-            role: role.to_string(),
-            content: content.into(),
-        }
-    }
-}
 
 /// Token counts as the client read them; `None` = not reported (never 0 in its place).
 pub use crate::client::Usage;

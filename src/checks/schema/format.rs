@@ -85,16 +85,6 @@ fn digits(bytes: &[u8]) -> Option<u32> {
     })
 }
 
-fn days_in_month(year: u32, month: u32) -> u32 {
-    let leap = year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400));
-    match month {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
-}
-
 /// RFC 3339 `full-date`: `YYYY-MM-DD`, a day that exists.
 fn is_date(text: &str) -> bool {
     let [y @ .., b'-', m0, m1, b'-', d0, d1] = text.as_bytes() else {
@@ -107,7 +97,9 @@ fn is_date(text: &str) -> bool {
     ) else {
         return false;
     };
-    (1..=12).contains(&month) && (1..=days_in_month(year, month)).contains(&day)
+    (1..=12).contains(&month)
+        && (1..=crate::timestamp::days_in_month(year.into(), month.into()))
+            .contains(&i64::from(day))
 }
 
 /// RFC 3339 `date-time`: a `full-date`, `T` (or `t`), a `full-time`.

@@ -16,7 +16,7 @@ use crate::chat::Message;
 use crate::client::{Client, Endpoint, Reply};
 use crate::config::{CacheHint, ReplaySettings, RetryPolicy, TargetReplay};
 use crate::launcher::{Stop, pause as sleep_pause, send_turn};
-use crate::outcome::{ConversationOutcome, TurnOutcome};
+use crate::outcome::ConversationOutcome;
 use crate::store::now_rfc3339;
 use crate::store::records::{AttemptRecord, ConversationRecord, TurnRecord};
 use crate::store::replay::{ReplayRecord, ReplayTurnRecord, ToolCallRecord};
@@ -288,20 +288,8 @@ fn pass_outcome(turns: &[(TurnRecord, bool)], interrupted: bool) -> Conversation
 /// message, no turns.
 pub(super) fn internal_error(job: &PassJob, message: String) -> ReplayRecord {
     let id = &job.ctx.sessions.entries[job.session].id;
-    let turn = TurnRecord {
-        outcome: Some(TurnOutcome::InternalError),
-        error: Some(format!(
-            "turnbench failed while replaying this session (a bug; please report it): {message}"
-        )),
-        attempts: 1,
-        ..Default::default()
-    };
     ReplayRecord {
-        conversation: ConversationRecord {
-            outcome: ConversationOutcome::Failed(TurnOutcome::InternalError),
-            turns: vec![turn],
-            ..pass_record(job)
-        },
+        conversation: pass_record(job).internal_error("replaying this session", &message),
         session_id: id.clone(),
         round: job.round,
         salt: salt(job.ctx.seed, job.ctx.run_id, id, job.round),

@@ -145,6 +145,26 @@ pub struct ConversationRecord {
 }
 
 impl ConversationRecord {
+    /// This slot's record after its task panicked (a bug), for collect and replay alike:
+    /// failed with one `internal_error` turn that carries the message, so the slot is
+    /// stored, counted and reported, never lost. `doing` says what the task was doing
+    /// ("running this conversation").
+    pub fn internal_error(self, doing: &str, message: &str) -> ConversationRecord {
+        let turn = TurnRecord {
+            outcome: Some(TurnOutcome::InternalError),
+            error: Some(format!(
+                "turnbench failed while {doing} (a bug; please report it): {message}"
+            )),
+            attempts: 1,
+            ..Default::default()
+        };
+        ConversationRecord {
+            outcome: ConversationOutcome::Failed(TurnOutcome::InternalError),
+            turns: vec![turn],
+            ..self
+        }
+    }
+
     /// Sum of the turns' E2E; only for completed conversations with every E2E known.
     pub fn latency_ms(&self) -> Option<f64> {
         if !self.outcome.is_completed() {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
-use crate::client::{Attempt, Client, Endpoint, Reply};
+use crate::client::{Attempt, Client, Endpoint, Reply, TurnResult};
 use crate::config::{BenchConfig, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use crate::store::inserts::{
@@ -276,12 +276,7 @@ pub async fn send_turn<M: Serialize + Sync>(
     tokio::select! {
         r = send => r,
         _ = stop.wait_for(|s| *s == Stop::Abort) => {
-            let reply = Reply {
-                outcome: Some(TurnOutcome::Interrupted),
-                error: Some("interrupted by the user while in flight".into()),
-                attempts: 1,
-                ..Default::default()
-            };
+            let reply = Reply { result: TurnResult { outcome: Some(TurnOutcome::Interrupted), error: Some("interrupted by the user while in flight".into()), attempts: 1, ..Default::default() }, ..Default::default() };
             (reply, Vec::new())
         }
     }

@@ -12,7 +12,7 @@ use crate::chat::Message;
 use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
 pub use crate::jsonl::LineProblem;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
-use crate::store::records::{ConversationRecord, TurnRecord, Usage};
+use crate::store::records::{ConversationRecord, TurnRecord, TurnResult, Usage};
 
 /// A valid conversation, built whole on the reader thread; the writer only sets the ids
 /// the store gives it (run, target, scenario link) and the repeat when none was given.
@@ -321,23 +321,26 @@ fn prepare_turn(
     let usage = m.usage.unwrap_or_default();
     check_usage(&usage, at)?;
     Ok(TurnRecord {
-        prompt,
-        answer: m.content,
-        reasoning: m.reasoning,
-        finish_reason: m.finish_reason,
-        http_status: m.http_status,
-        outcome: Some(outcome),
-        error: m.error,
-        attempts: 1,
-        ttft_ms: timing.ttft_ms,
-        ttfa_ms: timing.ttfa_ms,
-        e2e_ms: timing.e2e_ms,
-        usage: Usage {
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            cached_tokens: usage.cached_tokens,
-            reasoning_tokens: usage.reasoning_tokens,
+        result: TurnResult {
+            answer: m.content,
+            reasoning: m.reasoning,
+            finish_reason: m.finish_reason,
+            http_status: m.http_status,
+            outcome: Some(outcome),
+            error: m.error,
+            attempts: 1,
+            ttft_ms: timing.ttft_ms,
+            ttfa_ms: timing.ttfa_ms,
+            e2e_ms: timing.e2e_ms,
+            usage: Usage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+                cached_tokens: usage.cached_tokens,
+                reasoning_tokens: usage.reasoning_tokens,
+            },
+            ..Default::default()
         },
+        prompt,
         ..Default::default()
     })
 }

@@ -821,10 +821,10 @@ async fn ask_until_usable(
                 turn.outcome()
             ));
             call.status = JudgmentStatus::JudgeError;
-            call.raw_output = last_raw.or(turn.answer);
+            call.raw_output = last_raw.or(turn.result.answer);
             break;
         }
-        let raw = turn.answer.unwrap_or_default();
+        let raw = turn.result.answer.unwrap_or_default();
         match read_answer(ctx, item, &raw, call, &mut verdict) {
             Ok(()) => {
                 call.status = JudgmentStatus::Ok;

@@ -26,7 +26,7 @@ use turnbench::config::Scenario;
 use turnbench::store::inserts::{
     NewRun, NewTarget, insert_conversation, insert_run, upsert_scenario, upsert_target,
 };
-use turnbench::store::records::{ConversationRecord, TurnRecord};
+use turnbench::store::records::{ConversationRecord, TurnRecord, TurnResult};
 
 /// Out of every 50 conversations: 40 answer with the references, 4 are stale (each turn
 /// repeats the previous reference), 2 have a fenced final answer, 3 carry one of the
@@ -241,13 +241,16 @@ fn generate(suite: &Suite, db: &Path, n: u64) {
                 .map(|(t, answer)| {
                     let failed = !completed && t == 2;
                     TurnRecord {
-                        answer: (!failed).then_some(answer),
-                        outcome: Some(if failed {
-                            turnbench::outcome::TurnOutcome::Http5xx
-                        } else {
-                            turnbench::outcome::TurnOutcome::Ok
-                        }),
-                        e2e_ms: Some(100.0),
+                        result: TurnResult {
+                            answer: (!failed).then_some(answer),
+                            outcome: Some(if failed {
+                                turnbench::outcome::TurnOutcome::Http5xx
+                            } else {
+                                turnbench::outcome::TurnOutcome::Ok
+                            }),
+                            e2e_ms: Some(100.0),
+                            ..Default::default()
+                        },
                         ..Default::default()
                     }
                 })

@@ -11,13 +11,14 @@
 
 use std::time::Instant;
 
+use turnbench::chat::Message;
 use turnbench::config::{JudgeSettings, Rubric};
 use turnbench::judge::{self, JudgeOptions, Mode};
 use turnbench::mock::{MockConfig, MockServer, Profile};
 use turnbench::store::inserts::{
     NewRun, NewTarget, insert_conversation, insert_run, upsert_target,
 };
-use turnbench::store::records::{ConversationRecord, Message, TurnRecord};
+use turnbench::store::records::{ConversationRecord, TurnRecord, TurnResult};
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
@@ -58,14 +59,17 @@ fn fill_store(path: &std::path::Path, conversations: usize) {
         .collect();
     for n in 0..conversations {
         let turn = |i: usize| TurnRecord {
+            result: TurnResult {
+                answer: Some(format!(
+                    "{{\"task\": {n}, \"step\": {i}, \"plan\": \"keep every constraint so far\"}}"
+                )),
+                e2e_ms: Some(120.0),
+                ..Default::default()
+            },
             prompt: vec![Message::new(
                 "user",
                 format!("Step {i} of task {n}: refine the plan, keep the budget, answer in JSON."),
             )],
-            answer: Some(format!(
-                "{{\"task\": {n}, \"step\": {i}, \"plan\": \"keep every constraint so far\"}}"
-            )),
-            e2e_ms: Some(120.0),
             ..Default::default()
         };
         insert_conversation(

@@ -30,7 +30,7 @@ use turnbench::report::{ReportOptions, build};
 use turnbench::store::inserts::{
     NewRun, NewTarget, insert_conversation, insert_run, upsert_scenario, upsert_target,
 };
-use turnbench::store::records::{ConversationRecord, TurnRecord, Usage};
+use turnbench::store::records::{ConversationRecord, TurnRecord, TurnResult, Usage};
 
 const TURNS: usize = 4;
 const CELLS: [(&str, &str, f64); 6] = [
@@ -191,26 +191,29 @@ fn generate(db: &Path, n: u64) {
                 };
                 let prompt = 400 + 350 * t as i64;
                 turns.push(TurnRecord {
-                    answer: scenarios[s].turns[t].reference.clone(),
-                    finish_reason: Some(
-                        if outcome == TurnOutcome::Truncated {
-                            "length"
-                        } else {
-                            "stop"
-                        }
-                        .into(),
-                    ),
-                    http_status: Some(200),
-                    outcome: Some(outcome),
-                    attempts: 1,
-                    ttft_ms: Some(ttft),
-                    ttfa_ms: Some(ttft + 20.0),
-                    e2e_ms: Some(e2e),
-                    usage: Usage {
-                        prompt_tokens: Some(prompt),
-                        completion_tokens: Some(180 + (rng.next() % 200) as i64),
-                        cached_tokens: (t > 0).then_some(prompt - 300),
-                        reasoning_tokens: None,
+                    result: TurnResult {
+                        answer: scenarios[s].turns[t].reference.clone(),
+                        finish_reason: Some(
+                            if outcome == TurnOutcome::Truncated {
+                                "length"
+                            } else {
+                                "stop"
+                            }
+                            .into(),
+                        ),
+                        http_status: Some(200),
+                        outcome: Some(outcome),
+                        attempts: 1,
+                        ttft_ms: Some(ttft),
+                        ttfa_ms: Some(ttft + 20.0),
+                        e2e_ms: Some(e2e),
+                        usage: Usage {
+                            prompt_tokens: Some(prompt),
+                            completion_tokens: Some(180 + (rng.next() % 200) as i64),
+                            cached_tokens: (t > 0).then_some(prompt - 300),
+                            reasoning_tokens: None,
+                        },
+                        ..Default::default()
                     },
                     visible_tokens: Some(170),
                     ..Default::default()

@@ -16,7 +16,7 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
-use crate::client::{Attempt, Client, Endpoint, Reply};
+use crate::client::{Attempt, Client, Endpoint, Reply, TurnResult};
 use crate::config::{BenchConfig, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use crate::store::inserts::{
@@ -37,7 +37,7 @@ pub fn conversation_uid(run_id: i64, target_id: i64, slot: &str, repeat: u32) ->
 
 /// What a collect or replay run did.
 #[derive(Debug)]
-pub struct RunReport {
+pub struct LaunchReport {
     pub run_id: i64,
     /// Conversations (passes) started now.
     pub launched: usize,
@@ -50,7 +50,7 @@ pub struct RunReport {
     pub store_failures: Vec<String>,
 }
 
-impl RunReport {
+impl LaunchReport {
     /// Conversations of the run that ended in a failure (stored with its class).
     pub fn failed(&self) -> u64 {
         self.summary.iter().map(TargetSummary::failed).sum()
@@ -149,13 +149,13 @@ pub fn close_run<R>(
     run_id: i64,
     skipped: usize,
     store_failures: Vec<String>,
-) -> Result<RunReport, StoreError> {
+) -> Result<LaunchReport, StoreError> {
     let interrupted = driven.stopped && store_failures.is_empty();
     let conn = driven.written.conn;
     if !interrupted && store_failures.is_empty() {
         finish_run(&conn, run_id)?;
     }
-    Ok(RunReport {
+    Ok(LaunchReport {
         run_id,
         launched: driven.launched,
         skipped,
@@ -276,12 +276,7 @@ pub async fn send_turn<M: Serialize + Sync>(
     tokio::select! {
         r = send => r,
         _ = stop.wait_for(|s| *s == Stop::Abort) => {
-            let reply = Reply {
-                outcome: Some(TurnOutcome::Interrupted),
-                error: Some("interrupted by the user while in flight".into()),
-                attempts: 1,
-                ..Default::default()
-            };
+            let reply = Reply { result: TurnResult { outcome: Some(TurnOutcome::Interrupted), error: Some("interrupted by the user while in flight".into()), attempts: 1, ..Default::default() }, ..Default::default() };
             (reply, Vec::new())
         }
     }

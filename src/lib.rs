@@ -20,11 +20,16 @@
 //!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.
 //! - [`export`]: stored conversations out in the exchange format.
 //! - [`exchange`]: the JSON Lines exchange format shared by import and export.
+//! - [`exit`]: the exit status vocabulary every command returns, one meaning per code.
 //! - [`figure`]: how a figure prints (value, unit, interval, n), once for every format.
 //! - [`judge`]: the blind LLM judge — blinding, prompts, parsing, cache keys, the run;
 //!   panels, varied replicates, pairwise comparison, reference anchors.
+//! - [`judge_panel`]: judging as `turnbench judge` and `turnbench run` both do it: a panel
+//!   of judge × rubric jobs audited before any sends, the mock judges started, the jobs run
+//!   (orchestration, beside `run`: it sequences the judge stage, never another stage).
 //! - [`anchor_suite`]: the reference-anchor conversations (scenario references and the variants
 //!   their checks' defects spoil) that a judge's sanity run scores.
+//! - [`chat`]: the chat message every layer names (client, store, mock, judge).
 //! - [`client`]: OpenAI-compatible requests, the SSE reader, answer/reasoning/timing reader.
 //! - [`store`]: SQLite migrations (`db/*.sql`), typed writes and reads, the writer thread.
 //! - [`config`]: definition files (bench, scenarios, rubrics, judge settings), parsed and
@@ -43,6 +48,7 @@
 //! - [`stats`]: percentiles, intervals, bootstrap, agreement: pure functions.
 //! - [`tokens`]: visible-token counting (o200k_base).
 pub mod anchor_suite;
+pub mod chat;
 pub mod checks;
 pub mod cli;
 pub mod client;
@@ -50,12 +56,14 @@ pub mod collect;
 pub mod config;
 pub mod draw;
 pub mod exchange;
+pub mod exit;
 pub mod export;
 pub mod figure;
 pub mod import;
 pub mod init;
 pub mod jsonl;
 pub mod judge;
+pub mod judge_panel;
 pub mod launcher;
 pub mod mock;
 pub mod outcome;

@@ -85,7 +85,9 @@ pub fn parse_rfc3339_ms(text: &str) -> Option<i64> {
     Some(secs * 1000 + millis)
 }
 
-fn days_in_month(year: i64, month: i64) -> i64 {
+/// Days in a month (1–12) of a proleptic Gregorian year: the one calendar rule, for
+/// every date turnbench reads (RFC 3339 times here, JSON Schema `date` formats).
+pub fn days_in_month(year: i64, month: i64) -> i64 {
     match month {
         2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
         2 => 28,

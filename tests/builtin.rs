@@ -7,10 +7,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
+use turnbench::chat::Message;
 use turnbench::client::{Client, Endpoint};
 use turnbench::config::{RequestParams, Scenario};
 use turnbench::outcome::TurnOutcome;
-use turnbench::store::records::Message;
 
 fn real_scenario(id: &str) -> String {
     let path =

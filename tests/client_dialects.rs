@@ -7,10 +7,10 @@ use std::time::Duration;
 
 mod common;
 
+use turnbench::chat::Message;
 use turnbench::client::{Client, Endpoint, Reply};
 use turnbench::config::RequestParams;
 use turnbench::outcome::TurnOutcome;
-use turnbench::store::records::Message;
 
 /// Serves one request: `head` (status line and headers), then `pieces` with small pauses.
 fn serve_once(head: &'static str, pieces: Vec<&'static [u8]>) -> String {
@@ -116,7 +116,7 @@ fn error_object_after_200_fails_even_when_done_follows() {
     );
     let t = send(&base, true);
     assert_eq!(t.outcome(), TurnOutcome::Http5xx);
-    assert!(t.error.unwrap().contains("model overloaded"));
+    assert!(t.error.as_deref().unwrap().contains("model overloaded"));
     assert_eq!(
         t.answer.as_deref(),
         Some("partial"),
@@ -132,7 +132,7 @@ fn llama_cpp_error_field_is_not_dropped() {
     );
     let t = send(&base, true);
     assert_eq!(t.outcome(), TurnOutcome::Http4xx);
-    assert!(t.error.unwrap().contains("context too long"));
+    assert!(t.error.as_deref().unwrap().contains("context too long"));
 }
 
 #[test]
@@ -186,7 +186,7 @@ fn http_errors_keep_status_and_body() {
     );
     assert_eq!(t.outcome(), TurnOutcome::RateLimited);
     assert_eq!(t.http_status, Some(429));
-    assert!(t.error.unwrap().contains("slow down"));
+    assert!(t.error.as_deref().unwrap().contains("slow down"));
 }
 
 #[test]
@@ -215,7 +215,7 @@ fn error_null_and_error_event_with_null_data_fail_the_turn_without_a_panic() {
             "{:?}",
             String::from_utf8_lossy(body)
         );
-        assert!(t.error.unwrap().contains("after HTTP 200"));
+        assert!(t.error.as_deref().unwrap().contains("after HTTP 200"));
     }
 }
 
@@ -259,7 +259,7 @@ fn content_filter_is_kept_as_its_finish_reason_and_flagged() {
     let t = send(&base, true);
     assert_eq!(t.outcome(), TurnOutcome::Ok);
     assert_eq!(t.finish_reason.as_deref(), Some("content_filter"));
-    assert!(t.error.unwrap().contains("content_filter"));
+    assert!(t.error.as_deref().unwrap().contains("content_filter"));
     // Moonshot-style usage: cached_tokens at the top level.
     assert_eq!(t.usage.cached_tokens, Some(8));
 }

@@ -6,6 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 
 const TARGETS: i64 = 2;
@@ -168,7 +169,11 @@ fn ctrl_c_drains_flushes_and_resume_finishes() {
         .unwrap();
     assert!(status.success());
     let code = child.wait().unwrap().code();
-    assert_eq!(code, Some(130), "an interrupted collect exits with 130");
+    assert_eq!(
+        code,
+        Some(Exit::Interrupted.code()),
+        "an interrupted collect exits with 130"
+    );
     let conn = project.conn();
     let interrupted = count(
         &conn,

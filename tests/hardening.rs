@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::*;
+use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -40,7 +41,12 @@ fn a_huge_retry_after_is_a_stored_rate_limit_and_the_exit_code_says_so() {
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     assert!(stdout(&out).contains("rate_limited 3"), "{}", stdout(&out));
     assert!(stderr(&out).contains("3 failed"), "{}", stderr(&out));
@@ -646,7 +652,12 @@ fn a_failed_reask_keeps_the_earlier_raw_answer() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
     assert!(stdout(&out).contains("unscored: 2"), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("judge_error: http_5xx 2"),

@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
+use turnbench::exit::Exit;
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/transcripts.jsonl");
 
@@ -330,7 +331,11 @@ fn every_bad_line_is_named_and_skipped() {
     let (code, out, err) = run(turnbench(&db)
         .current_dir(dir.path())
         .args(["import", "bad.jsonl"]));
-    assert_eq!(code, 1, "a rejected line sets the exit code\n{err}");
+    assert_eq!(
+        code,
+        Exit::SomeFailed.code(),
+        "a rejected line sets the exit code\n{err}"
+    );
     let rejected: Vec<&str> = err.lines().filter(|l| l.starts_with("rejected ")).collect();
     assert_eq!(rejected.len(), BAD_LINES.len(), "{err}");
     for ((_, _, expected), line) in BAD_LINES.iter().zip(&rejected) {
@@ -373,7 +378,7 @@ fn strict_stops_at_the_first_bad_line_with_nothing_stored() {
         "bad.jsonl",
         "never-read.jsonl",
     ]));
-    assert_eq!(code, 1);
+    assert_eq!(code, Exit::Error.code());
     assert!(out.contains("good.jsonl: 1 imported"), "{out}");
     assert!(err.contains("bad.jsonl:2: not JSON"), "{err}");
     assert!(
@@ -398,7 +403,7 @@ fn unreadable_file_is_reported_and_the_others_still_import() {
     let folder = dir.path().join("a-folder.jsonl");
     std::fs::create_dir(&folder).unwrap();
     let (code, out, err) = import(&db, &[&missing, &folder, Path::new(SAMPLE)]);
-    assert_eq!(code, 1);
+    assert_eq!(code, Exit::Error.code());
     assert!(err.contains("missing.jsonl: cannot read"), "{err}");
     assert!(err.contains("a-folder.jsonl:1: read failed"), "{err}");
     assert!(out.contains("5 imported"), "{out}");
@@ -443,7 +448,7 @@ fn export_filters_and_scores() {
         assert_eq!(v["judgments"], serde_json::json!([]));
     }
     let (code, _, err) = run(turnbench(&db).args(["export", "conversations", "--run", "nope"]));
-    assert_eq!(code, 1);
+    assert_eq!(code, Exit::Error.code());
     assert!(err.contains("--run nope: no run"), "{err}");
     assert!(err.contains("1 (transcripts.jsonl, import)"), "{err}");
 }
@@ -856,7 +861,7 @@ fn a_bad_array_record_is_named_by_line_and_number() {
     let (code, out, err) = run(turnbench(&db)
         .current_dir(dir.path())
         .args(["import", "bad.json"]));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, Exit::SomeFailed.code(), "{err}");
     let rejected: Vec<&str> = err.lines().filter(|l| l.starts_with("rejected ")).collect();
     assert_eq!(rejected.len(), 2, "{err}");
     assert!(
@@ -881,7 +886,7 @@ fn a_bad_array_record_is_named_by_line_and_number() {
     let (code, _, err) = run(turnbench(&strict_db)
         .current_dir(dir.path())
         .args(["import", "--strict", "bad.json"]));
-    assert_eq!(code, 1);
+    assert_eq!(code, Exit::Error.code());
     assert!(
         err.contains("bad.json:3: record 2: conversations[1].from: unknown role \"robot\""),
         "{err}"
@@ -991,7 +996,7 @@ fn auto_reads_each_shape_and_names_the_bad_record_of_each() {
     let (code, out, err) = run(turnbench(&db)
         .current_dir(dir.path())
         .args(["import", "mixed.jsonl"]));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, Exit::SomeFailed.code(), "{err}");
     let rejected: Vec<&str> = err.lines().filter(|l| l.starts_with("rejected ")).collect();
     let expected = [
         "rejected mixed.jsonl:4: conversations[1].from: unknown role \"robot\";",
@@ -1020,7 +1025,7 @@ fn auto_reads_each_shape_and_names_the_bad_record_of_each() {
         "sharegpt",
         "mixed.jsonl",
     ]));
-    assert_eq!(code, 1);
+    assert_eq!(code, Exit::SomeFailed.code());
     assert!(
         err.contains(
             "rejected mixed.jsonl:1: not a sharegpt record: it has a \"messages\" array, the \
@@ -1042,7 +1047,7 @@ fn auto_reads_each_shape_and_names_the_bad_record_of_each() {
     );
     assert_eq!(uids(&only), ["sg"]);
     let (code, _, err) = run(turnbench(&only).args(["import", "--format", "jsonl", "x"]));
-    assert_eq!(code, 1, "a usage error");
+    assert_eq!(code, Exit::Error.code(), "a usage error");
     assert!(
         err.contains(
             "unknown format \"jsonl\"; expected one of auto, turnbench, sharegpt, openai-log"
@@ -1138,7 +1143,7 @@ fn flags_fill_in_what_records_leave_out_and_never_change_what_is_stored() {
     let (code, _, err) = run(turnbench(&db)
         .args(["import", "--scenario", " "])
         .arg(&file));
-    assert_eq!(code, 1, "a usage error");
+    assert_eq!(code, Exit::Error.code(), "a usage error");
     assert!(err.contains("empty; leave the flag out instead"), "{err}");
 }
 

@@ -12,6 +12,7 @@ use common::{judge_toml, turnbench_quiet};
 use rusqlite::Connection;
 use serde_json::Value;
 use turnbench::config::Scenario;
+use turnbench::exit::Exit;
 use turnbench::mock::{MockConfig, MockServer};
 
 const PROFILES: &str = r#"
@@ -536,7 +537,7 @@ async fn each_judge_failure_ends_as_specified_without_a_score() {
             &[],
         )
         .await;
-    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(again.status.code(), Some(Exit::SomeFailed.code()));
     assert_eq!(fx.judge_requests().len() as i64 - sent_before, sampled * 3);
     assert_eq!(
         fx.count("SELECT COUNT(*) FROM judgments WHERE judge_id = 'mock-judge-500'"),
@@ -550,7 +551,12 @@ async fn each_judge_failure_ends_as_specified_without_a_score() {
             &[],
         )
         .await;
-    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert_eq!(
+        again.status.code(),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&again)
+    );
     assert_eq!(fx.judge_requests().len() as i64 - sent_before, sampled * 3);
     assert_eq!(
         fx.count("SELECT COUNT(*) FROM judgments WHERE judge_id = 'mock-judge-badjson'"),
@@ -1435,7 +1441,12 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
     let random = judge_file("mock-judge-random");
     let out = run(judge_args(&random, &["--anchors"])).await.unwrap();
     // Exit 5: the judge failed its anchors (documented in docs/judge.md and --help).
-    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::AnchorsFailed.code()),
+        "{}",
+        stderr(&out)
+    );
     assert!(
         stdout(&out).contains("it cannot tell references from spoiled answers"),
         "{}",
@@ -1532,7 +1543,12 @@ async fn a_rubric_schema_is_sent_honoured_and_still_checked() {
     // Ignored: the broken answers reach the parser, which refuses them.
     let judge = fx.judge_file("mock-judge-ignore", schema);
     let out = fx.judge(&judge, "support-tone", &[]).await;
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(
         fx.count(
             "SELECT COUNT(*) FROM judgments WHERE judge_id = 'mock-judge-ignore' AND status = 'unparseable' AND scores IS NULL"
@@ -1543,7 +1559,12 @@ async fn a_rubric_schema_is_sent_honoured_and_still_checked() {
     // Refused with HTTP 500 naming the format (llama-cpp-python): one line, the fix.
     let judge = fx.judge_file("mock-judge-noschema", schema);
     let out = fx.judge(&judge, "support-tone", &[]).await;
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
     let err = stderr(&out);
     let hint: Vec<&str> = err
         .lines()

@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use turnbench::checks::JsonSchema;
+use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 use turnbench::mock::profile::Delay;
 
@@ -189,7 +190,7 @@ fn a_slowed_provider_is_flagged_against_the_baseline_and_nothing_else() {
         .cmd(&["report", "--baseline-run", "1", "--fail-on-regression"])
         .output()
         .unwrap();
-    assert_eq!(gate.status.code(), Some(6));
+    assert_eq!(gate.status.code(), Some(Exit::Regression.code()));
     let stderr = String::from_utf8_lossy(&gate.stderr);
     assert!(
         stderr.contains("1 established regression against the baseline: exit 6"),

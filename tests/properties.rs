@@ -112,7 +112,7 @@ proptest! {
         let b = outcome_of(parse_in(bytes, &cuts));
         prop_assert!(a.outcome.is_some());
         prop_assert_eq!(a.outcome, b.outcome);
-        prop_assert_eq!(a.answer, b.answer);
+        prop_assert_eq!(&a.answer, &b.answer);
     }
 
     /// Any line, valid or not, in any shape: prepared or rejected with a reason, never a

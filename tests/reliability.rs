@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -189,7 +190,12 @@ fn fault_matrix() {
         .timeout(Duration::from_secs(120))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
     let panics = stderr(&out).matches("panicked").count() as i64;
     let conn = project.conn();
     let mut table = String::from(
@@ -435,7 +441,7 @@ fn a_full_disk_stops_the_run_cleanly_and_resume_completes_it() {
     .wait_with_output()
     .unwrap();
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(4), "{err}");
+    assert_eq!(out.status.code(), Some(Exit::StoreRefused.code()), "{err}");
     assert!(err.contains("database or disk is full"), "{err}");
     assert!(
         err.contains("acme / m · long · repeat"),
@@ -505,7 +511,12 @@ fn a_full_disk_stops_the_run_cleanly_and_resume_completes_it() {
         .env(turnbench::store::MAX_PAGES_ENV, cap.to_string())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(Exit::StoreRefused.code()),
+        "{}",
+        stderr(&out)
+    );
     assert!(stderr(&out).contains("not stored"), "{}", stderr(&out));
     let sent = mock
         .server

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::definition::{Check, CheckSet, Scope};
 use super::evaluate::Answers;
-use super::run::{CheckError, Tally, not_completed};
+use super::scoring::{CheckError, Tally, not_completed};
 use crate::store::checks::{
     ConversationHead, conversation_answers, find_conversation, results_of_conversation,
     target_names,

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::run::{CheckReport, Tally};
+use super::scoring::{CheckReport, Tally};
 
 /// The closing summary of a check run.
 pub fn format_report(r: &CheckReport) -> String {

@@ -9,6 +9,7 @@ use anyhow::Result;
 use super::Global;
 use crate::checks::{self, CheckOptions};
 use crate::config::embedded;
+use crate::exit::Exit;
 
 /// Run the rule-based checks (checks/*.toml) on every stored conversation; only
 /// results that are missing are computed.
@@ -34,14 +35,14 @@ pub struct CheckArgs {
 }
 
 impl CheckArgs {
-    pub fn run(self, global: &Global) -> Result<i32> {
+    pub fn run(self, global: &Global) -> Result<Exit> {
         let checks_dir = embedded::resolve_dir(self.checks.as_deref(), "checks");
         if let Some(key) = &self.explain {
             println!(
                 "{}",
                 checks::explain(&global.db, &checks_dir, key)?.trim_end()
             );
-            return Ok(0);
+            return Ok(Exit::Success);
         }
         let scenarios_dir = embedded::resolve_dir(self.scenarios.as_deref(), "scenarios");
         if !global.quiet {
@@ -59,6 +60,6 @@ impl CheckArgs {
         };
         let report = checks::run_checks(&opts)?;
         print!("{}", checks::format_report(&report));
-        Ok(0)
+        Ok(Exit::Success)
     }
 }

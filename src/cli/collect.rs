@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::Global;
 use crate::collect::{self, CollectOptions, Resume};
 use crate::config::embedded;
+use crate::exit::Exit;
 use crate::run::builtin;
 
 /// Run every target × scenario × repeat and store each conversation once.
@@ -41,7 +42,7 @@ pub struct CollectArgs {
 }
 
 impl CollectArgs {
-    pub async fn run(self, global: &Global) -> Result<i32> {
+    pub async fn run(self, global: &Global) -> Result<Exit> {
         let (db, quiet) = (global.db.as_path(), global.quiet);
         let bench_path = builtin::bench_path(self.config.as_deref());
         let mut cfg = builtin::load(
@@ -62,7 +63,7 @@ impl CollectArgs {
         if self.dry_run {
             println!("definitions: {source}");
             print!("{}", collect::format_plan(&cfg, &scenarios));
-            return Ok(0);
+            return Ok(Exit::Success);
         }
         // The built-in mock lives for as long as the collection lasts.
         let _mock = builtin::serve(&mut cfg, &scenarios, builtin::TIME_SCALE)

@@ -5,6 +5,7 @@ use anyhow::Result;
 use clap::CommandFactory;
 
 use super::{Cli, Global};
+use crate::exit::Exit;
 
 /// Print a shell completion script, e.g. `turnbench completions bash >
 /// ~/.local/share/bash-completion/completions/turnbench`.
@@ -14,10 +15,10 @@ pub struct CompletionsArgs {
 }
 
 impl CompletionsArgs {
-    pub fn run(self, _global: &Global) -> Result<i32> {
+    pub fn run(self, _global: &Global) -> Result<Exit> {
         let mut cmd = Cli::command();
         clap_complete::generate(self.shell, &mut cmd, "turnbench", &mut std::io::stdout());
-        Ok(0)
+        Ok(Exit::Success)
     }
 }
 
@@ -26,7 +27,7 @@ impl CompletionsArgs {
 pub struct ManArgs {}
 
 impl ManArgs {
-    pub fn run(self, _global: &Global) -> Result<i32> {
+    pub fn run(self, _global: &Global) -> Result<Exit> {
         let cmd = Cli::command();
         let mut out = std::io::stdout().lock();
         clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
@@ -36,6 +37,6 @@ impl ManArgs {
             let sub = sub.clone().name(name);
             clap_mangen::Man::new(sub).render(&mut out)?;
         }
-        Ok(0)
+        Ok(Exit::Success)
     }
 }

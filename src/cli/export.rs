@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use super::Global;
+use crate::exit::Exit;
 use crate::export::{self, CONVERSATION_FORMATS, ConversationSource, FormatOptions};
 use crate::store::Selection;
 
@@ -16,7 +17,7 @@ pub enum ExportCommand {
 }
 
 impl ExportCommand {
-    pub fn run(self, global: &Global) -> Result<i32> {
+    pub fn run(self, global: &Global) -> Result<Exit> {
         match self {
             ExportCommand::Conversations(args) => args.run(global),
         }
@@ -42,7 +43,7 @@ pub struct ConversationsArgs {
 }
 
 impl ConversationsArgs {
-    pub fn run(self, global: &Global) -> Result<i32> {
+    pub fn run(self, global: &Global) -> Result<Exit> {
         let exporter = export::find(CONVERSATION_FORMATS, &self.format)?;
         let db = global.db.as_path();
         if !db.exists() {
@@ -74,6 +75,6 @@ impl ConversationsArgs {
                     .unwrap_or_default()
             );
         }
-        Ok(0)
+        Ok(Exit::Success)
     }
 }

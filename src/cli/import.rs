@@ -1,12 +1,13 @@
 //! `turnbench import`: transcript files into the store, one after another; bad records are
-//! reported and make the exit code 1.
+//! reported and skipped (exit 2, some failed), an unreadable file is an error (exit 1).
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 
 use super::Global;
-use crate::import::{Defaults, Format, ImportError, ImportOptions, Rejection, import_file};
+use crate::exit::Exit;
+use crate::import::{Defaults, ImportError, ImportOptions, Rejection, ShapeFilter, import_file};
 
 /// Import transcripts: JSON Lines (one conversation a line) or one JSON array of them;
 /// `-` reads stdin.
@@ -14,7 +15,7 @@ use crate::import::{Defaults, Format, ImportError, ImportOptions, Rejection, imp
 /// Each record is turnbench's own format (a plain OpenAI chat `{"messages": [...]}` too),
 /// ShareGPT (`{"conversations": [{"from", "value"}]}`) or a logged call
 /// (`{"request": {...}, "response": {...}}`); the summary says which it read. Bad records
-/// are reported and skipped (exit code 1); conversations already stored are skipped, so
+/// are reported and skipped (exit code 2); conversations already stored are skipped, so
 /// importing a file again adds nothing. See docs/import-export.md.
 #[derive(clap::Args)]
 pub struct ImportArgs {
@@ -26,7 +27,7 @@ pub struct ImportArgs {
     /// The shape of the records: auto (each record's own, recognised by its keys),
     /// turnbench, sharegpt or openai-log (a record of another shape is refused).
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
-    format: Format,
+    format: ShapeFilter,
     /// Scenario id for records that name none, so that the checks written for that
     /// scenario score them. A record's own `scenario` wins.
     #[arg(long, value_name = "ID", value_parser = non_empty)]
@@ -48,9 +49,9 @@ fn non_empty(s: &str) -> Result<String, String> {
 }
 
 impl ImportArgs {
-    /// Imports each file in turn; a bad record or an unreadable file is reported and
-    /// makes the exit code 1 without stopping the others, except under --strict.
-    pub fn run(self, global: &Global) -> Result<i32> {
+    /// Imports each file in turn; a bad record (exit 2) or an unreadable file (exit 1) is
+    /// reported without stopping the others, except under --strict.
+    pub fn run(self, global: &Global) -> Result<Exit> {
         let strict = self.strict;
         let mut conn = crate::store::open(&global.db)?;
         let opts = ImportOptions {
@@ -63,21 +64,25 @@ impl ImportArgs {
                 scenario: self.scenario,
             },
         };
-        let mut failed = false;
+        let (mut rejected, mut unreadable) = (false, false);
         for path in &self.files {
             let mut report = |r: &Rejection| eprintln!("rejected {r}");
             match import_file(&mut conn, path, &opts, &mut report) {
                 Ok(summary) => {
-                    failed |= summary.rejected > 0;
+                    rejected |= summary.rejected > 0;
                     println!("{summary}");
                 }
                 Err(e @ (ImportError::Open { .. } | ImportError::Read { .. })) if !strict => {
                     eprintln!("error: {e}");
-                    failed = true;
+                    unreadable = true;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        Ok(i32::from(failed))
+        Ok(if unreadable {
+            Exit::Error
+        } else {
+            Exit::failed_if(rejected)
+        })
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
+use crate::exit::Exit;
 
 /// Write an editable project: bench.toml (the built-in simulated providers; real
 /// providers commented out), scenarios/, checks/, rubrics/, judges/, sessions/ and a
@@ -20,7 +21,7 @@ pub struct InitArgs {
 }
 
 impl InitArgs {
-    pub fn run(self, global: &Global) -> Result<i32> {
+    pub fn run(self, global: &Global) -> Result<Exit> {
         let written = crate::init::init(&self.dir, self.force)?;
         if !global.quiet {
             let cd = if self.dir == std::path::Path::new(".") {
@@ -34,6 +35,6 @@ impl InitArgs {
                 self.dir.display()
             );
         }
-        Ok(0)
+        Ok(Exit::Success)
     }
 }

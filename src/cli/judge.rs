@@ -1,7 +1,5 @@
 //! `turnbench judge`: settings overridden by flags (one or several judges: a panel), the
-//! Ctrl-C channel, the report and its exit code (0 judged, 1 error, 2 unscored judgments
-//! stored, 3 leak, 4 the store refused a judgment, 5 `--anchors`: the judge failed its
-//! reference anchors, 130 interrupted).
+//! Ctrl-C channel, the report and its [`Exit`] (docs/commands/exit-codes.md).
 
 use std::path::PathBuf;
 
@@ -9,17 +7,17 @@ use anyhow::Result;
 
 use super::Global;
 use crate::config::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Rubric, Scenario, embedded};
-use crate::judge::{self, JudgeOptions, JudgeReport, Mode, Selection};
-use crate::run::judging::{self, PanelAudit, PanelJob};
+use crate::exit::Exit;
+use crate::judge::{self, JudgeOptions, JudgeReport, JudgmentScope, Mode};
+use crate::judge_panel::{self, PanelAudit, PanelJob};
 
 /// Score stored conversations with a blind LLM judge; only what is not judged yet
 /// is sent.
 ///
-/// Exit status: 0 all judged, 1 a definition, usage or setup error, 2 some judgments
-/// unparseable or judge errors (stored), 3 the audit found a name in a prompt (nothing
-/// sent), 4 the store refused a judgment (the run stopped sending), 5 with --anchors: a
-/// judge failed its reference anchors (its scores are not evidence), 130 interrupted.
-/// See docs/judge.md.
+/// Exit status: 0 all judged, 1 an error, 2 some judgments unparseable or judge errors
+/// (stored), 3 the audit found a name in a prompt (nothing sent), 4 the store refused a
+/// judgment, 5 with --anchors: a judge failed its reference anchors, 130 interrupted (see
+/// `turnbench --help`). See docs/judge.md.
 #[derive(clap::Args)]
 pub struct JudgeArgs {
     /// Judge settings: a file, or a built-in name (judges/default.toml, judges/mock.toml);
@@ -84,7 +82,7 @@ pub struct JudgeArgs {
 }
 
 impl JudgeArgs {
-    pub async fn run(self, global: &Global) -> Result<i32> {
+    pub async fn run(self, global: &Global) -> Result<Exit> {
         // --dry-run prints the prompts even under --audit (which then decides the mode).
         let print_prompts = self.dry_run;
         let scenarios_dir = embedded::resolve_dir(self.scenarios.as_deref(), "scenarios");
@@ -105,7 +103,7 @@ impl JudgeArgs {
         let mut unscored = 0;
         let mut after_each = |job: &PanelJob, report: &JudgeReport| {
             if report.leaks.is_empty() {
-                let closing = judging::closing(&job.opts, report)?;
+                let closing = judge_panel::closing(&job.opts, report)?;
                 print!("{}", closing.text);
                 anchors_failed |= closing.anchors_failed;
                 unscored += closing.unscored;
@@ -115,10 +113,10 @@ impl JudgeArgs {
         // Every judge's prompts are audited before any judge of the panel sends: a leak in
         // the second judge's transcripts stops the first one too.
         let outcome =
-            judging::judge_panel(jobs, &scenarios, &super::interrupts, &mut after_each).await?;
+            judge_panel::judge_panel(jobs, &scenarios, &super::interrupts, &mut after_each).await?;
         print_audit(&outcome.audit, mode, print_prompts, global.quiet);
         if !outcome.audit_passed() {
-            return Ok(3);
+            return Ok(Exit::Leak);
         }
         for (job, report) in &outcome.judged {
             if let Some(code) = stopping_code(job, report) {
@@ -127,11 +125,9 @@ impl JudgeArgs {
         }
         // A judge that cannot tell references from spoiled answers outranks unscored asks.
         Ok(if anchors_failed {
-            5
-        } else if unscored > 0 {
-            2
+            Exit::AnchorsFailed
         } else {
-            0
+            Exit::failed_if(unscored > 0)
         })
     }
 
@@ -146,7 +142,7 @@ impl JudgeArgs {
         };
         let rubric = Rubric::load(&embedded::resolve_file(&self.rubric, "rubrics"))?;
         let bench_targets = self.bench_targets()?;
-        let selection = Selection {
+        let selection = JudgmentScope {
             conversations: self.conversations.clone(),
             rejudge: self.rejudge,
             pairwise: self.baseline.clone(),
@@ -230,7 +226,7 @@ impl JudgeArgs {
 
     /// One judge's settings with the flags applied over them.
     fn settings(&self, path: &std::path::Path) -> Result<JudgeSettings> {
-        let mut settings = judging::load_settings(path)?;
+        let mut settings = judge_panel::load_settings(path)?;
         if let Some(n) = self.replicates {
             settings.replicates = n;
         }
@@ -318,9 +314,9 @@ fn print_audit(audit: &PanelAudit, mode: Mode, print_prompts: bool, quiet: bool)
     }
 }
 
-/// The exit code of a judge that stopped the panel, after saying why: 3 a name turned up
-/// at send time, 4 the store refused a judgment, 130 interrupted.
-fn stopping_code(job: &PanelJob, report: &JudgeReport) -> Option<i32> {
+/// How a judge that stopped the panel ends the command, after saying why: a name turned
+/// up at send time, the store refused a judgment, or Ctrl-C.
+fn stopping_code(job: &PanelJob, report: &JudgeReport) -> Option<Exit> {
     if !report.leaks.is_empty() {
         // Audited before any sending; only a store changed in between gets here.
         eprintln!(
@@ -328,7 +324,7 @@ fn stopping_code(job: &PanelJob, report: &JudgeReport) -> Option<i32> {
             job.opts.settings.id,
             report.leaks.len()
         );
-        return Some(3);
+        return Some(Exit::Leak);
     }
     if let Some(hint) = &report.format_refused {
         eprintln!("{hint}");
@@ -341,7 +337,7 @@ fn stopping_code(job: &PanelJob, report: &JudgeReport) -> Option<i32> {
             "store: {} judgments could not be written; the run stopped sending\n  fix: free disk space (or fix the store), then run the same command again: it asks only what is missing",
             report.store_failures.len()
         );
-        return Some(4);
+        return Some(Exit::StoreRefused);
     }
-    report.interrupted.then_some(130)
+    report.interrupted.then_some(Exit::Interrupted)
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
+use crate::exit::Exit;
 use crate::project_lint::{LintInput, lint_project};
 
 /// Validate every definition file of a project: bench.toml, scenarios, checks, rubrics,
@@ -22,7 +23,7 @@ pub struct LintArgs {
 }
 
 impl LintArgs {
-    pub fn run(self, global: &Global) -> Result<i32> {
+    pub fn run(self, global: &Global) -> Result<Exit> {
         let findings = lint_project(&LintInput {
             project: &self.dir,
             bench_files: &self.bench,
@@ -36,7 +37,7 @@ impl LintArgs {
         }
         if problems > 0 {
             println!("lint: {problems} problems in {files} definition files");
-            return Ok(1);
+            return Ok(Exit::Error);
         }
         if !global.quiet {
             let covered: Vec<String> = findings
@@ -51,6 +52,6 @@ impl LintArgs {
                 covered.join(", ")
             );
         }
-        Ok(0)
+        Ok(Exit::Success)
     }
 }

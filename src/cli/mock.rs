@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
+use crate::exit::Exit;
 use crate::run::builtin::{self, StandaloneMock};
 
 /// Serve a simulated OpenAI-compatible provider until Ctrl-C.
@@ -32,7 +33,7 @@ pub struct MockArgs {
 
 impl MockArgs {
     /// Serves until Ctrl-C; the store (`--db`) is not used.
-    pub async fn run(self, _global: &Global) -> Result<i32> {
+    pub async fn run(self, _global: &Global) -> Result<Exit> {
         let serving = builtin::serve_standalone(StandaloneMock {
             addr: SocketAddr::new(self.host, self.port),
             profiles: self.profiles,
@@ -50,6 +51,6 @@ impl MockArgs {
         std::io::stdout().flush()?;
         tokio::signal::ctrl_c().await?;
         serving.stop();
-        Ok(0)
+        Ok(Exit::Success)
     }
 }

@@ -21,11 +21,14 @@ pub mod show;
 use std::path::PathBuf;
 
 use anyhow::Result;
+
+use crate::exit::Exit;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
     name = "turnbench",
+    after_help = crate::exit::help(),
     version = crate::config::embedded::VERSION,
     about = "Measure LLM providers the way a sequential, multi-turn agent feels them"
 )]
@@ -91,16 +94,16 @@ pub fn interrupts() -> tokio::sync::mpsc::Receiver<()> {
 }
 
 /// The end of a `collect` or `replay` run: the summary per target, what the store refused,
-/// one closing line (unless quiet); then the exit status (docs/commands/collect.md, "Exit codes").
+/// one closing line (unless quiet); then the exit status (docs/commands/exit-codes.md).
 /// `unit` names what was run ("conversations", "passes"); the built-in run's failures are its
 /// simulated faults, so they do not make the status 2.
 fn finish_run(
-    report: &crate::launcher::RunReport,
+    report: &crate::launcher::LaunchReport,
     command: &str,
     unit: &str,
     quiet: bool,
     builtin: bool,
-) -> i32 {
+) -> Exit {
     print!("{}", crate::collect::format_summary(&report.summary));
     for failure in &report.store_failures {
         eprintln!("store: {failure}");
@@ -131,13 +134,11 @@ fn finish_run(
         );
     }
     if !report.store_failures.is_empty() {
-        4
+        Exit::StoreRefused
     } else if report.interrupted {
-        130
-    } else if failed > 0 && !builtin {
-        2
+        Exit::Interrupted
     } else {
-        0
+        Exit::failed_if(failed > 0 && !builtin)
     }
 }
 
@@ -162,8 +163,8 @@ pub enum Command {
     Export(export::ExportCommand),
 }
 
-/// Runs the chosen command; the `Ok` value is the process exit code.
-pub async fn run(cli: Cli) -> Result<i32> {
+/// Runs the chosen command; the `Ok` value is how it ended (an `Err` is [`Exit::Error`]).
+pub async fn run(cli: Cli) -> Result<Exit> {
     let global = Global {
         db: cli.db,
         quiet: cli.quiet,

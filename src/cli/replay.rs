@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 
 use super::Global;
 use crate::config::{BenchConfig, Breaks, embedded};
+use crate::exit::Exit;
 use crate::launcher::Resume;
 use crate::replay::{self, ReplayOptions, SHIPPED_SESSIONS};
 use crate::run::builtin;
@@ -69,7 +70,7 @@ fn simulated_replay(cfg: &mut BenchConfig) {
 }
 
 impl ReplayArgs {
-    pub async fn run(self, global: &Global) -> Result<i32> {
+    pub async fn run(self, global: &Global) -> Result<Exit> {
         let (db, quiet) = (global.db.as_path(), global.quiet);
         let sessions_path = match &self.sessions {
             Some(p) => p.clone(),
@@ -114,7 +115,7 @@ impl ReplayArgs {
                 "{}",
                 replay::format_plan(&cfg, &sessions).map_err(anyhow::Error::msg)?
             );
-            return Ok(0);
+            return Ok(Exit::Success);
         }
         if !quiet {
             let turns: usize = sessions.entries.iter().map(|s| s.turns).sum();

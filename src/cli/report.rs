@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
+use crate::exit::Exit;
 use crate::export::{self, FormatOptions, REPORT_FORMATS};
 use crate::report::window::{Baseline, RunChoice, Span};
 use crate::report::{self, ReportOptions};
@@ -85,9 +86,6 @@ pub struct ReportArgs {
     fail_on_regression: bool,
 }
 
-/// The exit status of `report --fail-on-regression` when a regression is established.
-pub const REGRESSION_EXIT: i32 = 6;
-
 fn span(text: &str) -> Result<Span, String> {
     Span::parse(text).ok_or_else(|| {
         format!(
@@ -97,7 +95,7 @@ fn span(text: &str) -> Result<Span, String> {
 }
 
 impl ReportArgs {
-    pub fn run(self, global: &Global) -> Result<i32> {
+    pub fn run(self, global: &Global) -> Result<Exit> {
         let exporter = export::find(REPORT_FORMATS, &self.format)?;
         let defaults = Bootstrap::default();
         let opts = ReportOptions {
@@ -167,11 +165,12 @@ impl ReportArgs {
         let regressions = report.comparison.as_ref().map_or(0, |c| c.regressions);
         if self.fail_on_regression && regressions > 0 {
             eprintln!(
-                "{regressions} established regression{} against the baseline: exit {REGRESSION_EXIT}",
-                if regressions == 1 { "" } else { "s" }
+                "{regressions} established regression{} against the baseline: exit {}",
+                if regressions == 1 { "" } else { "s" },
+                Exit::Regression.code()
             );
-            return Ok(REGRESSION_EXIT);
+            return Ok(Exit::Regression);
         }
-        Ok(0)
+        Ok(Exit::Success)
     }
 }

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Global;
+use crate::exit::Exit;
 use crate::export::{self, FormatOptions, REPORT_FORMATS};
 use crate::run::{self, RunOptions};
 
@@ -53,7 +54,7 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    pub async fn run(self, global: &Global) -> Result<i32> {
+    pub async fn run(self, global: &Global) -> Result<Exit> {
         let opts = RunOptions {
             db: global.db.clone(),
             config: self.config,
@@ -96,6 +97,6 @@ impl RunArgs {
         } else if !quiet {
             eprintln!("{}", run::next_steps(&outcome, &opts.out));
         }
-        Ok(outcome.exit_code())
+        Ok(outcome.exit())
     }
 }

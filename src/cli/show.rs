@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 
 use super::Global;
+use crate::exit::Exit;
 use crate::export::conversation_view::text_view;
 use crate::report::drilldown;
 
@@ -22,7 +23,7 @@ pub struct ShowArgs {
 }
 
 impl ShowArgs {
-    pub fn run(self, global: &Global) -> Result<i32> {
+    pub fn run(self, global: &Global) -> Result<Exit> {
         if !global.db.exists() {
             bail!(
                 "{}: no store here\n  fix: pass --db with the store that holds the conversation",
@@ -41,6 +42,6 @@ impl ShowArgs {
             "json" => println!("{}", serde_json::to_string_pretty(&c)?),
             other => bail!("--format {other}: no such format\n  fix: use text or json"),
         }
-        Ok(0)
+        Ok(Exit::Success)
     }
 }

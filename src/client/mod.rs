@@ -21,7 +21,7 @@ use crate::config::url::SecretUrl;
 use crate::config::{RequestParams, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use completion::{AnswerAccumulator, clip};
-pub use reply::{Attempt, Reply, ToolCall, Usage};
+pub use reply::{Attempt, Reply, ToolCall, TurnResult, Usage};
 use sse::SseParser;
 
 /// Where and how to send a turn; the key, header values and URL credentials are held in
@@ -260,16 +260,19 @@ impl Client {
         {
             Ok(mut sent) => {
                 // An error may quote the URL (a connection error does): never its secrets.
-                sent.turn.error = sent.turn.error.map(|e| endpoint.url.scrub(&e));
+                sent.turn.error = sent.turn.error.take().map(|e| endpoint.url.scrub(&e));
                 sent
             }
             Err(panic) => Sent {
                 turn: Reply {
-                    outcome: Some(TurnOutcome::InternalError),
-                    error: Some(format!(
-                        "turnbench failed while sending or reading this turn (a bug; please report it): {}",
-                        panic_message(panic.as_ref())
-                    )),
+                    result: TurnResult {
+                        outcome: Some(TurnOutcome::InternalError),
+                        error: Some(format!(
+                            "turnbench failed while sending or reading this turn (a bug; please report it): {}",
+                            panic_message(panic.as_ref())
+                        )),
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
                 retry_after: None,
@@ -301,10 +304,13 @@ impl Client {
                     Attempted::Done(turn, retry_after, t0) => (*turn, retry_after, sent, t0),
                     Attempted::Stale(e, _) => {
                         let turn = Reply {
-                            outcome: Some(TurnOutcome::ConnectError),
-                            error: Some(format!(
-                                "connection closed before any response, twice (a reused connection: {first_error}; a fresh one: {e})"
-                            )),
+                            result: TurnResult {
+                                outcome: Some(TurnOutcome::ConnectError),
+                                error: Some(format!(
+                                    "connection closed before any response, twice (a reused connection: {first_error}; a fresh one: {e})"
+                                )),
+                                ..Default::default()
+                            },
                             ..Default::default()
                         };
                         (turn, None, sent, sent)

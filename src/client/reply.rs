@@ -40,13 +40,14 @@ impl ToolCall {
     }
 }
 
-/// One request's answer, or how it failed; every fault is data here, never an error.
+/// What one request produced, as the client read it and the store keeps it: the answer,
+/// its class, timing and usage. [`Reply`] carries it with what only the client sees, and
+/// the store's turn row (`store::records::TurnRecord`) with what only the stage knows; both
+/// reach these fields through `Deref`, so they are written once.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Reply {
+pub struct TurnResult {
     pub answer: Option<String>,
     pub reasoning: Option<String>,
-    /// Tool calls, in the order of their index.
-    pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<String>,
     pub http_status: Option<u16>,
     pub outcome: Option<TurnOutcome>,
@@ -57,21 +58,44 @@ pub struct Reply {
     pub ttfa_ms: Option<f64>,
     pub e2e_ms: Option<f64>,
     /// From the first attempt's send to the final answer: retries, backoff waits and a
-    /// stale keep-alive connection included; `None` when the final attempt has no E2E.
+    /// stale keep-alive connection included. `None` when not measured (imports) or when
+    /// the final attempt has no E2E; equal to `e2e_ms` for one attempt.
     pub wall_ms: Option<f64>,
     pub usage: Usage,
     pub request_id: Option<String>,
+    /// Microseconds from request start, one per SSE event.
+    pub chunk_offsets_us: Vec<u32>,
+}
+
+/// One request's answer, or how it failed; every fault is data here, never an error.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reply {
+    /// The answer, its class, timing and usage (what a stored turn keeps).
+    pub result: TurnResult,
+    /// Tool calls, in the order of their index.
+    pub tool_calls: Vec<ToolCall>,
     /// The response headers the client was asked to capture ([`super::Client::capturing`]),
     /// when present.
     pub headers: Vec<(String, String)>,
     /// The top-level response fields the client was asked to capture
     /// ([`super::Client::capturing_fields`]), when present.
     pub fields: Vec<(String, String)>,
-    /// Microseconds from request start, one per SSE event.
-    pub chunk_offsets_us: Vec<u32>,
 }
 
-impl Reply {
+impl std::ops::Deref for Reply {
+    type Target = TurnResult;
+    fn deref(&self) -> &TurnResult {
+        &self.result
+    }
+}
+
+impl std::ops::DerefMut for Reply {
+    fn deref_mut(&mut self) -> &mut TurnResult {
+        &mut self.result
+    }
+}
+
+impl TurnResult {
     pub fn outcome(&self) -> TurnOutcome {
         self.outcome.unwrap_or(TurnOutcome::Ok)
     }
@@ -79,7 +103,9 @@ impl Reply {
     pub fn has_visible_text(&self) -> bool {
         self.answer.as_deref().is_some_and(|a| !a.trim().is_empty())
     }
+}
 
+impl Reply {
     /// Whether the answer said anything: visible text or a tool call.
     pub fn has_output(&self) -> bool {
         self.has_visible_text() || !self.tool_calls.is_empty()

@@ -8,11 +8,12 @@ use tokio::sync::watch;
 
 use super::RunContext;
 use super::schedule::{Job, pause_ms};
+use crate::chat::Message;
 use crate::client::Endpoint;
 use crate::launcher::{Stop, pause as sleep_pause, send_turn};
-use crate::outcome::{ConversationOutcome, TurnOutcome};
+use crate::outcome::ConversationOutcome;
 use crate::store::now_rfc3339;
-use crate::store::records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
+use crate::store::records::{AttemptRecord, ConversationRecord, TurnRecord};
 
 pub(super) async fn run_conversation(
     ctx: Arc<RunContext>,
@@ -97,19 +98,7 @@ pub(super) async fn run_conversation(
 /// The record of a slot whose conversation task panicked (a bug): failed with
 /// `internal_error` and the message, no turns (what they held was lost with the task).
 pub(super) fn internal_error(ctx: &RunContext, job: Job, message: String) -> ConversationRecord {
-    let turn = TurnRecord {
-        outcome: Some(TurnOutcome::InternalError),
-        error: Some(format!(
-            "turnbench failed while running this conversation (a bug; please report it): {message}"
-        )),
-        attempts: 1,
-        ..Default::default()
-    };
-    ConversationRecord {
-        outcome: ConversationOutcome::Failed(TurnOutcome::InternalError),
-        turns: vec![turn],
-        ..slot_record(ctx, job)
-    }
+    slot_record(ctx, job).internal_error("running this conversation", &message)
 }
 
 /// A record for the slot with its identity filled in, no turns, ended now.

@@ -4,9 +4,9 @@
 
 use std::fmt::Write;
 
+use crate::chat::Message;
 use crate::client::Endpoint;
 use crate::config::{BenchConfig, Scenario};
-use crate::store::records::Message;
 
 pub fn format_plan(cfg: &BenchConfig, scenarios: &[Scenario]) -> String {
     let turns: usize = scenarios.iter().map(|s| s.turns.len()).sum();

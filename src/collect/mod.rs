@@ -59,7 +59,7 @@ pub struct CollectOptions {
 }
 
 /// What a collect run did.
-pub use crate::launcher::RunReport as CollectReport;
+pub use crate::launcher::LaunchReport as CollectReport;
 
 /// One conversation to run, with what it needs.
 #[derive(Clone)]

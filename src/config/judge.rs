@@ -419,7 +419,7 @@ fn check_values(src: &SourceText, doc: &JudgeDoc, id: &str) -> Result<(), Config
     if doc.retry.attempts == 0 {
         return Err(ConfigError::invalid(
             &src.path,
-            find_line(src, "attempts"),
+            src.key_line("attempts"),
             "retry attempts must be at least 1",
             "set attempts = 1 for no retries",
         ));
@@ -552,7 +552,7 @@ impl JudgeSettings {
 
         // A judge scores best when it does not improvise, and the parser wants one body.
         let mut request = doc.request;
-        let response_format_line = find_line(&src, "response_format");
+        let response_format_line = src.key_line("response_format");
         let response_format = response_format(&src, &mut request, response_format_line)?;
         request.temperature = request.temperature.or(Some(0.0));
         request.stream = request.stream.or(Some(false));
@@ -678,17 +678,6 @@ impl BenchTargetNames {
             })
             .collect())
     }
-}
-
-fn find_line(src: &SourceText, key: &str) -> usize {
-    src.text
-        .lines()
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|r| r.trim_start().starts_with('='))
-        })
-        .map_or(1, |i| i + 1)
 }
 
 /// A named placeholder in a prompt template.

@@ -2,13 +2,13 @@
 //! read by that shape's reader (turnbench's own here, [`super::sharegpt`],
 //! [`super::openai_log`]) into the normalised conversation.
 
-use super::shape::{Format, MessagePaths, Normalised, Shape, parse_raw};
+use super::shape::{MessagePaths, Normalised, Shape, ShapeFilter, parse_raw};
 use super::{openai_log, sharegpt};
 use crate::exchange::ConversationLine;
 use crate::jsonl::LineProblem;
 
 /// Reads one record (a line, or an element of a JSON array) as `format` allows.
-pub fn read_record(text: &[u8], format: Format) -> Result<Normalised, LineProblem> {
+pub fn read_record(text: &[u8], format: ShapeFilter) -> Result<Normalised, LineProblem> {
     let mut raw = parse_raw(text)?;
     match raw.shape(format)? {
         Shape::Turnbench => {
@@ -34,25 +34,28 @@ mod tests {
 
     #[test]
     fn formats_parse_by_name() {
-        assert_eq!("auto".parse(), Ok(Format::Auto));
-        assert_eq!("sharegpt".parse(), Ok(Format::Only(Shape::ShareGpt)));
-        assert_eq!("openai-log".parse(), Ok(Format::Only(Shape::OpenAiLog)));
-        let err = "jsonl".parse::<Format>().unwrap_err();
+        assert_eq!("auto".parse(), Ok(ShapeFilter::Auto));
+        assert_eq!("sharegpt".parse(), Ok(ShapeFilter::Only(Shape::ShareGpt)));
+        assert_eq!(
+            "openai-log".parse(),
+            Ok(ShapeFilter::Only(Shape::OpenAiLog))
+        );
+        let err = "jsonl".parse::<ShapeFilter>().unwrap_err();
         assert_eq!(
             err,
             "unknown format \"jsonl\"; expected one of auto, turnbench, sharegpt, openai-log"
         );
         for shape in Shape::ALL {
             assert_eq!(
-                Format::Only(shape).to_string().parse(),
-                Ok(Format::Only(shape))
+                ShapeFilter::Only(shape).to_string().parse(),
+                Ok(ShapeFilter::Only(shape))
             );
         }
     }
 
     #[test]
     fn shapes_are_recognised_by_their_keys() {
-        let shape = |text: &str| read_record(text.as_bytes(), Format::Auto).map(|n| n.shape);
+        let shape = |text: &str| read_record(text.as_bytes(), ShapeFilter::Auto).map(|n| n.shape);
         let chat =
             r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#;
         assert_eq!(shape(chat), Ok(Shape::Turnbench));
@@ -63,7 +66,7 @@ mod tests {
         assert_eq!(shape(log), Ok(Shape::OpenAiLog));
         let log_request_only = r#"{"request":{"messages":[{"role":"user","content":"Q"}]}}"#;
         assert_eq!(
-            read_record(log_request_only.as_bytes(), Format::Auto)
+            read_record(log_request_only.as_bytes(), ShapeFilter::Auto)
                 .unwrap_err()
                 .field,
             "response"
@@ -83,14 +86,14 @@ mod tests {
     fn an_explicit_format_refuses_other_shapes() {
         let share =
             br#"{"conversations":[{"from":"human","value":"Q"},{"from":"gpt","value":"A"}]}"#;
-        let p = read_record(share, Format::Only(Shape::Turnbench)).unwrap_err();
+        let p = read_record(share, ShapeFilter::Only(Shape::Turnbench)).unwrap_err();
         assert_eq!(
             p.to_string(),
             "not a turnbench record: it has a \"conversations\" array, the sharegpt shape, \
              where turnbench needs a \"messages\" array; import with --format sharegpt (or \
              --format auto)"
         );
-        let p = read_record(br#"{"id":"x"}"#, Format::Only(Shape::OpenAiLog)).unwrap_err();
+        let p = read_record(br#"{"id":"x"}"#, ShapeFilter::Only(Shape::OpenAiLog)).unwrap_err();
         assert_eq!(p.field, "response");
         assert!(
             p.problem
@@ -99,7 +102,7 @@ mod tests {
         );
         // A record with the keys of two shapes is read as the one asked for.
         let both = br#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}],"response":{"x":1}}"#;
-        let n = read_record(both, Format::Only(Shape::Turnbench)).unwrap();
+        let n = read_record(both, ShapeFilter::Only(Shape::Turnbench)).unwrap();
         assert_eq!((n.shape, n.line.messages.len()), (Shape::Turnbench, 2));
     }
 
@@ -107,14 +110,15 @@ mod tests {
     fn raw_fields_are_named_from_their_key() {
         let p = read_record(
             br#"{"conversations":[{"from":"human","value":"Q"},{"from":"gpt"}]}"#,
-            Format::Auto,
+            ShapeFilter::Auto,
         )
         .unwrap_err();
         assert_eq!(
             (p.field.as_str(), p.problem.as_str()),
             ("conversations[1].value", "missing")
         );
-        let p = read_record(br#"{"conversations":{"from":"human"}}"#, Format::Auto).unwrap_err();
+        let p =
+            read_record(br#"{"conversations":{"from":"human"}}"#, ShapeFilter::Auto).unwrap_err();
         assert_eq!(p.field, "conversations");
         assert_eq!(p.problem, "wrong type: object, expected an array");
     }

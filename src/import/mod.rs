@@ -37,7 +37,7 @@ use crate::store::conversation_rows::ConversationInserter;
 use crate::store::inserts::finish_run;
 use reader::{Batch, Item, ReadFailure, RecordSettings};
 pub use records::Place;
-pub use shape::{Format, Shape, ShapeCounts};
+pub use shape::{Shape, ShapeCounts, ShapeFilter};
 use sink::{FileSink, Stored};
 pub use validate::{Defaults, LineProblem};
 
@@ -109,7 +109,7 @@ pub struct ImportOptions {
     /// Show a progress bar (on a terminal only).
     pub progress: bool,
     /// The shapes records may take.
-    pub format: Format,
+    pub format: ShapeFilter,
     /// What fills in the fields records leave out.
     pub defaults: Defaults,
 }

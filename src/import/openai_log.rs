@@ -289,11 +289,11 @@ fn read_answer(response: &RawValue) -> Result<MessageLine, LineProblem> {
 #[cfg(test)]
 mod tests {
     use super::super::format::read_record;
-    use super::super::shape::Format;
+    use super::super::shape::ShapeFilter;
     use super::*;
 
     fn read(text: &str) -> Result<Normalised, LineProblem> {
-        read_record(text.as_bytes(), Format::Auto)
+        read_record(text.as_bytes(), ShapeFilter::Auto)
     }
 
     /// A log line: `extra` top-level fields, the response's message and its other fields.

@@ -16,7 +16,7 @@ use indicatif::ProgressBar;
 use rusqlite::Connection;
 
 use super::records::{Next, Place, Records};
-use super::shape::{Format, Shape};
+use super::shape::{Shape, ShapeFilter};
 use super::validate::{
     Defaults, LineProblem, PreparedConversation, count_visible_tokens, prepare_record,
 };
@@ -43,7 +43,7 @@ pub(crate) enum Item {
 /// How the reader reads records: the shapes allowed, and what fills in missing fields.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct RecordSettings {
-    pub format: Format,
+    pub format: ShapeFilter,
     pub defaults: Defaults,
 }
 

@@ -23,7 +23,7 @@ use crate::jsonl::LineProblem;
 
 /// `--format`: which shapes a file's records may take.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Format {
+pub enum ShapeFilter {
     /// Each record's own shape, recognised by its keys.
     #[default]
     Auto,
@@ -31,30 +31,30 @@ pub enum Format {
     Only(Shape),
 }
 
-impl Format {
+impl ShapeFilter {
     pub const NAMES: &'static str = "auto, turnbench, sharegpt, openai-log";
 }
 
-impl FromStr for Format {
+impl FromStr for ShapeFilter {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
         if s == "auto" {
-            return Ok(Format::Auto);
+            return Ok(ShapeFilter::Auto);
         }
         Shape::ALL
             .into_iter()
             .find(|shape| shape.as_str() == s)
-            .map(Format::Only)
+            .map(ShapeFilter::Only)
             .ok_or_else(|| format!("unknown format {s:?}; expected one of {}", Self::NAMES))
     }
 }
 
-impl fmt::Display for Format {
+impl fmt::Display for ShapeFilter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Format::Auto => f.write_str("auto"),
-            Format::Only(shape) => f.write_str(shape.as_str()),
+            ShapeFilter::Auto => f.write_str("auto"),
+            ShapeFilter::Only(shape) => f.write_str(shape.as_str()),
         }
     }
 }
@@ -266,17 +266,17 @@ impl RawLine<'_> {
     }
 
     /// The shape to read the record as under `format`, or why it is refused.
-    pub(super) fn shape(&self, format: Format) -> Result<Shape, LineProblem> {
+    pub(super) fn shape(&self, format: ShapeFilter) -> Result<Shape, LineProblem> {
         match (format, self.marked()) {
-            (Format::Auto, Some(shape)) => Ok(shape),
-            (Format::Auto, None) => Err(LineProblem::new(
+            (ShapeFilter::Auto, Some(shape)) => Ok(shape),
+            (ShapeFilter::Auto, None) => Err(LineProblem::new(
                 "messages",
                 "missing; every line needs a \"messages\" array (turnbench or OpenAI chat), \
                  a \"conversations\" array (ShareGPT), or \"request\" and \"response\" \
                  (a request/response log)",
             )),
-            (Format::Only(wanted), _) if self.has(wanted) => Ok(wanted),
-            (Format::Only(wanted), Some(found)) => Err(LineProblem::new(
+            (ShapeFilter::Only(wanted), _) if self.has(wanted) => Ok(wanted),
+            (ShapeFilter::Only(wanted), Some(found)) => Err(LineProblem::new(
                 "",
                 format!(
                     "not a {wanted} record: it has {}, the {found} shape, where {wanted} needs {}; \
@@ -287,7 +287,7 @@ impl RawLine<'_> {
                     found = found.as_str(),
                 ),
             )),
-            (Format::Only(wanted), None) => Err(LineProblem::new(
+            (ShapeFilter::Only(wanted), None) => Err(LineProblem::new(
                 wanted.key(),
                 format!(
                     "missing; every {} record needs {}",

@@ -94,11 +94,11 @@ pub(super) fn normalise(mut raw: RawLine) -> Result<Normalised, LineProblem> {
 #[cfg(test)]
 mod tests {
     use super::super::format::read_record;
-    use super::super::shape::Format;
+    use super::super::shape::ShapeFilter;
     use super::*;
 
     fn read(text: &str) -> Result<Normalised, LineProblem> {
-        read_record(text.as_bytes(), Format::Auto)
+        read_record(text.as_bytes(), ShapeFilter::Auto)
     }
 
     fn roles(n: &Normalised) -> Vec<(&str, &str)> {

@@ -7,11 +7,12 @@
 //! for every shape.
 
 use super::format::read_record;
-use super::shape::{Format, MessagePaths, Shape, check_usage};
+use super::shape::{MessagePaths, Shape, ShapeFilter, check_usage};
+use crate::chat::Message;
 use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
 pub use crate::jsonl::LineProblem;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
-use crate::store::records::{ConversationRecord, Message, TurnRecord, Usage};
+use crate::store::records::{ConversationRecord, TurnRecord, TurnResult, Usage};
 
 /// A valid conversation, built whole on the reader thread; the writer only sets the ids
 /// the store gives it (run, target, scenario link) and the repeat when none was given.
@@ -47,13 +48,13 @@ pub fn prepare_line(
     line: &[u8],
     scratch: &mut Vec<u8>,
 ) -> Result<PreparedConversation, LineProblem> {
-    prepare_record(line, Format::Auto, &Defaults::default(), scratch).map(|(_, c)| c)
+    prepare_record(line, ShapeFilter::Auto, &Defaults::default(), scratch).map(|(_, c)| c)
 }
 
 /// Reads one record (a line or an array element) as `format` allows, and prepares it.
 pub fn prepare_record(
     text: &[u8],
-    format: Format,
+    format: ShapeFilter,
     defaults: &Defaults,
     scratch: &mut Vec<u8>,
 ) -> Result<(Shape, PreparedConversation), LineProblem> {
@@ -320,23 +321,26 @@ fn prepare_turn(
     let usage = m.usage.unwrap_or_default();
     check_usage(&usage, at)?;
     Ok(TurnRecord {
-        prompt,
-        answer: m.content,
-        reasoning: m.reasoning,
-        finish_reason: m.finish_reason,
-        http_status: m.http_status,
-        outcome: Some(outcome),
-        error: m.error,
-        attempts: 1,
-        ttft_ms: timing.ttft_ms,
-        ttfa_ms: timing.ttfa_ms,
-        e2e_ms: timing.e2e_ms,
-        usage: Usage {
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            cached_tokens: usage.cached_tokens,
-            reasoning_tokens: usage.reasoning_tokens,
+        result: TurnResult {
+            answer: m.content,
+            reasoning: m.reasoning,
+            finish_reason: m.finish_reason,
+            http_status: m.http_status,
+            outcome: Some(outcome),
+            error: m.error,
+            attempts: 1,
+            ttft_ms: timing.ttft_ms,
+            ttfa_ms: timing.ttfa_ms,
+            e2e_ms: timing.e2e_ms,
+            usage: Usage {
+                prompt_tokens: usage.prompt_tokens,
+                completion_tokens: usage.completion_tokens,
+                cached_tokens: usage.cached_tokens,
+                reasoning_tokens: usage.reasoning_tokens,
+            },
+            ..Default::default()
         },
+        prompt,
         ..Default::default()
     })
 }
@@ -591,9 +595,14 @@ mod tests {
     }
 
     fn with(line: &str, defaults: &Defaults) -> PreparedConversation {
-        prepare_record(line.as_bytes(), Format::Auto, defaults, &mut Vec::new())
-            .unwrap()
-            .1
+        prepare_record(
+            line.as_bytes(),
+            ShapeFilter::Auto,
+            defaults,
+            &mut Vec::new(),
+        )
+        .unwrap()
+        .1
     }
 
     #[test]

@@ -23,8 +23,8 @@ use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use super::names::{self, fold, is_latin_letter};
+use crate::chat::Message;
 pub use crate::store::judgments::VisibleMessage;
-use crate::store::records::Message;
 
 /// What replaces a redacted name.
 pub const REDACTED: &str = "[redacted]";

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
+use crate::chat::Message;
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
 use crate::outcome::TurnOutcome;
@@ -41,7 +42,6 @@ use crate::store::judgments::{
     upsert_rubric, visible_messages,
 };
 use crate::store::pairwise::PairwiseRecord;
-use crate::store::records::Message;
 use crate::store::writer_task::Storable;
 use crate::store::{StoreError, StoreWriter};
 use audit::{AuditList, Leak};
@@ -133,7 +133,7 @@ pub struct JudgeOptions {
     pub mode: Mode,
     pub quiet: bool,
     /// Which judgments to ask for, and whether to ask again those already scored.
-    pub selection: Selection,
+    pub selection: JudgmentScope,
     /// Where the built-in mock judge answers (its base URL, `…/v1`), when the settings
     /// name it (`builtin_mock = true`): whoever runs this stage starts it and hands the
     /// address down; the stage itself starts no server.
@@ -144,7 +144,7 @@ pub struct JudgeOptions {
 
 /// Which judgments a run asks for, beyond the settings' sample and replicates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Selection {
+pub struct JudgmentScope {
     /// Only these conversations (ids or uids); empty: the settings' sample. A named
     /// conversation is judged whether or not the sample would pick it, if it completed.
     pub conversations: Vec<String>,
@@ -267,7 +267,7 @@ pub fn plan(
     settings: &JudgeSettings,
     rubric: &Rubric,
     bench_targets: &[BenchTargetNames],
-    selection: &Selection,
+    selection: &JudgmentScope,
 ) -> Result<JudgePlan, JudgeError> {
     if let Some(stored_hash) = rubric_conflict(conn, rubric)? {
         return Err(rubric_conflict_error(rubric, &stored_hash));
@@ -290,7 +290,7 @@ fn plan_single(
     settings: &JudgeSettings,
     rubric: &Rubric,
     bench_targets: &[BenchTargetNames],
-    selection: &Selection,
+    selection: &JudgmentScope,
 ) -> Result<JudgePlan, JudgeError> {
     let judge_hash = cache::judge_hash(settings);
     let (terms, redactor, audit_list) = blinding(conn, settings, bench_targets)?;
@@ -773,7 +773,7 @@ fn new_call(ctx: &CallContext, seq: u32) -> JudgeCall {
 
 /// What the judge's usable answer said: scores (single, anchor) or a winner (pairwise).
 #[derive(Default)]
-struct Verdict {
+struct UsableAnswer {
     scores: Option<BTreeMap<String, i64>>,
     completed: Option<bool>,
     winner: Option<crate::store::pairwise::Winner>,
@@ -785,11 +785,11 @@ async fn ask_until_usable(
     ctx: &CallContext,
     item: &PlannedJudgment,
     call: &mut JudgeCall,
-) -> Verdict {
+) -> UsableAnswer {
     let s = &ctx.settings;
     let mut messages = item.messages.clone();
     let mut problems: Vec<String> = Vec::new();
-    let mut verdict = Verdict::default();
+    let mut verdict = UsableAnswer::default();
     // The judge's last usable-or-not answer: a later ask that fails with no answer (an
     // HTTP error after a re-ask) keeps it as the raw output.
     let mut last_raw: Option<String> = None;
@@ -821,10 +821,10 @@ async fn ask_until_usable(
                 turn.outcome()
             ));
             call.status = JudgmentStatus::JudgeError;
-            call.raw_output = last_raw.or(turn.answer);
+            call.raw_output = last_raw.or(turn.result.answer);
             break;
         }
-        let raw = turn.answer.unwrap_or_default();
+        let raw = turn.result.answer.unwrap_or_default();
         match read_answer(ctx, item, &raw, call, &mut verdict) {
             Ok(()) => {
                 call.status = JudgmentStatus::Ok;
@@ -867,7 +867,7 @@ fn read_answer(
     item: &PlannedJudgment,
     raw: &str,
     call: &mut JudgeCall,
-    verdict: &mut Verdict,
+    verdict: &mut UsableAnswer,
 ) -> Result<(), String> {
     match &item.pair {
         None => parse_verdict(raw, &ctx.rubric)
@@ -887,8 +887,13 @@ fn read_answer(
 }
 
 /// The record to store: an anchor's, a pair's or a conversation's.
-fn into_answer(item: PlannedJudgment, call: JudgeCall, verdict: Verdict, rejudge: bool) -> Answer {
-    let Verdict {
+fn into_answer(
+    item: PlannedJudgment,
+    call: JudgeCall,
+    verdict: UsableAnswer,
+    rejudge: bool,
+) -> Answer {
+    let UsableAnswer {
         scores,
         completed,
         winner,

@@ -17,10 +17,10 @@ use serde_json::Value;
 use super::blind::{BlindTranscript, blind};
 use super::parse::{ParseFailure, last_object};
 use super::{AuditLeak, JudgeError, JudgePlan, PlannedJudgment, audit, cache, prompt};
+use crate::chat::Message;
 use crate::config::{BenchTargetNames, JudgeSettings, Rubric};
 use crate::store::judgments::{CompletedConversation, completed_conversations, visible_messages};
 use crate::store::pairwise::{Position, Winner, final_pairwise_keys};
-use crate::store::records::Message;
 
 /// The shipped pairwise prompt.
 pub const TEMPLATE: &str = include_str!("../../judges/pairwise.md");

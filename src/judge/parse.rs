@@ -11,7 +11,7 @@ use crate::config::Rubric;
 
 /// A judge's usable answer.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Verdict {
+pub struct ScoredAnswer {
     pub scores: BTreeMap<String, i64>,
     pub completed: bool,
     pub rationale: String,
@@ -73,7 +73,7 @@ impl ParseFailure {
 /// Longest answer looked at; a judge that writes more has not followed the format.
 const MAX_SCAN: usize = 256 * 1024;
 
-pub fn parse_verdict(raw: &str, rubric: &Rubric) -> Result<Verdict, ParseFailure> {
+pub fn parse_verdict(raw: &str, rubric: &Rubric) -> Result<ScoredAnswer, ParseFailure> {
     let text = raw.trim();
     if text.is_empty() {
         return Err(ParseFailure::Empty);
@@ -112,7 +112,7 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
-fn check(object: &Map<String, Value>, rubric: &Rubric) -> Result<Verdict, ParseFailure> {
+fn check(object: &Map<String, Value>, rubric: &Rubric) -> Result<ScoredAnswer, ParseFailure> {
     let scores = object
         .get("scores")
         .and_then(Value::as_object)
@@ -148,7 +148,7 @@ fn check(object: &Map<String, Value>, rubric: &Rubric) -> Result<Verdict, ParseF
         .and_then(Value::as_str)
         .ok_or(ParseFailure::NoRationale)?
         .to_string();
-    Ok(Verdict {
+    Ok(ScoredAnswer {
         scores: parsed,
         completed,
         rationale,

@@ -4,9 +4,9 @@
 use serde_json::json;
 
 use super::blind::BlindTranscript;
+use crate::chat::Message;
 use crate::config::judge::{Placeholder, PromptTemplate, Segment};
 use crate::config::{JudgeSettings, Rubric};
-use crate::store::records::Message;
 
 /// The messages of one judge request (before any re-ask).
 pub fn build_messages(

@@ -36,7 +36,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use super::plan::ScenarioIndex;
-use crate::store::records::Message;
+use crate::chat::Message;
 
 /// The version of this grading logic (and of how [`super::judge`] maps it onto a rubric's
 /// scale): raise it whenever either changes what a simulated judge answers. It is part of

@@ -46,7 +46,7 @@ use serde_json::{Map, Value, json};
 use super::grade;
 use super::plan::{Fault, Piece, PieceKind, Plan, ScenarioIndex};
 use super::profile::{Delay, MockConfig, Profile};
-use crate::store::records::Message;
+use crate::chat::Message;
 
 pub use super::profile::JudgeFaultRates;
 

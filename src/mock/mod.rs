@@ -30,8 +30,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::chat::Message;
 use crate::config::Scenario;
-use crate::store::records::Message;
 use plan::{Fault, PieceKind, Plan, ScenarioIndex, make_plan, request_key};
 pub use profile::{MockConfig, Profile};
 
@@ -717,7 +717,7 @@ mod tests {
             assert_eq!(turn.outcome(), TurnOutcome::Truncated, "{model}: {turn:?}");
             assert_eq!(turn.finish_reason.as_deref(), Some("length"));
             assert!(!turn.has_visible_text(), "{model}: {:?}", turn.answer);
-            let reasoning = turn.reasoning.unwrap_or_default();
+            let reasoning = turn.result.reasoning.unwrap_or_default();
             assert_eq!(reasoning.split_whitespace().count(), 60, "{model}");
         }
         assert!(

@@ -11,8 +11,8 @@ use crate::draw::Draw;
 
 use super::defect;
 use super::profile::{CacheReport, Profile, ReasoningStyle};
+use crate::chat::Message;
 use crate::config::Scenario;
-use crate::store::records::Message;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {

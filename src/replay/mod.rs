@@ -58,7 +58,7 @@ pub struct ReplayOptions {
 }
 
 /// What a replay run did.
-pub use crate::launcher::RunReport as ReplayReport;
+pub use crate::launcher::LaunchReport as ReplayReport;
 
 /// Replays every session `cfg.replay.rounds` times against every target.
 pub async fn replay(

@@ -11,13 +11,14 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::schedule::{break_ms, capped_pause_ms, salt};
-use super::session::{Role, Session, SessionIndex, SessionMessage};
+use super::session::{Session, SessionIndex, SessionMessage, SessionRole};
+use crate::chat::Message;
 use crate::client::{Client, Endpoint, Reply};
 use crate::config::{CacheHint, ReplaySettings, RetryPolicy, TargetReplay};
 use crate::launcher::{Stop, pause as sleep_pause, send_turn};
-use crate::outcome::{ConversationOutcome, TurnOutcome};
+use crate::outcome::ConversationOutcome;
 use crate::store::now_rfc3339;
-use crate::store::records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
+use crate::store::records::{AttemptRecord, ConversationRecord, TurnRecord};
 use crate::store::replay::{ReplayRecord, ReplayTurnRecord, ToolCallRecord};
 
 /// Shared, read-only state of a replay run.
@@ -50,14 +51,14 @@ pub fn salted(session: &Session, salt: &str) -> (Vec<SessionMessage>, usize) {
     let mut messages = session.messages.clone();
     let tag = format!("[session {salt}]");
     match messages.first_mut() {
-        Some(first) if first.role == Role::System => {
+        Some(first) if first.role == SessionRole::System => {
             let text = first.content.take().unwrap_or_default();
             first.content = Some(format!("{tag}\n{text}"));
             (messages, 0)
         }
         _ => {
             let system = SessionMessage {
-                role: Role::System,
+                role: SessionRole::System,
                 content: Some(tag),
                 tool_calls: Vec::new(),
                 tool_call_id: None,
@@ -114,8 +115,8 @@ fn stored_prompt(added: &[SessionMessage]) -> Vec<Message> {
     added
         .iter()
         .filter_map(|m| match m.role {
-            Role::Assistant => None,
-            Role::Tool => Some(Message::new(
+            SessionRole::Assistant => None,
+            SessionRole::Tool => Some(Message::new(
                 "user",
                 format!(
                     "[tool result {}]\n{}",
@@ -287,20 +288,8 @@ fn pass_outcome(turns: &[(TurnRecord, bool)], interrupted: bool) -> Conversation
 /// message, no turns.
 pub(super) fn internal_error(job: &PassJob, message: String) -> ReplayRecord {
     let id = &job.ctx.sessions.entries[job.session].id;
-    let turn = TurnRecord {
-        outcome: Some(TurnOutcome::InternalError),
-        error: Some(format!(
-            "turnbench failed while replaying this session (a bug; please report it): {message}"
-        )),
-        attempts: 1,
-        ..Default::default()
-    };
     ReplayRecord {
-        conversation: ConversationRecord {
-            outcome: ConversationOutcome::Failed(TurnOutcome::InternalError),
-            turns: vec![turn],
-            ..pass_record(job)
-        },
+        conversation: pass_record(job).internal_error("replaying this session", &message),
         session_id: id.clone(),
         round: job.round,
         salt: salt(job.ctx.seed, job.ctx.run_id, id, job.round),
@@ -362,7 +351,7 @@ mod tests {
         assert_eq!(offset, 1);
         assert_eq!(
             (m[0].role, m[0].content.as_deref()),
-            (Role::System, Some("[session 0badcafe]"))
+            (SessionRole::System, Some("[session 0badcafe]"))
         );
         assert_eq!(m[1].content.as_deref(), Some("q"));
     }

@@ -27,29 +27,29 @@ use crate::timestamp::parse_rfc3339_ms;
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
+pub enum SessionRole {
     System,
     User,
     Assistant,
     Tool,
 }
 
-impl Role {
+impl SessionRole {
     pub fn as_str(self) -> &'static str {
         match self {
-            Role::System => "system",
-            Role::User => "user",
-            Role::Assistant => "assistant",
-            Role::Tool => "tool",
+            SessionRole::System => "system",
+            SessionRole::User => "user",
+            SessionRole::Assistant => "assistant",
+            SessionRole::Tool => "tool",
         }
     }
 
     fn parse(s: &str) -> Option<Self> {
         Some(match s {
-            "system" | "developer" => Role::System,
-            "user" => Role::User,
-            "assistant" => Role::Assistant,
-            "tool" => Role::Tool,
+            "system" | "developer" => SessionRole::System,
+            "user" => SessionRole::User,
+            "assistant" => SessionRole::Assistant,
+            "tool" => SessionRole::Tool,
             _ => return None,
         })
     }
@@ -67,7 +67,7 @@ pub struct RecordedCall {
 /// One recorded message, in the OpenAI chat format's terms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionMessage {
-    pub role: Role,
+    pub role: SessionRole,
     /// `None` for an assistant message that only called tools.
     pub content: Option<String>,
     pub tool_calls: Vec<RecordedCall>,
@@ -78,7 +78,7 @@ pub struct SessionMessage {
 }
 
 impl SessionMessage {
-    fn new(role: Role, content: Option<String>, at_ms: Option<i64>) -> Self {
+    fn new(role: SessionRole, content: Option<String>, at_ms: Option<i64>) -> Self {
         SessionMessage {
             role,
             content,
@@ -141,7 +141,7 @@ impl Session {
         self.messages
             .iter()
             .enumerate()
-            .filter(|(_, m)| m.role == Role::Assistant)
+            .filter(|(_, m)| m.role == SessionRole::Assistant)
             .map(|(i, _)| i)
     }
 
@@ -155,7 +155,7 @@ impl Session {
         let previous = before
             .iter()
             .rev()
-            .find(|m| m.role == Role::Assistant)?
+            .find(|m| m.role == SessionRole::Assistant)?
             .at_ms?;
         Some((last - previous).max(0) as f64)
     }
@@ -509,7 +509,7 @@ fn read_message(m: &Value, at: &str, out: &mut Vec<SessionMessage>) -> Result<()
         return Err(LineProblem::new(at, "expected an object"));
     };
     let role = match m.get("role") {
-        Some(Value::String(r)) => Role::parse(r).ok_or_else(|| {
+        Some(Value::String(r)) => SessionRole::parse(r).ok_or_else(|| {
             LineProblem::new(
                 format!("{at}.role"),
                 format!("unknown role {r:?}; expected system, user, assistant or tool"),
@@ -553,13 +553,13 @@ fn read_message(m: &Value, at: &str, out: &mut Vec<SessionMessage>) -> Result<()
     let mut msg = SessionMessage::new(role, content, at_ms);
     match (role, m.get("tool_calls")) {
         (_, None | Some(Value::Null)) => {}
-        (Role::Assistant, Some(Value::Array(calls))) => {
+        (SessionRole::Assistant, Some(Value::Array(calls))) => {
             for (k, c) in calls.iter().enumerate() {
                 msg.tool_calls
                     .push(read_openai_call(c, &format!("{at}.tool_calls[{k}]"))?);
             }
         }
-        (Role::Assistant, Some(_)) => {
+        (SessionRole::Assistant, Some(_)) => {
             return Err(LineProblem::new(
                 format!("{at}.tool_calls"),
                 "expected an array",
@@ -572,7 +572,7 @@ fn read_message(m: &Value, at: &str, out: &mut Vec<SessionMessage>) -> Result<()
             ));
         }
     }
-    if role == Role::Tool {
+    if role == SessionRole::Tool {
         match m.get("tool_call_id") {
             Some(Value::String(id)) if !id.is_empty() => msg.tool_call_id = Some(id.clone()),
             _ => {
@@ -585,7 +585,7 @@ fn read_message(m: &Value, at: &str, out: &mut Vec<SessionMessage>) -> Result<()
         if msg.content.is_none() {
             msg.content = Some(String::new());
         }
-    } else if role != Role::Assistant && msg.content.is_none() {
+    } else if role != SessionRole::Assistant && msg.content.is_none() {
         return Err(LineProblem::new(
             format!("{at}.content"),
             "missing; only an assistant message may go without content",
@@ -617,7 +617,7 @@ fn read_openai_call(c: &Value, at: &str) -> Result<RecordedCall, LineProblem> {
 }
 
 fn read_blocks(
-    role: Role,
+    role: SessionRole,
     blocks: &[Value],
     at: &str,
     at_ms: Option<i64>,
@@ -641,7 +641,7 @@ fn read_blocks(
                 }
             },
             Some("thinking" | "redacted_thinking") => {}
-            Some("tool_use") if role == Role::Assistant => calls.push(RecordedCall {
+            Some("tool_use") if role == SessionRole::Assistant => calls.push(RecordedCall {
                 id: string("id")?,
                 name: string("name")?,
                 arguments: match field("input") {
@@ -649,7 +649,7 @@ fn read_blocks(
                     Some(v) => v.to_string(),
                 },
             }),
-            Some("tool_result") if role == Role::User || role == Role::Tool => {
+            Some("tool_result") if role == SessionRole::User || role == SessionRole::Tool => {
                 let id = string("tool_use_id")?;
                 results.push((id, tool_result_content(field("content"), &here)?));
             }
@@ -720,7 +720,7 @@ fn tool_result_content(content: Option<&Value>, here: &str) -> Result<String, Li
 /// The messages a message of blocks becomes: a tool message per result, then the message
 /// itself (its texts joined, an assistant's with its calls).
 fn push_blocks(
-    role: Role,
+    role: SessionRole,
     texts: &[&str],
     calls: Vec<RecordedCall>,
     results: Vec<(String, String)>,
@@ -728,13 +728,13 @@ fn push_blocks(
     out: &mut Vec<SessionMessage>,
 ) {
     for (id, content) in results {
-        let mut m = SessionMessage::new(Role::Tool, Some(content), at_ms);
+        let mut m = SessionMessage::new(SessionRole::Tool, Some(content), at_ms);
         m.tool_call_id = Some(id);
         out.push(m);
     }
     let text = (!texts.is_empty()).then(|| texts.join("\n"));
     match role {
-        Role::Assistant => {
+        SessionRole::Assistant => {
             let mut m = SessionMessage::new(role, text, at_ms);
             m.tool_calls = calls;
             out.push(m);
@@ -756,8 +756,8 @@ fn check_history(messages: &[SessionMessage], origin: &[usize]) -> Result<(), Li
     let mut turns = 0;
     for (i, m) in messages.iter().enumerate() {
         match m.role {
-            Role::Assistant => {
-                if i == 0 || messages[..i].iter().all(|m| m.role == Role::System) {
+            SessionRole::Assistant => {
+                if i == 0 || messages[..i].iter().all(|m| m.role == SessionRole::System) {
                     return Err(LineProblem::new(
                         at(i),
                         "this assistant message has nothing before it to answer; a session starts with a user message",
@@ -766,7 +766,7 @@ fn check_history(messages: &[SessionMessage], origin: &[usize]) -> Result<(), Li
                 turns += 1;
                 calls.extend(m.tool_calls.iter().map(|c| c.id.as_str()));
             }
-            Role::Tool => {
+            SessionRole::Tool => {
                 let id = m.tool_call_id.as_deref().unwrap_or_default();
                 if !calls.contains(id) {
                     return Err(LineProblem::new(
@@ -777,7 +777,7 @@ fn check_history(messages: &[SessionMessage], origin: &[usize]) -> Result<(), Li
                     ));
                 }
             }
-            Role::System | Role::User => {}
+            SessionRole::System | SessionRole::User => {}
         }
     }
     if turns == 0 {
@@ -895,12 +895,12 @@ mod tests {
                 m[2].tool_call_id.as_deref(),
                 m[2].content.as_deref()
             ),
-            (Role::Tool, Some("t1"), Some("found"))
+            (SessionRole::Tool, Some("t1"), Some("found"))
         );
         assert_eq!(m[3].content.as_deref(), Some("x\ny"));
         assert_eq!(
             (m[4].role, m[4].content.as_deref()),
-            (Role::User, Some("thanks"))
+            (SessionRole::User, Some("thanks"))
         );
         assert_eq!(m[5].content.as_deref(), Some("ok"));
     }

@@ -7,7 +7,7 @@
 //! - collect resumes the newest run of the same name when its settings and scenarios are
 //!   the same (a re-run after a crash or Ctrl-C does no work twice), else starts a run;
 //! - check computes only the results missing for the current check definitions;
-//! - judge goes through [`judging`], the seam `turnbench judge` uses too: every judge's
+//! - judge goes through [`crate::judge_panel`], the seam `turnbench judge` uses too: every judge's
 //!   prompts audited (and its endpoint checked) before any judge sends, the mock judges
 //!   started, then each judge's reference anchors (cached: once per judge × rubric) and
 //!   the judgments not yet scored, for every `--judge` × `--rubric`;
@@ -16,7 +16,6 @@
 //! Ctrl-C stops the stage in flight the way the stage itself does, and the run there.
 
 pub mod builtin;
-pub mod judging;
 
 use std::path::{Path, PathBuf};
 
@@ -27,12 +26,13 @@ use crate::collect::{CollectError, CollectOptions, CollectReport, Resume};
 use crate::config::{
     BenchConfig, BenchTargetNames, ConfigError, JudgeSettings, Rubric, Scenario, embedded,
 };
+use crate::exit::Exit;
 use crate::export::{ExportError, FormatOptions, REPORT_FORMATS};
 use crate::judge::anchor_run::AnchorInput;
-use crate::judge::{JudgeError, JudgeOptions, JudgeReport, Mode, Selection};
+use crate::judge::{JudgeError, JudgeOptions, JudgeReport, JudgmentScope, Mode};
+use crate::judge_panel::{self, PanelJob};
 use crate::report::model::Report;
 use crate::report::{ReportError, ReportOptions};
-use judging::PanelJob;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -108,11 +108,11 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// The process exit code (docs/commands/run.md): 0 done; 2 done, but conversations failed or
-    /// judgments stayed unscored (a real bench; the built-in run's failures are its
-    /// simulated faults); 3 a judge prompt named a provider (nothing sent to any judge);
-    /// 4 the store refused a write; 130 interrupted.
-    pub fn exit_code(&self) -> i32 {
+    /// How the run ended (docs/commands/exit-codes.md): some failed when conversations
+    /// failed or judgments stayed unscored (a real bench; the built-in run's failures are
+    /// its simulated faults); a leak when a judge prompt named a provider (nothing sent to
+    /// any judge); the store refused a write; interrupted.
+    pub fn exit(&self) -> Exit {
         let store_refused = !self.collect.store_failures.is_empty()
             || self
                 .judges
@@ -126,15 +126,13 @@ impl RunOutcome {
             .iter()
             .any(|(_, j)| j.by_status.iter().any(|(s, n)| *s != "ok" && *n > 0));
         if store_refused {
-            4
+            Exit::StoreRefused
         } else if interrupted {
-            130
+            Exit::Interrupted
         } else if leaked {
-            3
-        } else if !self.builtin && (self.collect.failed() > 0 || unscored) {
-            2
+            Exit::Leak
         } else {
-            0
+            Exit::failed_if(!self.builtin && (self.collect.failed() > 0 || unscored))
         }
     }
 }
@@ -159,7 +157,7 @@ fn judge_jobs(
     }
     let mut jobs = Vec::new();
     for j in &judge_files {
-        let settings = judging::load_settings(j)?;
+        let settings = judge_panel::load_settings(j)?;
         for r in &rubric_files {
             let rubric = Rubric::load(&embedded::resolve_file(r, "rubrics"))?;
             jobs.push((settings.clone(), rubric));
@@ -376,7 +374,7 @@ fn panel(opts: &RunOptions, defs: &Definitions) -> Vec<PanelJob> {
         };
         if with_anchors {
             let anchor_opts = JudgeOptions {
-                selection: Selection {
+                selection: JudgmentScope {
                     anchors: Some(defs.anchors.clone()),
                     ..Default::default()
                 },
@@ -409,7 +407,8 @@ async fn judge_stage(
     let anchors_skipped = !defs.anchors.iter().any(|a| a.defect.is_some());
     let mut after_each =
         |job: &PanelJob, report: &JudgeReport| say_judged(job, report, anchors_skipped, say);
-    let panel = judging::judge_panel(jobs, &defs.scenarios, interrupts, &mut after_each).await?;
+    let panel =
+        judge_panel::judge_panel(jobs, &defs.scenarios, interrupts, &mut after_each).await?;
     for job in panel
         .audit
         .jobs
@@ -451,7 +450,7 @@ fn say_judged(
     let o = &job.opts;
     let name = format!("{} · {}@{}", o.settings.id, o.rubric.id, o.rubric.version);
     if report.anchors {
-        let verdict = judging::anchor_verdict(o)?;
+        let verdict = judge_panel::anchor_verdict(o)?;
         say(&format!(
             "[3/4 judge] {name} anchors: {} sent, {} already judged; {}",
             report.launched,

@@ -323,7 +323,7 @@ mod tests {
     use crate::store::inserts::{
         NewRun, NewTarget, insert_conversation, insert_run, upsert_target,
     };
-    use crate::store::records::{ConversationRecord, TurnRecord};
+    use crate::store::records::{ConversationRecord, TurnRecord, TurnResult};
 
     fn store() -> (tempfile::TempDir, Connection) {
         let dir = tempfile::tempdir().unwrap();
@@ -370,7 +370,10 @@ mod tests {
                 turns: answers
                     .iter()
                     .map(|a| TurnRecord {
-                        answer: Some(a.to_string()),
+                        result: TurnResult {
+                            answer: Some(a.to_string()),
+                            ..Default::default()
+                        },
                         ..Default::default()
                     })
                     .collect(),

@@ -187,11 +187,12 @@ impl<'c> ConversationInserter<'c> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chat::Message;
     use crate::outcome::TurnOutcome;
     use crate::store::inserts::{
         NewRun, NewTarget, insert_conversation, insert_run, upsert_target,
     };
-    use crate::store::records::{AttemptRecord, Message, TurnRecord, Usage};
+    use crate::store::records::{AttemptRecord, TurnRecord, TurnResult, Usage};
 
     /// Every column of every table the two writers touch, ids aside.
     fn dump(conn: &Connection) -> Vec<String> {
@@ -219,35 +220,40 @@ mod tests {
 
     fn record(run_id: i64, target_id: i64) -> ConversationRecord {
         let turn = TurnRecord {
+            result: TurnResult {
+                answer: Some("A".into()),
+                reasoning: Some("R".into()),
+                finish_reason: Some("stop".into()),
+                http_status: Some(200),
+                outcome: Some(TurnOutcome::Ok),
+                error: None,
+                attempts: 2,
+                ttft_ms: Some(10.0),
+                ttfa_ms: Some(11.0),
+                e2e_ms: Some(20.0),
+                wall_ms: Some(35.0),
+                usage: Usage {
+                    prompt_tokens: Some(5),
+                    completion_tokens: Some(3),
+                    cached_tokens: None,
+                    reasoning_tokens: Some(1),
+                },
+                request_id: Some("req-1".into()),
+                chunk_offsets_us: vec![1, 2, 3],
+            },
             prompt: vec![Message::new("system", "S"), Message::new("user", "Q \"1\"")],
-            answer: Some("A".into()),
-            reasoning: Some("R".into()),
-            finish_reason: Some("stop".into()),
-            http_status: Some(200),
-            outcome: Some(TurnOutcome::Ok),
-            error: None,
-            attempts: 2,
             pause_ms: Some(12.5),
             start_ms: Some(1.0),
-            ttft_ms: Some(10.0),
-            ttfa_ms: Some(11.0),
-            e2e_ms: Some(20.0),
-            wall_ms: Some(35.0),
-            usage: Usage {
-                prompt_tokens: Some(5),
-                completion_tokens: Some(3),
-                cached_tokens: None,
-                reasoning_tokens: Some(1),
-            },
             visible_tokens: Some(1),
-            request_id: Some("req-1".into()),
-            chunk_offsets_us: vec![1, 2, 3],
         };
         let failed = TurnRecord {
+            result: TurnResult {
+                outcome: Some(TurnOutcome::Timeout),
+                error: Some("no answer".into()),
+                attempts: 1,
+                ..Default::default()
+            },
             prompt: vec![Message::new("user", "Q2")],
-            outcome: Some(TurnOutcome::Timeout),
-            error: Some("no answer".into()),
-            attempts: 1,
             ..Default::default()
         };
         ConversationRecord {

@@ -13,7 +13,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::StoreError;
-use super::records::Message;
+use crate::chat::Message;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ConversationDetail {

@@ -8,7 +8,7 @@
 use rusqlite::{Connection, Row, named_params};
 
 use super::StoreError;
-use super::records::Message;
+use crate::chat::Message;
 use crate::exchange::{
     CheckLine, ConversationLine, JudgmentLine, MessageLine, Role, TimingLine, UsageLine,
 };

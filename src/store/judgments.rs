@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, HashSet};
 use rusqlite::{Connection, OptionalExtension, Transaction};
 
 use super::StoreError;
-use super::records::Message;
 use super::writer_task::Storable;
+use crate::chat::Message;
 
 /// A target's names, for blinding.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -28,7 +28,7 @@ use rusqlite::Connection;
 
 /// The read model's selection types: what every reader (report, export, show) filters by.
 pub use facts::{FactFilter, JudgmentFilter, Selection};
-pub use records::{AttemptRecord, ConversationRecord, Message, TurnRecord};
+pub use records::{AttemptRecord, ConversationRecord, TurnRecord};
 pub use writer_task::{Storable, StoreWriter, Written};
 
 #[derive(Debug, thiserror::Error)]

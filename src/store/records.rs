@@ -1,110 +1,49 @@
 //! Row types written to and read from the store; field meanings follow `db/001_init.sql`.
 
-use serde::{Deserialize, Serialize};
-
+use crate::chat::Message;
 use crate::client::{Attempt, Reply};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 
-/// A visible chat message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
-    pub role: String,
-    pub content: String,
-}
-
-impl Message {
-    pub fn new(role: &str, content: impl Into<String>) -> Self {
-        Message {
-            role: role.to_string(),
-            content: content.into(),
-        }
-    }
-}
-
 /// Token counts as the client read them; `None` = not reported (never 0 in its place).
-pub use crate::client::Usage;
+pub use crate::client::{TurnResult, Usage};
 
-/// One answered (or failed) turn.
+/// One answered (or failed) turn: what the client read ([`TurnResult`], reached through
+/// `Deref`: `turn.e2e_ms`) and what the stage adds.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TurnRecord {
     /// Messages added to the history before this answer (usually the one user message).
     pub prompt: Vec<Message>,
-    pub answer: Option<String>,
-    pub reasoning: Option<String>,
-    pub finish_reason: Option<String>,
-    pub http_status: Option<u16>,
-    pub outcome: Option<TurnOutcome>,
-    pub error: Option<String>,
-    pub attempts: u32,
+    /// The answer, its class, timing and usage, as the client read them.
+    pub result: TurnResult,
     pub pause_ms: Option<f64>,
     pub start_ms: Option<f64>,
-    pub ttft_ms: Option<f64>,
-    pub ttfa_ms: Option<f64>,
-    pub e2e_ms: Option<f64>,
-    /// From the first attempt's send to the final answer: retries, backoff waits and a
-    /// stale keep-alive connection included. `None` when not measured (imports) or when
-    /// the final attempt has no E2E; equal to `e2e_ms` for one attempt.
-    pub wall_ms: Option<f64>,
-    pub usage: Usage,
     pub visible_tokens: Option<i64>,
-    pub request_id: Option<String>,
-    /// Microseconds from request start, one per SSE event.
-    pub chunk_offsets_us: Vec<u32>,
+}
+
+impl std::ops::Deref for TurnRecord {
+    type Target = TurnResult;
+    fn deref(&self) -> &TurnResult {
+        &self.result
+    }
+}
+
+impl std::ops::DerefMut for TurnRecord {
+    fn deref_mut(&mut self) -> &mut TurnResult {
+        &mut self.result
+    }
 }
 
 impl TurnRecord {
     /// The row of a turn the client answered: `prompt` is what the turn added to the
-    /// history; pause, start and visible tokens are the caller's to fill.
+    /// history; pause, start and visible tokens are the caller's to fill. Tool calls are
+    /// not kept here (scripted scenarios send no tools; replay stores calls in its own
+    /// rows), nor captured headers and fields (read by the stage that asked).
     pub fn from_reply(reply: Reply, prompt: Vec<Message>) -> Self {
-        let Reply {
-            answer,
-            reasoning,
-            // Scripted scenarios send no tools; replay stores calls in its own rows.
-            tool_calls: _,
-            finish_reason,
-            http_status,
-            outcome,
-            error,
-            attempts,
-            ttft_ms,
-            ttfa_ms,
-            e2e_ms,
-            wall_ms,
-            usage,
-            request_id,
-            // Captured for the stage that asked (replay's serving provider).
-            headers: _,
-            fields: _,
-            chunk_offsets_us,
-        } = reply;
         TurnRecord {
             prompt,
-            answer,
-            reasoning,
-            finish_reason,
-            http_status,
-            outcome,
-            error,
-            attempts,
-            pause_ms: None,
-            start_ms: None,
-            ttft_ms,
-            ttfa_ms,
-            e2e_ms,
-            wall_ms,
-            usage,
-            visible_tokens: None,
-            request_id,
-            chunk_offsets_us,
+            result: reply.result,
+            ..Default::default()
         }
-    }
-
-    pub fn outcome(&self) -> TurnOutcome {
-        self.outcome.unwrap_or(TurnOutcome::Ok)
-    }
-
-    pub fn has_visible_text(&self) -> bool {
-        self.answer.as_deref().is_some_and(|a| !a.trim().is_empty())
     }
 }
 
@@ -162,6 +101,29 @@ pub struct ConversationRecord {
 }
 
 impl ConversationRecord {
+    /// This slot's record after its task panicked (a bug), for collect and replay alike:
+    /// failed with one `internal_error` turn that carries the message, so the slot is
+    /// stored, counted and reported, never lost. `doing` says what the task was doing
+    /// ("running this conversation").
+    pub fn internal_error(self, doing: &str, message: &str) -> ConversationRecord {
+        let turn = TurnRecord {
+            result: TurnResult {
+                outcome: Some(TurnOutcome::InternalError),
+                error: Some(format!(
+                    "turnbench failed while {doing} (a bug; please report it): {message}"
+                )),
+                attempts: 1,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        ConversationRecord {
+            outcome: ConversationOutcome::Failed(TurnOutcome::InternalError),
+            turns: vec![turn],
+            ..self
+        }
+    }
+
     /// Sum of the turns' E2E; only for completed conversations with every E2E known.
     pub fn latency_ms(&self) -> Option<f64> {
         if !self.outcome.is_completed() {
@@ -197,7 +159,10 @@ mod tests {
     #[test]
     fn latency_needs_completion_and_every_e2e() {
         let turn = |e2e| TurnRecord {
-            e2e_ms: e2e,
+            result: TurnResult {
+                e2e_ms: e2e,
+                ..Default::default()
+            },
             ..Default::default()
         };
         let mut c = ConversationRecord {

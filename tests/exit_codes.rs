@@ -1,0 +1,189 @@
+//! One exit vocabulary (`turnbench::exit::Exit`): its table in `--help` and in
+//! docs/commands/exit-codes.md, and each command's codes through the binary. Codes other
+//! tests already reach the hard way (leaks, anchors, a full store, a regression gate,
+//! Ctrl-C) are asserted there by name; these are the ones every command shares.
+
+mod common;
+
+use std::process::Output;
+use std::time::Duration;
+
+use common::{Project, target, two_turn_scenario};
+use turnbench::exit::Exit;
+
+fn code(out: &Output) -> Option<i32> {
+    out.status.code()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+fn project() -> Project {
+    Project::new(&[("alpha", &two_turn_scenario("alpha", 0))])
+}
+
+/// A real bench (not the built-in mock) whose one target refuses every connection: each
+/// conversation fails with `connect_error`.
+fn refused_bench(project: &Project) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    drop(listener);
+    let bench = format!(
+        "name = \"refused\"\nrepeats = 1\n[retry]\nattempts = 1\n{}",
+        target("acme", "m", &url, "")
+    );
+    project
+        .write("bench.toml", &bench)
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn help_prints_the_vocabulary_and_the_docs_table_is_the_same() {
+    let out = project().cmd(&["--help"]).output().unwrap();
+    assert_eq!(code(&out), Some(Exit::Success.code()));
+    // clap wraps the table to the width: compare with runs of whitespace as one space.
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = flat(&String::from_utf8_lossy(&out.stdout));
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/commands/exit-codes.md"),
+    )
+    .unwrap();
+    for r in &Exit::ALL {
+        let c = r.exit.code();
+        assert!(
+            help.contains(&flat(&format!(
+                "{c} {} {} ({})",
+                r.name, r.meaning, r.commands
+            ))),
+            "--help lacks {}: {help}",
+            r.name
+        );
+        let row = format!("| {c} | {} | {} | {} |", r.name, r.commands, r.meaning);
+        assert!(doc.contains(&row), "exit-codes.md lacks or differs: {row}");
+    }
+    let rows = doc
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.as_bytes().get(2).is_some_and(u8::is_ascii_digit))
+        .count();
+    assert_eq!(
+        rows,
+        Exit::ALL.len(),
+        "a code in the docs that the enum lacks"
+    );
+}
+
+#[test]
+fn a_usage_error_is_an_error_and_version_succeeds() {
+    let p = project();
+    let out = p.cmd(&["collect", "--no-such-flag"]).output().unwrap();
+    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+    let out = p.cmd(&["--version"]).output().unwrap();
+    assert_eq!(code(&out), Some(Exit::Success.code()));
+}
+
+#[test]
+fn collect_dry_run_succeeds_failed_conversations_are_some_failed_a_bad_file_an_error() {
+    let p = project();
+    let bench = refused_bench(&p);
+    let out = p
+        .cmd(&["collect", "--dry-run", "--config", &bench])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), Some(Exit::Success.code()), "{}", stderr(&out));
+    let out = p
+        .cmd(&["collect", "-q", "--config", &bench])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(
+        code(&out),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
+    let missing = p.path("missing.toml");
+    let out = p
+        .cmd(&["collect", "--config", missing.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+}
+
+#[test]
+fn replay_of_failed_passes_is_some_failed() {
+    let p = project();
+    let bench = refused_bench(&p);
+    let out = p
+        .cmd(&[
+            "replay",
+            "-q",
+            "--config",
+            &bench,
+            "--rounds",
+            "1",
+            "--pause-scale",
+            "0",
+            "--breaks",
+            "none",
+        ])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert_eq!(
+        code(&out),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn import_with_skipped_records_is_some_failed_an_unreadable_file_an_error() {
+    let p = project();
+    let good = r#"{"provider":"acme","model":"m","scenario":"alpha","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
+    let file = p.write("t.jsonl", &format!("{good}\n{{\"messages\": 7}}\n"));
+    let out = p.cmd(&["import", file.to_str().unwrap()]).output().unwrap();
+    assert_eq!(
+        code(&out),
+        Some(Exit::SomeFailed.code()),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("rejected "), "{}", stderr(&out));
+    let clean = p.write("clean.jsonl", &format!("{good}\n"));
+    let out = p
+        .cmd(&["import", clean.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), Some(Exit::Success.code()), "{}", stderr(&out));
+    let missing = p.path("missing.jsonl");
+    let out = p
+        .cmd(&["import", clean.to_str().unwrap(), missing.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+}
+
+#[test]
+fn check_without_checks_lint_problems_and_show_unknown_are_errors() {
+    let p = project();
+    let out = p
+        .cmd(&["check", "--checks", p.path("no-checks").to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+    p.write("bench.toml", "name = \"x\"\n");
+    let out = p.cmd(&["lint", "."]).output().unwrap();
+    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+    let out = p.cmd(&["show", "nope"]).output().unwrap();
+    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+}
+
+#[test]
+fn report_without_a_baseline_for_its_gate_is_an_error() {
+    let p = project();
+    let out = p.cmd(&["report", "--fail-on-regression"]).output().unwrap();
+    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+}

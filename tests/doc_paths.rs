@@ -525,9 +525,17 @@ fn every_licence_cargo_toml_names_has_its_text_in_the_repository() {
         .expect("Cargo.toml has a license line")
         .trim_matches('"');
     let ids: Vec<&str> = expr.split(" OR ").collect();
-    assert_eq!(ids, ["MIT", "Apache-2.0"], "the licence expression changed: {expr}");
+    assert_eq!(
+        ids,
+        ["MIT", "Apache-2.0"],
+        "the licence expression changed: {expr}"
+    );
     for (id, file, first) in [
-        ("MIT", "LICENSE-MIT", "Permission is hereby granted, free of charge"),
+        (
+            "MIT",
+            "LICENSE-MIT",
+            "Permission is hereby granted, free of charge",
+        ),
         ("Apache-2.0", "LICENSE-APACHE", "Apache License"),
     ] {
         let text = std::fs::read_to_string(repo().join(file))
@@ -535,5 +543,8 @@ fn every_licence_cargo_toml_names_has_its_text_in_the_repository() {
         assert!(text.contains(first), "{file} does not hold the {id} text");
     }
     let apache = std::fs::read_to_string(repo().join("LICENSE-APACHE")).unwrap();
-    assert!(apache.contains("Version 2.0, January 2004") && apache.contains("END OF TERMS AND CONDITIONS"));
+    assert!(
+        apache.contains("Version 2.0, January 2004")
+            && apache.contains("END OF TERMS AND CONDITIONS")
+    );
 }

@@ -162,7 +162,7 @@ const QS: [f64; 3] = [50.0, 95.0, 99.0];
 /// from order statistics exists from 6 values for p50, 59 for p95, 299 for p99 (see
 /// [`inference::quantile_interval`]). Below that the figure is printed with its n and no
 /// interval.
-pub fn interval_possible(n: usize, q: f64) -> bool {
+fn interval_possible(n: usize, q: f64) -> bool {
     inference::quantile_interval_ranks(n, q / 100.0, LEVEL).is_some()
 }
 
@@ -182,6 +182,7 @@ pub(super) fn latency(values: &[f64]) -> Percentiles {
         stats::percentile_sorted(&sorted, q).map(|value| Estimate {
             value,
             interval: inference::quantile_interval(&sorted, q, LEVEL).map(Into::into),
+            too_few: !interval_possible(n, q),
         })
     };
     Percentiles {
@@ -211,6 +212,7 @@ fn plain_percentiles(values: &[f64]) -> Percentiles {
         stats::percentile_sorted(&sorted, q).map(|value| Estimate {
             value,
             interval: None,
+            too_few: false,
         })
     };
     Percentiles {

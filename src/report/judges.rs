@@ -143,6 +143,7 @@ fn judge_cell(
                 Estimate {
                     value: m.value,
                     interval: m.interval.map(Into::into),
+                    too_few: false,
                 },
                 m.constant,
             )

@@ -13,14 +13,15 @@
 //! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
 //! - [`headlines`]: what a reader decides from: each headline's figures and claims.
 //! - [`model`]: the report as data; `crate::export` formats it.
+//! - [`sentences`]: each headline's sentence and a change's words, written at build time.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
 //! - [`replay`]: the replay section (cache, cost, speed, tool calls of replayed sessions).
 //! - [`window`]: which runs are read (`--since`, `--last`, `--runs`) and compared with
 //!   (`--baseline-run`, `--baseline-window`); [`compare`]: the comparison itself.
 //!
-//! The report reads only in [`load()`] and computes in [`build`]; it never formats (the model carries numbers and names, and
-//! `crate::export` renders every table and sentence through `crate::figure`) and never
-//! writes to the store.
+//! The report reads only in [`load()`] and computes in [`build`]; it writes its sentences
+//! once ([`sentences`], through `crate::figure`), `crate::export` lays out every table, and
+//! it never writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
 
 mod agreement;
@@ -36,7 +37,9 @@ pub mod matrix;
 pub mod model;
 mod pairwise;
 pub mod replay;
+
 pub mod rows;
+pub mod sentences;
 mod trend;
 pub mod vs_fastest;
 pub mod window;
@@ -214,6 +217,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         &mut notes,
     );
     headlines.extend(simulated_flag(&report_cells));
+    sentences::write(&mut headlines);
     let checks = checks_section(&facts, &report_cells);
     let trend = (opts.trend || facts.runs.len() > 1)
         .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
@@ -318,6 +322,7 @@ fn anchor_flags(
             Some(a) if !a.passed => headlines.push(model::Headline {
                 kind: model::HeadlineKind::Flag,
                 model: None,
+                text: String::new(),
                 said: model::Said::Anchors(a.clone()),
                 established: None,
                 simulated: a.simulated,
@@ -405,6 +410,7 @@ fn simulated_flag(report_cells: &[model::Cell]) -> Option<model::Headline> {
     Some(model::Headline {
         kind: model::HeadlineKind::Flag,
         model: None,
+        text: String::new(),
         said: model::Said::Simulated {
             all: report_cells.iter().all(|c| c.simulated),
         },

@@ -210,6 +210,7 @@ fn pairwise_cell(
     let net = stats::mean(&sample.a).map(|value| Estimate {
         value,
         interval: None,
+        too_few: false,
     });
     let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count() as u64;
     let c = &facts.cells[cell];

@@ -232,7 +232,7 @@ fn delta(d: Option<&crate::report::vs_fastest::Delta>) -> String {
     }
     let f = Figure::new(d.ratio, Unit::Change).bare();
     match d.interval {
-        Some(i) => f.within(Some(i.bounds())).to_string(),
+        Some(i) => f.within(Some(i)).to_string(),
         None => format!("{f} [—]"),
     }
 }
@@ -563,9 +563,7 @@ fn check_agreement(r: &Report, m: Marks) -> Table {
             c.tags.join(", "),
             c.n.to_string(),
             c.rho.map_or("-".into(), |v| {
-                Figure::new(v, Unit::Signed)
-                    .within(c.interval.map(|i| i.bounds()))
-                    .to_string()
+                Figure::new(v, Unit::Signed).within(c.interval).to_string()
             }),
             c.verdict.clone(),
         ]);
@@ -729,9 +727,7 @@ fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
 
 fn alpha_text(c: &CriterionAgreement) -> String {
     match (c.alpha, c.interval) {
-        (Some(a), i) => Figure::new(a, Unit::Score)
-            .within(i.map(|i| i.bounds()))
-            .to_string(),
+        (Some(a), i) => Figure::new(a, Unit::Score).within(i).to_string(),
         (None, _) if c.values >= 2 => "undefined".into(),
         (None, _) => "-".into(),
     }

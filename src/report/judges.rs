@@ -142,7 +142,7 @@ fn judge_cell(
             (
                 Estimate {
                     value: m.value,
-                    interval: m.interval.map(Into::into),
+                    interval: m.interval,
                     too_few: false,
                 },
                 m.constant,

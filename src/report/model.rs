@@ -10,29 +10,8 @@ use serde::Serialize;
 
 use crate::figure::{Figure, Unit};
 
-/// A 95 % interval (or the level in `Meta::bootstrap`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Interval {
-    pub lo: f64,
-    pub hi: f64,
-}
-
-impl From<crate::stats::Interval> for Interval {
-    fn from(i: crate::stats::Interval) -> Self {
-        Interval { lo: i.lo, hi: i.hi }
-    }
-}
-
-impl Interval {
-    /// (lo, hi), as [`crate::figure::Figure::within`] takes it.
-    pub fn bounds(self) -> (f64, f64) {
-        (self.lo, self.hi)
-    }
-
-    pub fn overlaps(&self, other: &Interval) -> bool {
-        self.lo <= other.hi && other.lo <= self.hi
-    }
-}
+/// A 95 % interval (or the level in `Meta::bootstrap`): the statistics' own type.
+pub use crate::stats::Interval;
 
 /// The version of the JSON shape; bumped when a field changes meaning or goes.
 pub const SCHEMA: &str = "turnbench-report/2";
@@ -332,8 +311,7 @@ pub struct Rate {
 impl Rate {
     /// The share as a figure in percent, with its interval; `None` without a value.
     pub fn figure(&self) -> Option<Figure> {
-        self.value
-            .map(|v| Figure::percent(v).within(self.interval.map(Interval::bounds)))
+        self.value.map(|v| Figure::percent(v).within(self.interval))
     }
 }
 
@@ -353,7 +331,7 @@ pub struct Estimate {
 impl Estimate {
     /// The estimate as a figure in `unit`, with its interval.
     pub fn figure(&self, unit: Unit) -> Figure {
-        Figure::new(self.value, unit).within(self.interval.map(Interval::bounds))
+        Figure::new(self.value, unit).within(self.interval)
     }
 }
 

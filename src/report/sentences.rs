@@ -296,7 +296,7 @@ fn score_text(c: &Claim) -> Option<String> {
 fn difference_text(c: &Claim, unit: Unit) -> Option<String> {
     let f = Figure::new(c.estimate?, unit);
     Some(match c.interval {
-        Some(i) => f.within(Some(i.bounds())).to_string(),
+        Some(i) => f.within(Some(i)).to_string(),
         None => format!("{f} {}", unbounded(c)),
     })
 }
@@ -355,9 +355,7 @@ pub fn change_text(c: &Change) -> String {
         ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => Unit::Points,
         _ => Unit::Signed,
     };
-    Figure::new(e, unit)
-        .within(c.claim.interval.map(|i| i.bounds()))
-        .to_string()
+    Figure::new(e, unit).within(c.claim.interval).to_string()
 }
 
 /// The verdict in words, with why a change is not established.

@@ -26,7 +26,7 @@ use turnbench::checks::{CheckOptions, run_checks};
 use turnbench::config::Scenario;
 use turnbench::export::{FormatOptions, REPORT_FORMATS, find};
 use turnbench::outcome::{ConversationOutcome, TurnOutcome};
-use turnbench::report::{ReportOptions, build};
+use turnbench::report::{ReportOptions, build, load};
 use turnbench::store::inserts::{
     NewRun, NewTarget, insert_conversation, insert_run, upsert_scenario, upsert_target,
 };
@@ -109,14 +109,11 @@ fn child(format: &str) {
     let db = PathBuf::from(std::env::var("REPORT_BENCH_STORE").unwrap());
     let exporter = find(REPORT_FORMATS, format).unwrap();
     let t = Instant::now();
-    let report = build(
-        &db,
-        &ReportOptions {
-            with_conversations: format == "json",
-            ..ReportOptions::default()
-        },
-    )
-    .unwrap();
+    let opts = ReportOptions {
+        with_conversations: format == "json",
+        ..ReportOptions::default()
+    };
+    let report = build(load(&db, &opts).unwrap(), &opts);
     let built = t.elapsed().as_secs_f64();
     let out = tempfile::NamedTempFile::new().unwrap();
     let t2 = Instant::now();

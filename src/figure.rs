@@ -19,6 +19,8 @@
 
 use std::fmt;
 
+use crate::stats::Interval;
+
 /// What a figure's number measures, and so how it prints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
@@ -53,7 +55,7 @@ pub struct Figure {
     pub unit: Unit,
     /// (lo, hi) in the value's own scale (a share for [`Unit::Percent`], ms for durations,
     /// a ratio for [`Unit::Change`]).
-    pub interval: Option<(f64, f64)>,
+    pub interval: Option<Interval>,
     pub n: Option<u64>,
     /// Print the unit after the value; `false` in a column whose header names it.
     pub with_unit: bool,
@@ -76,7 +78,7 @@ impl Figure {
     }
 
     /// With its interval, when it has one.
-    pub fn within(mut self, interval: Option<(f64, f64)>) -> Figure {
+    pub fn within(mut self, interval: Option<Interval>) -> Figure {
         self.interval = interval;
         self
     }
@@ -113,10 +115,8 @@ impl Figure {
     /// ±10 %.
     fn change_digits(&self) -> usize {
         let within = |r: f64| ((r - 1.0) * 100.0).abs() < 10.0;
-        let small = within(self.value)
-            && self
-                .interval
-                .is_none_or(|(lo, hi)| within(lo) && within(hi));
+        let small =
+            within(self.value) && self.interval.is_none_or(|i| within(i.lo) && within(i.hi));
         usize::from(small)
     }
 
@@ -148,7 +148,7 @@ impl fmt::Display for Figure {
         if self.with_unit {
             f.write_str(suffix(shown))?;
         }
-        if let Some((lo, hi)) = self.interval {
+        if let Some(Interval { lo, hi }) = self.interval {
             write!(
                 f,
                 " [{}, {}]",
@@ -193,7 +193,7 @@ pub fn percent(share: f64) -> String {
 }
 
 /// A share in percent with its interval: `86.7 % [70.3, 94.7]`; `-` without a value.
-pub fn rate(share: Option<f64>, interval: Option<(f64, f64)>) -> String {
+pub fn rate(share: Option<f64>, interval: Option<Interval>) -> String {
     share.map_or("-".into(), |v| {
         Figure::percent(v).within(interval).to_string()
     })
@@ -224,20 +224,24 @@ pub fn p_value(p: f64) -> String {
 mod tests {
     use super::*;
 
+    fn iv(lo: f64, hi: f64) -> Interval {
+        Interval { lo, hi }
+    }
+
     #[test]
     fn a_rate_reads_the_same_everywhere() {
         assert_eq!(
-            rate(Some(0.867), Some((0.703, 0.947))),
+            rate(Some(0.867), Some(iv(0.703, 0.947))),
             "86.7 % [70.3, 94.7]"
         );
-        assert_eq!(rate(Some(1.0), Some((0.758, 1.0))), "100 % [75.8, 100]");
+        assert_eq!(rate(Some(1.0), Some(iv(0.758, 1.0))), "100 % [75.8, 100]");
         assert_eq!(rate(Some(0.9997), None), "100 %");
         assert_eq!(rate(Some(0.0), None), "0 %");
         assert_eq!(rate(None, None), "-");
         assert_eq!(percent(0.9777), "97.8 %");
         assert_eq!(
             Figure::percent(0.917)
-                .within(Some((0.646, 0.985)))
+                .within(Some(iv(0.646, 0.985)))
                 .n(12)
                 .to_string(),
             "91.7 % [64.6, 98.5] (n 12)"
@@ -248,12 +252,12 @@ mod tests {
     fn durations_read_as_people_say_them() {
         assert_eq!(duration(8260.0), "8.26 s");
         assert_eq!(duration(812.4), "812 ms");
-        let p50 = Figure::new(8260.0, Unit::Seconds).within(Some((7900.0, 8700.0)));
+        let p50 = Figure::new(8260.0, Unit::Seconds).within(Some(iv(7900.0, 8700.0)));
         assert_eq!(p50.to_string(), "8.26 s [7.90, 8.70]");
         assert_eq!(p50.bare().to_string(), "8.26 [7.90, 8.70]");
         assert_eq!(
             Figure::new(8260.0, Unit::Duration)
-                .within(Some((7900.0, 8700.0)))
+                .within(Some(iv(7900.0, 8700.0)))
                 .to_string(),
             "8.26 s [7.90, 8.70]"
         );
@@ -266,17 +270,20 @@ mod tests {
     #[test]
     fn differences_are_signed_with_a_true_minus_and_no_minus_zero() {
         let change = |r, i| Figure::new(r, Unit::Change).within(i).to_string();
-        assert_eq!(change(1.77, Some((1.61, 1.93))), "+77 % [+61, +93]");
-        assert_eq!(change(0.99996, Some((0.994, 1.013))), "+0.0 % [−0.6, +1.3]");
+        assert_eq!(change(1.77, Some(iv(1.61, 1.93))), "+77 % [+61, +93]");
+        assert_eq!(
+            change(0.99996, Some(iv(0.994, 1.013))),
+            "+0.0 % [−0.6, +1.3]"
+        );
         assert_eq!(
             Figure::new(-0.3, Unit::Points)
-                .within(Some((-0.451, -0.149)))
+                .within(Some(iv(-0.451, -0.149)))
                 .to_string(),
             "−30.0 points [−45.1, −14.9]"
         );
         assert_eq!(
             Figure::new(0.5, Unit::Signed)
-                .within(Some((0.12, 0.88)))
+                .within(Some(iv(0.12, 0.88)))
                 .to_string(),
             "+0.50 [+0.12, +0.88]"
         );

@@ -22,8 +22,9 @@
 pub mod calibration;
 pub mod inference;
 
-/// A two-sided interval, `lo <= hi`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A two-sided interval, `lo <= hi`: the one interval type of every figure (the report
+/// writes it as `{"lo": …, "hi": …}`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Interval {
     pub lo: f64,
     pub hi: f64,

@@ -136,7 +136,7 @@ impl ReportArgs {
                 "--fail-on-regression needs a baseline\n  fix: add --baseline-run R or --baseline-window SPAN"
             );
         }
-        let report = report::build(&global.db, &opts)?;
+        let report = report::build(report::load(&global.db, &opts)?, &opts);
         let format = FormatOptions {
             tables_only: global.quiet,
             matrix_rows: self.matrix,

@@ -1,96 +1,12 @@
-//! The JSON format: the report as data, cells, headlines and per-conversation rows, in the
-//! shape `docs/report.schema.json` describes (a test validates it). Pretty-printed, but the
-//! per-conversation rows one compact row a line.
+//! The JSON format: the report value as it is (`Report` derives `Serialize`), in the shape
+//! `docs/report.schema.json` describes (a test validates it). Pretty-printed, but the
+//! per-conversation rows, written last, one compact row a line.
 
 use std::io::Write;
 
-use serde::Serialize;
-
 use super::{ExportError, Exporter, FormatOptions};
-use crate::report::matrix::MatrixRow;
-use crate::report::model::{
-    AgreementSection, AnchorSection, Cell, CheckAgreement, ChecksSection, Comparison, Family,
-    HeadlineKind, JudgeSection, Meta, PairwiseSection, Report, SortBy, Trend, VsFastest,
-};
-use crate::report::replay::ReplaySection;
+use crate::report::model::Report;
 use crate::report::rows::ConversationRows;
-
-/// The report as the JSON format writes it: every field of [`Report`] in its order, each
-/// headline with its sentence as `text` (the report holds a headline's numbers; the
-/// sentence is rendered by [`super::headline`], as in every format). The per-conversation
-/// rows follow, written apart.
-#[derive(Serialize)]
-struct Written<'a> {
-    schema: &'a str,
-    meta: &'a Meta,
-    headlines: Vec<WrittenHeadline<'a>>,
-    cells: &'a [Cell],
-    sort: SortBy,
-    order: &'a [usize],
-    vs_fastest: &'a [VsFastest],
-    checks: &'a ChecksSection,
-    judges: &'a [JudgeSection],
-    agreement: &'a [AgreementSection],
-    pairwise: &'a [PairwiseSection],
-    anchors: &'a [AnchorSection],
-    check_agreement: &'a [CheckAgreement],
-    notes: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    replay: Option<&'a ReplaySection>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trend: Option<&'a Trend>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    comparison: Option<&'a Comparison>,
-    matrix: &'a [MatrixRow],
-}
-
-#[derive(Serialize)]
-struct WrittenHeadline<'a> {
-    kind: HeadlineKind,
-    model: Option<&'a str>,
-    /// The sentence every format prints.
-    text: String,
-    established: Option<bool>,
-    simulated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    family: Option<&'a Family>,
-}
-
-impl<'a> Written<'a> {
-    fn of(r: &'a Report) -> Written<'a> {
-        Written {
-            schema: r.schema,
-            meta: &r.meta,
-            headlines: r
-                .headlines
-                .iter()
-                .map(|h| WrittenHeadline {
-                    kind: h.kind,
-                    model: h.model.as_deref(),
-                    text: super::headline::text(h),
-                    established: h.established,
-                    simulated: h.simulated,
-                    family: h.family.as_ref(),
-                })
-                .collect(),
-            cells: &r.cells,
-            sort: r.sort,
-            order: &r.order,
-            vs_fastest: &r.vs_fastest,
-            checks: &r.checks,
-            judges: &r.judges,
-            agreement: &r.agreement,
-            pairwise: &r.pairwise,
-            anchors: &r.anchors,
-            check_agreement: &r.check_agreement,
-            notes: &r.notes,
-            replay: r.replay.as_ref(),
-            trend: r.trend.as_ref(),
-            comparison: r.comparison.as_ref(),
-            matrix: &r.matrix,
-        }
-    }
-}
 
 /// Rows a worker serializes into one buffer (a few MB).
 const CHUNK: usize = 8_192;
@@ -104,7 +20,7 @@ impl Exporter<Report> for Json {
         _opts: &FormatOptions,
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
-        let mut head = serde_json::to_vec_pretty(&Written::of(r))?;
+        let mut head = serde_json::to_vec_pretty(r)?;
         let Some(rows) = &r.conversations else {
             out.write_all(&head)?;
             out.write_all(b"\n")?;

@@ -11,11 +11,9 @@
 //! every format: escaped in HTML and Markdown, neutralised against formula injection in
 //! CSV, control characters made visible on a terminal.
 
-mod change_text;
 pub mod conversation_view;
 pub mod conversations;
 mod csv;
-pub mod headline;
 mod html;
 mod html_charts;
 mod json;

@@ -4,10 +4,10 @@
 //! rests on and the verdict — and the trend, one row per cell × run. Formatting only; the
 //! figures are `crate::report::compare`'s and `crate::report::trend`'s.
 
-use super::change_text::{change_text, statistic_name, value_text, verdict_text};
 use super::text_table::{Align, Table};
 use crate::figure::Unit;
 use crate::report::model::{ChangeVerdict, Report};
+use crate::report::sentences::{change_text, statistic_name, value_text, verdict_text};
 
 use Align::{Left as L, Right as R};
 

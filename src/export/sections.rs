@@ -52,10 +52,10 @@ fn pct(r: &crate::report::model::Rate) -> String {
 
 /// Seconds with two decimals, and its interval: `8.26 [7.90, 8.70]` (the header names
 /// the unit); its n where its n allows no interval.
-fn seconds(e: Option<Estimate>, n: usize, q: f64) -> String {
+fn seconds(e: Option<Estimate>, n: usize) -> String {
     let Some(e) = e else { return "-".into() };
     let f = e.figure(Unit::Seconds).bare();
-    if e.interval.is_none() && !crate::report::cells::interval_possible(n, q) {
+    if e.too_few {
         f.n(n).to_string()
     } else {
         f.to_string()
@@ -185,11 +185,11 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
                 c.reliability.completed.to_string(),
                 pct(&c.reliability.success),
                 fail_pct(&c.reliability.success),
-                seconds(p.p50, p.n, 50.0),
+                seconds(p.p50, p.n),
                 delta(d.and_then(|d| d.p50.as_ref())),
-                seconds(p.p95, p.n, 95.0),
+                seconds(p.p95, p.n),
                 delta(d.and_then(|d| d.p95.as_ref())),
-                seconds(p.p99, p.n, 99.0),
+                seconds(p.p99, p.n),
                 delta(d.and_then(|d| d.p99.as_ref())),
             ]);
         }
@@ -232,7 +232,7 @@ fn delta(d: Option<&crate::report::vs_fastest::Delta>) -> String {
     }
     let f = Figure::new(d.ratio, Unit::Change).bare();
     match d.interval {
-        Some(i) => f.within(Some(i.bounds())).to_string(),
+        Some(i) => f.within(Some(i)).to_string(),
         None => format!("{f} [—]"),
     }
 }
@@ -563,9 +563,7 @@ fn check_agreement(r: &Report, m: Marks) -> Table {
             c.tags.join(", "),
             c.n.to_string(),
             c.rho.map_or("-".into(), |v| {
-                Figure::new(v, Unit::Signed)
-                    .within(c.interval.map(|i| i.bounds()))
-                    .to_string()
+                Figure::new(v, Unit::Signed).within(c.interval).to_string()
             }),
             c.verdict.clone(),
         ]);
@@ -729,9 +727,7 @@ fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
 
 fn alpha_text(c: &CriterionAgreement) -> String {
     match (c.alpha, c.interval) {
-        (Some(a), i) => Figure::new(a, Unit::Score)
-            .within(i.map(|i| i.bounds()))
-            .to_string(),
+        (Some(a), i) => Figure::new(a, Unit::Score).within(i).to_string(),
         (None, _) if c.values >= 2 => "undefined".into(),
         (None, _) => "-".into(),
     }
@@ -826,8 +822,8 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
             K::Change => "against the baseline".into(),
         };
         match out.last_mut() {
-            Some((g, lines)) if *g == group => lines.push(super::headline::text(h)),
-            _ => out.push((group, vec![super::headline::text(h)])),
+            Some((g, lines)) if *g == group => lines.push(h.text.clone()),
+            _ => out.push((group, vec![h.text.clone()])),
         }
     }
     out

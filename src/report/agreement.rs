@@ -209,7 +209,7 @@ fn criterion(name: &str, rows: &[Vec<Option<f64>>], boot: &Bootstrap) -> Criteri
         Some(e) => CriterionAgreement {
             criterion: name.to_string(),
             alpha: Some(e.alpha),
-            interval: e.interval.map(Into::into),
+            interval: e.interval,
             n: e.units,
             values: e.values,
         },

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use super::load::{Conv, Facts, Finish, NO_COUNT, Turn, is_usable};
 use super::model::{
-    Cache, Cell, CellChecks, Cost, Estimate, Flags, Interval, Median, Percentiles, Rate,
-    Reliability, TurnStats,
+    Cache, Cell, CellChecks, Cost, Estimate, Flags, Median, Percentiles, Rate, Reliability,
+    TurnStats,
 };
 use crate::outcome::TurnOutcome;
 use crate::stats::{self, inference};
@@ -141,7 +141,7 @@ pub(super) fn wilson_rate(k: u64, n: u64) -> Rate {
         k,
         n,
         value: (n > 0).then(|| k as f64 / n as f64),
-        interval: stats::wilson(k, n).map(Interval::from),
+        interval: stats::wilson(k, n),
     }
 }
 
@@ -162,7 +162,7 @@ const QS: [f64; 3] = [50.0, 95.0, 99.0];
 /// from order statistics exists from 6 values for p50, 59 for p95, 299 for p99 (see
 /// [`inference::quantile_interval`]). Below that the figure is printed with its n and no
 /// interval.
-pub fn interval_possible(n: usize, q: f64) -> bool {
+fn interval_possible(n: usize, q: f64) -> bool {
     inference::quantile_interval_ranks(n, q / 100.0, LEVEL).is_some()
 }
 
@@ -181,7 +181,8 @@ pub(super) fn latency(values: &[f64]) -> Percentiles {
         let q = QS[k];
         stats::percentile_sorted(&sorted, q).map(|value| Estimate {
             value,
-            interval: inference::quantile_interval(&sorted, q, LEVEL).map(Into::into),
+            interval: inference::quantile_interval(&sorted, q, LEVEL),
+            too_few: !interval_possible(n, q),
         })
     };
     Percentiles {
@@ -211,6 +212,7 @@ fn plain_percentiles(values: &[f64]) -> Percentiles {
         stats::percentile_sorted(&sorted, q).map(|value| Estimate {
             value,
             interval: None,
+            too_few: false,
         })
     };
     Percentiles {
@@ -391,7 +393,7 @@ fn ratio_rate(num: &[f64], den: &[f64], cluster: &[u32]) -> Rate {
         k: a as u64,
         n: b as u64,
         value,
-        interval: interval.map(Interval::from),
+        interval,
     }
 }
 

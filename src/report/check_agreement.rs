@@ -91,7 +91,7 @@ pub(super) fn sections(facts: &Facts, boot: &Bootstrap) -> Vec<CheckAgreement> {
             tags: tags.iter().map(|t| t.to_string()).collect(),
             n: x.len(),
             rho,
-            interval: interval.map(Into::into),
+            interval,
             verdict: verdict.to_string(),
         });
     }

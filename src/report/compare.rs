@@ -420,6 +420,7 @@ fn headlines(cmp: &Comparison, selected: &str) -> Vec<Headline> {
         out.push(Headline {
             kind: HeadlineKind::Change,
             model: Some(c.model.clone()),
+            text: String::new(),
             said: Said::Change {
                 change: c.clone(),
                 selected: selected.to_string(),
@@ -434,6 +435,7 @@ fn headlines(cmp: &Comparison, selected: &str) -> Vec<Headline> {
     out.push(Headline {
         kind: HeadlineKind::Change,
         model: None,
+        text: String::new(),
         said: Said::Baseline {
             selected: selected.to_string(),
             baseline: cmp.baseline.clone(),

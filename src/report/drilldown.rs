@@ -149,22 +149,37 @@ fn failing(facts: &Facts, i: usize, low: &[bool]) -> bool {
         || low.get(i).copied().unwrap_or(false)
 }
 
-pub(super) fn select(
+/// What the drill-down reads from the store: each judge section's lowest band, the views
+/// of the conversations chosen (chosen from the facts already loaded) and which those are.
+#[derive(Debug, Default)]
+pub(super) struct DrilldownRead {
+    mode: ConversationViews,
+    cap: usize,
+    eligible: u64,
+    left_out: u64,
+    bands: Vec<i64>,
+    views: Vec<ConversationDetail>,
+    /// By conversation index: has a view.
+    shown: Vec<bool>,
+}
+
+/// Chooses the conversations to show from the loaded facts and reads them in full.
+pub(super) fn read(
     conn: &rusqlite::Connection,
     facts: &Facts,
     mode: ConversationViews,
     cap: usize,
-) -> Result<Drilldown, StoreError> {
-    let mut d = Drilldown {
+) -> Result<DrilldownRead, StoreError> {
+    let mut d = DrilldownRead {
         mode,
         cap,
-        ..Drilldown::default()
+        ..DrilldownRead::default()
     };
     if mode == ConversationViews::None {
         return Ok(d);
     }
-    let bands = bands(conn, facts)?;
-    let band = |section: usize| bands.get(section).copied().unwrap_or(LOWEST_BAND);
+    d.bands = bands(conn, facts)?;
+    let band = |section: usize| d.bands.get(section).copied().unwrap_or(LOWEST_BAND);
     let mut low = vec![false; facts.convs.len()];
     for j in &facts.judges.judgments {
         if j.status == JudgmentStatus::Ok
@@ -200,19 +215,36 @@ pub(super) fn select(
         }
         chosen.sort_unstable();
     }
-    let mut shown = vec![false; facts.convs.len()];
+    d.shown = vec![false; facts.convs.len()];
     for i in chosen {
         if let Some(c) = facts.convs.get(i)
             && let Some(view) = detail::conversation(conn, c.id)?
         {
             d.views.push(view);
-            if let Some(s) = shown.get_mut(i) {
+            if let Some(s) = d.shown.get_mut(i) {
                 *s = true;
             }
         }
     }
-    d.behind = behind(facts, &shown, &band);
     Ok(d)
+}
+
+/// The drill-down from what was read: the views, and the conversations behind each row.
+pub(super) fn select(facts: &Facts, read: DrilldownRead) -> Drilldown {
+    let behind = if read.mode == ConversationViews::None {
+        Vec::new()
+    } else {
+        let band = |section: usize| read.bands.get(section).copied().unwrap_or(LOWEST_BAND);
+        behind(facts, &read.shown, &band)
+    };
+    Drilldown {
+        mode: read.mode,
+        cap: read.cap,
+        eligible: read.eligible,
+        left_out: read.left_out,
+        views: read.views,
+        behind,
+    }
 }
 
 /// The conversations behind each failure class and each criterion's lowest band, per

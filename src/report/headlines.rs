@@ -12,7 +12,7 @@
 //!
 //! Every family tests every pair of its cells (Holm over all of them), and the headline
 //! states the leader's comparisons: the rule the calibration measured. A headline holds
-//! numbers and names ([`Said`]); `crate::export::headline` renders its sentence.
+//! numbers and names ([`Said`]); `super::sentences` writes its sentence.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -157,6 +157,7 @@ fn reliability(cells: &[Cell], out: &mut Vec<Headline>) {
         out.push(Headline {
             kind: HeadlineKind::Reliability,
             model: None,
+            text: String::new(),
             said: Said::Reliability {
                 provider: provider.to_string(),
                 completed,
@@ -389,6 +390,7 @@ fn latency(
             out.push(Headline {
                 kind,
                 model: Some(label.to_string()),
+                text: String::new(),
                 said: Said::Fastest {
                     q,
                     label: label.to_string(),
@@ -437,6 +439,7 @@ fn task_success(
     out.push(Headline {
         kind: HeadlineKind::QualityChecks,
         model: None,
+        text: String::new(),
         said: Said::TaskSuccess {
             leader: cell_name(&cells[leader.cell]),
             rate: cells[leader.cell].checks.task_success,
@@ -490,6 +493,7 @@ fn judge(
     out.push(Headline {
         kind: HeadlineKind::QualityJudge,
         model: None,
+        text: String::new(),
         said: Said::JudgeMean {
             rubric: section.rubric.clone(),
             judge: section.judge.clone(),
@@ -513,6 +517,7 @@ fn flags(cells: &[Cell], out: &mut Vec<Headline>) {
             out.push(Headline {
                 kind: HeadlineKind::Flag,
                 model: Some(c.model.clone()),
+                text: String::new(),
                 said: Said::CellFlags {
                     cell: cell_name(c),
                     flags: *f,

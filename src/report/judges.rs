@@ -142,7 +142,8 @@ fn judge_cell(
             (
                 Estimate {
                     value: m.value,
-                    interval: m.interval.map(Into::into),
+                    interval: m.interval,
+                    too_few: false,
                 },
                 m.constant,
             )

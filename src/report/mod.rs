@@ -1,7 +1,9 @@
 //! `turnbench report`: quality joined with latency and reliability per provider × model
 //! label, with the statistics a reader needs to tell which differences are real.
 //!
-//! - [`load`]: the read model's views (`db/004_read_model.sql`) into compact facts.
+//! - [`load()`]: the report's one read of the store: the read model's views
+//!   (`db/004_read_model.sql`) into compact facts, with each figure family's rows.
+//! - [`build`]: the report from those facts alone (no store handle).
 //! - [`cells`]: per-cell figures: reliability, latency, per-turn, usable, checks, cache,
 //!   cost, flags.
 //! - [`judges`]: judge means per rubric × judge × cell.
@@ -11,14 +13,15 @@
 //! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
 //! - [`headlines`]: what a reader decides from: each headline's figures and claims.
 //! - [`model`]: the report as data; `crate::export` formats it.
+//! - [`sentences`]: each headline's sentence and a change's words, written at build time.
 //! - [`rows`]: per-conversation rows, built one at a time while they are written.
 //! - [`replay`]: the replay section (cache, cost, speed, tool calls of replayed sessions).
 //! - [`window`]: which runs are read (`--since`, `--last`, `--runs`) and compared with
 //!   (`--baseline-run`, `--baseline-window`); [`compare`]: the comparison itself.
 //!
-//! The report computes; it never formats (the model carries numbers and names, and
-//! `crate::export` renders every table and sentence through `crate::figure`) and never
-//! writes to the store.
+//! The report reads only in [`load()`] and computes in [`build`]; it writes its sentences
+//! once ([`sentences`], through `crate::figure`), `crate::export` lays out every table, and
+//! it never writes to the store.
 //! Statistics come from `crate::stats`; every definition is in `docs/metrics.md`.
 
 mod agreement;
@@ -34,7 +37,9 @@ pub mod matrix;
 pub mod model;
 mod pairwise;
 pub mod replay;
+
 pub mod rows;
+pub mod sentences;
 mod trend;
 pub mod vs_fastest;
 pub mod window;
@@ -87,19 +92,86 @@ pub struct ReportOptions {
     pub views_cap: Option<usize>,
 }
 
-/// Builds the report from the store at `db` (upgraded first if it is older than this
-/// build; never created).
-pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
+/// Everything a report is built from, read from the store in one step ([`load`]):
+/// the selected conversations' facts, the baseline's when there is one, and each figure
+/// family's rows. [`build`] computes the report from it alone.
+#[derive(Debug)]
+pub struct Facts {
+    store: String,
+    /// When the facts were read (RFC 3339): the report's `generated_at`.
+    read_at: String,
+    selected: std::sync::Arc<load::Facts>,
+    baseline: Option<BaselineFacts>,
+    /// Each judge's replicate settings (what their prompts varied).
+    variation: Vec<(String, bool, String)>,
+    pairwise: pairwise::PairwiseRead,
+    anchors: Vec<crate::store::anchor_judgments::AnchorRow>,
+    replay: Vec<crate::store::replay::ReplayTurnFact>,
+    /// Every rubric and judge with a judgment (for the notes when none is shown).
+    judged: (Vec<String>, Vec<String>),
+    drilldown: drilldown::DrilldownRead,
+}
+
+/// The selected run(s) and the baseline's, read together, with each conversation's
+/// scenario version.
+#[derive(Debug)]
+struct BaselineFacts {
+    facts: load::Facts,
+    versions: Vec<Option<u32>>,
+    selected: Vec<i64>,
+    baseline: Vec<i64>,
+    baseline_name: String,
+}
+
+/// Reads everything the report shows from the store at `db` (upgraded first if it is
+/// older than this build; never created): the report's only door to the store.
+pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
     check_options(db, opts)?;
     let conn = crate::store::open(db)?;
+    let read_at = crate::store::now_rfc3339();
     let chosen = choose_runs(&conn, opts)?;
     let mut filter = opts.filter.clone();
     if let Some(c) = &chosen {
         filter.run_ids = c.selected.clone();
     }
     let sel = Selection::resolve(&conn, &filter)?;
-    let comparison = against_baseline(db, &conn, &filter, opts, chosen.as_ref())?;
-    let facts = std::sync::Arc::new(load::load(db, &conn, &sel, &opts.judgments)?);
+    let baseline = read_baseline(db, &conn, &filter, opts, chosen.as_ref())?;
+    let selected = load::load(db, &conn, &sel, &opts.judgments)?;
+    let drilldown = drilldown::read(
+        &conn,
+        &selected,
+        opts.views,
+        opts.views_cap.unwrap_or(drilldown::DEFAULT_CAP),
+    )?;
+    Ok(Facts {
+        store: db.display().to_string(),
+        read_at,
+        variation: crate::store::judgments::replicate_variation(&conn)?,
+        pairwise: pairwise::PairwiseRead::read(&conn)?,
+        anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
+        replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
+        judged: judged_rubrics_and_judges(&conn)?,
+        selected: std::sync::Arc::new(selected),
+        baseline,
+        drilldown,
+    })
+}
+
+/// Builds the report from the facts [`load`] read: computes, never reads.
+pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
+    let Facts {
+        store,
+        read_at,
+        selected: facts,
+        baseline,
+        variation,
+        pairwise: pairwise_read,
+        anchors,
+        replay,
+        judged,
+        drilldown: drilldown_read,
+    } = facts;
+    let comparison = baseline.map(|b| comparison(&b, opts));
     let by_cell = cells::conversations_by_cell(&facts);
     let cell_opts = cells::CellOptions {
         sla_ms: opts.sla_ms,
@@ -110,13 +182,10 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         .map(|c| c.reliability.attempted)
         .collect();
     let scored = judges::sections(&facts, &attempted);
-    let variation = crate::store::judgments::replicate_variation(&conn)?;
     let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
     let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
-    let pairwise = pairwise::sections(&conn, &facts, &opts.judgments, opts.bootstrap.seed)?;
-    let anchor_sections = anchor_check::sections(
-        &crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
-    );
+    let pairwise = pairwise::sections(&pairwise_read, &facts, &opts.judgments, opts.bootstrap.seed);
+    let anchor_sections = anchor_check::sections(&anchors);
     let mut headlines = headlines::headlines(
         &facts,
         &by_cell,
@@ -130,16 +199,16 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         cmp
     });
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
-    let replay = replay::section(&crate::store::replay::replay_turn_facts(&conn, &sel)?);
+    let replay = replay::section(&replay);
     let only_replay = only_replay(replay.as_ref(), &facts);
     let mut notes = notes(
-        &conn,
+        &judged,
         &facts,
         &report_cells,
         &judge_sections,
         only_replay,
         opts,
-    )?;
+    );
     anchor_flags(
         &judge_sections,
         &pairwise,
@@ -148,22 +217,18 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         &mut notes,
     );
     headlines.extend(simulated_flag(&report_cells));
+    sentences::write(&mut headlines);
     let checks = checks_section(&facts, &report_cells);
     let trend = (opts.trend || facts.runs.len() > 1)
         .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
     let matrix = matrix::rows(&facts);
-    let drilldown = drilldown::select(
-        &conn,
-        &facts,
-        opts.views,
-        opts.views_cap.unwrap_or(drilldown::DEFAULT_CAP),
-    )?;
+    let drilldown = drilldown::select(&facts, drilldown_read);
     notes.extend(drilldown.cap_note());
     let with_rows = opts.with_conversations;
-    let meta = meta(db, opts, &facts, &report_cells);
+    let meta = meta(store, read_at, opts, &facts, &report_cells);
     let order = vs_fastest::order(&report_cells, &judge_sections, opts.sort);
     let vs_fastest = vs_fastest::vs_fastest(&report_cells, &headlines);
-    Ok(Report {
+    Report {
         schema: model::SCHEMA,
         meta,
         headlines,
@@ -184,7 +249,7 @@ pub fn build(db: &Path, opts: &ReportOptions) -> Result<Report, ReportError> {
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
         matrix,
         drilldown,
-    })
+    }
 }
 
 /// The options a report cannot be built with: no store, or an SLA that is no duration.
@@ -257,6 +322,7 @@ fn anchor_flags(
             Some(a) if !a.passed => headlines.push(model::Headline {
                 kind: model::HeadlineKind::Flag,
                 model: None,
+                text: String::new(),
                 said: model::Said::Anchors(a.clone()),
                 established: None,
                 simulated: a.simulated,
@@ -272,7 +338,8 @@ fn anchor_flags(
 
 /// What the report was built from and how: store, runs, filters, counts, settings.
 fn meta(
-    db: &Path,
+    store: String,
+    generated_at: String,
     opts: &ReportOptions,
     facts: &load::Facts,
     report_cells: &[model::Cell],
@@ -280,8 +347,8 @@ fn meta(
     let labels: BTreeSet<&str> = report_cells.iter().map(|c| c.model.as_str()).collect();
     let providers: BTreeSet<&str> = report_cells.iter().map(|c| c.provider.as_str()).collect();
     Meta {
-        store: db.display().to_string(),
-        generated_at: crate::store::now_rfc3339(),
+        store,
+        generated_at,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         runs: facts
             .runs
@@ -343,6 +410,7 @@ fn simulated_flag(report_cells: &[model::Cell]) -> Option<model::Headline> {
     Some(model::Headline {
         kind: model::HeadlineKind::Flag,
         model: None,
+        text: String::new(),
         said: model::Said::Simulated {
             all: report_cells.iter().all(|c| c.simulated),
         },
@@ -352,32 +420,20 @@ fn simulated_flag(report_cells: &[model::Cell]) -> Option<model::Headline> {
     })
 }
 
-/// The comparison with a baseline, when the runs chosen have one.
-fn against_baseline(
+/// The selected runs and the baseline's, read together, when the runs chosen have a
+/// baseline.
+fn read_baseline(
     db: &Path,
     conn: &rusqlite::Connection,
     filter: &FactFilter,
     opts: &ReportOptions,
     chosen: Option<&window::Chosen>,
-) -> Result<Option<(model::Comparison, Vec<model::Headline>)>, ReportError> {
-    match chosen.and_then(|c| Some((c.selected.as_ref()?, c.baseline.as_ref()?))) {
-        Some((selected, (baseline, name))) => Ok(Some(comparison(
-            db, conn, filter, opts, selected, baseline, name,
-        )?)),
-        None => Ok(None),
-    }
-}
-
-/// The selected runs against the baseline's: facts over both, split by run.
-fn comparison(
-    db: &Path,
-    conn: &rusqlite::Connection,
-    filter: &crate::store::facts::FactFilter,
-    opts: &ReportOptions,
-    selected: &[i64],
-    baseline: &[i64],
-    baseline_name: &str,
-) -> Result<(model::Comparison, Vec<model::Headline>), ReportError> {
+) -> Result<Option<BaselineFacts>, ReportError> {
+    let Some((selected, (baseline, name))) =
+        chosen.and_then(|c| Some((c.selected.as_ref()?, c.baseline.as_ref()?)))
+    else {
+        return Ok(None);
+    };
     let mut both = filter.clone();
     both.run = None;
     both.run_ids = Some(selected.iter().chain(baseline).copied().collect());
@@ -398,11 +454,25 @@ fn comparison(
             Some(*names.entry(v).or_insert(next))
         })
         .collect();
-    let attempted: Vec<u64> = cells::conversations_by_cell(&facts)
+    Ok(Some(BaselineFacts {
+        facts,
+        versions,
+        selected: selected.clone(),
+        baseline: baseline.clone(),
+        baseline_name: name.clone(),
+    }))
+}
+
+/// The selected runs against the baseline's: facts over both, split by run.
+fn comparison(
+    b: &BaselineFacts,
+    opts: &ReportOptions,
+) -> (model::Comparison, Vec<model::Headline>) {
+    let attempted: Vec<u64> = cells::conversations_by_cell(&b.facts)
         .iter()
         .map(|c| c.len() as u64)
         .collect();
-    let scored = judges::sections(&facts, &attempted);
+    let scored = judges::sections(&b.facts, &attempted);
     let name = |ids: &[i64]| {
         if ids.len() == 1 {
             format!("run {}", window::join_ids(ids))
@@ -411,26 +481,26 @@ fn comparison(
         }
     };
     let sides = compare::Sides {
-        facts: &facts,
-        versions,
-        selected,
-        baseline,
-        selected_name: name(selected),
-        baseline_name: baseline_name.to_string(),
+        facts: &b.facts,
+        versions: b.versions.clone(),
+        selected: &b.selected,
+        baseline: &b.baseline,
+        selected_name: name(&b.selected),
+        baseline_name: b.baseline_name.clone(),
         judges: &scored,
     };
-    Ok(compare::compare(&sides, opts.bootstrap.seed))
+    compare::compare(&sides, opts.bootstrap.seed)
 }
 
 /// What each section lacks, and the command that fills it.
 fn notes(
-    conn: &rusqlite::Connection,
+    judged: &(Vec<String>, Vec<String>),
     facts: &load::Facts,
     cells: &[model::Cell],
     judges: &[model::JudgeSection],
     only_replay: bool,
     opts: &ReportOptions,
-) -> Result<Vec<String>, ReportError> {
+) -> Vec<String> {
     let mut notes = Vec::new();
     if facts.convs.is_empty() {
         let filtered = opts.filter != FactFilter::default();
@@ -439,7 +509,7 @@ fn notes(
         } else {
             "the store holds no conversations yet: run `turnbench run`, `turnbench collect`, or `turnbench import FILE`".to_string()
         });
-        return Ok(notes);
+        return notes;
     }
     let timed = cells.iter().any(|c| c.turns.e2e.n > 0);
     if !timed {
@@ -477,7 +547,7 @@ fn notes(
             }
         }
         if judges.is_empty() {
-            let (rubrics, judge_ids) = judged_rubrics_and_judges(conn)?;
+            let (rubrics, judge_ids) = judged;
             notes.push(match (&opts.judgments.rubric, &opts.judgments.judge) {
             (Some(r), _) if !rubrics.contains(r) => format!(
                 "no judgments for rubric {r} yet: run `turnbench judge --judge JUDGE.toml --rubric rubrics/{r}.toml`"
@@ -519,5 +589,5 @@ fn notes(
     if cells.iter().all(|c| !c.cost.priced) {
         notes.push("cost: no prices in the run settings (add `price = {input, cached, output}` to a target, USD per million tokens)".into());
     }
-    Ok(notes)
+    notes
 }

@@ -10,41 +10,20 @@ use serde::Serialize;
 
 use crate::figure::{Figure, Unit};
 
-/// A 95 % interval (or the level in `Meta::bootstrap`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Interval {
-    pub lo: f64,
-    pub hi: f64,
-}
-
-impl From<crate::stats::Interval> for Interval {
-    fn from(i: crate::stats::Interval) -> Self {
-        Interval { lo: i.lo, hi: i.hi }
-    }
-}
-
-impl Interval {
-    /// (lo, hi), as [`crate::figure::Figure::within`] takes it.
-    pub fn bounds(self) -> (f64, f64) {
-        (self.lo, self.hi)
-    }
-
-    pub fn overlaps(&self, other: &Interval) -> bool {
-        self.lo <= other.hi && other.lo <= self.hi
-    }
-}
+/// A 95 % interval (or the level in `Meta::bootstrap`): the statistics' own type.
+pub use crate::stats::Interval;
 
 /// The version of the JSON shape; bumped when a field changes meaning or goes.
 pub const SCHEMA: &str = "turnbench-report/2";
 
-/// Not `Serialize`: the JSON format writes it (`crate::export::json`), with each headline's
-/// sentence rendered there from its numbers.
-#[derive(Debug, Clone)]
+/// The JSON format writes it as it is (`crate::export::json`), the per-conversation rows
+/// last, one a line.
+#[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: &'static str,
     pub meta: Meta,
-    /// The decision first: what each headline states, with its claims and whether it is
-    /// established (the exporters render the sentences).
+    /// The decision first: what each headline states, with its sentence, its claims and
+    /// whether it is established.
     pub headlines: Vec<Headline>,
     /// One per provider × model label, ordered by model label, then provider.
     pub cells: Vec<Cell>,
@@ -73,19 +52,24 @@ pub struct Report {
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplaySection>,
     /// Each cell run by run: with `--trend`, or whenever the selection spans several runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub trend: Option<Trend>,
     /// The selected run(s) against a baseline (`--baseline-run`, `--baseline-window`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
     /// Per-conversation rows, built one at a time as they are written; present only when
     /// asked for. The JSON format writes them itself, last, one compact row a line
     /// (`crate::export::json`).
+    #[serde(skip)]
     pub conversations: Option<super::rows::ConversationRows>,
     /// One row per scenario × cell (`crate::report::matrix`).
     pub matrix: Vec<super::matrix::MatrixRow>,
     /// Conversations shown in full (`--conversations`): the HTML drill-down views. Not in
     /// the JSON (`turnbench show --format json` writes one).
+    #[serde(skip)]
     pub drilldown: super::drilldown::Drilldown,
 }
 
@@ -156,20 +140,25 @@ pub enum HeadlineKind {
     Change,
 }
 
-/// A headline as numbers: what it states ([`Said`]) and the claims behind it. Its sentence
-/// is rendered by the exporters (`crate::export::headline`), and the JSON format writes
-/// that sentence as `text`.
-#[derive(Debug, Clone)]
+/// A headline: what it states ([`Said`]), the claims behind it, and its sentence, written
+/// from those when the report is built (`crate::report::sentences`); every format prints
+/// that sentence.
+#[derive(Debug, Clone, Serialize)]
 pub struct Headline {
     pub kind: HeadlineKind,
     /// The model label a comparison is within, when it is.
     pub model: Option<String>,
-    /// What the sentence states, with `family` where there is one.
+    /// The sentence every format prints.
+    pub text: String,
+    /// What the sentence states, with `family` where there is one (the JSON states it
+    /// through `text` and `family`).
+    #[serde(skip)]
     pub said: Said,
     /// `Some(true)`: the data establish the headline's lead; `Some(false)`: they do not.
     pub established: Option<bool>,
     pub simulated: bool,
     /// The comparisons behind the sentence, adjusted together.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub family: Option<Family>,
 }
 
@@ -322,8 +311,7 @@ pub struct Rate {
 impl Rate {
     /// The share as a figure in percent, with its interval; `None` without a value.
     pub fn figure(&self) -> Option<Figure> {
-        self.value
-            .map(|v| Figure::percent(v).within(self.interval.map(Interval::bounds)))
+        self.value.map(|v| Figure::percent(v).within(self.interval))
     }
 }
 
@@ -334,12 +322,16 @@ pub struct Estimate {
     /// `None` when too few values lie beyond the percentile to bound it (see
     /// `docs/metrics.md`), or when intervals were not asked for.
     pub interval: Option<Interval>,
+    /// Too few values lie beyond the percentile to bound it (the tables then print its n):
+    /// written only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub too_few: bool,
 }
 
 impl Estimate {
     /// The estimate as a figure in `unit`, with its interval.
     pub fn figure(&self, unit: Unit) -> Figure {
-        Figure::new(self.value, unit).within(self.interval.map(Interval::bounds))
+        Figure::new(self.value, unit).within(self.interval)
     }
 }
 

@@ -18,12 +18,29 @@ use crate::store::pairwise::{
     PairKey, PairwiseVerdict, Preferred, one_position_pairs, pairwise_verdicts,
 };
 
+/// The pairwise verdicts as the store holds them: every scored or unscored pair, and the
+/// pairs judged in one position only (read once by [`super::load`]).
+#[derive(Debug, Default)]
+pub(super) struct PairwiseRead {
+    pub verdicts: Vec<PairwiseVerdict>,
+    pub one_position: Vec<PairKey>,
+}
+
+impl PairwiseRead {
+    pub(super) fn read(conn: &rusqlite::Connection) -> Result<PairwiseRead, StoreError> {
+        Ok(PairwiseRead {
+            verdicts: pairwise_verdicts(conn)?,
+            one_position: one_position_pairs(conn)?,
+        })
+    }
+}
+
 pub(super) fn sections(
-    conn: &rusqlite::Connection,
+    read: &PairwiseRead,
     facts: &Facts,
     filter: &JudgmentFilter,
     seed: u64,
-) -> Result<Vec<PairwiseSection>, StoreError> {
+) -> Vec<PairwiseSection> {
     let cell_of: HashMap<i64, usize> = facts.convs.iter().map(|c| (c.id, c.cell)).collect();
     let rubric_matches = |rubric: &str| {
         filter
@@ -50,16 +67,16 @@ pub(super) fn sections(
             key,
         ))
     };
-    let mut groups: BTreeMap<Key, Vec<(usize, usize, PairwiseVerdict)>> = BTreeMap::new();
-    for v in pairwise_verdicts(conn)? {
+    let mut groups: BTreeMap<Key, Vec<(usize, usize, &PairwiseVerdict)>> = BTreeMap::new();
+    for v in &read.verdicts {
         if let Some((base, cand, key)) = place(&v.pair) {
             groups.entry(key).or_default().push((base, cand, v));
         }
     }
     // Pairs with one position judged, both sides selected, per section.
     let mut one_position: BTreeMap<Key, u64> = BTreeMap::new();
-    for p in one_position_pairs(conn)? {
-        if let Some((_, _, key)) = place(&p) {
+    for p in &read.one_position {
+        if let Some((_, _, key)) = place(p) {
             *one_position.entry(key).or_default() += 1;
         }
     }
@@ -70,19 +87,19 @@ pub(super) fn sections(
         .enumerate()
         .map(|(i, c)| (c.id, i))
         .collect();
-    Ok(groups
+    groups
         .into_iter()
         .map(|((rubric, judge, simulated, judge_model), rows)| {
             let baseline: BTreeSet<usize> = rows.iter().map(|(b, _, _)| *b).collect();
             let scored: Vec<&PairwiseVerdict> = rows
                 .iter()
-                .map(|(_, _, v)| v)
+                .map(|(_, _, v)| *v)
                 .filter(|v| v.scored)
                 .collect();
             let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count();
             let mut by_cell: BTreeMap<usize, Vec<&PairwiseVerdict>> = BTreeMap::new();
-            for (_, cand, v) in &rows {
-                by_cell.entry(*cand).or_default().push(v);
+            for &(_, cand, v) in &rows {
+                by_cell.entry(cand).or_default().push(v);
             }
             let key = (rubric, judge, simulated, judge_model);
             let one_position = one_position.get(&key).copied().unwrap_or(0);
@@ -109,7 +126,7 @@ pub(super) fn sections(
                 cells,
             }
         })
-        .collect())
+        .collect()
 }
 
 /// Every candidate's net verdict against the baseline, tested together: each candidate's
@@ -193,6 +210,7 @@ fn pairwise_cell(
     let net = stats::mean(&sample.a).map(|value| Estimate {
         value,
         interval: None,
+        too_few: false,
     });
     let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count() as u64;
     let c = &facts.cells[cell];

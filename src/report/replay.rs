@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::config::Prices;
-use crate::stats;
+use crate::stats::{self, Interval};
 use crate::store::replay::ReplayTurnFact;
 
 /// Share of the prompt below which a turn is cold (docs/metrics.md, "Replay").
@@ -38,8 +38,9 @@ pub struct Share {
     pub value: Option<f64>,
     pub part: u64,
     pub n: u64,
-    /// 95 % Wilson interval.
-    pub interval: Option<(f64, f64)>,
+    /// 95 % Wilson interval; the JSON writes it `[lo, hi]`, as it always has here.
+    #[serde(serialize_with = "lo_hi_pair")]
+    pub interval: Option<Interval>,
 }
 
 impl Share {
@@ -48,9 +49,15 @@ impl Share {
             value: (n > 0).then(|| part as f64 / n as f64),
             part,
             n,
-            interval: stats::wilson(part, n).map(|i| (i.lo, i.hi)),
+            interval: stats::wilson(part, n),
         }
     }
+}
+
+/// An interval as `[lo, hi]` (the replay section's shape; the other sections write
+/// `{"lo", "hi"}`).
+fn lo_hi_pair<S: serde::Serializer>(i: &Option<Interval>, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&i.map(|i| [i.lo, i.hi]), s)
 }
 
 /// Cached share of the prompt over some turns: Σ cached ÷ Σ prompt.

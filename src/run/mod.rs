@@ -493,13 +493,15 @@ async fn report_stage(
 ) -> Result<(), RunError> {
     say(&format!("[4/4 report] {}", opts.out.display()));
     let db = opts.db.clone();
-    let report =
-        tokio::task::spawn_blocking(move || crate::report::build(&db, &ReportOptions::default()))
-            .await
-            .map_err(|e| RunError::StageStopped {
-                stage: "report",
-                error: e.to_string(),
-            })??;
+    let report = tokio::task::spawn_blocking(move || {
+        let opts = ReportOptions::default();
+        crate::report::load(&db, &opts).map(|facts| crate::report::build(facts, &opts))
+    })
+    .await
+    .map_err(|e| RunError::StageStopped {
+        stage: "report",
+        error: e.to_string(),
+    })??;
     let html = crate::export::find(REPORT_FORMATS, "html")?;
     crate::export::write_file(html, &report, &FormatOptions::default(), &opts.out)?;
     say(&format!(

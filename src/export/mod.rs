@@ -24,6 +24,7 @@ mod matrix_view;
 mod over_time_tables;
 mod replay_tables;
 pub mod sections;
+pub mod simulated;
 mod svg;
 mod terminal;
 mod text_table;
@@ -35,6 +36,7 @@ use std::path::{Path, PathBuf};
 use crate::report::model::Report;
 use crate::store::StoreError;
 pub use conversations::ConversationSource;
+pub use html::page as html_page;
 
 /// One output format for one kind of data `D`: it only formats. Its name is the
 /// registry's ([`Format`]).

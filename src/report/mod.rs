@@ -29,6 +29,7 @@ pub mod compare;
 pub mod drilldown;
 pub mod headlines;
 mod judges;
+pub mod keys;
 mod load;
 pub mod matrix;
 pub mod model;

@@ -9,7 +9,7 @@ use crate::report::model::{
     PairwiseSection, Percentiles, Report, TagTally,
 };
 
-use super::simulated::{name_mark as sim, title_mark};
+use super::simulated::{HEADER_MARK, name_mark as sim, title_mark};
 pub use super::text_table::{Align, Row, Table, thousands};
 use crate::report::keys::{RowKey, TableKey};
 
@@ -255,7 +255,7 @@ fn delta(d: Option<&crate::report::vs_fastest::Delta>) -> String {
 fn quality(r: &Report, m: Marks) -> Table {
     let judge = primary_judge(r);
     let judge_head = match judge {
-        Some((_, s)) => format!("judge{}", if s.simulated { " (sim)" } else { "" }),
+        Some((_, s)) => format!("judge{}", if s.simulated { HEADER_MARK } else { "" }),
         None => "judge".into(),
     };
     let mut t = Table::new(

@@ -28,6 +28,12 @@ pub const PAGE_BADGE: &str = concat!("<span class=\"sim\">", word_upper!(), "</s
 /// The HTML badge beside a table's heading.
 pub const TABLE_BADGE: &str = concat!("<span class=\"sim\">", word!(), "</span>");
 
+/// Short, where a column header or a chart legend has no room: `judge (sim)`.
+pub const HEADER_MARK: &str = " (sim)";
+
+/// Short in a chart's legend and labels: `sim-swift (sim.)`.
+pub const LEGEND_MARK: &str = " (sim.)";
+
 /// [`NAME_MARK`] when `simulated`, else nothing.
 pub fn name_mark(simulated: bool) -> &'static str {
     if simulated { NAME_MARK } else { "" }

@@ -5,11 +5,8 @@
 //! first, byte for byte: every drill-down link under its table, every provider swatch and
 //! every simulated badge landed where it did, although nothing on the page said where.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
 use turnbench::export::html_page;
 use turnbench::export::sections::{Table, tables};
 use turnbench::report::drilldown::ConversationViews;

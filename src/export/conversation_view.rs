@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use super::svg::esc;
 use super::terminal_inert;
 use crate::report::drilldown::{Behind, ConversationViews, Drilldown};
+use crate::report::keys::TableKey;
 use crate::store::detail::{
     CheckDetail, ConversationDetail, PairwiseAsk, PairwiseDetail, TurnDetail,
 };
@@ -62,7 +63,7 @@ fn cell_name(c: &ConversationDetail) -> String {
         "{} / {}{}",
         c.provider,
         c.label,
-        if c.simulated { " (simulated)" } else { "" }
+        crate::report::simulated::name_mark(c.simulated)
     )
 }
 
@@ -201,28 +202,15 @@ fn lowest_scores(d: &Drilldown) -> HashMap<&str, Vec<String>> {
     out
 }
 
-/// Whether a report table titled `title` is the one `b` is behind: RELIABILITY (its
-/// failure classes) or the JUDGE table of `b`'s section.
-fn behind_of(title: &str, b: &Behind) -> bool {
-    match &b.judge {
-        None => title.starts_with("RELIABILITY"),
-        Some(j) => {
-            title.starts_with(&format!(
-                "JUDGE · {} by {} ({})",
-                j.rubric, j.judge, j.judge_model
-            )) && (!j.simulated || title.contains(" · SIMULATED"))
-        }
-    }
-}
-
 /// Under a report table: the conversations behind its rows (a failure class, a judge
 /// criterion's lowest band), per cell, each uid a link to its view in this file, and how
 /// many have none here. Nothing when the file has no views or the table has no such rows.
-pub fn behind_table(h: &mut String, title: &str, d: &Drilldown) {
+/// The rows are found by the table's key ([`Behind::table`]), never by its title.
+pub fn behind_table(h: &mut String, table: &TableKey, d: &Drilldown) {
     if d.mode == ConversationViews::None {
         return;
     }
-    let rows: Vec<&Behind> = d.behind.iter().filter(|b| behind_of(title, b)).collect();
+    let rows: Vec<&Behind> = d.behind.iter().filter(|b| b.table() == *table).collect();
     let Some(first) = rows.first() else {
         return;
     };
@@ -779,7 +767,7 @@ mod tests {
             ],
         };
         let mut h = String::new();
-        behind_table(&mut h, "RELIABILITY · conversations and turns", &d);
+        behind_table(&mut h, &TableKey::Reliability, &d);
         assert!(!h.contains("<script") && !h.contains("<img"), "{h}");
         assert!(
             h.contains("timeout: 3 — <a href=\"#c-&lt;script&gt;"),
@@ -787,12 +775,21 @@ mod tests {
         );
         assert!(h.contains("2 without a view here: --conversations failed, cap 1"));
         let mut h = String::new();
-        behind_table(&mut h, "JUDGE · r@1 by j (m) · mean score", &d);
+        let judge = d.behind[1].judge.as_ref().map(BehindJudge::key).unwrap();
+        behind_table(&mut h, &TableKey::Judge(judge.clone()), &d);
         assert!(h.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{h}");
         assert!(h.contains(" ≤ 2: 1 (1 without a view here"), "{h}");
         assert!(!h.contains("<script"));
         let mut h = String::new();
-        behind_table(&mut h, "CACHE AND COST", &d);
+        behind_table(&mut h, &TableKey::CacheAndCost, &d);
+        assert!(h.is_empty());
+        // The same judge simulated is another section: its table has none of these rows.
+        let mut h = String::new();
+        let other = TableKey::Judge(crate::report::keys::JudgeKey {
+            simulated: true,
+            ..judge
+        });
+        behind_table(&mut h, &other, &d);
         assert!(h.is_empty());
     }
 

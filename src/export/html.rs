@@ -3,14 +3,16 @@
 //! terminal, and notes. All text is escaped; simulated results are marked in the title, the
 //! card and every table that holds them.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write;
 
 use super::conversation_view;
-use super::sections::{Align, headline_groups, tables};
+use super::sections::{Align, Table, headline_groups, tables};
 use super::svg::esc;
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::{HeadlineKind, Report};
+use crate::report::simulated::{NAME_MARK, PAGE_BADGE, TABLE_BADGE, name_mark};
 
 pub struct Html;
 
@@ -61,96 +63,95 @@ impl Exporter<Report> for Html {
         _opts: &FormatOptions,
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
-        let mut h = String::with_capacity(64 * 1024);
-        let simulated = r.any_simulated();
-        let sim_badge = if simulated {
-            "<span class=\"sim\">SIMULATED</span>"
+        out.write_all(page(r, &tables(r)).as_bytes())?;
+        Ok(())
+    }
+}
+
+/// The HTML page of `r` with these tables (the exporter passes [`tables`]`(r)`; a test
+/// passes them retitled, to show that nothing on the page is found by a title).
+pub fn page(r: &Report, tables: &[Table]) -> String {
+    let mut h = String::with_capacity(64 * 1024);
+    let simulated = r.any_simulated();
+    let _ = write!(
+        h,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>turnbench report{}</title><style>{STYLE}{}</style></head><body>\n",
+        name_mark(simulated),
+        format_args!("{}{}", conversation_view::STYLE, super::matrix_view::STYLE)
+    );
+    let _ = write!(
+        h,
+        "<header><h1>turnbench report{}</h1>",
+        if simulated { PAGE_BADGE } else { "" }
+    );
+    card(&mut h, r);
+    h.push_str("</header>\n");
+    headlines(&mut h, r);
+    super::html_charts::charts(&mut h, r);
+    let colours = provider_colours(r);
+    for t in tables {
+        table(&mut h, t, &colours, r);
+    }
+    super::matrix_view::html_section(&mut h, r);
+    conversation_view::html_section(&mut h, &r.drilldown);
+    if !r.notes.is_empty() {
+        h.push_str("<section><h2>Notes</h2><ul class=\"notes\">");
+        for n in &r.notes {
+            let _ = write!(h, "<li>{}</li>", esc(n));
+        }
+        h.push_str("</ul></section>\n");
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+/// One table as a section: its heading (badged when it shows simulated figures, by its
+/// flags), each row with its cell's swatch (by the row's key), the footnotes, and the
+/// conversations behind its rows (by the table's key).
+fn table(h: &mut String, t: &Table, colours: &HashMap<String, &'static str>, r: &Report) {
+    let _ = write!(
+        h,
+        "<section><h2>{}{}</h2><div class=\"tw\"><table><thead><tr>",
+        esc(&t.heading()),
+        if t.shows_simulated() { TABLE_BADGE } else { "" }
+    );
+    for (i, head) in t.header.iter().enumerate() {
+        let class = if t.align.get(i) == Some(&Align::Right) {
+            " class=\"r\""
         } else {
             ""
         };
-        let _ = write!(
-            h,
-            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
-             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <title>turnbench report{}</title><style>{STYLE}{}</style></head><body>\n",
-            if simulated { " (simulated)" } else { "" },
-            format_args!("{}{}", conversation_view::STYLE, super::matrix_view::STYLE)
-        );
-        let _ = write!(h, "<header><h1>turnbench report{sim_badge}</h1>");
-        card(&mut h, r);
-        h.push_str("</header>\n");
-        headlines(&mut h, r);
-        super::html_charts::charts(&mut h, r);
-        let colours = provider_colours(r);
-        for t in tables(r) {
-            let marked = t
-                .rows
-                .iter()
-                .any(|row| row.first().is_some_and(|c| c.contains("(simulated)")))
-                || t.title.contains("SIMULATED");
+        let _ = write!(h, "<th{class} scope=\"col\">{}</th>", esc(head));
+    }
+    h.push_str("</tr></thead><tbody>");
+    for row in &t.rows {
+        h.push_str("<tr>");
+        let swatch = row
+            .key
+            .named_cell()
+            .and_then(|c| colours.get(&c.provider))
+            .map(|col| format!("<span class=\"sw\" style=\"background:{col}\"></span>"))
+            .unwrap_or_default();
+        for (i, c) in row.cells.iter().enumerate() {
+            let right = t.align.get(i) == Some(&Align::Right);
             let _ = write!(
                 h,
-                "<section><h2>{}{}</h2><div class=\"tw\"><table><thead><tr>",
-                esc(&t.title),
-                if marked {
-                    "<span class=\"sim\">simulated</span>"
-                } else {
-                    ""
-                }
+                "<td{}>{}{}</td>",
+                if right { " class=\"r\"" } else { "" },
+                if i == 0 { swatch.as_str() } else { "" },
+                esc(c)
             );
-            for (i, head) in t.header.iter().enumerate() {
-                let class = if t.align.get(i) == Some(&Align::Right) {
-                    " class=\"r\""
-                } else {
-                    ""
-                };
-                let _ = write!(h, "<th{class} scope=\"col\">{}</th>", esc(head));
-            }
-            h.push_str("</tr></thead><tbody>");
-            for row in &t.rows {
-                h.push_str("<tr>");
-                for (i, c) in row.iter().enumerate() {
-                    let right = t.align.get(i) == Some(&Align::Right);
-                    let swatch = if i == 0 {
-                        colours
-                            .iter()
-                            .find(|(p, _)| c.starts_with(p.as_str()))
-                            .map(|(_, col)| {
-                                format!("<span class=\"sw\" style=\"background:{col}\"></span>")
-                            })
-                            .unwrap_or_default()
-                    } else {
-                        String::new()
-                    };
-                    let _ = write!(
-                        h,
-                        "<td{}>{swatch}{}</td>",
-                        if right { " class=\"r\"" } else { "" },
-                        esc(c)
-                    );
-                }
-                h.push_str("</tr>");
-            }
-            h.push_str("</tbody></table></div>");
-            for f in &t.footnotes {
-                let _ = write!(h, "<p class=\"fn\">{}</p>", esc(f));
-            }
-            conversation_view::behind_table(&mut h, &t.title, &r.drilldown);
-            h.push_str("</section>\n");
         }
-        super::matrix_view::html_section(&mut h, r);
-        conversation_view::html_section(&mut h, &r.drilldown);
-        if !r.notes.is_empty() {
-            h.push_str("<section><h2>Notes</h2><ul class=\"notes\">");
-            for n in &r.notes {
-                let _ = write!(h, "<li>{}</li>", esc(n));
-            }
-            h.push_str("</ul></section>\n");
-        }
-        h.push_str("</body></html>\n");
-        out.write_all(h.as_bytes())?;
-        Ok(())
+        h.push_str("</tr>");
     }
+    h.push_str("</tbody></table></div>");
+    for f in &t.footnotes {
+        let _ = write!(h, "<p class=\"fn\">{}</p>", esc(f));
+    }
+    conversation_view::behind_table(h, &t.key, &r.drilldown);
+    h.push_str("</section>\n");
 }
 
 fn card(h: &mut String, r: &Report) {
@@ -234,7 +235,7 @@ fn card(h: &mut String, r: &Report) {
     if m.simulated_providers {
         row(
             "simulated",
-            "cells marked (simulated) come from the built-in mock provider".into(),
+            format!("cells marked{NAME_MARK} come from the built-in mock provider"),
         );
     }
     h.push_str("</dl>");
@@ -268,13 +269,10 @@ fn headlines(h: &mut String, r: &Report) {
     h.push_str("</ul></section>\n");
 }
 
-/// One colour per provider (its chart colour), longest names first, so a provider whose
-/// name starts another's matches itself.
-fn provider_colours(r: &Report) -> Vec<(String, &'static str)> {
-    let mut out: Vec<(String, &'static str)> = super::html_charts::provider_styles(r)
+/// One colour per provider: its chart colour.
+fn provider_colours(r: &Report) -> HashMap<String, &'static str> {
+    super::html_charts::provider_styles(r)
         .into_iter()
         .map(|(p, s)| (p, s.colour))
-        .collect();
-    out.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
-    out
+        .collect()
 }

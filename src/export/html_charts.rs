@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use super::sections::primary_judge;
 use super::svg::{self, Curve, OutcomeBar, QualityPoint, Series, Style, TrendDot, TrendLine, esc};
 use crate::report::model::Report;
+use crate::report::simulated::LEGEND_MARK;
 
 /// One style per provider of the report, the same in every chart and table swatch.
 pub fn provider_styles(r: &Report) -> Vec<(String, Style)> {
@@ -36,7 +37,13 @@ pub fn charts(h: &mut String, r: &Report) {
     let names: Vec<String> = r
         .cells
         .iter()
-        .map(|c| format!("{}{}", c.provider, if c.simulated { " (sim.)" } else { "" }))
+        .map(|c| {
+            format!(
+                "{}{}",
+                c.provider,
+                if c.simulated { LEGEND_MARK } else { "" }
+            )
+        })
         .collect();
     let series = |i: usize| Series {
         name: &names[i],

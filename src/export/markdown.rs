@@ -32,7 +32,7 @@ impl Exporter<Report> for Markdown {
             }
         }
         for t in tables(r) {
-            writeln!(out, "## {}\n", escape(&t.title))?;
+            writeln!(out, "## {}\n", escape(&t.heading()))?;
             let row = |cells: &[String]| {
                 let inner: Vec<String> = cells.iter().map(|c| escape(c)).collect();
                 format!("| {} |", inner.join(" | "))
@@ -48,7 +48,7 @@ impl Exporter<Report> for Markdown {
                 .collect();
             writeln!(out, "| {} |", rule.join(" | "))?;
             for r in &t.rows {
-                writeln!(out, "{}", row(r))?;
+                writeln!(out, "{}", row(&r.cells))?;
             }
             writeln!(out)?;
             for f in &t.footnotes {

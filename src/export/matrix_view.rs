@@ -107,11 +107,7 @@ pub fn html_section(h: &mut String, r: &Report) {
             h,
             "<div class=\"tw\"><table class=\"mx\"><caption>model {}{}</caption><thead><tr><th scope=\"col\">scenario</th>",
             esc(model),
-            if rows.iter().any(|m| m.simulated) {
-                " (simulated)"
-            } else {
-                ""
-            }
+            crate::report::simulated::name_mark(rows.iter().any(|m| m.simulated))
         );
         for p in &providers {
             let _ = write!(h, "<th scope=\"col\">{}</th>", esc(p));
@@ -173,7 +169,7 @@ pub fn markdown(r: &Report) -> String {
             o,
             "| {}{} | {} | {} | {}/{} | {} | {} |",
             md(&m.model),
-            if m.simulated { " (simulated)" } else { "" },
+            crate::report::simulated::name_mark(m.simulated),
             md(&m.scenario),
             md(&m.provider),
             m.completed,

@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 use crate::report::model::Report;
 use crate::store::StoreError;
 pub use conversations::ConversationSource;
+pub use html::page as html_page;
 
 /// One output format for one kind of data `D`: it only formats. Its name is the
 /// registry's ([`Format`]).

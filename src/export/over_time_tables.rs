@@ -6,6 +6,7 @@
 
 use super::text_table::{Align, Table};
 use crate::figure::Unit;
+use crate::report::keys::TableKey;
 use crate::report::model::{ChangeVerdict, Report};
 use crate::report::sentences::{change_text, statistic_name, value_text, verdict_text};
 
@@ -19,12 +20,13 @@ pub fn comparison(r: &Report) -> Vec<Table> {
     let simulated = c.changes.iter().any(|x| x.simulated);
     let selected = if c.runs.len() == 1 { "run" } else { "runs" };
     let mut t = Table::new(
+        TableKey::Comparison,
         format!(
-            "AGAINST THE BASELINE · {selected} {} vs {}{}",
+            "AGAINST THE BASELINE · {selected} {} vs {}",
             crate::report::window::join_ids(&c.runs),
             c.baseline,
-            if simulated { " · SIMULATED" } else { "" }
         ),
+        None,
         &[
             ("cell", L),
             ("figure", L),
@@ -34,7 +36,8 @@ pub fn comparison(r: &Report) -> Vec<Table> {
             ("pairs (scenarios)", R),
             ("verdict", L),
         ],
-    );
+    )
+    .simulated(simulated);
     // Regressions first, then improvements, then the rest in the report's order.
     let mut order: Vec<usize> = (0..c.changes.len()).collect();
     order.sort_by_key(|&i| match c.changes[i].verdict {
@@ -44,15 +47,19 @@ pub fn comparison(r: &Report) -> Vec<Table> {
     });
     for i in order {
         let x = &c.changes[i];
-        t.rows.push(vec![
-            x.cell.clone(),
-            statistic_name(x),
-            format!("{} (n {})", value_text(x, x.claim.b_value), x.baseline_n),
-            format!("{} (n {})", value_text(x, x.claim.a_value), x.selected_n),
-            change_text(x),
-            format!("{} ({})", x.claim.n, x.claim.scenarios),
-            verdict_text(x),
-        ]);
+        t.push(
+            x.key(),
+            x.simulated,
+            vec![
+                x.cell.clone(),
+                statistic_name(x),
+                format!("{} (n {})", value_text(x, x.claim.b_value), x.baseline_n),
+                format!("{} (n {})", value_text(x, x.claim.a_value), x.selected_n),
+                change_text(x),
+                format!("{} ({})", x.claim.n, x.claim.scenarios),
+                verdict_text(x),
+            ],
+        );
     }
     t.footnotes.push(format!(
         "{} comparisons (every figure of every cell both sides hold), Holm, family-wise {:.0} %: \
@@ -91,12 +98,13 @@ pub fn trend(r: &Report) -> Vec<Table> {
     };
     let simulated = t.points.iter().any(|p| p.simulated);
     let mut table = Table::new(
+        TableKey::Trend,
         format!(
-            "TREND · {} run{} · each cell run by run{}",
+            "TREND · {} run{} · each cell run by run",
             t.runs,
             if t.runs == 1 { "" } else { "s" },
-            if simulated { " · SIMULATED" } else { "" }
         ),
+        None,
         &[
             ("cell", L),
             ("run", R),
@@ -105,7 +113,8 @@ pub fn trend(r: &Report) -> Vec<Table> {
             ("conv p50 [95 %] (n)", R),
             ("", L),
         ],
-    );
+    )
+    .simulated(simulated);
     for p in &t.points {
         let success = format!(
             "{} ({}/{})",
@@ -116,21 +125,25 @@ pub fn trend(r: &Report) -> Vec<Table> {
         let p50 = p.conversation_p50.map_or("-".into(), |e| {
             e.figure(Unit::Duration).n(p.latency_n).to_string()
         });
-        table.rows.push(vec![
-            p.cell.clone(),
-            p.run.to_string(),
-            p.started_at
-                .get(..16)
-                .unwrap_or(&p.started_at)
-                .replace('T', " "),
-            success,
-            p50,
-            if p.apart {
-                "apart".into()
-            } else {
-                String::new()
-            },
-        ]);
+        table.push(
+            p.key(),
+            p.simulated,
+            vec![
+                p.cell.clone(),
+                p.run.to_string(),
+                p.started_at
+                    .get(..16)
+                    .unwrap_or(&p.started_at)
+                    .replace('T', " "),
+                success,
+                p50,
+                if p.apart {
+                    "apart".into()
+                } else {
+                    String::new()
+                },
+            ],
+        );
     }
     table.footnotes.push(format!(
         "apart ({} of {}): the run's p50 interval and the window's (the pooled cell's, in the \

@@ -3,45 +3,32 @@
 //! reliability of replayed agent sessions. Formatting only; the figures are
 //! `crate::report::replay`'s.
 
+use super::sections::Marks;
 use super::text_table::{Align, Table, thousands};
 use crate::figure::{Figure, Unit, percent, usd};
+use crate::report::keys::{RowKey, TableKey};
 use crate::report::model::Report;
-use crate::report::replay::{BREAK_BUCKETS, ReplayCell, ReplaySection, Share};
+use crate::report::replay::{BREAK_BUCKETS, ReplayCell, Share};
 
 use Align::{Left as L, Right as R};
 
-fn table(title: String, columns: &[(&str, Align)], footnote: &str) -> Table {
-    Table {
-        title,
-        header: columns.iter().map(|(h, _)| h.to_string()).collect(),
-        align: columns.iter().map(|(_, a)| *a).collect(),
-        rows: Vec::new(),
-        footnotes: vec![footnote.to_string()],
-    }
+/// A replay table: simulated in its title when every replayed cell is.
+fn table(
+    key: TableKey,
+    title: &str,
+    detail: &str,
+    m: Marks,
+    columns: &[(&str, Align)],
+    footnote: &str,
+) -> Table {
+    let mut t = Table::new(key, title, Some(detail.to_string()), columns).simulated(m.all);
+    t.footnotes.push(footnote.to_string());
+    t
 }
 
-/// "(simulated)" on a row when real and simulated cells mix; in the title when all are.
-struct Marks {
-    all: bool,
-}
-
-impl Marks {
-    fn of(s: &ReplaySection) -> Marks {
-        Marks {
-            all: s.cells.iter().all(|c| c.simulated),
-        }
-    }
-    fn title(&self) -> &'static str {
-        if self.all { " · SIMULATED" } else { "" }
-    }
-    fn name(&self, c: &ReplayCell) -> String {
-        let sim = if c.simulated && !self.all {
-            " (simulated)"
-        } else {
-            ""
-        };
-        format!("{} / {}{sim}", c.provider, c.model)
-    }
+/// A replayed cell's name, marked when real and simulated cells mix.
+fn name(m: Marks, c: &ReplayCell) -> String {
+    format!("{} / {}{}", c.provider, c.model, m.row(c.simulated))
 }
 
 fn share(s: &Share) -> String {
@@ -61,29 +48,30 @@ pub fn tables(r: &Report) -> Vec<Table> {
     let Some(s) = &r.replay else {
         return Vec::new();
     };
-    let m = Marks::of(s);
-    let [mut cache, mut after, mut speed, mut cost, mut tools] = empty_tables(&m);
+    let m = Marks::all_of(s.cells.iter().map(|c| c.simulated));
+    let [mut cache, mut after, mut speed, mut cost, mut tools] = empty_tables(m);
     for c in &s.cells {
-        let name = m.name(c);
-        cache.rows.push(cache_row(c, name.clone()));
+        let name = name(m, c);
+        let key = || RowKey::Cell(c.key());
+        cache.push(key(), c.simulated, cache_row(c, name.clone()));
         if c.cache.hit_rate.is_some() {
-            after.rows.push(after_row(c, name.clone()));
+            after.push(key(), c.simulated, after_row(c, name.clone()));
         }
-        speed.rows.push(speed_row(c, name.clone()));
-        cost.rows.push(cost_row(c, name.clone()));
-        tools.rows.push(tools_row(c, name));
+        speed.push(key(), c.simulated, speed_row(c, name.clone()));
+        cost.push(key(), c.simulated, cost_row(c, name.clone()));
+        tools.push(key(), c.simulated, tools_row(c, name));
     }
     vec![cache, after, speed, cost, tools]
 }
 
 /// The five tables' titles, columns and footnotes: cache, cache after a break, speed,
 /// cost, tool calls and reliability.
-fn empty_tables(m: &Marks) -> [Table; 5] {
+fn empty_tables(m: Marks) -> [Table; 5] {
     let cache = table(
-        format!(
-            "REPLAY CACHE{} · cached ÷ prompt tokens, answered turns after a pass's first",
-            m.title()
-        ),
+        TableKey::ReplayCache,
+        "REPLAY CACHE",
+        "cached ÷ prompt tokens, answered turns after a pass's first",
+        m,
         &[
             ("cell", L),
             ("hit rate (n)", R),
@@ -93,10 +81,10 @@ fn empty_tables(m: &Marks) -> [Table; 5] {
         "cold: < 10 % of the prompt cached. not reported: the provider sent no cached-token count (not 0 %).",
     );
     let after = table(
-        format!(
-            "REPLAY CACHE AFTER A BREAK{} · cached share of the prompt by idle break before the turn (n turns)",
-            m.title()
-        ),
+        TableKey::ReplayCacheAfterBreak,
+        "REPLAY CACHE AFTER A BREAK",
+        "cached share of the prompt by idle break before the turn (n turns)",
+        m,
         &[
             ("cell", L),
             ("no break", R),
@@ -109,7 +97,10 @@ fn empty_tables(m: &Marks) -> [Table; 5] {
         "Breaks are seeded, the same before the same turn for every target; a break's length is what the provider's clock saw (slept, i.e. after --pause-scale; the built-in mock's own simulated time).",
     );
     let speed = table(
-        format!("REPLAY SPEED{} · ok turns", m.title()),
+        TableKey::ReplaySpeed,
+        "REPLAY SPEED",
+        "ok turns",
+        m,
         &[
             ("cell", L),
             ("decode p50 (n)", R),
@@ -121,7 +112,10 @@ fn empty_tables(m: &Marks) -> [Table; 5] {
         "decode: output tokens ÷ (E2E − TTFT), tokens/s; TTFT counts the first reasoning, text or tool-call delta.",
     );
     let cost = table(
-        format!("REPLAY COST{} · USD from the run's prices", m.title()),
+        TableKey::ReplayCost,
+        "REPLAY COST",
+        "USD from the run's prices",
+        m,
         &[
             ("cell", L),
             ("turns priced", R),
@@ -131,10 +125,10 @@ fn empty_tables(m: &Marks) -> [Table; 5] {
         "Answered turns only (ok or truncated); per session: mean cost of completed passes priced whole.",
     );
     let tools = table(
-        format!(
-            "REPLAY TOOL CALLS AND RELIABILITY{} · answered turns; passes by outcome",
-            m.title()
-        ),
+        TableKey::ReplayToolsAndReliability,
+        "REPLAY TOOL CALLS AND RELIABILITY",
+        "answered turns; passes by outcome",
+        m,
         &[
             ("cell", L),
             ("calls valid", R),

@@ -9,40 +9,47 @@ use crate::report::model::{
     PairwiseSection, Percentiles, Report, TagTally,
 };
 
-pub use super::text_table::{Align, Table, thousands};
+pub use super::text_table::{Align, Row, Table, thousands};
+use crate::report::keys::{RowKey, TableKey};
+use crate::report::simulated::{HEADER_MARK, name_mark as sim, title_mark};
 
 use Align::{Left as L, Right as R};
 
-/// "(simulated)" after a name whose figures are simulated.
-fn sim(simulated: bool) -> &'static str {
-    if simulated { " (simulated)" } else { "" }
-}
-
 /// How simulated rows are marked: when every cell is simulated, once in each table's
-/// title; when real and simulated cells mix, on each simulated row.
+/// title; when real and simulated cells mix, on each simulated row. The cell tables and
+/// the replay tables (`replay_tables.rs`) both mark this way.
 #[derive(Clone, Copy)]
-struct Marks {
-    all: bool,
+pub(super) struct Marks {
+    /// Every cell is simulated: the titles carry the mark.
+    pub all: bool,
 }
 
 impl Marks {
     fn of(r: &Report) -> Marks {
+        Marks::all_of(r.cells.iter().map(|c| c.simulated))
+    }
+
+    /// Marks for cells with these simulated flags.
+    pub fn all_of(mut flags: impl Iterator<Item = bool>) -> Marks {
+        let first = flags.next();
         Marks {
-            all: !r.cells.is_empty() && r.cells.iter().all(|c| c.simulated),
+            all: first == Some(true) && flags.all(|f| f),
         }
     }
 
-    fn row(self, simulated: bool) -> &'static str {
+    /// The mark after a row's name: only when real and simulated cells mix.
+    pub fn row(self, simulated: bool) -> &'static str {
         if self.all { "" } else { sim(simulated) }
-    }
-
-    fn title(self) -> &'static str {
-        if self.all { " · SIMULATED" } else { "" }
     }
 }
 
 fn cell_name(c: &Cell, m: Marks) -> String {
     format!("{} / {}{}", c.provider, c.model, m.row(c.simulated))
+}
+
+/// A row of one cell, keyed by it and flagged as its figures are.
+fn cell_row(t: &mut Table, c: &Cell, cells: Vec<String>) {
+    t.push(RowKey::Cell(c.key()), c.simulated, cells);
 }
 
 /// A rate in % with its interval: `86.7 % [70.3, 94.7]`.
@@ -155,12 +162,15 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
     order.extend((0..r.cells.len()).filter(|i| !r.order.contains(i)));
     for (k, label) in labels.into_iter().enumerate() {
         let mut t = Table::new(
-            format!(
-                "CELLS · {label}{} · by {}{} · conversation latency of completed conversations (s) · Δ vs fastest % [paired interval, Holm-adjusted] · success [95 % interval]",
-                m.title(),
+            TableKey::Cells {
+                model: label.to_string(),
+            },
+            format!("CELLS · {label}"),
+            Some(format!(
+                "by {}{} · conversation latency of completed conversations (s) · Δ vs fastest % [paired interval, Holm-adjusted] · success [95 % interval]",
                 r.sort.name(),
                 r.sort.order_word(),
-            ),
+            )),
             &[
                 ("provider", L),
                 ("n", R),
@@ -174,24 +184,29 @@ fn cells_by_model(r: &Report, m: Marks, out: &mut Vec<Table>) {
                 ("p99 s", R),
                 ("Δ p99 %", R),
             ],
-        );
+        )
+        .simulated(m.all);
         for &i in order.iter().filter(|&&i| r.cells[i].model == label) {
             let c = &r.cells[i];
             let p = &c.conversation_latency;
             let d = r.vs_fastest.get(i);
-            t.rows.push(vec![
-                format!("{}{}", c.provider, m.row(c.simulated)),
-                c.reliability.attempted.to_string(),
-                c.reliability.completed.to_string(),
-                pct(&c.reliability.success),
-                fail_pct(&c.reliability.success),
-                seconds(p.p50, p.n),
-                delta(d.and_then(|d| d.p50.as_ref())),
-                seconds(p.p95, p.n),
-                delta(d.and_then(|d| d.p95.as_ref())),
-                seconds(p.p99, p.n),
-                delta(d.and_then(|d| d.p99.as_ref())),
-            ]);
+            cell_row(
+                &mut t,
+                c,
+                vec![
+                    format!("{}{}", c.provider, m.row(c.simulated)),
+                    c.reliability.attempted.to_string(),
+                    c.reliability.completed.to_string(),
+                    pct(&c.reliability.success),
+                    fail_pct(&c.reliability.success),
+                    seconds(p.p50, p.n),
+                    delta(d.and_then(|d| d.p50.as_ref())),
+                    seconds(p.p95, p.n),
+                    delta(d.and_then(|d| d.p95.as_ref())),
+                    seconds(p.p99, p.n),
+                    delta(d.and_then(|d| d.p99.as_ref())),
+                ],
+            );
         }
         if k == last {
             t.footnotes.push(
@@ -240,13 +255,14 @@ fn delta(d: Option<&crate::report::vs_fastest::Delta>) -> String {
 fn quality(r: &Report, m: Marks) -> Table {
     let judge = primary_judge(r);
     let judge_head = match judge {
-        Some((_, s)) => format!("judge{}", if s.simulated { " (sim)" } else { "" }),
+        Some((_, s)) => format!("judge{}", if s.simulated { HEADER_MARK } else { "" }),
         None => "judge".into(),
     };
     let mut t = Table::new(
-        format!(
-            "QUALITY{} · task success, usable turns and checks passed, judge mean score [95 % interval]",
-            m.title()
+        TableKey::Quality,
+        "QUALITY",
+        Some(
+            "task success, usable turns and checks passed, judge mean score [95 % interval]".into(),
         ),
         &[
             ("cell", L),
@@ -256,17 +272,22 @@ fn quality(r: &Report, m: Marks) -> Table {
             (&judge_head, R),
             ("judged / attempted", R),
         ],
-    );
+    )
+    .simulated(m.all);
     for (i, c) in r.cells.iter().enumerate() {
         let j = judge.and_then(|(_, s)| s.cells.get(i));
-        t.rows.push(vec![
-            cell_name(c, m),
-            pct_n(&c.checks.task_success),
-            pct(&c.usable),
-            pct(&c.checks.pass),
-            j.map_or("-".into(), judge_mean),
-            j.map_or("-".into(), |j| format!("{} / {}", j.n, j.attempted)),
-        ]);
+        cell_row(
+            &mut t,
+            c,
+            vec![
+                cell_name(c, m),
+                pct_n(&c.checks.task_success),
+                pct(&c.usable),
+                pct(&c.checks.pass),
+                j.map_or("-".into(), judge_mean),
+                j.map_or("-".into(), |j| format!("{} / {}", j.n, j.attempted)),
+            ],
+        );
     }
     let mut usable =
         "usable: HTTP success, a complete stream, a non-empty answer, an accepted finish \
@@ -298,10 +319,9 @@ fn pcts(p: &Percentiles) -> [String; 3] {
 
 fn per_turn(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
-        format!(
-            "PER TURN{} · turns of completed conversations (ms; decode in output tokens/s)",
-            m.title()
-        ),
+        TableKey::PerTurn,
+        "PER TURN",
+        Some("turns of completed conversations (ms; decode in output tokens/s)".into()),
         &[
             ("cell", L),
             ("turns", R),
@@ -316,7 +336,8 @@ fn per_turn(r: &Report, m: Marks) -> Table {
             ("tok/s", R),
             ("vis tok", R),
         ],
-    );
+    )
+    .simulated(m.all);
     for c in &r.cells {
         let s = &c.turns;
         if s.e2e.n == 0 && s.visible_tokens.n == 0 {
@@ -325,24 +346,28 @@ fn per_turn(r: &Report, m: Marks) -> Table {
         let [a, b, d] = pcts(&s.ttft);
         let [e, f, _] = pcts(&s.ttfa);
         let [g, h, i] = pcts(&s.e2e);
-        t.rows.push(vec![
-            cell_name(c, m),
-            s.e2e.n.max(s.visible_tokens.n).to_string(),
-            a,
-            b,
-            d,
-            e,
-            f,
-            g,
-            h,
-            i,
-            s.decode_tps.value.map_or("-".into(), |v| {
-                Figure::new(v, Unit::TokensPerSecond).bare().to_string()
-            }),
-            s.visible_tokens
-                .value
-                .map_or("-".into(), |v| format!("{v:.0}")),
-        ]);
+        cell_row(
+            &mut t,
+            c,
+            vec![
+                cell_name(c, m),
+                s.e2e.n.max(s.visible_tokens.n).to_string(),
+                a,
+                b,
+                d,
+                e,
+                f,
+                g,
+                h,
+                i,
+                s.decode_tps.value.map_or("-".into(), |v| {
+                    Figure::new(v, Unit::TokensPerSecond).bare().to_string()
+                }),
+                s.visible_tokens
+                    .value
+                    .map_or("-".into(), |v| format!("{v:.0}")),
+            ],
+        );
     }
     t.footnotes.push(
         "TTFT: first reasoning or answer text; TTFA: first visible answer text; E2E: end of stream. \
@@ -354,7 +379,9 @@ fn per_turn(r: &Report, m: Marks) -> Table {
 
 fn reliability(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
-        format!("RELIABILITY{} · conversations and turns", m.title()),
+        TableKey::Reliability,
+        "RELIABILITY",
+        Some("conversations and turns".into()),
         &[
             ("cell", L),
             ("attempted", R),
@@ -363,21 +390,26 @@ fn reliability(r: &Report, m: Marks) -> Table {
             ("turns answered", R),
             ("failures by class", L),
         ],
-    );
+    )
+    .simulated(m.all);
     for c in &r.cells {
         let rel = &c.reliability;
-        t.rows.push(vec![
-            cell_name(c, m),
-            rel.attempted.to_string(),
-            rel.completed.to_string(),
-            rel.interrupted.to_string(),
-            format!("{}/{}", rel.turns_answered, rel.turns_sent),
-            if rel.failures.is_empty() {
-                "-".into()
-            } else {
-                crate::report::cells::failure_text(&rel.failures)
-            },
-        ]);
+        cell_row(
+            &mut t,
+            c,
+            vec![
+                cell_name(c, m),
+                rel.attempted.to_string(),
+                rel.completed.to_string(),
+                rel.interrupted.to_string(),
+                format!("{}/{}", rel.turns_answered, rel.turns_sent),
+                if rel.failures.is_empty() {
+                    "-".into()
+                } else {
+                    crate::report::cells::failure_text(&rel.failures)
+                },
+            ],
+        );
     }
     t.footnotes.push(
         "A failed turn ends its conversation; failed conversations stay in every denominator and never in latency."
@@ -388,10 +420,9 @@ fn reliability(r: &Report, m: Marks) -> Table {
 
 fn cache_and_cost(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
-        format!(
-            "CACHE AND COST{} · turns after the first; USD from the run's prices",
-            m.title()
-        ),
+        TableKey::CacheAndCost,
+        "CACHE AND COST",
+        Some("turns after the first; USD from the run's prices".into()),
         &[
             ("cell", L),
             ("cache hit", R),
@@ -400,7 +431,8 @@ fn cache_and_cost(r: &Report, m: Marks) -> Table {
             ("per 1k turns", R),
             ("turns priced", R),
         ],
-    );
+    )
+    .simulated(m.all);
     for c in &r.cells {
         let k = &c.cache;
         let (hit, cold) = match k.hit_rate {
@@ -419,8 +451,11 @@ fn cache_and_cost(r: &Report, m: Marks) -> Table {
         } else {
             ("no price".into(), "no price".into(), "-".into())
         };
-        t.rows
-            .push(vec![cell_name(c, m), hit, cold, per_success, per_k, priced]);
+        cell_row(
+            &mut t,
+            c,
+            vec![cell_name(c, m), hit, cold, per_success, per_k, priced],
+        );
     }
     t.footnotes.push(
         "cache hit: cached ÷ prompt tokens (n turns reporting); cold: < 10 % cached. \
@@ -431,21 +466,19 @@ fn cache_and_cost(r: &Report, m: Marks) -> Table {
 }
 
 fn by_tag(r: &Report, m: Marks) -> Table {
-    let mut columns: Vec<(String, Align)> = vec![("cell".into(), L)];
-    columns.extend(r.checks.tags.iter().map(|t| (t.clone(), R)));
-    let mut t = Table {
-        title: format!(
-            "QUALITY BY TAG{} · check pass rate (n scored; ns: not scored)",
-            m.title()
-        ),
-        header: columns.iter().map(|(h, _)| h.clone()).collect(),
-        align: columns.iter().map(|(_, a)| *a).collect(),
-        rows: Vec::new(),
-        footnotes: vec![
-            "Current check definitions only; checks of conversations that did not complete are not scored."
-                .into(),
-        ],
-    };
+    let mut columns: Vec<(&str, Align)> = vec![("cell", L)];
+    columns.extend(r.checks.tags.iter().map(|t| (t.as_str(), R)));
+    let mut t = Table::new(
+        TableKey::QualityByTag,
+        "QUALITY BY TAG",
+        Some("check pass rate (n scored; ns: not scored)".into()),
+        &columns,
+    )
+    .simulated(m.all);
+    t.footnotes.push(
+        "Current check definitions only; checks of conversations that did not complete are not scored."
+            .into(),
+    );
     for (c, checks) in r.cells.iter().zip(&r.checks.cells) {
         if checks.by_tag.is_empty() {
             continue;
@@ -457,7 +490,7 @@ fn by_tag(r: &Report, m: Marks) -> Table {
                 .iter()
                 .map(|tag| checks.by_tag.get(tag).map_or("-".into(), tag_text)),
         );
-        t.rows.push(row);
+        cell_row(&mut t, c, row);
     }
     t
 }
@@ -468,28 +501,22 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
         .iter()
         .find(|a| a.rubric == s.rubric && a.judge == s.judge && a.simulated == s.simulated);
     let mut t = Table::new(
-        format!(
-            "JUDGE · {} by {} ({}){}{} · mean score [95 % interval] over conversations",
-            s.rubric,
-            s.judge,
-            s.judge_model,
-            if s.simulated || m.all {
-                " · SIMULATED"
-            } else {
-                ""
-            },
+        TableKey::Judge(s.key()),
+        format!("JUDGE · {} by {} ({})", s.rubric, s.judge, s.judge_model),
+        Some(format!(
+            "{}mean score [95 % interval] over conversations",
             match anchors {
                 Some(a) if !a.passed => format!(
-                    " · FAILED REFERENCE ANCHORS ({} of {} references above): not evidence",
+                    "FAILED REFERENCE ANCHORS ({} of {} references above): not evidence · ",
                     a.above.k, a.pairs
                 ),
                 Some(a) => format!(
-                    " · anchors passed ({} of {} references above)",
+                    "anchors passed ({} of {} references above) · ",
                     a.above.k, a.pairs
                 ),
                 None => String::new(),
             }
-        ),
+        )),
         &[
             ("cell", L),
             ("criterion", L),
@@ -498,7 +525,8 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
             ("unscored", R),
             ("replicate spread", R),
         ],
-    );
+    )
+    .simulated(s.simulated || m.all);
     for (c, j) in r.cells.iter().zip(&s.cells) {
         if j.n == 0 && j.unparseable + j.judge_errors == 0 {
             continue;
@@ -511,23 +539,36 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
                 j.replicate_conversations
             )
         });
-        t.rows.push(vec![
-            cell_name(c, m),
-            "overall".into(),
-            judge_mean(j),
-            format!("{} of {} attempted", j.n, j.attempted),
-            unscored,
-            spread,
-        ]);
+        let simulated = c.simulated || s.simulated;
+        t.push(
+            RowKey::Cell(c.key()),
+            simulated,
+            vec![
+                cell_name(c, m),
+                "overall".into(),
+                judge_mean(j),
+                format!("{} of {} attempted", j.n, j.attempted),
+                unscored,
+                spread,
+            ],
+        );
         for (name, e) in &j.criteria {
-            t.rows.push(vec![
-                String::new(),
-                name.clone(),
-                estimate_2(Some(e)),
-                j.n.to_string(),
-                String::new(),
-                String::new(),
-            ]);
+            let key = RowKey::CellCriterion {
+                cell: c.key(),
+                criterion: name.clone(),
+            };
+            t.push(
+                key,
+                simulated,
+                vec![
+                    String::new(),
+                    name.clone(),
+                    estimate_2(Some(e)),
+                    j.n.to_string(),
+                    String::new(),
+                    String::new(),
+                ],
+            );
         }
     }
     t.footnotes.push(
@@ -539,14 +580,9 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
 
 fn check_agreement(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
-        format!(
-            "CHECKS × JUDGE{} · Spearman's ρ over conversations: criterion score vs pass rate of the checks with its tags [95 % interval]",
-            if r.check_agreement.iter().any(|c| c.simulated) || m.all {
-                " · SIMULATED"
-            } else {
-                ""
-            }
-        ),
+        TableKey::ChecksJudge,
+        "CHECKS × JUDGE",
+        Some("Spearman's ρ over conversations: criterion score vs pass rate of the checks with its tags [95 % interval]".into()),
         &[
             ("judge", L),
             ("criterion", L),
@@ -555,18 +591,27 @@ fn check_agreement(r: &Report, m: Marks) -> Table {
             ("ρ", R),
             ("reading", L),
         ],
-    );
+    )
+    .simulated(r.check_agreement.iter().any(|c| c.simulated) || m.all);
     for c in &r.check_agreement {
-        t.rows.push(vec![
-            format!("{} · {}{}", c.rubric, c.judge, sim(c.simulated)),
-            c.criterion.clone(),
-            c.tags.join(", "),
-            c.n.to_string(),
-            c.rho.map_or("-".into(), |v| {
-                Figure::new(v, Unit::Signed).within(c.interval).to_string()
-            }),
-            c.verdict.clone(),
-        ]);
+        let key = RowKey::Criterion {
+            judge: Some(c.key()),
+            criterion: c.criterion.clone(),
+        };
+        t.push(
+            key,
+            c.simulated,
+            vec![
+                format!("{} · {}{}", c.rubric, c.judge, sim(c.simulated)),
+                c.criterion.clone(),
+                c.tags.join(", "),
+                c.n.to_string(),
+                c.rho.map_or("-".into(), |v| {
+                    Figure::new(v, Unit::Signed).within(c.interval).to_string()
+                }),
+                c.verdict.clone(),
+            ],
+        );
     }
     t.footnotes.push(
         "n conv.: conversations with both a score for the criterion (replicates averaged) and a scored check of its tags. Criteria compared: correction_handling ~ superseded_instruction, state_tracking ~ retained_constraint, instruction_following ~ both, final_answer_usability ~ json_validity, required_fields, format.".into(),
@@ -576,14 +621,9 @@ fn check_agreement(r: &Report, m: Marks) -> Table {
 
 fn anchors(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
-        format!(
-            "REFERENCE ANCHORS{} · does each judge score the reference conversation above the variants its defects spoil?",
-            if r.anchors.iter().any(|a| a.simulated) || m.all {
-                " · SIMULATED"
-            } else {
-                ""
-            }
-        ),
+        TableKey::ReferenceAnchors,
+        "REFERENCE ANCHORS",
+        Some("does each judge score the reference conversation above the variants its defects spoil?".into()),
         &[
             ("judge", L),
             ("rubric", L),
@@ -593,17 +633,22 @@ fn anchors(r: &Report, m: Marks) -> Table {
             ("below", R),
             ("check", L),
         ],
-    );
+    )
+    .simulated(r.anchors.iter().any(|a| a.simulated) || m.all);
     for a in &r.anchors {
-        t.rows.push(vec![
-            format!("{} ({}){}", a.judge, a.judge_model, sim(a.simulated)),
-            a.rubric.clone(),
-            a.pairs.to_string(),
-            pct(&a.above),
-            a.ties.to_string(),
-            a.below.to_string(),
-            if a.passed { "passed" } else { "FAILED" }.into(),
-        ]);
+        t.push(
+            RowKey::Judge(a.key()),
+            a.simulated,
+            vec![
+                format!("{} ({}){}", a.judge, a.judge_model, sim(a.simulated)),
+                a.rubric.clone(),
+                a.pairs.to_string(),
+                pct(&a.above),
+                a.ties.to_string(),
+                a.below.to_string(),
+                if a.passed { "passed" } else { "FAILED" }.into(),
+            ],
+        );
     }
     t.footnotes.push(
         "A pair is one scenario's reference conversation and one variant a [[defect]] of its checks file spoils, compared by the judge's mean criterion score; passed: the reference is strictly above in more than 50 % of pairs at the lower end of the Wilson 95 % interval (ties count against)."
@@ -614,18 +659,12 @@ fn anchors(r: &Report, m: Marks) -> Table {
 
 fn pairwise(p: &PairwiseSection, m: Marks) -> Table {
     let mut t = Table::new(
-        format!(
-            "PAIRWISE · {} by {} ({}){} · against {} · % of pairs [95 % interval over pairs]",
-            p.rubric,
-            p.judge,
-            p.judge_model,
-            if p.simulated || m.all {
-                " · SIMULATED"
-            } else {
-                ""
-            },
+        TableKey::Pairwise(p.key()),
+        format!("PAIRWISE · {} by {} ({})", p.rubric, p.judge, p.judge_model),
+        Some(format!(
+            "against {} · % of pairs [95 % interval over pairs]",
             p.baseline.join(", ")
-        ),
+        )),
         &[
             ("cell", L),
             ("pairs", R),
@@ -635,20 +674,25 @@ fn pairwise(p: &PairwiseSection, m: Marks) -> Table {
             ("consistent", R),
             ("vs baseline", L),
         ],
-    );
+    )
+    .simulated(p.simulated || m.all);
     for c in &p.cells {
         let net = c.net.map_or("-".into(), |e| {
             format!("{} (net {})", c.verdict, e.figure(Unit::Signed))
         });
-        t.rows.push(vec![
-            format!("{} / {}{}", c.provider, c.model, m.row(c.simulated)),
-            c.n.to_string(),
-            pct(&c.win),
-            format!("{} ({} inconsistent)", pct(&c.tie), c.inconsistent),
-            pct(&c.loss),
-            pct(&c.consistency),
-            net,
-        ]);
+        t.push(
+            RowKey::Cell(c.key()),
+            c.simulated || p.simulated,
+            vec![
+                format!("{} / {}{}", c.provider, c.model, m.row(c.simulated)),
+                c.n.to_string(),
+                pct(&c.win),
+                format!("{} ({} inconsistent)", pct(&c.tie), c.inconsistent),
+                pct(&c.loss),
+                pct(&c.consistency),
+                net,
+            ],
+        );
     }
     t.footnotes.push(format!(
         "Each pair (same run, scenario, repeat) asked twice, the baseline shown first and then second; a verdict that changes with position is inconsistent and counts as a tie. Position consistency over all {} scored pairs: {}{}. Net: win +1, tie 0, loss −1, averaged; better or worse only when its interval excludes 0.",
@@ -688,15 +732,12 @@ fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
                 }
             };
             let mut t = Table::new(
-                format!(
-                    "JUDGE AGREEMENT · {} · {between}{} · Krippendorff's α (ordinal) [95 % interval over conversations]",
-                    s.rubric,
-                    if s.simulated || m.all {
-                        " · SIMULATED"
-                    } else {
-                        ""
-                    }
-                ),
+                TableKey::Agreement {
+                    rubric: s.rubric.clone(),
+                    kind: s.kind,
+                },
+                format!("JUDGE AGREEMENT · {} · {between}", s.rubric),
+                Some("Krippendorff's α (ordinal) [95 % interval over conversations]".into()),
                 &[
                     ("criterion", L),
                     ("α", R),
@@ -704,15 +745,24 @@ fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
                     ("scores", R),
                     ("reading", L),
                 ],
-            );
+            )
+            .simulated(s.simulated || m.all);
             for c in &s.criteria {
-                t.rows.push(vec![
-                    c.criterion.clone(),
-                    alpha_text(c),
-                    c.n.to_string(),
-                    c.values.to_string(),
-                    alpha_reading(c).into(),
-                ]);
+                let key = RowKey::Criterion {
+                    judge: None,
+                    criterion: c.criterion.clone(),
+                };
+                t.push(
+                    key,
+                    s.simulated,
+                    vec![
+                        c.criterion.clone(),
+                        alpha_text(c),
+                        c.n.to_string(),
+                        c.values.to_string(),
+                        alpha_reading(c).into(),
+                    ],
+                );
             }
             t
         })
@@ -773,11 +823,7 @@ pub fn run_line(r: &Report) -> String {
         m.store,
         plural(m.providers, "provider"),
         plural(m.models, "model"),
-        if r.any_simulated() {
-            " · SIMULATED"
-        } else {
-            ""
-        }
+        title_mark(r.any_simulated())
     )
 }
 

@@ -99,7 +99,8 @@ fn write_table(out: &mut dyn Write, t: &Table) -> Result<(), ExportError> {
         .rows
         .iter()
         .map(|row| {
-            row.iter()
+            row.cells
+                .iter()
                 .enumerate()
                 .map(|(i, c)| {
                     let c = terminal_inert(c);
@@ -123,7 +124,7 @@ fn write_table(out: &mut dyn Write, t: &Table) -> Result<(), ExportError> {
                 .unwrap_or(0)
         })
         .collect();
-    writeln!(out, "{}", wrap(&t.title, 2))?;
+    writeln!(out, "{}", wrap(&t.heading(), 2))?;
     for group in column_groups(&widths) {
         let line = |row: &[String]| {
             let mut s = String::new();

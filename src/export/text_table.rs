@@ -2,6 +2,9 @@
 //! the report becomes before a format draws it (`sections.rs`, `replay_tables.rs`); and the
 //! Markdown escaping every Markdown table cell goes through.
 
+use crate::report::keys::{RowKey, TableKey};
+use crate::report::simulated::title_mark;
+
 /// A column's alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Align {
@@ -9,25 +12,78 @@ pub enum Align {
     Right,
 }
 
+/// A table of the report. What it is and what each row is are typed keys
+/// ([`TableKey`], [`RowKey`]) and flags from the report model: a renderer links, colours
+/// and marks by those, never by reading a title or a cell's text.
 #[derive(Debug, Clone)]
 pub struct Table {
-    /// What the table shows, with its units.
+    pub key: TableKey,
+    /// What the table shows: its name (`RELIABILITY`, `JUDGE · rubric by judge (model)`)…
     pub title: String,
+    /// …and, after the simulated mark, what it measures, with its units.
+    pub detail: Option<String>,
+    /// The table holds simulated figures and says so in its title.
+    pub simulated: bool,
     pub header: Vec<String>,
     pub align: Vec<Align>,
-    pub rows: Vec<Vec<String>>,
+    pub rows: Vec<Row>,
     pub footnotes: Vec<String>,
 }
 
+/// One row: what it shows, whether its figures are simulated, and its text.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub key: RowKey,
+    pub simulated: bool,
+    pub cells: Vec<String>,
+}
+
 impl Table {
-    pub(super) fn new(title: impl Into<String>, columns: &[(&str, Align)]) -> Table {
+    pub(super) fn new(
+        key: TableKey,
+        title: impl Into<String>,
+        detail: Option<String>,
+        columns: &[(&str, Align)],
+    ) -> Table {
         Table {
+            key,
             title: title.into(),
+            detail,
+            simulated: false,
             header: columns.iter().map(|(h, _)| h.to_string()).collect(),
             align: columns.iter().map(|(_, a)| *a).collect(),
             rows: Vec::new(),
             footnotes: Vec::new(),
         }
+    }
+
+    /// Marks the table as holding simulated figures (its title then says so).
+    pub(super) fn simulated(mut self, simulated: bool) -> Table {
+        self.simulated = simulated;
+        self
+    }
+
+    pub(super) fn push(&mut self, key: RowKey, simulated: bool, cells: Vec<String>) {
+        self.rows.push(Row {
+            key,
+            simulated,
+            cells,
+        });
+    }
+
+    /// The title as every format prints it: the name, the simulated mark, the detail.
+    pub fn heading(&self) -> String {
+        let mut h = format!("{}{}", self.title, title_mark(self.simulated));
+        if let Some(d) = &self.detail {
+            h.push_str(" · ");
+            h.push_str(d);
+        }
+        h
+    }
+
+    /// Whether the table shows any simulated figure: in its title, or on a row.
+    pub fn shows_simulated(&self) -> bool {
+        self.simulated || self.rows.iter().any(|r| r.simulated)
     }
 }
 

@@ -32,6 +32,7 @@ pub mod compare;
 pub mod drilldown;
 pub mod headlines;
 mod judges;
+pub mod keys;
 mod load;
 pub mod matrix;
 pub mod model;
@@ -40,6 +41,7 @@ pub mod replay;
 
 pub mod rows;
 pub mod sentences;
+pub mod simulated;
 mod trend;
 pub mod vs_fastest;
 pub mod window;

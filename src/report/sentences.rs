@@ -65,15 +65,17 @@ fn text(h: &Headline) -> String {
         Said::JudgeMean { .. } => judge_text(&h.said, family),
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
         Said::Anchors(a) => super::anchor_check::sentence(a),
-        Said::Simulated { all } => format!(
-            "simulated: {} served by the built-in mock provider; these figures say \
-             nothing about any real provider",
-            if *all {
-                "every cell was"
+        Said::Simulated { all } => {
+            let which = if *all {
+                "every cell was".to_string()
             } else {
-                "cells marked (simulated) were"
-            }
-        ),
+                format!("cells marked{} were", super::simulated::NAME_MARK)
+            };
+            format!(
+                "simulated: {which} served by the built-in mock provider; these figures say \
+                 nothing about any real provider"
+            )
+        }
         Said::Change {
             change,
             selected,

@@ -440,3 +440,189 @@ fn lint_names_file_and_line_and_check_refuses_unscorable_checks() {
         "{stderr}"
     );
 }
+
+/// (conversation, check id, scope, stored conversation verdict, turn verdicts in turn
+/// order) of every scored current result, read back through the documented views.
+type Scored = (
+    i64,
+    String,
+    Option<i64>,
+    Option<i64>,
+    bool,
+    Vec<(i64, bool)>,
+    i64,
+);
+
+fn scored_with_turns(conn: &rusqlite::Connection) -> Vec<Scored> {
+    let mut stmt = conn
+        .prepare(
+            "SELECT r.conversation_id, r.check_id, d.definition ->> '$.from_turn',
+                    d.definition ->> '$.turn', r.passed, c.turn_count,
+                    (SELECT group_concat(t.turn || ':' || t.passed, ' ')
+                       FROM (SELECT turn, passed FROM current_check_turn_results t
+                             WHERE t.conversation_id = r.conversation_id
+                               AND t.definition_id = r.definition_id ORDER BY turn) t)
+             FROM current_check_results r
+             JOIN current_check_definitions d ON d.definition_id = r.definition_id
+             JOIN conversations c ON c.id = r.conversation_id
+             WHERE r.passed IS NOT NULL",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        let turns: Option<String> = r.get(6)?;
+        let turns = turns
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|t| {
+                let (turn, passed) = t.split_once(':').unwrap();
+                (turn.parse().unwrap(), passed == "1")
+            })
+            .collect();
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            turns,
+            r.get(5)?,
+        ))
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+/// Every scored result has a verdict for each answer in its scope and no other, and the
+/// conversation verdict is exactly "every turn passed".
+fn assert_turns_match_scopes(results: &[Scored]) {
+    assert!(!results.is_empty());
+    for (conversation, id, from_turn, turn, passed, turns, turn_count) in results {
+        let expected: Vec<i64> = match (from_turn, turn) {
+            (Some(n), _) => (*n..=*turn_count).collect(),
+            (None, Some(n)) => vec![*n],
+            (None, None) => vec![*turn_count],
+        };
+        let got: Vec<i64> = turns.iter().map(|t| t.0).collect();
+        assert_eq!(got, expected, "conversation {conversation}, check {id}");
+        assert_eq!(
+            *passed,
+            turns.iter().all(|t| t.1),
+            "conversation {conversation}, check {id}: {turns:?}"
+        );
+    }
+}
+
+#[test]
+fn each_answer_in_a_checks_scope_gets_its_own_verdict_and_explain_names_them() {
+    let (_mock, project) = collected();
+    let stdout = run(&project, &["check"]);
+    let conn = project.conn();
+    let results = scored_with_turns(&conn);
+    assert_turns_match_scopes(&results);
+    let rows = count(&conn, "SELECT COUNT(*) FROM check_turn_results");
+    assert_eq!(
+        summary_count(&stdout, "turn verdicts now"),
+        rows,
+        "{stdout}"
+    );
+    // Not-scored conversations (the broken target) have no turn verdicts.
+    assert_eq!(
+        count(
+            &conn,
+            "SELECT COUNT(*) FROM check_turn_results t JOIN conversations c
+               ON c.id = t.conversation_id WHERE c.outcome <> 'completed'"
+        ),
+        0
+    );
+
+    // Stale answers lose a `from_turn` requirement at some turns and keep it at others;
+    // the failing turns are the ones the conversation verdict's detail names.
+    let mixed = results
+        .iter()
+        .find(|r| r.2.is_some() && r.5.iter().any(|t| t.1) && r.5.iter().any(|t| !t.1))
+        .unwrap_or_else(|| panic!("no from_turn check held at some turns and not others"));
+    let detail: String = conn
+        .query_row(
+            "SELECT detail FROM current_check_results WHERE conversation_id = ?1 AND check_id = ?2",
+            rusqlite::params![mixed.0, mixed.1],
+            |r| r.get(0),
+        )
+        .unwrap();
+    for (turn, passed) in &mixed.5 {
+        assert_eq!(
+            detail.contains(&format!("turn {turn}:")),
+            !passed,
+            "turn {turn} of {}: {detail}",
+            mixed.1
+        );
+    }
+    let explained = run(&project, &["check", "--explain", &mixed.0.to_string()]);
+    let first_failed = mixed.5.iter().find(|t| !t.1).unwrap().0;
+    assert!(
+        explained.contains(&format!("first failed at turn {first_failed}")),
+        "{explained}"
+    );
+
+    // Nothing new on a second run.
+    let again = run(&project, &["check"]);
+    assert_eq!(summary_count(&again, "turn verdicts now"), 0, "{again}");
+    assert_eq!(
+        count(&conn, "SELECT COUNT(*) FROM check_turn_results"),
+        rows
+    );
+}
+
+fn conversation_verdicts(conn: &rusqlite::Connection) -> Vec<(i64, i64, Option<i64>)> {
+    let mut stmt = conn
+        .prepare("SELECT conversation_id, definition_id, passed FROM check_results ORDER BY 1, 2")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+/// A store checked by turnbench before turn verdicts existed (a real one: the built-in run
+/// collected and checked by the build before migration 009, cut to 7 conversations) gets
+/// the turn verdicts of its stored results once, on the next `check`, and its conversation
+/// verdicts are not touched.
+#[test]
+fn a_store_checked_before_turn_verdicts_gets_them_once_on_the_next_check() {
+    let project = Project::new(&[]);
+    std::fs::copy(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/store-v8-checked-before-turn-verdicts.db"),
+        project.db(),
+    )
+    .unwrap();
+    let before = conversation_verdicts(&rusqlite::Connection::open(project.db()).unwrap());
+    let scored = before.iter().filter(|r| r.2.is_some()).count() as i64;
+    assert!(scored > 0 && before.iter().any(|r| r.2 == Some(0)));
+
+    // The built-in checks are the ones this store was checked with.
+    let stdout = run(&project, &["check"]);
+    assert_eq!(summary_count(&stdout, "evaluated now"), 0, "{stdout}");
+    assert_eq!(
+        summary_count(&stdout, "older, turns added"),
+        scored,
+        "{stdout}"
+    );
+    assert!(!stdout.contains("older, no turns"), "{stdout}");
+    let conn = project.conn();
+    assert_turns_match_scopes(&scored_with_turns(&conn));
+    assert_eq!(count(&conn, "SELECT COUNT(*) FROM store_backfills"), 0);
+    let after = conversation_verdicts(&conn);
+    assert_eq!(after, before, "conversation verdicts changed");
+
+    // Once: turn rows removed by hand are not filled again.
+    conn.execute_batch("DELETE FROM check_turn_results WHERE turn = 5")
+        .unwrap();
+    let left = count(&conn, "SELECT COUNT(*) FROM check_turn_results");
+    let again = run(&project, &["check"]);
+    assert!(!again.contains("older, turns added"), "{again}");
+    assert_eq!(
+        count(&conn, "SELECT COUNT(*) FROM check_turn_results"),
+        left
+    );
+}

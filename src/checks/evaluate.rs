@@ -66,50 +66,90 @@ impl Check {
     /// This check on answers shared with other checks: passed (`None`: not scored) and why
     /// not (empty when it passed, so a pass allocates nothing).
     pub fn judge(&self, answers: &Answers<'_>) -> (Option<bool>, String) {
-        let answers = answers.slots.as_slice();
-        match self.scope {
-            Scope::Final if answers.is_empty() => (None, "no answers".to_string()),
-            Scope::Final => self.judge_turn(answers, answers.len()),
-            Scope::Turn(turn) => self.judge_turn(answers, turn),
-            Scope::FromTurn(from) => self.judge_from(answers, from),
-        }
+        let judged = self.judge_by_turn(answers);
+        (judged.passed, judged.detail)
     }
 
-    fn judge_turn(&self, answers: &[Option<Answer<'_>>], turn: usize) -> (Option<bool>, String) {
-        match answers.get(turn - 1) {
-            Some(Some(answer)) => match self.rule.evaluate(answer) {
-                Ok(()) => (Some(true), String::new()),
-                Err(why) => (Some(false), format!("turn {turn}: {why}")),
-            },
-            _ => (None, format!("turn {turn} has no answer")),
-        }
-    }
-
-    /// Every turn from `from` on must pass; a failure anywhere fails the check even if a
-    /// later turn has no answer, since that failure is already certain.
-    fn judge_from(&self, answers: &[Option<Answer<'_>>], from: usize) -> (Option<bool>, String) {
-        let mut failures = Vec::new();
+    /// This check on each answer in its scope, and the conversation's verdict derived from
+    /// those: passed iff every turn in scope has an answer and passed; failed as soon as one
+    /// answered turn failed (that failure is certain, whatever a later turn holds); not
+    /// scored when an answer in scope is missing and none failed.
+    pub fn judge_by_turn(&self, answers: &Answers<'_>) -> Judged {
+        let slots = answers.slots.as_slice();
+        let (from, to) = match self.scope {
+            Scope::Final if slots.is_empty() => return Judged::not_scored("no answers".into()),
+            Scope::Final => (slots.len(), slots.len()),
+            Scope::Turn(turn) => (turn, turn),
+            Scope::FromTurn(from) => (from, slots.len()),
+        };
+        let mut turns = Vec::new();
         let mut unanswered = None;
-        for turn in from..=answers.len() {
-            match &answers[turn - 1] {
-                Some(answer) => {
-                    if let Err(why) = self.rule.evaluate(answer) {
-                        failures.push(format!("turn {turn}: {why}"));
-                    }
-                }
-                None => {
+        for turn in from.max(1)..=to {
+            match slots.get(turn - 1) {
+                Some(Some(answer)) => turns.push(TurnVerdict {
+                    turn: turn as u32,
+                    failure: self.rule.evaluate(answer).err(),
+                }),
+                _ => {
                     unanswered.get_or_insert(turn);
                 }
             }
         }
-        if !failures.is_empty() {
+        if turns.is_empty() && unanswered.is_none() {
+            // `from_turn` past the conversation's end: nothing in scope was answered.
+            unanswered = Some(from);
+        }
+        let failures: Vec<String> = turns
+            .iter()
+            .filter_map(|t| Some(format!("turn {}: {}", t.turn, t.failure.as_ref()?)))
+            .collect();
+        let (passed, detail) = if !failures.is_empty() {
             (Some(false), failures.join("; "))
-        } else if from > answers.len() {
-            (None, format!("turn {from} has no answer"))
         } else if let Some(turn) = unanswered {
             (None, format!("turn {turn} has no answer"))
         } else {
             (Some(true), String::new())
+        };
+        Judged {
+            passed,
+            detail,
+            turns,
+        }
+    }
+}
+
+/// One answer's verdict under a check: which turn (1-based, the scenario's user turn whose
+/// answer it is) and why it failed (`None`: it passed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnVerdict {
+    pub turn: u32,
+    pub failure: Option<String>,
+}
+
+impl TurnVerdict {
+    pub fn passed(&self) -> bool {
+        self.failure.is_none()
+    }
+}
+
+/// A check on one conversation: the conversation's verdict (as stored in `check_results`)
+/// and the verdict of every answered turn in its scope (`check_turn_results`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    /// `None`: not scored.
+    pub passed: Option<bool>,
+    /// Why it failed or was not scored, naming the turns; empty when it passed.
+    pub detail: String,
+    /// In turn order; empty when nothing in scope was answered.
+    pub turns: Vec<TurnVerdict>,
+}
+
+impl Judged {
+    fn not_scored(detail: String) -> Judged {
+        Judged {
+            passed: None,
+            detail,
+            turns: Vec::new(),
         }
     }
 }
@@ -213,5 +253,68 @@ whole_word = true
             [Some(true), None, None]
         );
         assert!(set().evaluate(&[]).iter().all(|v| v.passed.is_none()));
+    }
+
+    /// (turn, passed) of each turn verdict of check `c` on these answers.
+    fn turns(c: usize, answers: &[Option<&str>]) -> Vec<(u32, bool)> {
+        let set = set();
+        let answers = crate::checks::Answers::new(answers.iter().copied());
+        set.checks[c]
+            .judge_by_turn(&answers)
+            .turns
+            .iter()
+            .map(|t| (t.turn, t.passed()))
+            .collect()
+    }
+
+    #[test]
+    fn each_answer_in_scope_gets_its_own_verdict() {
+        let answers = [
+            Some("x"),
+            Some("20"),
+            Some("50"),
+            Some("still 20"),
+            Some("{}"),
+        ];
+        // Unscoped: the final answer only.
+        assert_eq!(turns(0, &answers), [(5, true)]);
+        // turn = 2: that answer only.
+        assert_eq!(turns(1, &answers), [(2, false)]);
+        // from_turn = 2: every answer from turn 2 on, lost at 2, back at 3, lost at 4.
+        assert_eq!(
+            turns(2, &answers),
+            [(2, false), (3, true), (4, false), (5, true)]
+        );
+        // Unanswered turns have no verdict; nothing in scope, none at all.
+        assert_eq!(turns(2, &[Some("x"), None, Some("20")]), [(3, false)]);
+        assert!(turns(2, &[Some("x")]).is_empty());
+        assert!(turns(0, &[]).is_empty());
+    }
+
+    #[test]
+    fn the_conversation_verdict_is_derived_from_the_turn_verdicts() {
+        let set = set();
+        let cases: [&[Option<&str>]; 6] = [
+            &[Some("x"), Some("50"), Some("{}")],
+            &[Some("x"), Some("20"), Some("50"), Some("20")],
+            &[Some("x"), None, Some("20")],
+            &[Some("x"), None, Some("50")],
+            &[Some("{}")],
+            &[],
+        ];
+        for answers in cases {
+            let a = crate::checks::Answers::new(answers.iter().copied());
+            for check in &set.checks {
+                let judged = check.judge_by_turn(&a);
+                let any_failed = judged.turns.iter().any(|t| !t.passed());
+                match judged.passed {
+                    Some(true) => assert!(!judged.turns.is_empty() && !any_failed),
+                    Some(false) => assert!(any_failed),
+                    None => assert!(!any_failed),
+                }
+                // The per-turn path gives what `judge` (the stored conversation verdict) gives.
+                assert_eq!(check.judge(&a), (judged.passed, judged.detail.clone()));
+            }
+        }
     }
 }

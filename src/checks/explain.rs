@@ -6,11 +6,11 @@ use std::fmt::Write;
 use std::path::Path;
 
 use super::definition::{Check, CheckSet, Scope};
-use super::evaluate::Answers;
+use super::evaluate::{Answers, TurnVerdict};
 use super::scoring::{CheckError, Tally, not_completed};
 use crate::store::checks::{
     ConversationHead, conversation_answers, find_conversation, results_of_conversation,
-    target_names,
+    target_names, turn_results_of_conversation,
 };
 
 pub fn explain(db: &Path, checks_dir: &Path, key: &str) -> Result<String, CheckError> {
@@ -32,6 +32,7 @@ pub fn explain(db: &Path, checks_dir: &Path, key: &str) -> Result<String, CheckE
     }
     let set = CheckSet::load(&path)?;
     let stored = results_of_conversation(&conn, head.id)?;
+    let stored_turns = turn_results_of_conversation(&conn, head.id)?;
     let target = target_names(&conn)?.remove(&head.target_id).map_or_else(
         || format!("target {}", head.target_id),
         |t| format!("{} / {} (model {})", t.provider, t.label, t.model),
@@ -65,16 +66,29 @@ pub fn explain(db: &Path, checks_dir: &Path, key: &str) -> Result<String, CheckE
             .iter()
             .rev()
             .find(|r| r.check_id == check.id && r.hash == check.definition_hash);
-        let (passed, detail, note) = match found {
-            Some(r) => (r.passed, r.detail.clone().unwrap_or_default(), ""),
+        let (passed, detail, turns, note) = match found {
+            Some(r) => {
+                let turns = stored_turns
+                    .iter()
+                    .filter(|t| t.check_id == check.id && t.hash == check.definition_hash)
+                    .map(|t| TurnVerdict {
+                        turn: t.turn,
+                        failure: (!t.passed).then(|| t.detail.clone().unwrap_or_default()),
+                    })
+                    .collect();
+                (r.passed, r.detail.clone().unwrap_or_default(), turns, "")
+            }
             None => {
                 unstored += 1;
-                let (passed, detail) = judge_now(check, &head, &live);
-                (passed, detail, "  (not stored yet)")
+                let (passed, detail, turns) = judge_now(check, &head, &live);
+                (passed, detail, turns, "  (not stored yet)")
             }
         };
         tally.add(passed);
         write_check(&mut out, check, passed, &detail, note, id_width);
+        if let Some(line) = turn_line(&turns) {
+            let _ = writeln!(out, "  {:<10}  {line}", "");
+        }
     }
     let older = stored
         .iter()
@@ -90,12 +104,42 @@ pub fn explain(db: &Path, checks_dir: &Path, key: &str) -> Result<String, CheckE
 
 /// A check with no stored result, judged now: on the answers of a completed
 /// conversation, else not scored with the reason.
-fn judge_now(check: &Check, head: &ConversationHead, live: &Answers) -> (Option<bool>, String) {
+fn judge_now(
+    check: &Check,
+    head: &ConversationHead,
+    live: &Answers,
+) -> (Option<bool>, String, Vec<TurnVerdict>) {
     if head.outcome.is_completed() {
-        check.judge(live)
+        let judged = check.judge_by_turn(live);
+        (judged.passed, judged.detail, judged.turns)
     } else {
-        (None, not_completed(head.outcome, head.turn_count))
+        (
+            None,
+            not_completed(head.outcome, head.turn_count),
+            Vec::new(),
+        )
     }
+}
+
+/// A check that read more than one answer, turn by turn: `turns 2 pass · 3 FAIL · 4 pass`,
+/// then when it was first lost and whether it came back (`first failed at turn 3, held
+/// again at turn 4`). `None` for a check of one answer (its verdict line says it all).
+fn turn_line(turns: &[TurnVerdict]) -> Option<String> {
+    if turns.len() < 2 {
+        return None;
+    }
+    let verdicts: Vec<String> = turns
+        .iter()
+        .map(|t| format!("{} {}", t.turn, if t.passed() { "pass" } else { "FAIL" }))
+        .collect();
+    let mut line = format!("turns {}", verdicts.join(" · "));
+    if let Some(first) = turns.iter().position(|t| !t.passed()) {
+        let _ = write!(line, ": first failed at turn {}", turns[first].turn);
+        if let Some(back) = turns[first..].iter().find(|t| t.passed()) {
+            let _ = write!(line, ", held again at turn {}", back.turn);
+        }
+    }
+    Some(line)
 }
 
 /// One check's line (verdict, id, tag, scope) and, unless it passed, why: a line per
@@ -156,4 +200,38 @@ fn write_totals(out: &mut String, checks: usize, tally: &Tally, unstored: usize,
         );
     }
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verdicts(pattern: &[(u32, bool)]) -> Vec<TurnVerdict> {
+        pattern
+            .iter()
+            .map(|&(turn, passed)| TurnVerdict {
+                turn,
+                failure: (!passed).then(|| "why".to_string()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_turn_line_names_where_a_check_was_lost_and_regained() {
+        assert_eq!(turn_line(&verdicts(&[(5, false)])), None);
+        assert_eq!(
+            turn_line(&verdicts(&[(2, true), (3, true), (4, true)])).as_deref(),
+            Some("turns 2 pass · 3 pass · 4 pass")
+        );
+        assert_eq!(
+            turn_line(&verdicts(&[(2, true), (3, false), (4, true), (5, false)])).as_deref(),
+            Some(
+                "turns 2 pass · 3 FAIL · 4 pass · 5 FAIL: first failed at turn 3, held again at turn 4"
+            )
+        );
+        assert_eq!(
+            turn_line(&verdicts(&[(2, true), (3, false), (4, false)])).as_deref(),
+            Some("turns 2 pass · 3 FAIL · 4 FAIL: first failed at turn 3")
+        );
+    }
 }

@@ -45,7 +45,7 @@ mod toml_json;
 pub use answer_json::read_json;
 pub use defect::{Defect, DefectChange};
 pub use definition::{Check, CheckSet, Scope, Tag};
-pub use evaluate::{Answers, CheckVerdict};
+pub use evaluate::{Answers, CheckVerdict, Judged, TurnVerdict};
 pub use explain::explain;
 pub use kinds::kind_names;
 pub use schema::{JsonSchema, SchemaError, Violation};

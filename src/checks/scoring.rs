@@ -25,16 +25,17 @@ use indicatif::ProgressBar;
 use rusqlite::Connection;
 
 use super::definition::{CheckSet, Tag};
-use super::evaluate::Answers;
+use super::evaluate::{Answers, TurnVerdict};
 use super::suite_lint::scope_errors;
 use crate::config::{ConfigError, Scenario};
 use crate::outcome::ConversationOutcome;
 use crate::store::StoreError;
 use crate::store::checks::{
-    CheckDefinitionRecord, CheckResultRecord, ConversationHead, answers_between,
-    conversation_heads_after, conversations_by_scenario, finish_check_run, insert_check_results,
-    insert_check_run, link_check_definition, results_between, target_names,
-    upsert_check_definition,
+    CheckDefinitionRecord, CheckResultRecord, CheckTurnRecord, ConversationHead, StoredVerdict,
+    answers_between, conversation_heads_after, conversations_by_scenario, finish_check_run,
+    finish_turn_verdicts_backfill, insert_check_results, insert_check_run,
+    insert_check_turn_results, link_check_definition, results_between, target_names,
+    turn_verdicts_pending, upsert_check_definition,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -187,6 +188,15 @@ pub struct CheckReport {
     pub evaluated: Tally,
     /// Current results found already stored.
     pub already_current: u64,
+    /// Turn verdicts stored by this run: with each new result, and for results stored
+    /// before turn verdicts were (`db/009_check_turns.sql`).
+    pub turn_verdicts: u64,
+    /// Results stored before turn verdicts were, given theirs now from the stored answers.
+    pub turns_filled: u64,
+    /// Such results whose answers, checked again now, give another verdict than the one
+    /// stored (a kind's code changed under the same definition): left without turn
+    /// verdicts rather than contradicting their stored result.
+    pub turns_unfillable: u64,
     /// Stored results of definitions that are no longer current (kept, not counted).
     pub older_results: u64,
     /// Every current result (stored before or now), by tag and by target.
@@ -205,12 +215,18 @@ struct Pending {
     turn_count: u32,
     /// Indexes into the set's checks.
     missing: Vec<usize>,
+    /// Checks whose stored scored result lacks its turn verdicts (stored before migration
+    /// 009), with that stored verdict.
+    fill: Vec<(usize, bool)>,
     /// Filled only for completed conversations.
     answers: Vec<Option<String>>,
 }
 
 struct Batch {
     rows: Vec<CheckResultRecord>,
+    turns: Vec<CheckTurnRecord>,
+    filled: u64,
+    unfillable: u64,
     tallies: Tallies,
     conversations: u64,
 }
@@ -248,10 +264,21 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
         "conversations",
         opts.stage.as_deref(),
     );
-    let (totals, evaluated, mut tallies) =
-        check_all(opts, &sets, &defs, &mut conn, check_run_id, &bar)?;
+    let fill_turns = turn_verdicts_pending(&conn)?;
+    let (totals, written, mut tallies) = check_all(
+        opts,
+        &sets,
+        &defs,
+        &mut conn,
+        check_run_id,
+        fill_turns,
+        &bar,
+    )?;
     bar.finish_and_clear();
     finish_check_run(&conn, check_run_id)?;
+    if fill_turns {
+        finish_turn_verdicts_backfill(&conn)?;
+    }
     tallies.merge(&totals.tallies);
     let by_target = by_target_name(&conn, &tallies)?;
     Ok(CheckReport {
@@ -261,8 +288,11 @@ pub fn run_checks(opts: &CheckOptions) -> Result<CheckReport, CheckError> {
         conversations: totals.conversations,
         incomplete: totals.incomplete,
         without_checks,
-        evaluated,
+        evaluated: written.evaluated,
         already_current: totals.already_current,
+        turn_verdicts: written.turn_verdicts,
+        turns_filled: written.filled,
+        turns_unfillable: written.unfillable,
         older_results: totals.older_results,
         by_tag: tallies.by_tag,
         by_target,
@@ -297,16 +327,27 @@ fn count_conversations(conn: &Connection, defs: &Definitions) -> Result<(u64, u6
     Ok((to_check, without_checks))
 }
 
+/// What the writer stored.
+#[derive(Default)]
+struct Written {
+    evaluated: Tally,
+    turn_verdicts: u64,
+    filled: u64,
+    unfillable: u64,
+}
+
 /// The reader, the evaluators and the writer (this thread), joined by bounded channels;
-/// the reader's totals, what was evaluated now, and the tallies of what was stored now.
+/// the reader's totals, what was stored now, and the tallies of the results stored now.
+/// With `fill_turns`, results stored before turn verdicts were get theirs too.
 fn check_all(
     opts: &CheckOptions,
     sets: &[CheckSet],
     defs: &Definitions,
     conn: &mut Connection,
     check_run_id: i64,
+    fill_turns: bool,
     bar: &ProgressBar,
-) -> Result<(ReaderTotals, Tally, Tallies), CheckError> {
+) -> Result<(ReaderTotals, Written, Tallies), CheckError> {
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     } else {
@@ -316,14 +357,20 @@ fn check_all(
     let (page_tx, page_rx) = sync_channel::<Vec<Pending>>(threads * 2);
     let page_rx = Arc::new(Mutex::new(page_rx));
     let (batch_tx, batch_rx) = sync_channel::<Batch>(threads * 2);
-    let mut evaluated = Tally::default();
+    let mut written = Written::default();
     let mut tallies = Tallies::default();
     let (reader, write) = std::thread::scope(|scope| {
         let reader_bar = bar.clone();
         let reader = std::thread::Builder::new()
             .name("turnbench-check-read".into())
             .spawn_scoped(scope, move || {
-                read_pages(&opts.db, sets, defs, page_size, page_tx, reader_bar)
+                let pages = Pages {
+                    sets,
+                    defs,
+                    page_size,
+                    fill_turns,
+                };
+                read_pages(&opts.db, &pages, page_tx, reader_bar)
             })
             // Spawning fails only when the OS cannot create a thread at all; nothing useful can go on then.
             .expect("spawn reader");
@@ -344,7 +391,7 @@ fn check_all(
             check_run_id,
             batch_rx,
             bar,
-            &mut evaluated,
+            &mut written,
             &mut tallies,
         );
         let reader = reader
@@ -354,7 +401,7 @@ fn check_all(
     });
     // The write error first: a reader stopped by a closed channel is its consequence.
     write?;
-    Ok((reader??, evaluated, tallies))
+    Ok((reader??, written, tallies))
 }
 
 /// The tallies per target, by (provider, label).
@@ -438,20 +485,32 @@ fn store_definitions(
     })
 }
 
+/// What the reader pages through, and whether it looks for results without turn verdicts.
+struct Pages<'a> {
+    sets: &'a [CheckSet],
+    defs: &'a Definitions,
+    page_size: usize,
+    fill_turns: bool,
+}
+
 /// The reader: pages of conversations → what each misses → evaluators.
 fn read_pages(
     db: &std::path::Path,
-    sets: &[CheckSet],
-    defs: &Definitions,
-    page_size: usize,
+    pages: &Pages<'_>,
     out: SyncSender<Vec<Pending>>,
     bar: ProgressBar,
 ) -> Result<ReaderTotals, CheckError> {
+    let Pages {
+        sets,
+        defs,
+        page_size,
+        fill_turns,
+    } = *pages;
     let conn = crate::store::open(db)?;
     let mut totals = ReaderTotals::default();
     let mut heads: Vec<ConversationHead> = Vec::with_capacity(page_size);
-    // Per conversation of the page: which current checks it already has.
-    let mut present: Vec<Vec<bool>> = Vec::with_capacity(page_size);
+    // Per conversation of the page: which current checks it already has, and how.
+    let mut present: Vec<Vec<Present>> = Vec::with_capacity(page_size);
     let mut after = 0;
     loop {
         heads.clear();
@@ -473,11 +532,12 @@ fn read_pages(
         present.extend(
             sets_of
                 .iter()
-                .map(|s| vec![false; s.map_or(0, |s| sets[s].checks.len())]),
+                .map(|s| vec![Present::No; s.map_or(0, |s| sets[s].checks.len())]),
         );
         let page = Page {
             heads: &heads,
             sets_of: &sets_of,
+            fill_turns,
         };
         page.note_stored(&conn, (first, last), sets, defs, &mut present, &mut totals)?;
         let mut pending = page.pending(sets, &present, &mut totals, &bar);
@@ -494,6 +554,16 @@ fn read_pages(
 struct Page<'a> {
     heads: &'a [ConversationHead],
     sets_of: &'a [Option<usize>],
+    fill_turns: bool,
+}
+
+/// Whether a conversation has the current result of a check.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Present {
+    No,
+    Yes,
+    /// Stored and scored (this verdict) but without turn verdicts: they are to be filled.
+    WithoutTurns(bool),
 }
 
 impl Page<'_> {
@@ -505,20 +575,26 @@ impl Page<'_> {
         (first, last): (i64, i64),
         sets: &[CheckSet],
         defs: &Definitions,
-        present: &mut [Vec<bool>],
+        present: &mut [Vec<Present>],
         totals: &mut ReaderTotals,
     ) -> Result<(), StoreError> {
-        results_between(conn, first, last, |conversation, definition, passed| {
-            let Ok(i) = self.heads.binary_search_by_key(&conversation, |h| h.id) else {
+        results_between(conn, first, last, self.fill_turns, |r: StoredVerdict| {
+            let Ok(i) = self
+                .heads
+                .binary_search_by_key(&r.conversation_id, |h| h.id)
+            else {
                 return;
             };
-            match defs.current.get(&definition) {
+            match defs.current.get(&r.definition_id) {
                 Some(&(s, c)) if self.sets_of[i] == Some(s) => {
-                    present[i][c] = true;
+                    present[i][c] = match r.passed {
+                        Some(passed) if r.lacks_turns => Present::WithoutTurns(passed),
+                        _ => Present::Yes,
+                    };
                     totals.already_current += 1;
                     totals
                         .tallies
-                        .add(sets[s].checks[c].tag, self.heads[i].target_id, passed);
+                        .add(sets[s].checks[c].tag, self.heads[i].target_id, r.passed);
                 }
                 _ => totals.older_results += 1,
             }
@@ -530,7 +606,7 @@ impl Page<'_> {
     fn pending(
         &self,
         sets: &[CheckSet],
-        present: &[Vec<bool>],
+        present: &[Vec<Present>],
         totals: &mut ReaderTotals,
         bar: &ProgressBar,
     ) -> Vec<Pending> {
@@ -542,9 +618,15 @@ impl Page<'_> {
                 totals.incomplete += 1;
             }
             let missing: Vec<usize> = (0..sets[s].checks.len())
-                .filter(|&c| !present[i][c])
+                .filter(|&c| present[i][c] == Present::No)
                 .collect();
-            if missing.is_empty() {
+            let fill: Vec<(usize, bool)> = (0..sets[s].checks.len())
+                .filter_map(|c| match present[i][c] {
+                    Present::WithoutTurns(passed) => Some((c, passed)),
+                    _ => None,
+                })
+                .collect();
+            if missing.is_empty() && fill.is_empty() {
                 bar.inc(1);
                 continue;
             }
@@ -555,6 +637,7 @@ impl Page<'_> {
                 outcome: head.outcome,
                 turn_count: head.turn_count,
                 missing,
+                fill,
                 answers: Vec::new(),
             });
         }
@@ -617,6 +700,9 @@ fn evaluate_page(sets: &[CheckSet], defs: &Definitions, page: Vec<Pending>) -> B
     let rows_needed = page.iter().map(|p| p.missing.len()).sum();
     let mut batch = Batch {
         rows: Vec::with_capacity(rows_needed),
+        turns: Vec::with_capacity(rows_needed),
+        filled: 0,
+        unfillable: 0,
         tallies: Tallies::default(),
         conversations: page.len() as u64,
     };
@@ -639,17 +725,40 @@ fn evaluate_page(sets: &[CheckSet], defs: &Definitions, page: Vec<Pending>) -> B
         let answers = Answers::new(p.answers.iter().map(Option::as_deref));
         for &c in &p.missing {
             let check = &set.checks[c];
-            let (passed, detail) = check.judge(&answers);
+            let judged = check.judge_by_turn(&answers);
+            batch.tallies.add(check.tag, p.target_id, judged.passed);
+            batch.push_turns(p.id, ids[c], judged.turns);
             batch.rows.push(CheckResultRecord {
                 conversation_id: p.id,
                 definition_id: ids[c],
-                passed,
-                detail: (!detail.is_empty()).then_some(detail),
+                passed: judged.passed,
+                detail: (!judged.detail.is_empty()).then_some(judged.detail),
             });
-            batch.tallies.add(check.tag, p.target_id, passed);
+        }
+        for &(c, stored) in &p.fill {
+            let judged = set.checks[c].judge_by_turn(&answers);
+            if judged.passed == Some(stored) {
+                batch.filled += 1;
+                batch.push_turns(p.id, ids[c], judged.turns);
+            } else {
+                batch.unfillable += 1;
+            }
         }
     }
     batch
+}
+
+impl Batch {
+    fn push_turns(&mut self, conversation_id: i64, definition_id: i64, turns: Vec<TurnVerdict>) {
+        self.turns
+            .extend(turns.into_iter().map(|t| CheckTurnRecord {
+                conversation_id,
+                definition_id,
+                turn: t.turn,
+                passed: t.failure.is_none(),
+                detail: t.failure,
+            }));
+    }
 }
 
 /// Why the checks of a conversation that did not complete are not scored.
@@ -663,16 +772,19 @@ fn write_batches(
     check_run_id: i64,
     batches: Receiver<Batch>,
     bar: &ProgressBar,
-    evaluated: &mut Tally,
+    written: &mut Written,
     tallies: &mut Tallies,
 ) -> Result<(), CheckError> {
     for batch in batches {
         let tx = conn.transaction().map_err(StoreError::from)?;
         insert_check_results(&tx, check_run_id, &batch.rows)?;
+        written.turn_verdicts += insert_check_turn_results(&tx, &batch.turns)? as u64;
         tx.commit().map_err(StoreError::from)?;
         for row in &batch.rows {
-            evaluated.add(row.passed);
+            written.evaluated.add(row.passed);
         }
+        written.filled += batch.filled;
+        written.unfillable += batch.unfillable;
         tallies.merge(&batch.tallies);
         bar.inc(batch.conversations);
     }

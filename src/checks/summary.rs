@@ -17,7 +17,7 @@ pub fn format_report(r: &CheckReport) -> String {
         r.definitions,
         r.elapsed.as_secs_f64()
     );
-    let rows: [(&str, u64, String); 5] = [
+    let mut rows: Vec<(&str, u64, String)> = vec![
         (
             "evaluated now",
             r.evaluated.scored(),
@@ -45,7 +45,28 @@ pub fn format_report(r: &CheckReport) -> String {
             r.without_checks,
             "conversations skipped".to_string(),
         ),
+        (
+            "turn verdicts now",
+            r.turn_verdicts,
+            "one per answer in each check's scope (docs/checks.md, \"Scopes\")".to_string(),
+        ),
     ];
+    if r.turns_filled > 0 {
+        rows.push((
+            "older, turns added",
+            r.turns_filled,
+            "results stored before turn verdicts were: theirs judged from the stored answers"
+                .to_string(),
+        ));
+    }
+    if r.turns_unfillable > 0 {
+        rows.push((
+            "older, no turns",
+            r.turns_unfillable,
+            "results whose answers now give another verdict than the stored one: left without turn verdicts"
+                .to_string(),
+        ));
+    }
     let width = rows.iter().map(|(_, n, _)| n.to_string().len()).max();
     for (what, n, note) in rows {
         let line = format!(

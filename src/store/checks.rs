@@ -122,6 +122,77 @@ pub fn insert_check_results(
     Ok(inserted)
 }
 
+/// One check's verdict on one answer of one conversation (`check_turn_results`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckTurnRecord {
+    pub conversation_id: i64,
+    pub definition_id: i64,
+    /// The scenario turn (1-based) whose answer was checked.
+    pub turn: u32,
+    pub passed: bool,
+    /// Why that answer failed; `None` when it passed.
+    pub detail: Option<String>,
+}
+
+/// Inserts turn verdicts; one already stored for the same (conversation, definition, turn)
+/// is kept. Returns how many rows were new. The caller owns the transaction.
+pub fn insert_check_turn_results(
+    conn: &Connection,
+    rows: &[CheckTurnRecord],
+) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT OR IGNORE INTO check_turn_results
+            (conversation_id, definition_id, turn, passed, detail)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut inserted = 0;
+    for row in rows {
+        inserted += stmt.execute(rusqlite::params![
+            row.conversation_id,
+            row.definition_id,
+            row.turn,
+            row.passed,
+            row.detail
+        ])?;
+    }
+    Ok(inserted)
+}
+
+/// The backfill `db/009_check_turns.sql` asks for: results stored before turn verdicts
+/// were, still to be given theirs by the next check run.
+pub const TURN_VERDICTS_BACKFILL: &str = "check_turn_verdicts";
+
+/// Whether the store still asks for turn verdicts of results stored before migration 009.
+pub fn turn_verdicts_pending(conn: &Connection) -> Result<bool, StoreError> {
+    Ok(conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM store_backfills WHERE name = ?1)",
+        [TURN_VERDICTS_BACKFILL],
+        |r| r.get(0),
+    )?)
+}
+
+/// Ends the backfill once every scored current result has its turn verdicts (a check run
+/// over only some scenarios' checks leaves the rest, and the record, for a later one).
+/// Returns whether it ended.
+pub fn finish_turn_verdicts_backfill(conn: &Connection) -> Result<bool, StoreError> {
+    let missing: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM current_check_results r
+                        WHERE r.passed IS NOT NULL
+                          AND NOT EXISTS (SELECT 1 FROM check_turn_results t
+                                          WHERE t.conversation_id = r.conversation_id
+                                            AND t.definition_id = r.definition_id))",
+        [],
+        |r| r.get(0),
+    )?;
+    if !missing {
+        conn.execute(
+            "DELETE FROM store_backfills WHERE name = ?1",
+            [TURN_VERDICTS_BACKFILL],
+        )?;
+    }
+    Ok(!missing)
+}
+
 /// What the check stage needs to know about a conversation before reading its answers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConversationHead {
@@ -202,23 +273,84 @@ pub fn conversations_by_scenario(
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// Calls `f(conversation_id, definition_id, passed)` for every stored result of the
-/// conversations with ids in `first..=last`, in conversation order.
+/// A stored conversation verdict, as the check stage pages through them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StoredVerdict {
+    pub conversation_id: i64,
+    pub definition_id: i64,
+    pub passed: Option<bool>,
+    /// A scored verdict without turn verdicts (stored before migration 009). Looked up
+    /// only when asked for (`with_turns`); `false` otherwise.
+    pub lacks_turns: bool,
+}
+
+/// Calls `f` for every stored result of the conversations with ids in `first..=last`, in
+/// conversation order. With `with_turns`, each scored result also says whether its turn
+/// verdicts are missing (one primary-key probe per result: asked only while the
+/// backfill of [`TURN_VERDICTS_BACKFILL`] is pending).
 pub fn results_between(
     conn: &Connection,
     first: i64,
     last: i64,
-    mut f: impl FnMut(i64, i64, Option<bool>),
+    with_turns: bool,
+    mut f: impl FnMut(StoredVerdict),
 ) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT conversation_id, definition_id, passed FROM check_results
-         WHERE conversation_id BETWEEN ?1 AND ?2",
-    )?;
+    let mut stmt = conn.prepare_cached(if with_turns {
+        "SELECT r.conversation_id, r.definition_id, r.passed,
+                r.passed IS NOT NULL AND NOT EXISTS (
+                    SELECT 1 FROM check_turn_results t
+                    WHERE t.conversation_id = r.conversation_id
+                      AND t.definition_id = r.definition_id)
+         FROM check_results r
+         WHERE r.conversation_id BETWEEN ?1 AND ?2"
+    } else {
+        "SELECT conversation_id, definition_id, passed, 0 FROM check_results
+         WHERE conversation_id BETWEEN ?1 AND ?2"
+    })?;
     let mut rows = stmt.query([first, last])?;
     while let Some(r) = rows.next()? {
-        f(r.get(0)?, r.get(1)?, r.get(2)?);
+        f(StoredVerdict {
+            conversation_id: r.get(0)?,
+            definition_id: r.get(1)?,
+            passed: r.get(2)?,
+            lacks_turns: r.get(3)?,
+        });
     }
     Ok(())
+}
+
+/// A stored turn verdict with its check, for `check --explain`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredTurnVerdict {
+    pub check_id: String,
+    pub hash: String,
+    pub turn: u32,
+    pub passed: bool,
+    pub detail: Option<String>,
+}
+
+/// Every stored turn verdict of one conversation, by check id and turn.
+pub fn turn_results_of_conversation(
+    conn: &Connection,
+    conversation_id: i64,
+) -> Result<Vec<StoredTurnVerdict>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT d.check_id, d.hash, t.turn, t.passed, t.detail
+         FROM check_turn_results t
+         JOIN check_definitions d ON d.id = t.definition_id
+         WHERE t.conversation_id = ?1
+         ORDER BY d.check_id, t.turn",
+    )?;
+    let rows = stmt.query_map([conversation_id], |r| {
+        Ok(StoredTurnVerdict {
+            check_id: r.get(0)?,
+            hash: r.get(1)?,
+            turn: r.get(2)?,
+            passed: r.get(3)?,
+            detail: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Calls `f(conversation_id, turn index (0-based), answer)` for every turn of the
@@ -439,8 +571,76 @@ mod tests {
         assert_eq!(stored[0].detail.as_deref(), Some("turn 2: bad"));
         assert_eq!(stored[0].check_id, "final-json");
         let mut seen = Vec::new();
-        results_between(&conn, conv, conv, |c, d, p| seen.push((c, d, p))).unwrap();
-        assert_eq!(seen, [(conv, def, Some(false))]);
+        results_between(&conn, conv, conv, false, |r| {
+            seen.push((r.conversation_id, r.definition_id, r.passed, r.lacks_turns))
+        })
+        .unwrap();
+        assert_eq!(seen, [(conv, def, Some(false), false)]);
+        // Asked, the probe finds the scored result without turn verdicts, until it has them.
+        let lacks = |conn: &Connection| {
+            let mut lacks = Vec::new();
+            results_between(conn, conv, conv, true, |r| lacks.push(r.lacks_turns)).unwrap();
+            lacks
+        };
+        assert_eq!(lacks(&conn), [true]);
+        let turn = |turn: u32, passed: bool| CheckTurnRecord {
+            conversation_id: conv,
+            definition_id: def,
+            turn,
+            passed,
+            detail: (!passed).then(|| "bad".to_string()),
+        };
+        assert_eq!(
+            insert_check_turn_results(&conn, &[turn(1, true), turn(2, false)]).unwrap(),
+            2
+        );
+        assert_eq!(
+            insert_check_turn_results(&conn, &[turn(2, true)]).unwrap(),
+            0
+        );
+        assert_eq!(lacks(&conn), [false]);
+        let turns = turn_results_of_conversation(&conn, conv).unwrap();
+        assert_eq!(
+            turns.iter().map(|t| (t.turn, t.passed)).collect::<Vec<_>>(),
+            [(1, true), (2, false)]
+        );
+        assert_eq!(turns[1].detail.as_deref(), Some("bad"));
+    }
+
+    #[test]
+    fn the_turn_verdict_backfill_ends_when_every_scored_current_result_has_them() {
+        let (_dir, conn) = store();
+        let conv = conversation(&conn, "u1", "completed", &["a", "{}"]);
+        let def = upsert_check_definition(&conn, &definition("h1")).unwrap();
+        let run = insert_check_run(&conn, "checks").unwrap();
+        link_check_definition(&conn, run, def).unwrap();
+        // A store made before migration 009 would have the record; a new one has none.
+        assert!(!turn_verdicts_pending(&conn).unwrap());
+        conn.execute(
+            "INSERT INTO store_backfills (name, since) VALUES (?1, 'then')",
+            [TURN_VERDICTS_BACKFILL],
+        )
+        .unwrap();
+        assert!(turn_verdicts_pending(&conn).unwrap());
+        let result = CheckResultRecord {
+            conversation_id: conv,
+            definition_id: def,
+            passed: Some(true),
+            detail: None,
+        };
+        insert_check_results(&conn, run, &[result]).unwrap();
+        assert!(!finish_turn_verdicts_backfill(&conn).unwrap());
+        assert!(turn_verdicts_pending(&conn).unwrap());
+        let verdict = CheckTurnRecord {
+            conversation_id: conv,
+            definition_id: def,
+            turn: 2,
+            passed: true,
+            detail: None,
+        };
+        insert_check_turn_results(&conn, &[verdict]).unwrap();
+        assert!(finish_turn_verdicts_backfill(&conn).unwrap());
+        assert!(!turn_verdicts_pending(&conn).unwrap());
     }
 
     #[test]

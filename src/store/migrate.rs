@@ -28,6 +28,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "008_runs_over_time",
         include_str!("../../db/008_runs_over_time.sql"),
     ),
+    (
+        "009_check_turns",
+        include_str!("../../db/009_check_turns.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

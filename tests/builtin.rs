@@ -1,12 +1,10 @@
 //! The offline defaults a new user starts with: `collect` with no config, and `mock`.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use turnbench::chat::Message;
 use turnbench::client::{Client, Endpoint};
 use turnbench::config::{RequestParams, Scenario};

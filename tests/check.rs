@@ -3,11 +3,9 @@
 //! clean target, a target whose every answer is stale (it repeats the previous turn's
 //! reference), and one whose every request fails.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use turnbench::mock::Profile;
 
 const SCENARIOS: [&str; 3] = [

@@ -5,8 +5,6 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
-mod common;
-
 use turnbench::chat::Message;
 use turnbench::client::{Client, Endpoint, Reply};
 use turnbench::config::RequestParams;
@@ -266,7 +264,7 @@ fn content_filter_is_kept_as_its_finish_reason_and_flagged() {
 
 #[test]
 fn a_pooled_connection_closed_by_the_server_is_retried_once_on_a_fresh_one() {
-    use common::{Reply, Scripted, answer_sse};
+    use crate::common::{Reply, Scripted, answer_sse};
     // Every connection answers its first request and keeps the connection open, then hangs
     // up on the next request without a byte: the race a server's idle timeout causes.
     let server = Scripted::start(|req| {

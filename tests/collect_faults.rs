@@ -1,9 +1,7 @@
 //! Every fault class the mock injects ends with the right outcome, the run goes on, and
 //! the counts add up to targets × scenarios × repeats.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use turnbench::mock::Profile;
 
 fn faulty(model: &str, set: impl Fn(&mut Profile)) -> Profile {

@@ -1,11 +1,9 @@
 //! Crash and interrupt safety: SIGKILL mid-run then `--resume`, and Ctrl-C (SIGINT).
 
-mod common;
-
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 

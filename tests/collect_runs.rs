@@ -1,8 +1,6 @@
 //! Collect as a user runs it: pauses and latency, keys, bad definition files.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use turnbench::mock::Profile;
 
 #[test]

@@ -3,12 +3,10 @@
 //! tests already reach the hard way (leaks, anchors, a full store, a regression gate,
 //! Ctrl-C) are asserted there by name; these are the ones every command shares.
 
-mod common;
-
 use std::process::Output;
 use std::time::Duration;
 
-use common::{Project, target, two_turn_scenario};
+use crate::common::{Project, target, two_turn_scenario};
 use turnbench::exit::Exit;
 
 fn code(out: &Output) -> Option<i32> {

@@ -1,13 +1,11 @@
 //! Issue 10, "Hardening": each numbered item, through the binary against the mock or a
 //! scripted loopback server, with a real SQLite file.
 
-mod common;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 

@@ -3,9 +3,7 @@
 //! ShareGPT and request/response log formats, JSON array files, and the defaults that let
 //! checks score plain transcripts (import → check → report).
 
-mod common;
-#[path = "support/synthetic.rs"]
-mod synthetic;
+use crate::synthetic;
 
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -1196,14 +1194,14 @@ const SAVED_CHATS: &str = concat!(
 /// for, so that `check` scores them and `report` shows the results.
 #[test]
 fn a_scenario_for_plain_transcripts_lets_their_checks_score_them() {
-    let project = common::Project::new(&[("support-e1042", SUPPORT_SCENARIO)]);
+    let project = crate::common::Project::new(&[("support-e1042", SUPPORT_SCENARIO)]);
     std::fs::create_dir(project.path("checks")).unwrap();
     project.write("checks/support-e1042.toml", SUPPORT_CHECKS);
     project.write("chats.jsonl", SAVED_CHATS);
     let check = ["check", "--checks", "checks", "--scenarios", "scenarios"];
 
     // Without --scenario the chats carry none: no checks file applies to them.
-    let bare = common::Project::new(&[]);
+    let bare = crate::common::Project::new(&[]);
     bare.write("chats.jsonl", SAVED_CHATS);
     bare.run_ok(&["import", "chats.jsonl"]);
     let (out, _) = bare.run_ok(&[

@@ -2,12 +2,10 @@
 //! pipeline from its built-in definitions; `init` writes a project whose own files the next
 //! run uses; completions, the manual page and the version come from the binary.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::count;
+use crate::common::count;
 
 /// The binary, copied into `dir` as an installed tool would be (nothing of the checkout
 /// beside it).

@@ -2,12 +2,10 @@
 //! conversations are collected from mock targets whose answers name their own provider
 //! and model, and every judge request is captured by the mock's request log.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{judge_toml, turnbench_quiet};
+use crate::common::{judge_toml, turnbench_quiet};
 
 use rusqlite::Connection;
 use serde_json::Value;

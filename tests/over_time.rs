@@ -2,9 +2,7 @@
 //! provider slowed (its mock profile twice as slow); the report compares a run with a
 //! baseline, pools a window, and gates on regressions (issue 21).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use turnbench::checks::JsonSchema;
 use turnbench::exit::Exit;

@@ -1,12 +1,10 @@
 //! The tests that go looking (issue 10): the fault matrix, SIGKILL at seeded moments then
 //! resume, and a full disk. Their figures are in docs/reliability.md.
 
-mod common;
-
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 

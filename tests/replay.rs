@@ -2,14 +2,12 @@
 //! content-block sessions sending what their OpenAI twins send, the mock's cache kept or
 //! dropped across breaks by retention, breaks outside latency, SIGKILL then `--resume`.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use turnbench::checks::JsonSchema;
 use turnbench::mock::Profile;
 

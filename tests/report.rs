@@ -5,13 +5,11 @@
 //! apply), three cells (`acme` and `nimbus` serving one model label, `acme` a second one),
 //! twelve repeats each, timings that make `acme` consistently faster, and failures of
 //! several classes. Its Markdown and JSON reports are compared with snapshots in
-//! `tests/snapshots/` (`UPDATE_SNAPSHOTS=1 cargo test --test report` rewrites them).
-
-mod common;
+//! `tests/snapshots/` (`UPDATE_SNAPSHOTS=1 cargo test --test integration report::` rewrites them).
 
 use std::path::{Path, PathBuf};
 
-use common::*;
+use crate::common::*;
 use serde_json::{Value, json};
 use turnbench::checks::JsonSchema;
 use turnbench::config::Scenario;
@@ -247,7 +245,7 @@ fn snapshot(name: &str, actual: &str) {
         let new = repo(&format!("tests/snapshots/{name}.new"));
         std::fs::write(&new, actual).unwrap();
         panic!(
-            "{name} differs from its snapshot; the new output is in {}\n  (UPDATE_SNAPSHOTS=1 cargo test --test report accepts it)",
+            "{name} differs from its snapshot; the new output is in {}\n  (UPDATE_SNAPSHOTS=1 cargo test --test integration report:: accepts it)",
             new.display()
         );
     }

@@ -4,23 +4,18 @@
 //! charts, nothing is drawn outside its chart, the cell tables sort by `--sort` and show
 //! Δ vs fastest with a paired interval only where the calibration allows one.
 //!
-//! `TURNBENCH_WIDTH_HTML=/tmp/width.html cargo test --test report_width` keeps the HTML to
+//! `TURNBENCH_WIDTH_HTML=/tmp/width.html cargo test --test integration report_width::` keeps the HTML to
 //! look at (`../shared/tools/render-html /tmp/width.html /tmp/width.png`), and the
 //! transcripts beside it (`/tmp/width.jsonl`) to import into a store of your own.
 
-mod common;
-#[path = "support/legibility.rs"]
-mod legibility;
-#[path = "support/synthetic.rs"]
-mod synthetic;
-#[path = "support/width.rs"]
-mod width;
+use crate::legibility;
+use crate::width;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use turnbench::config::Scenario;
 

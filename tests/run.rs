@@ -2,13 +2,11 @@
 //! mock's four simulated providers, the checks, the simulated judge, the report), its
 //! report checked against the store, and a re-run that does no work twice.
 
-mod common;
-#[path = "support/legibility.rs"]
-mod legibility;
+use crate::legibility;
 
 use std::path::Path;
 
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn repo(rel: &str) -> std::path::PathBuf {

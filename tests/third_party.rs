@@ -14,20 +14,19 @@
 //! pass, unless `TURNBENCH_REQUIRE_THIRD_PARTY=1` (set by `.ci/run`), where a missing server
 //! fails them.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use turnbench::outcome::TurnOutcome;
 
 /// Where `npm ci --prefix tests/third_party` puts the server's entry point.
 const DEFAULT_ENTRY: &str = "tests/third_party/node_modules/@dwmkerr/mock-llm/dist/main.js";
-const INSTALL: &str = "npm ci --prefix tests/third_party && cargo test --test third_party";
+const INSTALL: &str =
+    "npm ci --prefix tests/third_party && cargo test --test integration third_party::";
 
 /// Characters per streamed chunk: small, so every answer arrives in several chunks.
 const CHUNK: usize = 4;

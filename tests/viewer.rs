@@ -2,9 +2,7 @@
 //! through the binary: every failed conversation of the built-in run is one click away,
 //! and hostile transcripts render as text.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// A transcript whose prompt and answer hold markup, a `javascript:` URL and a terminal
 /// escape, in a scenario with built-in checks (so it is checked, and fails).

@@ -3,18 +3,27 @@
 //! tests already reach the hard way (leaks, anchors, a full store, a regression gate,
 //! Ctrl-C) are asserted there by name; these are the ones every command shares.
 
-use std::process::Output;
 use std::time::Duration;
 
 use crate::common::{Project, target, two_turn_scenario};
 use turnbench::exit::Exit;
 
-fn code(out: &Output) -> Option<i32> {
-    out.status.code()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
+/// Runs `turnbench ARGS` in the project (at most 120 s), asserts how it ended, and returns
+/// its standard error.
+fn ends(p: &Project, args: &[&str], exit: Exit) -> String {
+    let out = p
+        .cmd(args)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(exit.code()),
+        "turnbench {args:?} should end {:?}: {stderr}",
+        exit
+    );
+    stderr
 }
 
 fn project() -> Project {
@@ -40,7 +49,7 @@ fn refused_bench(project: &Project) -> String {
 #[test]
 fn help_prints_the_vocabulary_and_the_docs_table_is_the_same() {
     let out = project().cmd(&["--help"]).output().unwrap();
-    assert_eq!(code(&out), Some(Exit::Success.code()));
+    assert_eq!(out.status.code(), Some(Exit::Success.code()));
     // clap wraps the table to the width: compare with runs of whitespace as one space.
     let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
     let help = flat(&String::from_utf8_lossy(&out.stdout));
@@ -75,66 +84,32 @@ fn help_prints_the_vocabulary_and_the_docs_table_is_the_same() {
 #[test]
 fn a_usage_error_is_an_error_and_version_succeeds() {
     let p = project();
-    let out = p.cmd(&["collect", "--no-such-flag"]).output().unwrap();
-    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
-    let out = p.cmd(&["--version"]).output().unwrap();
-    assert_eq!(code(&out), Some(Exit::Success.code()));
+    ends(&p, &["collect", "--no-such-flag"], Exit::Error);
+    ends(&p, &["--version"], Exit::Success);
 }
 
 #[test]
 fn collect_dry_run_succeeds_failed_conversations_are_some_failed_a_bad_file_an_error() {
     let p = project();
     let bench = refused_bench(&p);
-    let out = p
-        .cmd(&["collect", "--dry-run", "--config", &bench])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), Some(Exit::Success.code()), "{}", stderr(&out));
-    let out = p
-        .cmd(&["collect", "-q", "--config", &bench])
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    assert_eq!(
-        code(&out),
-        Some(Exit::SomeFailed.code()),
-        "{}",
-        stderr(&out)
-    );
+    ends(&p, &["collect", "--dry-run", "--config", &bench], Exit::Success);
+    ends(&p, &["collect", "-q", "--config", &bench], Exit::SomeFailed);
     let missing = p.path("missing.toml");
-    let out = p
-        .cmd(&["collect", "--config", missing.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+    ends(
+        &p,
+        &["collect", "--config", missing.to_str().unwrap()],
+        Exit::Error,
+    );
 }
 
 #[test]
 fn replay_of_failed_passes_is_some_failed() {
     let p = project();
     let bench = refused_bench(&p);
-    let out = p
-        .cmd(&[
-            "replay",
-            "-q",
-            "--config",
-            &bench,
-            "--rounds",
-            "1",
-            "--pause-scale",
-            "0",
-            "--breaks",
-            "none",
-        ])
-        .timeout(Duration::from_secs(120))
-        .output()
-        .unwrap();
-    assert_eq!(
-        code(&out),
-        Some(Exit::SomeFailed.code()),
-        "{}",
-        stderr(&out)
-    );
+    let args = ["--rounds", "1", "--pause-scale", "0", "--breaks", "none"];
+    let mut replay = vec!["replay", "-q", "--config", &bench];
+    replay.extend(args);
+    ends(&p, &replay, Exit::SomeFailed);
 }
 
 #[test]
@@ -142,46 +117,34 @@ fn import_with_skipped_records_is_some_failed_an_unreadable_file_an_error() {
     let p = project();
     let good = r#"{"provider":"acme","model":"m","scenario":"alpha","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}"#;
     let file = p.write("t.jsonl", &format!("{good}\n{{\"messages\": 7}}\n"));
-    let out = p.cmd(&["import", file.to_str().unwrap()]).output().unwrap();
-    assert_eq!(
-        code(&out),
-        Some(Exit::SomeFailed.code()),
-        "{}",
-        stderr(&out)
-    );
-    assert!(stderr(&out).contains("rejected "), "{}", stderr(&out));
+    let err = ends(&p, &["import", file.to_str().unwrap()], Exit::SomeFailed);
+    assert!(err.contains("rejected "), "{err}");
     let clean = p.write("clean.jsonl", &format!("{good}\n"));
-    let out = p
-        .cmd(&["import", clean.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), Some(Exit::Success.code()), "{}", stderr(&out));
+    let clean = clean.to_str().unwrap();
+    ends(&p, &["import", clean], Exit::Success);
     let missing = p.path("missing.jsonl");
-    let out = p
-        .cmd(&["import", clean.to_str().unwrap(), missing.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+    ends(
+        &p,
+        &["import", clean, missing.to_str().unwrap()],
+        Exit::Error,
+    );
 }
 
 #[test]
 fn check_without_checks_lint_problems_and_show_unknown_are_errors() {
     let p = project();
-    let out = p
-        .cmd(&["check", "--checks", p.path("no-checks").to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+    let no_checks = p.path("no-checks");
+    ends(
+        &p,
+        &["check", "--checks", no_checks.to_str().unwrap()],
+        Exit::Error,
+    );
     p.write("bench.toml", "name = \"x\"\n");
-    let out = p.cmd(&["lint", "."]).output().unwrap();
-    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
-    let out = p.cmd(&["show", "nope"]).output().unwrap();
-    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+    ends(&p, &["lint", "."], Exit::Error);
+    ends(&p, &["show", "nope"], Exit::Error);
 }
 
 #[test]
 fn report_without_a_baseline_for_its_gate_is_an_error() {
-    let p = project();
-    let out = p.cmd(&["report", "--fail-on-regression"]).output().unwrap();
-    assert_eq!(code(&out), Some(Exit::Error.code()), "{}", stderr(&out));
+    ends(&project(), &["report", "--fail-on-regression"], Exit::Error);
 }

@@ -3,7 +3,7 @@
 //! reliability of replayed agent sessions. Formatting only; the figures are
 //! `crate::report::replay`'s.
 
-use super::sections::Marks;
+use crate::report::simulated::Marks;
 use super::text_table::{Align, Table, thousands};
 use crate::figure::{Figure, Unit, percent, usd};
 use crate::report::keys::{RowKey, TableKey};

@@ -11,37 +11,9 @@ use crate::report::model::{
 
 pub use super::text_table::{Align, Row, Table, thousands};
 use crate::report::keys::{RowKey, TableKey};
-use crate::report::simulated::{HEADER_MARK, name_mark as sim, title_mark};
+use crate::report::simulated::{HEADER_MARK, Marks, name_mark as sim, title_mark};
 
 use Align::{Left as L, Right as R};
-
-/// How simulated rows are marked: when every cell is simulated, once in each table's
-/// title; when real and simulated cells mix, on each simulated row. The cell tables and
-/// the replay tables (`replay_tables.rs`) both mark this way.
-#[derive(Clone, Copy)]
-pub(super) struct Marks {
-    /// Every cell is simulated: the titles carry the mark.
-    pub all: bool,
-}
-
-impl Marks {
-    fn of(r: &Report) -> Marks {
-        Marks::all_of(r.cells.iter().map(|c| c.simulated))
-    }
-
-    /// Marks for cells with these simulated flags.
-    pub fn all_of(mut flags: impl Iterator<Item = bool>) -> Marks {
-        let first = flags.next();
-        Marks {
-            all: first == Some(true) && flags.all(|f| f),
-        }
-    }
-
-    /// The mark after a row's name: only when real and simulated cells mix.
-    pub fn row(self, simulated: bool) -> &'static str {
-        if self.all { "" } else { sim(simulated) }
-    }
-}
 
 fn cell_name(c: &Cell, m: Marks) -> String {
     format!("{} / {}{}", c.provider, c.model, m.row(c.simulated))

@@ -3,6 +3,8 @@
 //! Whether something is simulated is the report model's flag (a cell, a judge section, a
 //! table, a row); these only say how that flag reads.
 
+use super::model::Report;
+
 /// The word, as a name's mark and the HTML table badge read it.
 macro_rules! word {
     () => {
@@ -43,4 +45,33 @@ pub fn name_mark(simulated: bool) -> &'static str {
 /// [`TITLE_MARK`] when `simulated`, else nothing.
 pub fn title_mark(simulated: bool) -> &'static str {
     if simulated { TITLE_MARK } else { "" }
+}
+
+/// How simulated rows are marked: when every cell is simulated, once in each table's
+/// title; when real and simulated cells mix, on each simulated row. The cell tables and
+/// the replay tables (src/export/sections.rs, src/export/replay_tables.rs) both mark this way.
+#[derive(Clone, Copy)]
+pub struct Marks {
+    /// Every cell is simulated: the titles carry the mark.
+    pub all: bool,
+}
+
+impl Marks {
+    /// Marks for a report's cells.
+    pub fn of(r: &Report) -> Marks {
+        Marks::all_of(r.cells.iter().map(|c| c.simulated))
+    }
+
+    /// Marks for cells with these simulated flags.
+    pub fn all_of(mut flags: impl Iterator<Item = bool>) -> Marks {
+        let first = flags.next();
+        Marks {
+            all: first == Some(true) && flags.all(|f| f),
+        }
+    }
+
+    /// The mark after a row's name: only when real and simulated cells mix.
+    pub fn row(self, simulated: bool) -> &'static str {
+        if self.all { "" } else { name_mark(simulated) }
+    }
 }

@@ -104,20 +104,36 @@ pub fn insert_check_results(
     check_run_id: i64,
     rows: &[CheckResultRecord],
 ) -> Result<usize, StoreError> {
-    let mut stmt = conn.prepare_cached(
+    insert_each(
+        conn,
         "INSERT OR IGNORE INTO check_results
             (conversation_id, definition_id, passed, detail, check_run_id)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
+        rows,
+        |row| {
+            vec![
+                &row.conversation_id as &dyn rusqlite::ToSql,
+                &row.definition_id,
+                &row.passed,
+                &row.detail,
+                &check_run_id,
+            ]
+        },
+    )
+}
+
+/// Runs one cached `INSERT OR IGNORE` per row with the parameters `params` gives it;
+/// returns how many rows were new.
+fn insert_each<T>(
+    conn: &Connection,
+    sql: &str,
+    rows: &[T],
+    params: impl Fn(&T) -> Vec<&dyn rusqlite::ToSql>,
+) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
     let mut inserted = 0;
     for row in rows {
-        inserted += stmt.execute(rusqlite::params![
-            row.conversation_id,
-            row.definition_id,
-            row.passed,
-            row.detail,
-            check_run_id
-        ])?;
+        inserted += stmt.execute(rusqlite::params_from_iter(params(row)))?;
     }
     Ok(inserted)
 }
@@ -140,22 +156,22 @@ pub fn insert_check_turn_results(
     conn: &Connection,
     rows: &[CheckTurnRecord],
 ) -> Result<usize, StoreError> {
-    let mut stmt = conn.prepare_cached(
+    insert_each(
+        conn,
         "INSERT OR IGNORE INTO check_turn_results
             (conversation_id, definition_id, turn, passed, detail)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
-    let mut inserted = 0;
-    for row in rows {
-        inserted += stmt.execute(rusqlite::params![
-            row.conversation_id,
-            row.definition_id,
-            row.turn,
-            row.passed,
-            row.detail
-        ])?;
-    }
-    Ok(inserted)
+        rows,
+        |row| {
+            vec![
+                &row.conversation_id as &dyn rusqlite::ToSql,
+                &row.definition_id,
+                &row.turn,
+                &row.passed,
+                &row.detail,
+            ]
+        },
+    )
 }
 
 /// The backfill `db/009_check_turns.sql` asks for: results stored before turn verdicts

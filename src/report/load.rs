@@ -148,7 +148,31 @@ pub(super) struct CheckFacts {
     pub scenarios: BTreeSet<String>,
     /// By conversation index; `None`: no current result stored.
     pub per_conv: Vec<Option<ConvChecks>>,
+    /// Every current turn verdict of the selected conversations, by conversation, check,
+    /// turn (`current_check_turn_results`).
+    pub turn_verdicts: Vec<TurnVerdict>,
 }
+
+/// One check's verdict on one answer (`current_check_turn_results`): what CONSTRAINTS
+/// ACROSS TURNS counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TurnVerdict {
+    /// Index into [`Facts::convs`].
+    pub conv: usize,
+    /// The check definition's id (a key of [`CheckFacts::definitions`]).
+    pub definition: i64,
+    /// The scenario turn (1-based) whose answer was checked.
+    pub turn: u32,
+    pub passed: bool,
+}
+
+/// A turn verdict as read, before it meets its conversation: (conversation id, definition
+/// id, turn, passed).
+type RawVerdict = (i64, i64, u32, bool);
+
+/// The check results of a range of conversations, tallied by conversation, and their turn
+/// verdicts.
+type ChecksRead = (Vec<(i64, ConvChecks)>, Vec<RawVerdict>);
 
 /// One scored or failed judgment, interned.
 #[derive(Debug, Clone)]
@@ -230,10 +254,22 @@ pub(super) fn load(
         Ok::<_, super::ReportError>((f, index, judges, turns, low, high))
     })?;
     checks.per_conv = vec![None; index.ids.len()];
+    let ((low, low_turns), (high, high_turns)) = (low, high);
     let mut at = 0;
     for (id, c) in low.into_iter().chain(high) {
         if let Some(conv) = index.seek(&mut at, id) {
             checks.per_conv[conv] = Some(c);
+        }
+    }
+    let mut at = 0;
+    for (id, definition, turn, passed) in low_turns.into_iter().chain(high_turns) {
+        if let Some(conv) = index.seek(&mut at, id) {
+            checks.turn_verdicts.push(TurnVerdict {
+                conv,
+                definition,
+                turn,
+                passed,
+            });
         }
     }
     let (turns, spans, uncounted) = turns;
@@ -464,14 +500,15 @@ fn check_definitions(definitions: Vec<CheckDefinitionFact>) -> CheckFacts {
 }
 
 /// The current check results of the conversations with ids in `ids`, each conversation's
-/// tallied: (conversation id, its results), by id.
+/// tallied: (conversation id, its results), by id; and their turn verdicts, by
+/// conversation, definition, turn.
 fn read_check_results(
     db: &Path,
     checks: &CheckFacts,
     ids: std::ops::RangeInclusive<i64>,
-) -> Result<Vec<(i64, ConvChecks)>, StoreError> {
+) -> Result<ChecksRead, StoreError> {
     if ids.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let conn = crate::store::open_read_only(db)?;
     let n_tags = checks.tags.len();
@@ -486,43 +523,54 @@ fn read_check_results(
         }
     }
     let mut out: Vec<(i64, ConvChecks)> = Vec::new();
-    facts::check_results(&conn, ids, |conversation_id, definition_id, passed| {
-        let Some(def) = usize::try_from(definition_id)
-            .ok()
-            .and_then(|d| by_id.get(d).copied().flatten())
-        else {
-            return;
-        };
-        if out.last().is_none_or(|(c, _)| *c != conversation_id) {
-            out.push((
-                conversation_id,
-                ConvChecks {
-                    by_tag: vec![[0; 3]; n_tags],
-                    ..ConvChecks::default()
-                },
-            ));
-        }
-        let Some((_, c)) = out.last_mut() else { return };
-        let slot = match passed {
-            Some(true) => {
-                c.passed += 1;
-                0
+    facts::check_results(
+        &conn,
+        ids.clone(),
+        |conversation_id, definition_id, passed| {
+            let Some(def) = usize::try_from(definition_id)
+                .ok()
+                .and_then(|d| by_id.get(d).copied().flatten())
+            else {
+                return;
+            };
+            if out.last().is_none_or(|(c, _)| *c != conversation_id) {
+                out.push((
+                    conversation_id,
+                    ConvChecks {
+                        by_tag: vec![[0; 3]; n_tags],
+                        ..ConvChecks::default()
+                    },
+                ));
             }
-            Some(false) => {
-                c.failed += 1;
-                c.failed_defs.push(definition_id);
-                1
+            let Some((_, c)) = out.last_mut() else { return };
+            let slot = match passed {
+                Some(true) => {
+                    c.passed += 1;
+                    0
+                }
+                Some(false) => {
+                    c.failed += 1;
+                    c.failed_defs.push(definition_id);
+                    1
+                }
+                None => {
+                    c.not_scored += 1;
+                    2
+                }
+            };
+            if let Some(t) = c.by_tag.get_mut(def.tag) {
+                t[slot] += 1;
             }
-            None => {
-                c.not_scored += 1;
-                2
-            }
-        };
-        if let Some(t) = c.by_tag.get_mut(def.tag) {
-            t[slot] += 1;
+        },
+    )?;
+    let mut verdicts: Vec<RawVerdict> = Vec::new();
+    facts::check_turn_results(&conn, ids, |conversation, definition, turn, passed| {
+        // Only current definitions have rows, and a turn is 1-based (the table's CHECK).
+        if let Ok(turn) = u32::try_from(turn) {
+            verdicts.push((conversation, definition, turn, passed));
         }
     })?;
-    Ok(out)
+    Ok((out, verdicts))
 }
 
 /// The scope a stored definition covers: its `turn` or `from_turn` (1-based), else the

@@ -20,15 +20,30 @@ fn share(k: u64, n: u64, value: Option<f64>) -> String {
     }
 }
 
-/// One table per model label, in the report's order; none without turn verdicts.
+/// One table per model label, in the report's order; none without turn verdicts. Each
+/// label's providers come in the order its cell tables show them (`--sort`), each
+/// provider's tags in the report's tag order.
 pub fn tables(r: &Report) -> Vec<Table> {
     let rows = &r.constraint_survival;
     let mut labels: Vec<&str> = rows.iter().map(|s| s.label.as_str()).collect();
     labels.dedup();
+    // A cell's place in the report's order; cells it lacks after, as they come.
+    let rank = |s: &ConstraintSurvival| {
+        r.order
+            .iter()
+            .position(|&i| {
+                r.cells
+                    .get(i)
+                    .is_some_and(|c| c.provider == s.provider && c.model == s.label)
+            })
+            .unwrap_or(usize::MAX)
+    };
     labels
         .into_iter()
         .map(|label| {
-            let of: Vec<&ConstraintSurvival> = rows.iter().filter(|s| s.label == label).collect();
+            let mut of: Vec<&ConstraintSurvival> =
+                rows.iter().filter(|s| s.label == label).collect();
+            of.sort_by_key(|s| rank(s));
             table(label, &of)
         })
         .collect()
@@ -95,6 +110,43 @@ fn table(label: &str, rows: &[&ConstraintSurvival]) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::survival::{Forgetting, Recovery};
+
+    fn entry(provider: &str, simulated: bool) -> ConstraintSurvival {
+        ConstraintSurvival {
+            label: "m".into(),
+            provider: provider.into(),
+            tag: "retained_constraint".into(),
+            simulated,
+            turns: Vec::new(),
+            forgetting: Forgetting {
+                at_risk: 0,
+                lost: 0,
+                ratio: None,
+                interval: None,
+            },
+            recovery: Recovery {
+                failing: 0,
+                recovered: 0,
+                ratio: None,
+                interval: None,
+            },
+            survival: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn simulated_rows_are_marked_as_in_every_table() {
+        let (real, sim) = (entry("acme", false), entry("sim-swift", true));
+        let mixed = table("m", &[&real, &sim]);
+        assert!(!mixed.simulated);
+        assert_eq!(mixed.rows[0].cells[0], "acme");
+        assert_eq!(mixed.rows[1].cells[0], "sim-swift (simulated)");
+        assert!(mixed.rows[1].simulated && !mixed.rows[0].simulated);
+        let all = table("m", &[&sim]);
+        assert!(all.simulated && all.heading().contains("SIMULATED"));
+        assert_eq!(all.rows[0].cells[0], "sim-swift");
+    }
 
     #[test]
     fn a_share_carries_its_counts_and_nothing_is_never_zero() {

@@ -73,7 +73,8 @@ fn table(label: &str, rows: &[&ConstraintSurvival]) -> Table {
         ),
         &columns,
     )
-    .simulated(m.all);
+    .simulated(m.all)
+    .lead(2);
     for s in rows {
         let mut cells = vec![
             format!("{}{}", s.provider, m.row(s.simulated)),

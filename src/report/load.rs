@@ -1,14 +1,17 @@
 //! Reads the read model into compact, in-memory facts: conversations first (they decide
 //! what is selected), then turns on one thread while check results and judgments are read
-//! on another, each with its own read-only connection (WAL lets readers run side by side).
+//! on another, each with its own read-only connection (WAL lets readers run side by side);
+//! then, once each conversation's cell is known, the checks' turn verdicts, tallied per
+//! cell × tag as they are read (never held one by one).
 //!
 //! Strings repeated on every row (scenarios, tags, criteria) are interned; a turn is a few
 //! numbers, with NaN or `u32::MAX` for "not known" (never 0), so a million turns fit in
 //! tens of megabytes.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
+use super::survival::Tally;
 use crate::config::Prices;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::StoreError;
@@ -148,31 +151,11 @@ pub(super) struct CheckFacts {
     pub scenarios: BTreeSet<String>,
     /// By conversation index; `None`: no current result stored.
     pub per_conv: Vec<Option<ConvChecks>>,
-    /// Every current turn verdict of the selected conversations, by conversation, check,
-    /// turn (`current_check_turn_results`).
-    pub turn_verdicts: Vec<TurnVerdict>,
+    /// The turn verdicts (`current_check_turn_results`) of the selected conversations,
+    /// tallied per (cell, tag index) as they are read: a million-turn store holds millions
+    /// of verdicts, and CONSTRAINTS ACROSS TURNS needs only these counts.
+    pub turn_tallies: BTreeMap<TallyKey, Tally>,
 }
-
-/// One check's verdict on one answer (`current_check_turn_results`): what CONSTRAINTS
-/// ACROSS TURNS counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct TurnVerdict {
-    /// Index into [`Facts::convs`].
-    pub conv: usize,
-    /// The check definition's id (a key of [`CheckFacts::definitions`]).
-    pub definition: i64,
-    /// The scenario turn (1-based) whose answer was checked.
-    pub turn: u32,
-    pub passed: bool,
-}
-
-/// A turn verdict as read, before it meets its conversation: (conversation id, definition
-/// id, turn, passed).
-type RawVerdict = (i64, i64, u32, bool);
-
-/// The check results of a range of conversations, tallied by conversation, and their turn
-/// verdicts.
-type ChecksRead = (Vec<(i64, ConvChecks)>, Vec<RawVerdict>);
 
 /// One scored or failed judgment, interned.
 #[derive(Debug, Clone)]
@@ -254,22 +237,10 @@ pub(super) fn load(
         Ok::<_, super::ReportError>((f, index, judges, turns, low, high))
     })?;
     checks.per_conv = vec![None; index.ids.len()];
-    let ((low, low_turns), (high, high_turns)) = (low, high);
     let mut at = 0;
     for (id, c) in low.into_iter().chain(high) {
         if let Some(conv) = index.seek(&mut at, id) {
             checks.per_conv[conv] = Some(c);
-        }
-    }
-    let mut at = 0;
-    for (id, definition, turn, passed) in low_turns.into_iter().chain(high_turns) {
-        if let Some(conv) = index.seek(&mut at, id) {
-            checks.turn_verdicts.push(TurnVerdict {
-                conv,
-                definition,
-                turn,
-                passed,
-            });
         }
     }
     let (turns, spans, uncounted) = turns;
@@ -282,6 +253,7 @@ pub(super) fn load(
         }
     }
     f.uncounted = uncounted;
+    checks.turn_tallies = tally_turn_verdicts(db, &checks, &f.convs, &index, (lo, mid, hi))?;
     f.checks = checks;
     f.judges = judges;
     mark_structure_failures(&mut f);
@@ -500,15 +472,14 @@ fn check_definitions(definitions: Vec<CheckDefinitionFact>) -> CheckFacts {
 }
 
 /// The current check results of the conversations with ids in `ids`, each conversation's
-/// tallied: (conversation id, its results), by id; and their turn verdicts, by
-/// conversation, definition, turn.
+/// tallied: (conversation id, its results), by id.
 fn read_check_results(
     db: &Path,
     checks: &CheckFacts,
     ids: std::ops::RangeInclusive<i64>,
-) -> Result<ChecksRead, StoreError> {
+) -> Result<Vec<(i64, ConvChecks)>, StoreError> {
     if ids.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Vec::new());
     }
     let conn = crate::store::open_read_only(db)?;
     let n_tags = checks.tags.len();
@@ -523,54 +494,124 @@ fn read_check_results(
         }
     }
     let mut out: Vec<(i64, ConvChecks)> = Vec::new();
-    facts::check_results(
-        &conn,
-        ids.clone(),
-        |conversation_id, definition_id, passed| {
-            let Some(def) = usize::try_from(definition_id)
-                .ok()
-                .and_then(|d| by_id.get(d).copied().flatten())
-            else {
-                return;
-            };
-            if out.last().is_none_or(|(c, _)| *c != conversation_id) {
-                out.push((
-                    conversation_id,
-                    ConvChecks {
-                        by_tag: vec![[0; 3]; n_tags],
-                        ..ConvChecks::default()
-                    },
-                ));
+    facts::check_results(&conn, ids, |conversation_id, definition_id, passed| {
+        let Some(def) = usize::try_from(definition_id)
+            .ok()
+            .and_then(|d| by_id.get(d).copied().flatten())
+        else {
+            return;
+        };
+        if out.last().is_none_or(|(c, _)| *c != conversation_id) {
+            out.push((
+                conversation_id,
+                ConvChecks {
+                    by_tag: vec![[0; 3]; n_tags],
+                    ..ConvChecks::default()
+                },
+            ));
+        }
+        let Some((_, c)) = out.last_mut() else { return };
+        let slot = match passed {
+            Some(true) => {
+                c.passed += 1;
+                0
             }
-            let Some((_, c)) = out.last_mut() else { return };
-            let slot = match passed {
-                Some(true) => {
-                    c.passed += 1;
-                    0
-                }
-                Some(false) => {
-                    c.failed += 1;
-                    c.failed_defs.push(definition_id);
-                    1
-                }
-                None => {
-                    c.not_scored += 1;
-                    2
-                }
-            };
-            if let Some(t) = c.by_tag.get_mut(def.tag) {
-                t[slot] += 1;
+            Some(false) => {
+                c.failed += 1;
+                c.failed_defs.push(definition_id);
+                1
             }
-        },
-    )?;
-    let mut verdicts: Vec<RawVerdict> = Vec::new();
-    facts::check_turn_results(&conn, ids, |conversation, definition, turn, passed| {
-        // Only current definitions have rows, and a turn is 1-based (the table's CHECK).
-        if let Ok(turn) = u32::try_from(turn) {
-            verdicts.push((conversation, definition, turn, passed));
+            None => {
+                c.not_scored += 1;
+                2
+            }
+        };
+        if let Some(t) = c.by_tag.get_mut(def.tag) {
+            t[slot] += 1;
         }
     })?;
-    Ok((out, verdicts))
+    Ok(out)
+}
+
+/// (cell, tag index): what a turn verdict is tallied under.
+type TallyKey = (usize, usize);
+
+/// (conversation id, definition id): one (conversation, check) pair as stored.
+type PairId = (i64, i64);
+
+/// The turn verdicts of the selected conversations tallied per (cell, tag): two readers,
+/// one per half of the conversation ids, as for the check results.
+fn tally_turn_verdicts(
+    db: &Path,
+    checks: &CheckFacts,
+    convs: &[Conv],
+    index: &Index,
+    (lo, mid, hi): (i64, i64, i64),
+) -> Result<BTreeMap<TallyKey, Tally>, super::ReportError> {
+    if checks.definitions.is_empty() || convs.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let (low, high) = std::thread::scope(|s| {
+        let low = s.spawn(move || read_turn_verdicts(db, checks, convs, index, lo..=mid));
+        let high = s.spawn(move || read_turn_verdicts(db, checks, convs, index, mid + 1..=hi));
+        let gone = || super::ReportError::Thread("the turn verdict reader panicked".into());
+        let low = low.join().map_err(|_| gone())??;
+        let high = high.join().map_err(|_| gone())??;
+        Ok::<_, super::ReportError>((low, high))
+    })?;
+    let mut all = low;
+    for (key, t) in high {
+        all.entry(key).or_default().merge(&t);
+    }
+    Ok(all)
+}
+
+/// The turn verdicts of the selected conversations with ids in `ids`, tallied per (cell,
+/// tag index). Rows come by conversation, definition, turn: each (conversation, check)
+/// pair's verdicts are consecutive and are added as one pair.
+fn read_turn_verdicts(
+    db: &Path,
+    checks: &CheckFacts,
+    convs: &[Conv],
+    index: &Index,
+    ids: std::ops::RangeInclusive<i64>,
+) -> Result<BTreeMap<TallyKey, Tally>, StoreError> {
+    let mut out: BTreeMap<TallyKey, Tally> = BTreeMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let conn = crate::store::open_read_only(db)?;
+    // The pair being read: (conversation id, definition id), its (cell, tag), its verdicts.
+    let mut pair: Option<(PairId, Option<TallyKey>)> = None;
+    let mut verdicts: Vec<(u32, bool)> = Vec::new();
+    let mut at = 0;
+    let mut flush = |key: Option<TallyKey>, verdicts: &mut Vec<(u32, bool)>| {
+        if let Some(key) = key {
+            out.entry(key).or_default().add_pair(verdicts);
+        }
+        verdicts.clear();
+    };
+    facts::check_turn_results(&conn, ids, |conversation, definition, turn, passed| {
+        if pair.is_none_or(|(p, _)| p != (conversation, definition)) {
+            if let Some((_, key)) = pair {
+                flush(key, &mut verdicts);
+            }
+            let cell = index
+                .seek(&mut at, conversation)
+                .and_then(|c| convs.get(c))
+                .map(|c| c.cell);
+            let tag = checks.definitions.get(&definition).map(|d| d.tag);
+            pair = Some(((conversation, definition), cell.zip(tag)));
+        }
+        // The table allows only turns from 1 on.
+        if let Ok(turn) = u32::try_from(turn) {
+            verdicts.push((turn, passed));
+        }
+    })?;
+    if let Some((_, key)) = pair {
+        flush(key, &mut verdicts);
+    }
+    Ok(out)
 }
 
 /// The scope a stored definition covers: its `turn` or `from_turn` (1-based), else the

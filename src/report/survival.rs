@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
-use super::load::{self, TurnVerdict};
+use super::load;
 use crate::stats::{self, Interval};
 
 /// One provider × model label × check tag.
@@ -105,11 +105,15 @@ pub(super) struct Tally {
 }
 
 impl Tally {
-    /// Adds one (conversation, check) pair: its verdicts `(turn, passed)` in turn order.
-    pub(super) fn add_pair(&mut self, verdicts: &[(u32, bool)]) {
+    /// Adds one (conversation, check) pair: its verdicts `(turn, passed)`, in turn order
+    /// (sorted here when they are not).
+    pub(super) fn add_pair(&mut self, verdicts: &mut [(u32, bool)]) {
+        if !verdicts.is_sorted_by_key(|&(t, _)| t) {
+            verdicts.sort_unstable_by_key(|&(t, _)| t);
+        }
         let mut held_so_far = true;
         let mut previous: Option<bool> = None;
-        for &(turn, passed) in verdicts {
+        for &(turn, passed) in verdicts.iter() {
             held_so_far &= passed;
             let t = self.by_turn.entry(turn).or_default();
             t[0] += 1;
@@ -129,6 +133,20 @@ impl Tally {
             }
             previous = Some(passed);
         }
+    }
+
+    /// Adds another tally of the same cell × tag (pairs read apart).
+    pub(super) fn merge(&mut self, other: &Tally) {
+        for (&turn, counts) in &other.by_turn {
+            let t = self.by_turn.entry(turn).or_default();
+            for (a, b) in t.iter_mut().zip(counts) {
+                *a += b;
+            }
+        }
+        self.held_before += other.held_before;
+        self.lost += other.lost;
+        self.failing_before += other.failing_before;
+        self.recovered += other.recovered;
     }
 
     fn turns(&self) -> Vec<TurnRate> {
@@ -182,37 +200,11 @@ impl Tally {
 /// The section: one entry per cell × tag with any turn verdict, in the report's cell order
 /// (model label, then provider), tags in the report's tag order.
 pub(super) fn sections(facts: &load::Facts) -> Vec<ConstraintSurvival> {
-    // (cell, tag) → tally; pairs are consecutive runs of (conversation, definition).
-    let mut tallies: BTreeMap<(usize, usize), Tally> = BTreeMap::new();
-    let mut one: Vec<(u32, bool)> = Vec::new();
-    let verdicts = &facts.checks.turn_verdicts;
-    let mut start = 0;
-    while start < verdicts.len() {
-        let first = verdicts[start];
-        let same = |v: &TurnVerdict| v.conv == first.conv && v.definition == first.definition;
-        let end = start
-            + verdicts[start..]
-                .iter()
-                .position(|v| !same(v))
-                .unwrap_or(verdicts.len() - start);
-        one.clear();
-        one.extend(verdicts[start..end].iter().map(|v| (v.turn, v.passed)));
-        // Read ordered by turn; sorted again so the tally never depends on it.
-        one.sort_unstable_by_key(|&(t, _)| t);
-        let cell = facts.convs.get(first.conv).map(|c| c.cell);
-        let tag = facts
-            .checks
-            .definitions
-            .get(&first.definition)
-            .map(|d| d.tag);
-        if let (Some(cell), Some(tag)) = (cell, tag) {
-            tallies.entry((cell, tag)).or_default().add_pair(&one);
-        }
-        start = end;
-    }
-    tallies
-        .into_iter()
-        .filter_map(|((cell, tag), t)| {
+    facts
+        .checks
+        .turn_tallies
+        .iter()
+        .filter_map(|(&(cell, tag), t)| {
             let key = facts.cells.get(cell)?;
             Some(ConstraintSurvival {
                 label: key.label.clone(),
@@ -235,7 +227,7 @@ mod tests {
     fn tally(pairs: &[&[(u32, bool)]]) -> Tally {
         let mut t = Tally::default();
         for p in pairs {
-            t.add_pair(p);
+            t.add_pair(&mut p.to_vec());
         }
         t
     }
@@ -322,6 +314,24 @@ mod tests {
         }
         let json = serde_json::to_value(t.turns()[0]).unwrap();
         assert_eq!(json["interval"].as_array().map(Vec::len), Some(2), "{json}");
+    }
+
+    #[test]
+    fn tallies_read_apart_merge_into_the_tally_read_together() {
+        let pairs: [&[(u32, bool)]; 4] = [
+            &[(2, H), (3, F), (4, H)],
+            &[(2, F), (3, F)],
+            &[(5, H)],
+            &[(2, H), (3, H), (4, F)],
+        ];
+        let mut apart = tally(&pairs[..2]);
+        apart.merge(&tally(&pairs[2..]));
+        assert_eq!(apart, tally(&pairs));
+        // Verdicts out of turn order are put in order first.
+        assert_eq!(
+            tally(&[&[(4, H), (2, H), (3, F)]]),
+            tally(&[&[(2, H), (3, F), (4, H)]])
+        );
     }
 
     #[test]

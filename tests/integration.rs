@@ -18,6 +18,7 @@ mod client_dialects;
 mod collect_faults;
 mod collect_resume;
 mod collect_runs;
+mod constraints_across_turns;
 mod doc_paths;
 mod exit_codes;
 mod hardening;

@@ -379,3 +379,56 @@ fn long_names_stay_inside_their_charts() {
     assert_eq!(html.matches(" (n 12)</text>").count(), 6);
     assert_eq!(legibility::problems(&html), Vec::<String>::new());
 }
+
+#[test]
+fn constraints_across_turns_stay_legible_at_ten_providers() {
+    let r = json(&["--sort", "p95"]);
+    let terminal = report(&["--sort", "p95"]);
+    let md = report(&["--format", "md", "--sort", "p95"]);
+    let survival = r["constraint_survival"].as_array().unwrap();
+    for label in width::LABELS {
+        let providers: Vec<&str> = ordered(&r, label)
+            .iter()
+            .map(|c| c["provider"].as_str().unwrap())
+            .collect();
+        assert_eq!(providers.len(), 10);
+        let tags: Vec<&str> = survival
+            .iter()
+            .filter(|e| e["label"] == label)
+            .map(|e| e["tag"].as_str().unwrap())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert!(!tags.is_empty(), "{label}: no turn verdicts");
+        // The terminal section fits 100 columns, and every row of every column group
+        // starts with its provider and tag.
+        let at = terminal
+            .find(&format!("CONSTRAINTS ACROSS TURNS · {label}"))
+            .unwrap();
+        let section = &terminal[at..];
+        let section = &section[..section.find("\n\n").unwrap_or(section.len())];
+        let mut rows = 0;
+        for line in section.lines() {
+            assert!(line.chars().count() <= 100, "{line:?}");
+            if providers.iter().any(|p| line.starts_with(&format!("{p} "))) {
+                rows += 1;
+                assert!(
+                    tags.iter().any(|t| line.contains(&format!(" {t} "))),
+                    "a row without its tag: {line:?}"
+                );
+            }
+        }
+        assert!(rows >= 10 * tags.len(), "{label}: {rows} rows\n{section}");
+        // The Markdown table lists the providers in the cell tables' order.
+        let at = md
+            .find(&format!("## CONSTRAINTS ACROSS TURNS · {label}"))
+            .unwrap();
+        let table = &md[at..];
+        let mut last = 0;
+        for p in &providers {
+            let pos = table.find(&format!("| {p} |")).unwrap();
+            assert!(pos >= last, "{label}: rows out of --sort p95 order");
+            last = pos;
+        }
+    }
+}

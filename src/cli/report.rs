@@ -80,6 +80,10 @@ pub struct ReportArgs {
     /// the cells.
     #[arg(long, conflicts_with = "trend")]
     matrix: bool,
+    /// CONSTRAINTS ACROSS TURNS as the CSV's rows (one per cell × check tag × turn:
+    /// pass rate, survival, forgetting and recovery) instead of the cells.
+    #[arg(long, conflicts_with_all = ["trend", "matrix"])]
+    turns: bool,
     /// Exit with status 6 when any comparison with the baseline is an established
     /// regression (needs --baseline-run or --baseline-window).
     #[arg(long)]
@@ -140,6 +144,7 @@ impl ReportArgs {
         let format = FormatOptions {
             tables_only: global.quiet,
             matrix_rows: self.matrix,
+            turn_rows: self.turns,
         };
         match self.out.filter(|p| p.as_os_str() != "-") {
             Some(path) => {

@@ -235,6 +235,65 @@ fn matrix<W: Write>(
     Ok(())
 }
 
+/// `--turns`: one row per cell × check tag × turn (`crate::report::survival`); the tag's
+/// forgetting and recovery figures repeat on each of its rows.
+pub const TURNS_HEADER: [&str; 22] = [
+    "model",
+    "provider",
+    "simulated",
+    "tag",
+    "turn",
+    "scored",
+    "held",
+    "pass_rate",
+    "pass_lo",
+    "pass_hi",
+    "survival_at_risk",
+    "still_held",
+    "forgetting_at_risk",
+    "forgetting_lost",
+    "forgetting_ratio",
+    "forgetting_lo",
+    "forgetting_hi",
+    "recovery_failing",
+    "recovery_recovered",
+    "recovery_ratio",
+    "recovery_lo",
+    "recovery_hi",
+];
+
+fn turns<W: Write>(
+    rows: &[crate::report::survival::ConstraintSurvival],
+    w: &mut ::csv::Writer<W>,
+) -> Result<(), ExportError> {
+    w.write_record(TURNS_HEADER)?;
+    for s in rows {
+        let (f, c) = (&s.forgetting, &s.recovery);
+        for (t, point) in s.turns.iter().zip(&s.survival) {
+            let mut row = vec![
+                s.label.clone(),
+                s.provider.clone(),
+                s.simulated.to_string(),
+                s.tag.clone(),
+                t.turn.to_string(),
+                t.scored.to_string(),
+                t.held.to_string(),
+                num(t.rate),
+            ];
+            row.extend(interval(t.interval));
+            row.push(point.at_risk.to_string());
+            row.push(point.still_held.to_string());
+            row.extend([f.at_risk.to_string(), f.lost.to_string(), num(f.ratio)]);
+            row.extend(interval(f.interval));
+            row.extend([c.failing.to_string(), c.recovered.to_string(), num(c.ratio)]);
+            row.extend(interval(c.interval));
+            w.write_record(row.into_iter().map(inert))?;
+        }
+    }
+    w.flush()?;
+    Ok(())
+}
+
 impl Exporter<Report> for Csv {
     fn write(
         &self,
@@ -248,6 +307,9 @@ impl Exporter<Report> for Csv {
         }
         if opts.matrix_rows {
             return matrix(&r.matrix, &mut w);
+        }
+        if opts.turn_rows {
+            return turns(&r.constraint_survival, &mut w);
         }
         w.write_record(header())?;
         let judge = primary_judge(r);

@@ -22,6 +22,7 @@ mod matrix_view;
 mod over_time_tables;
 mod replay_tables;
 pub mod sections;
+mod survival_tables;
 mod svg;
 mod terminal;
 mod text_table;
@@ -56,6 +57,9 @@ pub struct FormatOptions {
     pub tables_only: bool,
     /// CSV: the scenario × cell matrix's rows instead of the cells' (`--matrix`).
     pub matrix_rows: bool,
+    /// CSV: one row per cell × check tag × turn of CONSTRAINTS ACROSS TURNS instead of
+    /// the cells' (`--turns`).
+    pub turn_rows: bool,
 }
 
 pub static REPORT_FORMATS: &[Format<Report>] = &[

@@ -101,6 +101,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     if !r.checks.tags.is_empty() {
         out.push(by_tag(r, m));
     }
+    out.extend(super::survival_tables::tables(r));
     for s in &r.judges {
         out.push(judge(r, s, m));
     }

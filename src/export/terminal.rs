@@ -125,7 +125,7 @@ fn write_table(out: &mut dyn Write, t: &Table) -> Result<(), ExportError> {
         })
         .collect();
     writeln!(out, "{}", wrap(&t.heading(), 2))?;
-    for group in column_groups(&widths) {
+    for group in column_groups(&widths, t.lead) {
         let line = |row: &[String]| {
             let mut s = String::new();
             for (k, &i) in group.iter().enumerate() {
@@ -160,23 +160,28 @@ fn write_table(out: &mut dyn Write, t: &Table) -> Result<(), ExportError> {
     Ok(())
 }
 
-/// Columns in groups that each fit the page, the first (name) column repeated in every
-/// group: a table too wide for 100 columns is printed as several narrower ones.
-fn column_groups(widths: &[usize]) -> Vec<Vec<usize>> {
-    let Some(&first) = widths.first() else {
+/// Columns in groups that each fit the page, the first `lead` (name) columns repeated in
+/// every group: a table too wide for 100 columns is printed as several narrower ones.
+fn column_groups(widths: &[usize], lead: usize) -> Vec<Vec<usize>> {
+    if widths.is_empty() {
         return Vec::new();
-    };
-    let mut groups = vec![vec![0]];
+    }
+    let lead = lead.clamp(1, widths.len());
+    let names: Vec<usize> = (0..lead).collect();
+    let first: usize = widths[..lead].iter().sum::<usize>() + 2 * (lead - 1);
+    let mut groups = vec![names.clone()];
     let mut used = first;
-    for (i, &w) in widths.iter().enumerate().skip(1) {
+    for (i, &w) in widths.iter().enumerate().skip(lead) {
         let fits = used + 2 + w <= WIDTH;
         match groups.last_mut() {
-            Some(g) if fits || g.len() == 1 => {
+            Some(g) if fits || g.len() == lead => {
                 g.push(i);
                 used += 2 + w;
             }
             _ => {
-                groups.push(vec![0, i]);
+                let mut g = names.clone();
+                g.push(i);
+                groups.push(g);
                 used = first + 2 + w;
             }
         }
@@ -200,12 +205,19 @@ mod tests {
 
     #[test]
     fn wide_tables_split_into_groups_that_fit() {
-        assert_eq!(column_groups(&[20, 30, 30]), vec![vec![0, 1, 2]]);
-        let groups = column_groups(&[28, 20, 20, 20, 20, 20]);
+        assert_eq!(column_groups(&[20, 30, 30], 1), vec![vec![0, 1, 2]]);
+        let groups = column_groups(&[28, 20, 20, 20, 20, 20], 1);
         assert_eq!(groups, vec![vec![0, 1, 2, 3], vec![0, 4, 5]]);
         for g in groups {
             let w: usize = g.iter().map(|&i| [28, 20, 20, 20, 20, 20][i] + 2).sum();
             assert!(w <= WIDTH + 2);
         }
+        // Rows named by two columns (provider, tag) keep both in every group.
+        let groups = column_groups(&[12, 22, 14, 14, 14, 14, 14, 14], 2);
+        assert_eq!(
+            groups,
+            vec![vec![0, 1, 2, 3, 4, 5], vec![0, 1, 6, 7]],
+            "{groups:?}"
+        );
     }
 }

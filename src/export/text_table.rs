@@ -28,6 +28,9 @@ pub struct Table {
     pub align: Vec<Align>,
     pub rows: Vec<Row>,
     pub footnotes: Vec<String>,
+    /// How many leading columns name a row (1 unless a row is named by several, as
+    /// provider and tag): a table too wide for the terminal repeats them in every group.
+    pub lead: usize,
 }
 
 /// One row: what it shows, whether its figures are simulated, and its text.
@@ -54,7 +57,14 @@ impl Table {
             align: columns.iter().map(|(_, a)| *a).collect(),
             rows: Vec::new(),
             footnotes: Vec::new(),
+            lead: 1,
         }
+    }
+
+    /// Rows are named by the first `lead` columns (at least one).
+    pub(super) fn lead(mut self, lead: usize) -> Table {
+        self.lead = lead.max(1);
+        self
     }
 
     /// Marks the table as holding simulated figures (its title then says so).

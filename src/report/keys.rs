@@ -59,6 +59,10 @@ pub enum TableKey {
     /// Each cell run by run.
     Trend,
     QualityByTag,
+    /// CONSTRAINTS ACROSS TURNS of one model label's cells.
+    ConstraintsAcrossTurns {
+        model: String,
+    },
     /// One judge section's means: the drill-down's lowest-band links sit under it.
     Judge(JudgeKey),
     /// Agreement of one rubric's replicates or judges.
@@ -93,6 +97,8 @@ pub enum RowKey {
     },
     /// A cell in one run.
     CellRun { cell: CellKey, run: i64 },
+    /// One check tag of a cell (CONSTRAINTS ACROSS TURNS).
+    CellTag { cell: CellKey, tag: String },
     /// A judge's row (reference anchors).
     Judge(JudgeKey),
     /// A criterion's row: of a rubric's agreement, or of a judge (checks × judge).
@@ -109,7 +115,8 @@ impl RowKey {
             RowKey::Cell(c)
             | RowKey::CellCriterion { cell: c, .. }
             | RowKey::Change { cell: c, .. }
-            | RowKey::CellRun { cell: c, .. } => Some(c),
+            | RowKey::CellRun { cell: c, .. }
+            | RowKey::CellTag { cell: c, .. } => Some(c),
             RowKey::Judge(_) | RowKey::Criterion { .. } => None,
         }
     }

@@ -1,14 +1,17 @@
 //! Reads the read model into compact, in-memory facts: conversations first (they decide
 //! what is selected), then turns on one thread while check results and judgments are read
-//! on another, each with its own read-only connection (WAL lets readers run side by side).
+//! on another, each with its own read-only connection (WAL lets readers run side by side);
+//! then, once each conversation's cell is known, the checks' turn verdicts, tallied per
+//! cell × tag as they are read (never held one by one).
 //!
 //! Strings repeated on every row (scenarios, tags, criteria) are interned; a turn is a few
 //! numbers, with NaN or `u32::MAX` for "not known" (never 0), so a million turns fit in
 //! tens of megabytes.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
+use super::survival::Tally;
 use crate::config::Prices;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 use crate::store::StoreError;
@@ -148,6 +151,10 @@ pub(super) struct CheckFacts {
     pub scenarios: BTreeSet<String>,
     /// By conversation index; `None`: no current result stored.
     pub per_conv: Vec<Option<ConvChecks>>,
+    /// The turn verdicts (`current_check_turn_results`) of the selected conversations,
+    /// tallied per (cell, tag index) as they are read: a million-turn store holds millions
+    /// of verdicts, and CONSTRAINTS ACROSS TURNS needs only these counts.
+    pub turn_tallies: BTreeMap<TallyKey, Tally>,
 }
 
 /// One scored or failed judgment, interned.
@@ -246,6 +253,7 @@ pub(super) fn load(
         }
     }
     f.uncounted = uncounted;
+    checks.turn_tallies = tally_turn_verdicts(db, &checks, &f.convs, &index, (lo, mid, hi))?;
     f.checks = checks;
     f.judges = judges;
     mark_structure_failures(&mut f);
@@ -522,6 +530,87 @@ fn read_check_results(
             t[slot] += 1;
         }
     })?;
+    Ok(out)
+}
+
+/// (cell, tag index): what a turn verdict is tallied under.
+type TallyKey = (usize, usize);
+
+/// (conversation id, definition id): one (conversation, check) pair as stored.
+type PairId = (i64, i64);
+
+/// The turn verdicts of the selected conversations tallied per (cell, tag): two readers,
+/// one per half of the conversation ids, as for the check results.
+fn tally_turn_verdicts(
+    db: &Path,
+    checks: &CheckFacts,
+    convs: &[Conv],
+    index: &Index,
+    (lo, mid, hi): (i64, i64, i64),
+) -> Result<BTreeMap<TallyKey, Tally>, super::ReportError> {
+    if checks.definitions.is_empty() || convs.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let (low, high) = std::thread::scope(|s| {
+        let low = s.spawn(move || read_turn_verdicts(db, checks, convs, index, lo..=mid));
+        let high = s.spawn(move || read_turn_verdicts(db, checks, convs, index, mid + 1..=hi));
+        let gone = || super::ReportError::Thread("the turn verdict reader panicked".into());
+        let low = low.join().map_err(|_| gone())??;
+        let high = high.join().map_err(|_| gone())??;
+        Ok::<_, super::ReportError>((low, high))
+    })?;
+    let mut all = low;
+    for (key, t) in high {
+        all.entry(key).or_default().merge(&t);
+    }
+    Ok(all)
+}
+
+/// The turn verdicts of the selected conversations with ids in `ids`, tallied per (cell,
+/// tag index). Rows come by conversation, definition, turn: each (conversation, check)
+/// pair's verdicts are consecutive and are added as one pair.
+fn read_turn_verdicts(
+    db: &Path,
+    checks: &CheckFacts,
+    convs: &[Conv],
+    index: &Index,
+    ids: std::ops::RangeInclusive<i64>,
+) -> Result<BTreeMap<TallyKey, Tally>, StoreError> {
+    let mut out: BTreeMap<TallyKey, Tally> = BTreeMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let conn = crate::store::open_read_only(db)?;
+    // The pair being read: (conversation id, definition id), its (cell, tag), its verdicts.
+    let mut pair: Option<(PairId, Option<TallyKey>)> = None;
+    let mut verdicts: Vec<(u32, bool)> = Vec::new();
+    let mut at = 0;
+    let mut flush = |key: Option<TallyKey>, verdicts: &mut Vec<(u32, bool)>| {
+        if let Some(key) = key {
+            out.entry(key).or_default().add_pair(verdicts);
+        }
+        verdicts.clear();
+    };
+    facts::check_turn_results(&conn, ids, |conversation, definition, turn, passed| {
+        if pair.is_none_or(|(p, _)| p != (conversation, definition)) {
+            if let Some((_, key)) = pair {
+                flush(key, &mut verdicts);
+            }
+            let cell = index
+                .seek(&mut at, conversation)
+                .and_then(|c| convs.get(c))
+                .map(|c| c.cell);
+            let tag = checks.definitions.get(&definition).map(|d| d.tag);
+            pair = Some(((conversation, definition), cell.zip(tag)));
+        }
+        // The table allows only turns from 1 on.
+        if let Ok(turn) = u32::try_from(turn) {
+            verdicts.push((turn, passed));
+        }
+    })?;
+    if let Some((_, key)) = pair {
+        flush(key, &mut verdicts);
+    }
     Ok(out)
 }
 

@@ -6,6 +6,8 @@
 //! - [`build`]: the report from those facts alone (no store handle).
 //! - [`cells`]: per-cell figures: reliability, latency, per-turn, usable, checks, cache,
 //!   cost, flags.
+//! - [`survival`]: CONSTRAINTS ACROSS TURNS: per-turn pass rates, survival, forgetting
+//!   and recovery of the checks' turn verdicts.
 //! - [`judges`]: judge means per rubric × judge × cell.
 //! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
@@ -42,6 +44,7 @@ pub mod replay;
 pub mod rows;
 pub mod sentences;
 pub mod simulated;
+pub mod survival;
 mod trend;
 pub mod vs_fastest;
 pub mod window;
@@ -239,6 +242,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         vs_fastest,
         cells: report_cells,
         checks,
+        constraint_survival: survival::sections(&facts),
         judges: judge_sections,
         agreement,
         pairwise,

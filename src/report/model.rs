@@ -36,6 +36,9 @@ pub struct Report {
     pub vs_fastest: Vec<VsFastest>,
     /// Rule-based checks: pass rates by tag per cell.
     pub checks: ChecksSection,
+    /// CONSTRAINTS ACROSS TURNS: per provider × model label × check tag, the pass rate at
+    /// each turn, survival, forgetting and recovery (`crate::report::survival`).
+    pub constraint_survival: Vec<super::survival::ConstraintSurvival>,
     /// One per (rubric, judge, simulated or real) with current judgments.
     pub judges: Vec<JudgeSection>,
     /// How far the judges can be trusted: agreement between replicates of one judge and

@@ -210,6 +210,12 @@ pub(crate) const CHECK_RESULTS_SQL: &str =
     "SELECT conversation_id, definition_id, passed FROM current_check_results
      WHERE conversation_id BETWEEN ?1 AND ?2 ORDER BY conversation_id";
 
+/// Current turn verdicts of the conversations in an id range, each (conversation, check)
+/// pair's turns in order.
+pub(crate) const CHECK_TURN_RESULTS_SQL: &str =
+    "SELECT conversation_id, definition_id, turn, passed FROM current_check_turn_results
+     WHERE conversation_id BETWEEN ?1 AND ?2 ORDER BY conversation_id, definition_id, turn";
+
 /// Current judgments matching a filter.
 pub(crate) const JUDGMENTS_SQL: &str =
     "SELECT conversation_id, rubric_id, rubric_version, judge_id, judge_model, simulated,
@@ -450,6 +456,22 @@ pub fn check_results(
     let mut rows = stmt.query([conversations.start(), conversations.end()])?;
     while let Some(r) = rows.next()? {
         f(r.get(0)?, r.get(1)?, r.get(2)?);
+    }
+    Ok(())
+}
+
+/// Calls `f(conversation_id, definition_id, turn, passed)` for every current turn verdict
+/// (`current_check_turn_results`) of the conversations in `conversations`, by conversation,
+/// check, turn.
+pub fn check_turn_results(
+    conn: &Connection,
+    conversations: std::ops::RangeInclusive<i64>,
+    mut f: impl FnMut(i64, i64, i64, bool),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(CHECK_TURN_RESULTS_SQL)?;
+    let mut rows = stmt.query([conversations.start(), conversations.end()])?;
+    while let Some(r) = rows.next()? {
+        f(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
     }
     Ok(())
 }

@@ -91,6 +91,18 @@ fn check_results_are_read_by_a_range_of_their_key() {
 }
 
 #[test]
+fn turn_verdicts_are_read_by_a_range_of_their_key() {
+    let (_dir, conn) = store();
+    let results = plan(&conn, facts::CHECK_TURN_RESULTS_SQL, [1, 100]);
+    assert!(!scans(&results).contains(&"SCAN t"), "{results:#?}");
+    assert!(
+        results.iter().any(|l| l
+            .starts_with("SEARCH t USING PRIMARY KEY (conversation_id>? AND conversation_id<?)")),
+        "{results:#?}"
+    );
+}
+
+#[test]
 fn replayed_turns_drive_their_view_and_collected_turns_are_never_scanned_for_them() {
     let (_dir, conn) = store();
     let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();

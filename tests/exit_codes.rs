@@ -92,7 +92,11 @@ fn a_usage_error_is_an_error_and_version_succeeds() {
 fn collect_dry_run_succeeds_failed_conversations_are_some_failed_a_bad_file_an_error() {
     let p = project();
     let bench = refused_bench(&p);
-    ends(&p, &["collect", "--dry-run", "--config", &bench], Exit::Success);
+    ends(
+        &p,
+        &["collect", "--dry-run", "--config", &bench],
+        Exit::Success,
+    );
     ends(&p, &["collect", "-q", "--config", &bench], Exit::SomeFailed);
     let missing = p.path("missing.toml");
     ends(

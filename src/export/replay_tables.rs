@@ -3,12 +3,12 @@
 //! reliability of replayed agent sessions. Formatting only; the figures are
 //! `crate::report::replay`'s.
 
-use crate::report::simulated::Marks;
 use super::text_table::{Align, Table, thousands};
 use crate::figure::{Figure, Unit, percent, usd};
 use crate::report::keys::{RowKey, TableKey};
 use crate::report::model::Report;
 use crate::report::replay::{BREAK_BUCKETS, ReplayCell, Share};
+use crate::report::simulated::Marks;
 
 use Align::{Left as L, Right as R};
 

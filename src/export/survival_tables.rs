@@ -3,11 +3,11 @@
 //! tag — the pass rate at each turn, the forgetting and the recovery ratio, each with the
 //! counts it rests on. Formatting only; the figures are `crate::report::survival`'s.
 
-use super::sections::Marks;
 use super::text_table::{Align, Table};
 use crate::figure::percent;
 use crate::report::keys::{CellKey, RowKey, TableKey};
 use crate::report::model::Report;
+use crate::report::simulated::Marks;
 use crate::report::survival::ConstraintSurvival;
 
 use Align::{Left as L, Right as R};

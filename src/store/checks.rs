@@ -124,11 +124,11 @@ pub fn insert_check_results(
 
 /// Runs one cached `INSERT OR IGNORE` per row with the parameters `params` gives it;
 /// returns how many rows were new.
-fn insert_each<T>(
+fn insert_each<'p, T>(
     conn: &Connection,
     sql: &str,
-    rows: &[T],
-    params: impl Fn(&T) -> Vec<&dyn rusqlite::ToSql>,
+    rows: &'p [T],
+    params: impl Fn(&'p T) -> Vec<&'p dyn rusqlite::ToSql>,
 ) -> Result<usize, StoreError> {
     let mut stmt = conn.prepare_cached(sql)?;
     let mut inserted = 0;

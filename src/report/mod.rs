@@ -242,7 +242,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         vs_fastest,
         cells: report_cells,
         checks,
-        constraint_survival: survival::sections(&facts),
+        constraint_survival: constraint_survival(&facts),
         judges: judge_sections,
         agreement,
         pairwise,
@@ -596,4 +596,27 @@ fn notes(
         notes.push("cost: no prices in the run settings (add `price = {input, cached, output}` to a target, USD per million tokens)".into());
     }
     notes
+}
+
+/// The section: one entry per cell × tag with any turn verdict, in the report's cell order
+/// (model label, then provider), tags in the report's tag order.
+fn constraint_survival(facts: &load::Facts) -> Vec<survival::ConstraintSurvival> {
+    facts
+        .checks
+        .turn_tallies
+        .iter()
+        .filter_map(|(&(cell, tag), t)| {
+            let key = facts.cells.get(cell)?;
+            Some(survival::ConstraintSurvival {
+                label: key.label.clone(),
+                provider: key.provider.clone(),
+                tag: facts.checks.tags.get(tag)?.clone(),
+                simulated: key.simulated,
+                turns: t.turns(),
+                forgetting: t.forgetting(),
+                recovery: t.recovery(),
+                survival: t.survival(),
+            })
+        })
+        .collect()
 }

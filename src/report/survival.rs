@@ -1,6 +1,6 @@
 //! CONSTRAINTS ACROSS TURNS: at which turn a provider lets a requirement go and whether it
 //! comes back, per provider × model label × check tag, from the checks' turn verdicts
-//! (`current_check_turn_results`, read by `load`).
+//! (`current_check_turn_results`, read by `load`, which tallies them here; `build` names the entries).
 //!
 //! A unit is one (conversation, check) pair; its verdicts at the turns its check scopes
 //! (`from_turn = N`: every answered turn from N on; `turn = N`: that one; unscoped: the
@@ -21,7 +21,6 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, Serializer};
 
-use super::load;
 use crate::stats::{self, Interval};
 
 /// One provider × model label × check tag.
@@ -149,7 +148,7 @@ impl Tally {
         self.recovered += other.recovered;
     }
 
-    fn turns(&self) -> Vec<TurnRate> {
+    pub(super) fn turns(&self) -> Vec<TurnRate> {
         self.by_turn
             .iter()
             .map(|(&turn, &[scored, held, ..])| {
@@ -165,7 +164,7 @@ impl Tally {
             .collect()
     }
 
-    fn forgetting(&self) -> Forgetting {
+    pub(super) fn forgetting(&self) -> Forgetting {
         let (ratio, interval) = ratio(self.lost, self.held_before);
         Forgetting {
             at_risk: self.held_before,
@@ -175,7 +174,7 @@ impl Tally {
         }
     }
 
-    fn recovery(&self) -> Recovery {
+    pub(super) fn recovery(&self) -> Recovery {
         let (ratio, interval) = ratio(self.recovered, self.failing_before);
         Recovery {
             failing: self.failing_before,
@@ -185,7 +184,7 @@ impl Tally {
         }
     }
 
-    fn survival(&self) -> Vec<SurvivalPoint> {
+    pub(super) fn survival(&self) -> Vec<SurvivalPoint> {
         self.by_turn
             .iter()
             .map(|(&turn, &[_, _, at_risk, still_held])| SurvivalPoint {
@@ -195,29 +194,6 @@ impl Tally {
             })
             .collect()
     }
-}
-
-/// The section: one entry per cell × tag with any turn verdict, in the report's cell order
-/// (model label, then provider), tags in the report's tag order.
-pub(super) fn sections(facts: &load::Facts) -> Vec<ConstraintSurvival> {
-    facts
-        .checks
-        .turn_tallies
-        .iter()
-        .filter_map(|(&(cell, tag), t)| {
-            let key = facts.cells.get(cell)?;
-            Some(ConstraintSurvival {
-                label: key.label.clone(),
-                provider: key.provider.clone(),
-                tag: facts.checks.tags.get(tag)?.clone(),
-                simulated: key.simulated,
-                turns: t.turns(),
-                forgetting: t.forgetting(),
-                recovery: t.recovery(),
-                survival: t.survival(),
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -92,11 +92,19 @@ fn ratio(k: u64, n: u64) -> (Option<f64>, Option<Interval>) {
     ((n > 0).then(|| k as f64 / n as f64), stats::wilson(k, n))
 }
 
+/// The pairs counted at one turn. The pairs at risk for survival are the pairs scored.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct TurnCounts {
+    scored: u64,
+    held: u64,
+    /// Passed at every scored turn up to and including this one.
+    still_held: u64,
+}
+
 /// The tallies of one provider × label × tag.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(super) struct Tally {
-    /// turn → (scored, held, survival at risk, still held).
-    by_turn: BTreeMap<u32, [u64; 4]>,
+    by_turn: BTreeMap<u32, TurnCounts>,
     held_before: u64,
     lost: u64,
     failing_before: u64,
@@ -115,10 +123,9 @@ impl Tally {
         for &(turn, passed) in verdicts.iter() {
             held_so_far &= passed;
             let t = self.by_turn.entry(turn).or_default();
-            t[0] += 1;
-            t[1] += u64::from(passed);
-            t[2] += 1;
-            t[3] += u64::from(held_so_far);
+            t.scored += 1;
+            t.held += u64::from(passed);
+            t.still_held += u64::from(held_so_far);
             match previous {
                 Some(true) => {
                     self.held_before += 1;
@@ -136,11 +143,11 @@ impl Tally {
 
     /// Adds another tally of the same cell × tag (pairs read apart).
     pub(super) fn merge(&mut self, other: &Tally) {
-        for (&turn, counts) in &other.by_turn {
+        for (&turn, c) in &other.by_turn {
             let t = self.by_turn.entry(turn).or_default();
-            for (a, b) in t.iter_mut().zip(counts) {
-                *a += b;
-            }
+            t.scored += c.scored;
+            t.held += c.held;
+            t.still_held += c.still_held;
         }
         self.held_before += other.held_before;
         self.lost += other.lost;
@@ -151,7 +158,7 @@ impl Tally {
     pub(super) fn turns(&self) -> Vec<TurnRate> {
         self.by_turn
             .iter()
-            .map(|(&turn, &[scored, held, ..])| {
+            .map(|(&turn, &TurnCounts { scored, held, .. })| {
                 let (rate, interval) = ratio(held, scored);
                 TurnRate {
                     turn,
@@ -187,10 +194,10 @@ impl Tally {
     pub(super) fn survival(&self) -> Vec<SurvivalPoint> {
         self.by_turn
             .iter()
-            .map(|(&turn, &[_, _, at_risk, still_held])| SurvivalPoint {
+            .map(|(&turn, c)| SurvivalPoint {
                 turn,
-                at_risk,
-                still_held,
+                at_risk: c.scored,
+                still_held: c.still_held,
             })
             .collect()
     }

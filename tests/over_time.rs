@@ -393,6 +393,10 @@ fn a_collection_started_while_another_writes_is_refused_and_the_first_completes(
         "{err}"
     );
     assert!(first.wait().unwrap().success());
+    assert!(
+        !lock.exists(),
+        "a finished run leaves no lock file beside the store"
+    );
     // Refused before it began: one run, both its conversations, and nothing of the second.
     let conn = project.conn();
     assert_eq!(count(&conn, "SELECT COUNT(*) FROM runs"), 1);

@@ -142,7 +142,6 @@ impl ReportArgs {
         }
         let report = report::build(report::load(&global.db, &opts)?, &opts);
         let format = FormatOptions {
-            tables_only: global.quiet,
             matrix_rows: self.matrix,
             turn_rows: self.turns,
         };

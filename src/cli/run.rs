@@ -78,14 +78,7 @@ impl RunArgs {
             if !quiet && std::io::stdout().is_terminal() {
                 println!();
             }
-            export::write_stdout(
-                terminal,
-                report,
-                &FormatOptions {
-                    tables_only: quiet,
-                    ..FormatOptions::default()
-                },
-            )?;
+            export::write_stdout(terminal, report, &FormatOptions::default())?;
         }
         for f in &outcome.collect.store_failures {
             eprintln!("store: {f}");

@@ -14,22 +14,20 @@ impl Exporter<Report> for Markdown {
     fn write(
         &self,
         r: &Report,
-        opts: &FormatOptions,
+        _opts: &FormatOptions,
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
-        if !opts.tables_only {
-            writeln!(out, "# turnbench report\n")?;
-            writeln!(out, "{}  ", escape(&run_line(r)))?;
-            writeln!(out, "{}\n", escape(&scope_line(r)))?;
-            if !r.headlines.is_empty() {
-                writeln!(out, "## Headlines\n")?;
-                for (group, lines) in headline_groups(r) {
-                    for line in lines {
-                        writeln!(out, "- **{}**: {}", escape(&group), escape(&line))?;
-                    }
+        writeln!(out, "# turnbench report\n")?;
+        writeln!(out, "{}  ", escape(&run_line(r)))?;
+        writeln!(out, "{}\n", escape(&scope_line(r)))?;
+        if !r.headlines.is_empty() {
+            writeln!(out, "## Headlines\n")?;
+            for (group, lines) in headline_groups(r) {
+                for line in lines {
+                    writeln!(out, "- **{}**: {}", escape(&group), escape(&line))?;
                 }
-                writeln!(out)?;
             }
+            writeln!(out)?;
         }
         for t in tables(r) {
             writeln!(out, "## {}\n", escape(&t.heading()))?;
@@ -56,7 +54,7 @@ impl Exporter<Report> for Markdown {
             }
         }
         write!(out, "{}", super::matrix_view::markdown(r))?;
-        if !opts.tables_only && !r.notes.is_empty() {
+        if !r.notes.is_empty() {
             writeln!(out, "## Notes\n")?;
             for n in &r.notes {
                 writeln!(out, "- {}", escape(n))?;

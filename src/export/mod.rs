@@ -53,8 +53,6 @@ pub struct Format<D: ?Sized + 'static> {
 /// Choices that belong to the reader, not to the data.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FormatOptions {
-    /// Only the tables (`--quiet`): no run card, headlines or notes.
-    pub tables_only: bool,
     /// CSV: the scenario × cell matrix's rows instead of the cells' (`--matrix`).
     pub matrix_rows: bool,
     /// CSV: one row per cell × check tag × turn of CONSTRAINTS ACROSS TURNS instead of

@@ -1,6 +1,6 @@
 //! The terminal format: the run card, headlines as sentences, then aligned tables that fit
 //! 100 columns (long names are shortened with `…`; the other formats keep them whole), then
-//! notes. `--quiet` keeps only the tables.
+//! notes. `--quiet` silences progress on stderr, never the report.
 
 use std::io::Write;
 
@@ -19,41 +19,39 @@ impl Exporter<Report> for Terminal {
     fn write(
         &self,
         r: &Report,
-        opts: &FormatOptions,
+        _opts: &FormatOptions,
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
-        if !opts.tables_only {
-            writeln!(out, "{}", wrap(&terminal_inert(&run_line(r)), 0))?;
-            writeln!(out, "{}", wrap(&terminal_inert(&scope_line(r)), 0))?;
-            writeln!(out)?;
-            if !r.headlines.is_empty() {
-                writeln!(out, "HEADLINES")?;
-                let groups = headline_groups(r);
-                let gw = groups
-                    .iter()
-                    .map(|(g, _)| g.chars().count().min(NAME_WIDTH))
-                    .max()
-                    .unwrap_or(0)
-                    .max(11);
-                for (group, lines) in &groups {
-                    for (i, line) in lines.iter().enumerate() {
-                        let head = if i == 0 {
-                            shorten(&terminal_inert(group), gw)
-                        } else {
-                            String::new()
-                        };
-                        let text = wrap(&terminal_inert(line), gw + 4);
-                        writeln!(out, "  {head:<gw$}  {text}")?;
-                    }
+        writeln!(out, "{}", wrap(&terminal_inert(&run_line(r)), 0))?;
+        writeln!(out, "{}", wrap(&terminal_inert(&scope_line(r)), 0))?;
+        writeln!(out)?;
+        if !r.headlines.is_empty() {
+            writeln!(out, "HEADLINES")?;
+            let groups = headline_groups(r);
+            let gw = groups
+                .iter()
+                .map(|(g, _)| g.chars().count().min(NAME_WIDTH))
+                .max()
+                .unwrap_or(0)
+                .max(11);
+            for (group, lines) in &groups {
+                for (i, line) in lines.iter().enumerate() {
+                    let head = if i == 0 {
+                        shorten(&terminal_inert(group), gw)
+                    } else {
+                        String::new()
+                    };
+                    let text = wrap(&terminal_inert(line), gw + 4);
+                    writeln!(out, "  {head:<gw$}  {text}")?;
                 }
-                writeln!(out)?;
             }
+            writeln!(out)?;
         }
         for t in tables(r) {
             write_table(out, &t)?;
             writeln!(out)?;
         }
-        if !opts.tables_only && !r.notes.is_empty() {
+        if !r.notes.is_empty() {
             writeln!(out, "NOTES")?;
             for n in &r.notes {
                 writeln!(out, "  - {}", wrap(&terminal_inert(n), 4))?;
@@ -150,8 +148,10 @@ fn write_table(out: &mut dyn Write, t: &Table) -> Result<(), ExportError> {
             s.trim_end().to_string()
         };
         writeln!(out, "{}", line(&t.header))?;
-        for row in &cells {
-            writeln!(out, "{}", line(row))?;
+        // A row with nothing in this group's columns (a criterion row's empty "unscored")
+        // would print as a blank line.
+        for text in cells.iter().map(|row| line(row)).filter(|l| !l.is_empty()) {
+            writeln!(out, "{text}")?;
         }
     }
     for f in &t.footnotes {

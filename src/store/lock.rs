@@ -66,7 +66,7 @@ impl RunLock {
             .write(true)
             .create(true)
             .truncate(false)
-            .open(&path)
+            .open(path)
             .map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}

@@ -1027,3 +1027,57 @@ fn an_old_import_is_counted_once_on_open_and_the_report_never_counts() {
         1
     );
 }
+
+/// Quality claims compare the providers of one model label (as latency does): acme / m-y
+/// has no other cell of its label, so no quality family holds it; `--across-models` adds
+/// the family across labels, and only then do claims pair m-x with m-y.
+#[test]
+fn quality_families_stay_within_a_model_label_unless_asked() {
+    let project = fixture(true);
+    let quality = |r: &Value| -> Vec<Value> {
+        r["headlines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["kind"] == "quality_checks" || h["kind"] == "quality_judge")
+            .cloned()
+            .collect()
+    };
+    let label_of = |name: &str| name.rsplit(" / ").next().unwrap().to_string();
+    let by_label = json_report(&project, &[]);
+    let within = quality(&by_label);
+    assert!(
+        within.iter().any(|h| h["kind"] == "quality_checks")
+            && within.iter().any(|h| h["kind"] == "quality_judge"),
+        "{within:?}"
+    );
+    for h in &within {
+        assert_eq!(h["model"], "m-x", "{h}");
+        let family = &h["family"];
+        assert_eq!(family["cells"], 2, "{family}");
+        for c in family["claims"].as_array().unwrap() {
+            let (a, b) = (c["a"].as_str().unwrap(), c["b"].as_str().unwrap());
+            assert_eq!(label_of(a), label_of(b), "{c}");
+        }
+    }
+    let across = json_report(&project, &["--across-models"]);
+    let mixed: Vec<Value> = quality(&across)
+        .into_iter()
+        .filter(|h| h["model"].is_null())
+        .collect();
+    assert_eq!(mixed.len(), within.len(), "{mixed:?}");
+    for h in &mixed {
+        assert_eq!(h["family"]["cells"], 3, "{h}");
+    }
+    assert!(
+        mixed
+            .iter()
+            .flat_map(|h| h["family"]["claims"].as_array().unwrap())
+            .any(|c| { label_of(c["a"].as_str().unwrap()) != label_of(c["b"].as_str().unwrap()) }),
+        "{mixed:?}"
+    );
+    // The terminal groups each label's quality headlines under its name.
+    let text = report(&project, &[]);
+    assert!(text.contains("quality · m-x"), "{text}");
+    assert!(!text.contains("quality across models"), "{text}");
+}

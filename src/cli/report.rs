@@ -88,6 +88,11 @@ pub struct ReportArgs {
     /// regression (needs --baseline-run or --baseline-window).
     #[arg(long)]
     fail_on_regression: bool,
+    /// Quality claims (task success, judge means) also compare cells of different model
+    /// labels, as their own family; by default a family holds one model label's cells
+    /// (always across labels when one provider serves every cell).
+    #[arg(long)]
+    across_models: bool,
 }
 
 fn span(text: &str) -> Result<Span, String> {
@@ -117,6 +122,7 @@ impl ReportArgs {
             with_conversations: self.format == "json",
             sort: self.sort,
             trend: self.trend,
+            across_models: self.across_models,
             runs: RunChoice {
                 since: self.since,
                 last: self.last,

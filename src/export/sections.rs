@@ -836,7 +836,10 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
         let group = match h.kind {
             K::LatencyP50 | K::LatencyP95 => h.model.clone().unwrap_or_default(),
             K::Reliability => "reliability".into(),
-            K::QualityChecks | K::QualityJudge => "quality".into(),
+            K::QualityChecks | K::QualityJudge => match &h.model {
+                Some(label) => format!("quality · {label}"),
+                None => "quality across models".into(),
+            },
             K::Flag => "flags".into(),
             K::Change => "against the baseline".into(),
         };

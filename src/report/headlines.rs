@@ -7,7 +7,8 @@
 //! - Reliability per provider across models.
 //! - Quality: task success per attempted conversation (failures count as not meeting the
 //!   bar), and each judge's mean over the slots both cells completed and it scored: the
-//!   leading cell against every other.
+//!   leading cell against every other, per model label like latency ([`Scope`]: across
+//!   labels only with `--across-models` or when one provider serves every cell).
 //! - Flags: truncation (and reasoning that used the budget), content filters, retries.
 //!
 //! Every family tests every pair of its cells (Holm over all of them), and the headline
@@ -29,6 +30,7 @@ pub(super) fn headlines(
     by_cell: &[Vec<usize>],
     cells: &[Cell],
     judges: &[(JudgeSection, HashMap<usize, f64>)],
+    scope: &Scope,
     seed: u64,
 ) -> Vec<Headline> {
     // Each cell's slots, once for every family that pairs it.
@@ -36,9 +38,9 @@ pub(super) fn headlines(
     let mut out = Vec::new();
     latency(facts, &slots, cells, seed, &mut out);
     reliability(cells, &mut out);
-    task_success(facts, &slots, cells, seed, &mut out);
+    task_success(facts, &slots, cells, scope, seed, &mut out);
     for (section, scores) in judges {
-        judge(facts, &slots, cells, section, scores, seed, &mut out);
+        judge(facts, &slots, cells, scope, section, scores, seed, &mut out);
     }
     flags(cells, &mut out);
     out
@@ -410,104 +412,155 @@ fn task_success(
     facts: &Facts,
     slots: &[Vec<(Slot, usize)>],
     cells: &[Cell],
+    scope: &Scope,
     seed: u64,
     out: &mut Vec<Headline>,
 ) {
-    let sides: Vec<Side> = cells
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.checks.task_success.n > 0)
-        .map(|(i, c)| {
-            Side::new(facts, i, &slots[i], c.checks.task_success.value, |conv| {
-                task_success_of(facts, conv)
+    let scored = |i: &usize| cells[*i].checks.task_success.n > 0;
+    for (label, group) in scope.families(cells, scored) {
+        let sides: Vec<Side> = group
+            .iter()
+            .map(|&i| {
+                let c = &cells[i];
+                Side::new(facts, i, &slots[i], c.checks.task_success.value, |conv| {
+                    task_success_of(facts, conv)
+                })
             })
-        })
-        .collect();
-    let Some(f) = family(
-        cells,
-        &sides,
-        Statistic::Mean,
-        ClaimStatistic::TaskSuccessDifference,
-        seed,
-        "task success",
-    ) else {
-        return;
-    };
-    let Some(leader) = leader_side(cells, &sides, &f) else {
-        return;
-    };
-    out.push(Headline {
-        kind: HeadlineKind::QualityChecks,
-        model: None,
-        text: String::new(),
-        said: Said::TaskSuccess {
-            leader: cell_name(&cells[leader.cell]),
-            rate: cells[leader.cell].checks.task_success,
-        },
-        established: Some(lead_established(&f)),
-        simulated: cells.iter().any(|c| c.simulated),
-        family: Some(f),
-    });
+            .collect();
+        let key = match &label {
+            Some(l) => format!("task success {l}"),
+            None => "task success".into(),
+        };
+        let Some(f) = family(
+            cells,
+            &sides,
+            Statistic::Mean,
+            ClaimStatistic::TaskSuccessDifference,
+            seed,
+            &key,
+        ) else {
+            continue;
+        };
+        let Some(leader) = leader_side(cells, &sides, &f) else {
+            continue;
+        };
+        out.push(Headline {
+            kind: HeadlineKind::QualityChecks,
+            model: label,
+            text: String::new(),
+            said: Said::TaskSuccess {
+                leader: cell_name(&cells[leader.cell]),
+                rate: cells[leader.cell].checks.task_success,
+            },
+            established: Some(lead_established(&f)),
+            simulated: group.iter().any(|&i| cells[i].simulated),
+            family: Some(f),
+        });
+    }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn judge(
     facts: &Facts,
     slots: &[Vec<(Slot, usize)>],
     cells: &[Cell],
+    scope: &Scope,
     section: &JudgeSection,
     scores: &HashMap<usize, f64>,
     seed: u64,
     out: &mut Vec<Headline>,
 ) {
-    let sides: Vec<Side> = section
-        .cells
-        .iter()
-        .enumerate()
-        .filter(|(_, j)| j.n > 0)
-        .map(|(i, j)| {
-            Side::new(facts, i, &slots[i], j.overall.map(|e| e.value), |conv| {
-                scores.get(&conv).copied()
+    let scored = |i: &usize| section.cells.get(*i).is_some_and(|j| j.n > 0);
+    for (label, group) in scope.families(cells, scored) {
+        let sides: Vec<Side> = group
+            .iter()
+            .filter_map(|&i| {
+                let j = section.cells.get(i)?;
+                Some(Side::new(
+                    facts,
+                    i,
+                    &slots[i],
+                    j.overall.map(|e| e.value),
+                    |conv| scores.get(&conv).copied(),
+                ))
             })
-        })
-        .collect();
-    let key = format!(
-        "judge {} {} {}",
-        section.rubric, section.judge, section.simulated
-    );
-    let Some(f) = family(
-        cells,
-        &sides,
-        Statistic::Mean,
-        ClaimStatistic::JudgeMeanDifference,
-        seed,
-        &key,
-    ) else {
-        return;
-    };
-    let Some(leader) = leader_side(cells, &sides, &f) else {
-        return;
-    };
-    let Some(j) = section.cells.get(leader.cell) else {
-        return;
-    };
-    out.push(Headline {
-        kind: HeadlineKind::QualityJudge,
-        model: None,
-        text: String::new(),
-        said: Said::JudgeMean {
-            rubric: section.rubric.clone(),
-            judge: section.judge.clone(),
-            simulated: section.simulated,
-            leader: cell_name(&cells[leader.cell]),
-            mean: j.overall,
-            all_equal: j.all_equal,
-            n: j.n,
-            attempted: j.attempted,
-        },
-        established: Some(lead_established(&f)),
-        simulated: section.simulated || cells.iter().any(|c| c.simulated),
-        family: Some(f),
-    });
+            .collect();
+        let key = format!(
+            "judge {} {} {}{}",
+            section.rubric,
+            section.judge,
+            section.simulated,
+            label.as_ref().map_or(String::new(), |l| format!(" {l}"))
+        );
+        let Some(f) = family(
+            cells,
+            &sides,
+            Statistic::Mean,
+            ClaimStatistic::JudgeMeanDifference,
+            seed,
+            &key,
+        ) else {
+            continue;
+        };
+        let Some(leader) = leader_side(cells, &sides, &f) else {
+            continue;
+        };
+        let Some(j) = section.cells.get(leader.cell) else {
+            continue;
+        };
+        out.push(Headline {
+            kind: HeadlineKind::QualityJudge,
+            model: label,
+            text: String::new(),
+            said: Said::JudgeMean {
+                rubric: section.rubric.clone(),
+                judge: section.judge.clone(),
+                simulated: section.simulated,
+                leader: cell_name(&cells[leader.cell]),
+                mean: j.overall,
+                all_equal: j.all_equal,
+                n: j.n,
+                attempted: j.attempted,
+            },
+            established: Some(lead_established(&f)),
+            simulated: section.simulated || group.iter().any(|&i| cells[i].simulated),
+            family: Some(f),
+        });
+    }
+}
+
+/// Which cells a quality family compares: those of one model label (a provider against
+/// the others serving the same model), and across labels only when asked
+/// (`--across-models`) or when one provider serves every cell (then the models are what
+/// differs).
+pub(super) struct Scope {
+    pub across_models: bool,
+}
+
+impl Scope {
+    /// `(label, cells)` per family: `Some(label)` within a label, `None` across labels.
+    fn families(
+        &self,
+        cells: &[Cell],
+        scored: impl Fn(&usize) -> bool,
+    ) -> Vec<(Option<String>, Vec<usize>)> {
+        let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for i in (0..cells.len()).filter(&scored) {
+            by_label.entry(cells[i].model.as_str()).or_default().push(i);
+        }
+        let providers: std::collections::BTreeSet<&str> =
+            cells.iter().map(|c| c.provider.as_str()).collect();
+        let across = (self.across_models || providers.len() == 1) && by_label.len() > 1;
+        let mut out: Vec<(Option<String>, Vec<usize>)> = by_label
+            .iter()
+            .filter(|(_, g)| g.len() > 1)
+            .map(|(l, g)| (Some((*l).to_string()), g.clone()))
+            .collect();
+        if across {
+            out.push((None, by_label.into_values().flatten().collect()));
+        }
+        out
+    }
 }
 
 fn flags(cells: &[Cell], out: &mut Vec<Headline>) {

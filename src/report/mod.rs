@@ -95,6 +95,9 @@ pub struct ReportOptions {
     pub views: drilldown::ConversationViews,
     /// `None`: [`drilldown::DEFAULT_CAP`].
     pub views_cap: Option<usize>,
+    /// Quality claims also across model labels (`--across-models`); always when one
+    /// provider serves every cell.
+    pub across_models: bool,
 }
 
 /// Everything a report is built from, read from the store in one step ([`load`]):
@@ -196,6 +199,9 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         &by_cell,
         &report_cells,
         &scored,
+        &headlines::Scope {
+            across_models: opts.across_models,
+        },
         opts.bootstrap.seed,
     );
     let comparison = comparison.map(|(cmp, mut changes)| {

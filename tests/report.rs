@@ -509,8 +509,8 @@ fn one_or_two_conversations_per_cell_establish_nothing() {
                 }
             }
         }
-        // The latency p50 and p95 families each compare alpha with beta.
-        assert_eq!(claims, 2, "{per_cell} per cell: {}", r["headlines"]);
+        // The latency p50 and p95 and the reliability families each compare alpha with beta.
+        assert_eq!(claims, 3, "{per_cell} per cell: {}", r["headlines"]);
     }
 }
 
@@ -1080,4 +1080,78 @@ fn quality_families_stay_within_a_model_label_unless_asked() {
     let text = report(&project, &[]);
     assert!(text.contains("quality · m-x"), "{text}");
     assert!(!text.contains("quality across models"), "{text}");
+}
+
+/// Reliability is a claim per model label like the others: a provider that fails half its
+/// conversations in every scenario is established as less reliable than one that fails
+/// none, in the family of its label; a cell alone in its label states its figure alone.
+#[test]
+fn reliability_is_compared_within_a_model_label() {
+    let project = Project::new(&[]);
+    let sc = scenario(SCENARIOS[0]);
+    let mut lines = String::new();
+    let cells = [
+        ("steady", "m-x", false),
+        ("shaky", "m-x", true),
+        ("steady", "m-y", false),
+    ];
+    for (provider, model, shaky) in cells {
+        for s in 0..12 {
+            for repeat in 1..=2u32 {
+                let cell = Cell {
+                    provider,
+                    model,
+                    slowness: 1.0,
+                    cached: false,
+                    fault: if shaky {
+                        |_, r| {
+                            if r == 1 {
+                                Fault::RateLimited
+                            } else {
+                                Fault::None
+                            }
+                        }
+                    } else {
+                        |_, _| Fault::None
+                    },
+                };
+                let mut line = conversation(&cell, 0, repeat, &sc);
+                line["scenario"] = json!(format!("s-{s}"));
+                line["id"] = json!(format!("{provider}-{model}-s{s}-{repeat}"));
+                lines.push_str(&line.to_string());
+                lines.push('\n');
+            }
+        }
+    }
+    let file = project.write("t.jsonl", &lines);
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    let r = json_report(&project, &[]);
+    let reliability: Vec<&Value> = r["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["kind"] == "reliability")
+        .collect();
+    assert_eq!(reliability.len(), 2, "{reliability:?}");
+    let mx = reliability.iter().find(|h| h["model"] == "m-x").unwrap();
+    let family = &mx["family"];
+    assert_eq!(family["leader"], "steady / m-x", "{mx}");
+    assert_eq!(family["statistic"], "success_difference", "{mx}");
+    let claim = &family["claims"][0];
+    assert_eq!(claim["b"], "shaky / m-x", "{claim}");
+    assert_eq!(claim["n"], 24, "{claim}");
+    assert_eq!(claim["scenarios"], 12, "{claim}");
+    assert_eq!(claim["a_value"], 1.0, "{claim}");
+    assert_eq!(claim["b_value"], 0.5, "{claim}");
+    assert_eq!(claim["established"], true, "{claim}");
+    assert_eq!(mx["established"], true, "{mx}");
+    let my = reliability.iter().find(|h| h["model"] == "m-y").unwrap();
+    assert!(my["family"].is_null(), "{my}");
+    assert!(
+        my["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("steady / m-y: 24/24 conversations completed"),
+        "{my}"
+    );
 }

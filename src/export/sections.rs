@@ -835,7 +835,10 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
     for h in &r.headlines {
         let group = match h.kind {
             K::LatencyP50 | K::LatencyP95 => h.model.clone().unwrap_or_default(),
-            K::Reliability => "reliability".into(),
+            K::Reliability => match &h.model {
+                Some(label) => format!("reliability · {label}"),
+                None => "reliability across models".into(),
+            },
             K::QualityChecks | K::QualityJudge => match &h.model {
                 Some(label) => format!("quality · {label}"),
                 None => "quality across models".into(),

@@ -296,6 +296,13 @@ fn has_checks(facts: &Facts, c: &Conv) -> bool {
 /// scenario passed, 0 when it failed (a failure never meets the bar) or a check failed;
 /// `None` when it is in no quality denominator, its scenario has no checks, or it completed
 /// and has no check results yet.
+/// 1 when conversation `i` completed, 0 when it failed (by the provider or the client),
+/// `None` when it does not count as attempted (interrupted, or a turnbench fault).
+pub(super) fn completed_of(facts: &Facts, i: usize) -> Option<f64> {
+    let c = facts.convs.get(i)?;
+    counted(c).then_some(if c.outcome.is_completed() { 1.0 } else { 0.0 })
+}
+
 pub(super) fn task_success_of(facts: &Facts, i: usize) -> Option<f64> {
     let c = facts.convs.get(i)?;
     if !counted(c) {

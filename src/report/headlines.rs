@@ -4,7 +4,8 @@
 //!
 //! - Latency, per model label and percentile (p50, p95): the fastest provider against every
 //!   other, paired over the (scenario, repeat) slots both completed, compared as a ratio.
-//! - Reliability per provider across models.
+//! - Reliability: conversation completion per model label, the most reliable cell against
+//!   every other (paired by slot).
 //! - Quality: task success per attempted conversation (failures count as not meeting the
 //!   bar), and each judge's mean over the slots both cells completed and it scored: the
 //!   leading cell against every other, per model label like latency ([`Scope`]: across
@@ -17,7 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::cells::{cluster_of, run_of, task_success_of};
+use super::cells::{cluster_of, completed_of, run_of, task_success_of};
 use super::load::Facts;
 use super::model::{
     Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Said,
@@ -37,7 +38,7 @@ pub(super) fn headlines(
     let slots: Vec<Vec<(Slot, usize)>> = by_cell.iter().map(|c| slots(facts, c)).collect();
     let mut out = Vec::new();
     latency(facts, &slots, cells, seed, &mut out);
-    reliability(cells, &mut out);
+    reliability(facts, &slots, cells, scope, seed, &mut out);
     task_success(facts, &slots, cells, scope, seed, &mut out);
     for (section, scores) in judges {
         judge(facts, &slots, cells, scope, section, scores, seed, &mut out);
@@ -123,54 +124,87 @@ fn pairs(x: &Side, y: &Side) -> PairedSample {
     out
 }
 
-/// One provider's conversations across its model labels.
-#[derive(Default)]
-struct ProviderTally {
-    attempted: u64,
-    completed: u64,
-    failures: BTreeMap<String, u64>,
-    simulated: bool,
-}
-
-fn reliability(cells: &[Cell], out: &mut Vec<Headline>) {
-    let mut by_provider: BTreeMap<&str, ProviderTally> = BTreeMap::new();
-    for c in cells {
-        let e = by_provider.entry(c.provider.as_str()).or_default();
-        e.attempted += c.reliability.attempted;
-        e.completed += c.reliability.completed;
-        for (class, n) in &c.reliability.failures {
-            *e.failures.entry(class.clone()).or_default() += n;
-        }
-        e.simulated |= c.simulated;
-    }
-    let mut rows: Vec<_> = by_provider
-        .into_iter()
-        .filter(|(_, t)| t.attempted > 0)
-        .collect();
-    let rate = |t: &ProviderTally| t.completed as f64 / t.attempted as f64;
-    rows.sort_by(|a, b| rate(&a.1).total_cmp(&rate(&b.1)).then(a.0.cmp(b.0)));
-    for (provider, t) in rows {
-        let ProviderTally {
-            attempted,
-            completed,
-            failures,
-            simulated,
-        } = t;
+/// Conversation completion per model label: the cell that completed the largest share of
+/// its attempted conversations against every other cell of its label (paired by slot: a
+/// slot's value is 1 when its conversation completed, 0 when it failed), as the other
+/// statistics are compared. A label served by one cell states its figure alone.
+fn reliability(
+    facts: &Facts,
+    slots: &[Vec<(Slot, usize)>],
+    cells: &[Cell],
+    scope: &Scope,
+    seed: u64,
+    out: &mut Vec<Headline>,
+) {
+    let attempted = |i: &usize| cells[*i].reliability.attempted > 0;
+    let families = scope.families(cells, attempted);
+    let mut alone: Vec<usize> = (0..cells.len()).filter(attempted).collect();
+    alone.retain(|i| {
+        !families
+            .iter()
+            .any(|(label, g)| label.is_some() && g.contains(i))
+    });
+    for (label, group) in families {
+        let sides: Vec<Side> = group
+            .iter()
+            .map(|&i| {
+                let r = &cells[i].reliability;
+                let figure = Some(r.completed as f64 / r.attempted as f64);
+                Side::new(facts, i, &slots[i], figure, |conv| {
+                    completed_of(facts, conv)
+                })
+            })
+            .collect();
+        let key = match &label {
+            Some(l) => format!("reliability {l}"),
+            None => "reliability".into(),
+        };
+        let Some(f) = family(
+            cells,
+            &sides,
+            Statistic::Mean,
+            ClaimStatistic::SuccessDifference,
+            seed,
+            &key,
+        ) else {
+            continue;
+        };
+        let Some(leader) = leader_side(cells, &sides, &f) else {
+            continue;
+        };
+        let said = reliability_said(&cells[leader.cell]);
         out.push(Headline {
             kind: HeadlineKind::Reliability,
-            model: None,
+            model: label,
             text: String::new(),
-            said: Said::Reliability {
-                provider: provider.to_string(),
-                completed,
-                attempted,
-                rate: super::cells::wilson_rate(completed, attempted),
-                failures,
-            },
+            said,
+            established: Some(lead_established(&f)),
+            simulated: group.iter().any(|&i| cells[i].simulated),
+            family: Some(f),
+        });
+    }
+    for i in alone {
+        let c = &cells[i];
+        out.push(Headline {
+            kind: HeadlineKind::Reliability,
+            model: Some(c.model.clone()),
+            text: String::new(),
+            said: reliability_said(c),
             established: None,
-            simulated,
+            simulated: c.simulated,
             family: None,
         });
+    }
+}
+
+fn reliability_said(c: &Cell) -> Said {
+    let r = &c.reliability;
+    Said::Reliability {
+        cell: cell_name(c),
+        completed: r.completed,
+        attempted: r.attempted,
+        rate: r.success,
+        failures: r.failures.clone(),
     }
 }
 

@@ -177,9 +177,10 @@ pub enum Said {
         ms: f64,
         n: usize,
     },
-    /// One provider's conversations across its model labels.
+    /// A cell's conversations (`provider / model label`): the most reliable of its label
+    /// when the headline has a family, else the label's only cell.
     Reliability {
-        provider: String,
+        cell: String,
         completed: u64,
         attempted: u64,
         rate: Rate,

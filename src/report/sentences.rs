@@ -46,12 +46,24 @@ fn text(h: &Headline) -> String {
             }
         }
         Said::Reliability {
-            provider,
+            cell,
             completed,
             attempted,
             rate,
             failures,
-        } => reliability_text(provider, *completed, *attempted, rate, failures),
+        } => match family {
+            Some(_) => {
+                let figure = format!("{completed}/{attempted} completed ({})", rate_text(rate));
+                quality_text(
+                    "conversations completed (per attempted)",
+                    cell,
+                    &figure,
+                    family,
+                    &points_text,
+                )
+            }
+            None => reliability_text(cell, *completed, *attempted, rate, failures),
+        },
         Said::TaskSuccess { leader, rate } => {
             let figure = format!("{} (n {} attempted)", rate_text(rate), rate.n);
             quality_text(

@@ -50,7 +50,10 @@ const ANSWERS: [(&str, &str); 4] = [
         "Day 1: Alfama and the castle. Day 2: Belem. Budget: 540 EUR.",
         "Day 1: Alfama. Day 2: Belem. Budget: 540 EUR.",
     ),
-    ("Lisbon is nice, see some sights.", "Some places, some budget."),
+    (
+        "Lisbon is nice, see some sights.",
+        "Some places, some budget.",
+    ),
     ("I cannot help with travel.", "No."),
 ];
 
@@ -179,11 +182,7 @@ impl Fixture {
             .unwrap();
         stmt.query_map([judge_id], |r| {
             let scores: String = r.get(1)?;
-            Ok((
-                r.get(0)?,
-                serde_json::from_str(&scores).unwrap(),
-                r.get(2)?,
-            ))
+            Ok((r.get(0)?, serde_json::from_str(&scores).unwrap(), r.get(2)?))
         })
         .unwrap()
         .collect::<Result<_, _>>()
@@ -235,7 +234,12 @@ async fn labels_round_trip_refuse_bad_lines_by_file_and_line_and_import_once() {
         label("c7", scores(3, 3), true).replace("\"completed\":true", "\"completed\":\"yes\""),
     ];
     let out = fx.label("labels.jsonl", &lines).await;
-    assert_eq!(out.status.code(), Some(2), "a refused line is exit 2: {}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a refused line is exit 2: {}",
+        stderr(&out)
+    );
     let err = stderr(&out);
     let refused: Vec<&str> = err.lines().filter(|l| l.starts_with("rejected ")).collect();
     let expected = [
@@ -288,15 +292,25 @@ async fn labels_round_trip_refuse_bad_lines_by_file_and_line_and_import_once() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains("(nothing new)"), "{}", stdout(&out));
     // A changed label replaces the current one; the old one stays as history.
-    let out = fx.label("changed.jsonl", &[label("c1", scores(2, 2), false)]).await;
+    let out = fx
+        .label("changed.jsonl", &[label("c1", scores(2, 2), false)])
+        .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("0 labels added, 1 replaced"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 labels added, 1 replaced"),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(fx.count("SELECT COUNT(*) FROM judgments"), before + 1);
     assert_eq!(fx.current(&format!("human:{RATER}"))[0].1, scores(2, 2));
     // A missing file is an error (exit 1) naming it.
     let out = fx.run(&["label", "import", "missing.jsonl"]).await;
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("missing.jsonl: cannot read"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("missing.jsonl: cannot read"),
+        "{}",
+        stderr(&out)
+    );
     // Labels without a judge: no agreement with a judge to show, but not a null field
     // either (there are labels); no judge section is made of people.
     let report = fx.report().await;
@@ -310,7 +324,9 @@ async fn labels_round_trip_refuse_bad_lines_by_file_and_line_and_import_once() {
 
 /// κ of each entry of the one judge's agreement with the human labels.
 fn kappas(report: &Value) -> Vec<(String, Option<f64>, i64)> {
-    let sections = report["human_agreement"].as_array().expect("human_agreement");
+    let sections = report["human_agreement"]
+        .as_array()
+        .expect("human_agreement");
     assert_eq!(sections.len(), 1, "{sections:?}");
     assert_eq!(sections[0]["judge"], "mock-judge");
     assert_eq!(sections[0]["raters"], json!([format!("human:{RATER}")]));
@@ -359,7 +375,11 @@ async fn a_judge_agrees_with_matching_labels_not_contrary_ones_and_never_sees_th
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let report = fx.report().await;
     let agreement = kappas(&report);
-    assert_eq!(agreement.len(), 6, "five criteria and completed: {agreement:?}");
+    assert_eq!(
+        agreement.len(),
+        6,
+        "five criteria and completed: {agreement:?}"
+    );
     assert_eq!(agreement[5].0, "completed");
     for (criterion, kappa, n) in &agreement {
         assert_eq!(*n, 16, "{criterion}");
@@ -379,7 +399,10 @@ async fn a_judge_agrees_with_matching_labels_not_contrary_ones_and_never_sees_th
         .iter()
         .map(|j| j.as_str().unwrap())
         .collect();
-    assert!(names.contains(&format!("human:{RATER}").as_str()), "{names:?}");
+    assert!(
+        names.contains(&format!("human:{RATER}").as_str()),
+        "{names:?}"
+    );
     // People are not a judge of the JUDGE tables.
     let judges: Vec<&str> = report["judges"]
         .as_array()
@@ -410,7 +433,11 @@ async fn a_judge_agrees_with_matching_labels_not_contrary_ones_and_never_sees_th
         .collect();
     let out = fx.label("contrary.jsonl", &contrary).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("0 labels added, 16 replaced"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("0 labels added, 16 replaced"),
+        "{}",
+        stdout(&out)
+    );
     let report = fx.report().await;
     for (criterion, kappa, n) in kappas(&report) {
         assert_eq!(n, 16);
@@ -428,7 +455,10 @@ async fn a_judge_agrees_with_matching_labels_not_contrary_ones_and_never_sees_th
     for request in &asked {
         assert!(request.contains("mock-judge"), "{request}");
         for secret in ["zq7", "human:", "HUMAN-NOTE"] {
-            assert!(!request.contains(secret), "{secret} reached a judge: {request}");
+            assert!(
+                !request.contains(secret),
+                "{secret} reached a judge: {request}"
+            );
         }
     }
 }

@@ -6,8 +6,7 @@
 use crate::figure::{Figure, Unit, percent, usd};
 use crate::report::model::{
     AgreementKind, AgreementSection, Cell, CriterionAgreement, Estimate, HumanAgreementSection,
-    JudgeSection,
-    PairwiseSection, Percentiles, Report, TagTally,
+    JudgeSection, PairwiseSection, Percentiles, Report, TagTally,
 };
 
 pub use super::text_table::{Align, Row, Table, thousands};
@@ -627,11 +626,21 @@ fn human_agreement(sections: &[HumanAgreementSection], m: Marks) -> Table {
                 s.simulated,
                 vec![
                     if i == 0 {
-                        format!("{} · {} ({}){}", s.rubric, s.judge, s.judge_model, sim(s.simulated))
+                        format!(
+                            "{} · {} ({}){}",
+                            s.rubric,
+                            s.judge,
+                            s.judge_model,
+                            sim(s.simulated)
+                        )
                     } else {
                         String::new()
                     },
-                    if i == 0 { s.raters.join(", ") } else { String::new() },
+                    if i == 0 {
+                        s.raters.join(", ")
+                    } else {
+                        String::new()
+                    },
                     a.criterion.clone(),
                     a.n.to_string(),
                     a.weighted_kappa.map_or("-".into(), |v| {

@@ -55,9 +55,11 @@ impl<'f> Judged<'f> {
         let machines = j.sections.len();
         let keys: Vec<&SectionKey> = j.sections.iter().chain(&j.human_sections).collect();
         let mut by_section: Vec<Scores> = vec![BTreeMap::new(); keys.len()];
-        let judgments = j.judgments.iter().map(|x| (x, 0)).chain(
-            j.human_judgments.iter().map(|x| (x, machines)),
-        );
+        let judgments = j
+            .judgments
+            .iter()
+            .map(|x| (x, 0))
+            .chain(j.human_judgments.iter().map(|x| (x, machines)));
         for (judgment, offset) in judgments.filter(|(x, _)| x.status == JudgmentStatus::Ok) {
             if let Some(scores) = by_section.get_mut(judgment.section + offset) {
                 scores.entry(judgment.conv).or_default().insert(

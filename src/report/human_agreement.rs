@@ -50,7 +50,12 @@ impl ByConversation {
 
     fn completed(&self, conv: usize) -> Option<f64> {
         let said = self.completed.get(&conv)?;
-        mean(&said.iter().map(|&d| f64::from(u8::from(d))).collect::<Vec<_>>())
+        mean(
+            &said
+                .iter()
+                .map(|&d| f64::from(u8::from(d)))
+                .collect::<Vec<_>>(),
+        )
     }
 }
 

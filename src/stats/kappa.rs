@@ -161,10 +161,19 @@ mod tests {
     fn the_scale_spaces_scores_not_the_values_seen() {
         // Only 1, 2 and 5 used: sklearn with labels=[1..5] gives 0.5670103092783505; without
         // labels (1, 2, 5 one step apart each) it would give 0.5454545454545454.
-        let g: Vec<(f64, f64)> = [(1, 2), (2, 1), (5, 5), (5, 2), (1, 1), (2, 5), (5, 5), (1, 2)]
-            .iter()
-            .map(|&(a, b)| (a as f64, b as f64))
-            .collect();
+        let g: Vec<(f64, f64)> = [
+            (1, 2),
+            (2, 1),
+            (5, 5),
+            (5, 2),
+            (1, 1),
+            (2, 5),
+            (5, 5),
+            (1, 2),
+        ]
+        .iter()
+        .map(|&(a, b)| (a as f64, b as f64))
+        .collect();
         let k = quadratic_weighted_kappa(&g).unwrap();
         assert!(close(k, 0.5670103092783505), "{k}");
     }
@@ -208,7 +217,10 @@ mod tests {
         assert_eq!(quadratic_weighted_kappa(&[]), None);
         assert_eq!(quadratic_weighted_kappa(&[(3.0, 3.0)]), None);
         assert_eq!(quadratic_weighted_kappa(&[(3.0, 3.0), (3.0, 3.0)]), None);
-        assert_eq!(quadratic_weighted_kappa(&[(f64::NAN, 3.0), (1.0, 3.0)]), None);
+        assert_eq!(
+            quadratic_weighted_kappa(&[(f64::NAN, 3.0), (1.0, 3.0)]),
+            None
+        );
         assert_eq!(cohen_kappa_binary(&[(true, true), (true, true)]), None);
         // One rater constant, the other not: defined (E > 0), and no better than chance.
         let k = quadratic_weighted_kappa(&[(3.0, 1.0), (3.0, 5.0)]).unwrap();

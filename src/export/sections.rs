@@ -626,13 +626,7 @@ fn human_agreement(sections: &[HumanAgreementSection], m: Marks) -> Table {
                 s.simulated,
                 vec![
                     if i == 0 {
-                        format!(
-                            "{} · {} ({}){}",
-                            s.rubric,
-                            s.judge,
-                            s.judge_model,
-                            sim(s.simulated)
-                        )
+                        format!("{} · {}{}", s.rubric, s.judge, sim(s.simulated))
                     } else {
                         String::new()
                     },
@@ -656,7 +650,7 @@ fn human_agreement(sections: &[HumanAgreementSection], m: Marks) -> Table {
         );
     }
     t.footnotes.push(
-        "A judge's score is its mean over replicates, the people's the mean over raters; `completed` compares the shares that said yes (one each: the unweighted κ). κ near 1: the judge scores as people do; near 0: no better than chance. See docs/judge.md \"Human labels\".".into(),
+        "A judge's score is its mean over replicates, the people's the mean over raters; completed compares the shares that said yes (one each: the unweighted κ). κ near 1: the judge scores as people do; near 0: no better than chance. See docs/judge.md \"Human labels\".".into(),
     );
     t
 }

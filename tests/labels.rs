@@ -303,6 +303,15 @@ async fn labels_round_trip_refuse_bad_lines_by_file_and_line_and_import_once() {
     );
     assert_eq!(fx.count("SELECT COUNT(*) FROM judgments"), before + 1);
     assert_eq!(fx.current(&format!("human:{RATER}"))[0].1, scores(2, 2));
+    // And back: the first label is current again (a new row; it was history).
+    let out = fx.run(&["label", "import", "good.jsonl"]).await;
+    assert!(
+        stdout(&out).contains("0 labels added, 1 replaced"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(fx.current(&format!("human:{RATER}"))[0].1, scores(5, 4));
+    assert_eq!(fx.count("SELECT COUNT(*) FROM judgments"), before + 2);
     // A missing file is an error (exit 1) naming it.
     let out = fx.run(&["label", "import", "missing.jsonl"]).await;
     assert_eq!(out.status.code(), Some(1));

@@ -58,8 +58,8 @@ impl Exit {
         ExitRow {
             exit: Exit::SomeFailed,
             name: "some-failed",
-            commands: "collect, replay, judge, import, run",
-            meaning: "finished, but some items failed: conversations, passes, unscored judgments, skipped records",
+            commands: "collect, replay, judge, import, label import, run",
+            meaning: "finished, but some items failed: conversations, passes, unscored judgments, skipped records or labels",
         },
         ExitRow {
             exit: Exit::Leak,

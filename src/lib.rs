@@ -18,6 +18,8 @@
 //! - [`project_lint`]: `turnbench lint`, the list of linters over every definition file.
 //! - [`import`]: transcript files into the store (streaming, validated, idempotent): the
 //!   exchange format, ShareGPT and request/response logs, as JSON Lines or a JSON array.
+//! - [`label`]: `turnbench label import`: human labels into the store as judgments of
+//!   `human:<rater>`, checked against the rubric like a judge's answer.
 //! - [`export`]: stored conversations out in the exchange format.
 //! - [`exchange`]: the JSON Lines exchange format shared by import and export.
 //! - [`exit`]: the exit status vocabulary every command returns, one meaning per code.
@@ -64,6 +66,7 @@ pub mod init;
 pub mod jsonl;
 pub mod judge;
 pub mod judge_panel;
+pub mod label;
 pub mod launcher;
 pub mod mock;
 pub mod outcome;

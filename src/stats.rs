@@ -1,5 +1,5 @@
 //! The statistics behind `turnbench report`, once: percentiles, means, success-rate intervals,
-//! rank correlation and Krippendorff's α with their bootstrap intervals, and the seeded
+//! rank correlation, Krippendorff's α and Cohen's κ ([`kappa`]) with their bootstrap intervals, and the seeded
 //! generator; the report's claims (paired, clustered comparisons and their families) are
 //! [`inference`], calibrated by [`calibration`]. Pure functions over slices, std only, no I/O.
 //!
@@ -21,6 +21,7 @@
 
 pub mod calibration;
 pub mod inference;
+pub mod kappa;
 
 /// A two-sided interval, `lo <= hi`: the one interval type of every figure (the report
 /// writes it as `{"lo": …, "hi": …}`).

@@ -11,6 +11,7 @@ pub mod export;
 pub mod import;
 pub mod init;
 pub mod judge;
+pub mod label;
 pub mod lint;
 pub mod mock;
 pub mod replay;
@@ -161,6 +162,9 @@ pub enum Command {
     /// Write stored data out.
     #[command(subcommand)]
     Export(export::ExportCommand),
+    /// Human labels: import what people scored, for the judges' agreement with them.
+    #[command(subcommand)]
+    Label(label::LabelCommand),
 }
 
 /// Runs the chosen command; the `Ok` value is how it ended (an `Err` is [`Exit::Error`]).
@@ -184,5 +188,6 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Completions(args) => args.run(&global),
         Command::Man(args) => args.run(&global),
         Command::Export(cmd) => cmd.run(&global),
+        Command::Label(cmd) => cmd.run(&global),
     }
 }

@@ -29,8 +29,26 @@ use toml::Spanned;
 use super::error::{ConfigError, SourceText};
 use super::scenario::valid_id;
 
+/// What is wrong with an answer's scores ([`Rubric::check_scores`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScoreProblem {
+    #[error("criterion `{0}` is missing from `scores`")]
+    MissingCriterion(String),
+    #[error("`scores` has `{0}`, which is not a criterion of this rubric")]
+    UnknownCriterion(String),
+    #[error("score for `{criterion}` is {value}, not an integer")]
+    NotInteger { criterion: String, value: String },
+    #[error("score for `{criterion}` is {value}, outside {min}..{max}")]
+    OutOfRange {
+        criterion: String,
+        value: i64,
+        min: i64,
+        max: i64,
+    },
+}
+
 /// A validated rubric.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Rubric {
     pub id: String,
     pub version: u32,
@@ -55,7 +73,7 @@ impl Scale {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Criterion {
     pub id: String,
     pub question: String,
@@ -152,6 +170,46 @@ impl Rubric {
             criteria,
             completed,
         })
+    }
+
+    /// The scores of one answer, checked against this rubric: every criterion present as an
+    /// integer inside the scale, and no other key. What a judge's answer and a human label
+    /// must both satisfy (`crate::judge::parse`, `crate::label`): a score is never invented,
+    /// defaulted, rounded or clamped.
+    pub fn check_scores(
+        &self,
+        scores: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<BTreeMap<String, i64>, ScoreProblem> {
+        let mut parsed = BTreeMap::new();
+        for c in &self.criteria {
+            let v = scores
+                .get(&c.id)
+                .ok_or_else(|| ScoreProblem::MissingCriterion(c.id.clone()))?;
+            let n = v.as_i64().ok_or_else(|| ScoreProblem::NotInteger {
+                criterion: c.id.clone(),
+                value: v.to_string(),
+            })?;
+            if !self.scale.contains(n) {
+                return Err(ScoreProblem::OutOfRange {
+                    criterion: c.id.clone(),
+                    value: n,
+                    min: self.scale.min,
+                    max: self.scale.max,
+                });
+            }
+            parsed.insert(c.id.clone(), n);
+        }
+        if let Some(extra) = scores.keys().find(|k| !parsed.contains_key(*k)) {
+            return Err(ScoreProblem::UnknownCriterion(extra.clone()));
+        }
+        Ok(parsed)
+    }
+
+    /// A rubric from the content JSON the store keeps ([`Rubric::content_json`]); `None`
+    /// when the text is not one (a store written by hand).
+    pub fn from_content_json(text: &str) -> Option<Rubric> {
+        let r: Rubric = serde_json::from_str(text).ok()?;
+        (r.scale.min < r.scale.max && !r.criteria.is_empty()).then_some(r)
     }
 
     /// Canonical JSON of the content: what the store keeps and the cache key hashes.

@@ -5,12 +5,12 @@
 
 use crate::figure::{Figure, Unit, percent, usd};
 use crate::report::model::{
-    AgreementKind, AgreementSection, Cell, CriterionAgreement, Estimate, JudgeSection,
-    PairwiseSection, Percentiles, Report, TagTally,
+    AgreementKind, AgreementSection, Cell, CriterionAgreement, Estimate, HumanAgreementSection,
+    JudgeSection, PairwiseSection, Percentiles, Report, TagTally,
 };
 
 pub use super::text_table::{Align, Row, Table, thousands};
-use crate::report::keys::{RowKey, TableKey};
+use crate::report::keys::{JudgeKey, RowKey, TableKey};
 use crate::report::simulated::{HEADER_MARK, Marks, name_mark as sim, title_mark};
 
 use Align::{Left as L, Right as R};
@@ -114,6 +114,9 @@ pub fn tables(r: &Report) -> Vec<Table> {
     }
     if !r.check_agreement.is_empty() {
         out.push(check_agreement(r, m));
+    }
+    if let Some(h) = &r.human_agreement {
+        out.push(human_agreement(h, m));
     }
     out.extend(super::replay_tables::tables(r));
     out.retain(|t| !t.rows.is_empty());
@@ -592,6 +595,66 @@ fn check_agreement(r: &Report, m: Marks) -> Table {
     t
 }
 
+/// JUDGE × HUMAN LABELS: one row per judge × criterion (and `completed`).
+fn human_agreement(sections: &[HumanAgreementSection], m: Marks) -> Table {
+    let mut t = Table::new(
+        TableKey::HumanAgreement,
+        "JUDGE × HUMAN LABELS",
+        Some("weighted Cohen's κ (quadratic) of each judge with the people's labels [95 % interval over conversations]".into()),
+        &[
+            ("judge", L),
+            ("raters", L),
+            ("criterion", L),
+            ("n conv.", R),
+            ("κ", R),
+        ],
+    )
+    .simulated(sections.iter().any(|s| s.simulated) || m.all);
+    for s in sections {
+        let judge = JudgeKey {
+            rubric: s.rubric.clone(),
+            judge: s.judge.clone(),
+            judge_model: s.judge_model.clone(),
+            simulated: s.simulated,
+        };
+        for (i, a) in s.agreement.iter().enumerate() {
+            t.push(
+                RowKey::Criterion {
+                    judge: Some(judge.clone()),
+                    criterion: a.criterion.clone(),
+                },
+                s.simulated,
+                vec![
+                    if i == 0 {
+                        format!("{} · {}{}", s.rubric, s.judge, sim(s.simulated))
+                    } else {
+                        String::new()
+                    },
+                    if i == 0 {
+                        s.raters.join(", ")
+                    } else {
+                        String::new()
+                    },
+                    a.criterion.clone(),
+                    a.n.to_string(),
+                    a.weighted_kappa.map_or("-".into(), |v| {
+                        Figure::new(v, Unit::Signed).within(a.interval).to_string()
+                    }),
+                ],
+            );
+        }
+    }
+    if sections.is_empty() {
+        t.footnotes.push(
+            "human labels are stored, but no judge has scored their rubric for the selected conversations: run `turnbench judge` with it".into(),
+        );
+    }
+    t.footnotes.push(
+        "A judge's score is its mean over replicates, the people's the mean over raters; completed compares the shares that said yes (one each: the unweighted κ). κ near 1: the judge scores as people do; near 0: no better than chance. See docs/judge.md \"Human labels\".".into(),
+    );
+    t
+}
+
 fn anchors(r: &Report, m: Marks) -> Table {
     let mut t = Table::new(
         TableKey::ReferenceAnchors,
@@ -701,7 +764,9 @@ fn agreement(sections: &[AgreementSection], m: Marks) -> Vec<Table> {
                         .map_or(String::new(), |v| format!(" (varying {v})"))
                 ),
                 AgreementKind::Judges => {
-                    format!("{} judges: {}", s.coders, s.judges.join(", "))
+                    let people = s.judges.iter().any(|j| crate::store::labels::is_human(j));
+                    let who = if people { "raters" } else { "judges" };
+                    format!("{} {who}: {}", s.coders, s.judges.join(", "))
                 }
             };
             let mut t = Table::new(

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::config::Rubric;
+use crate::config::rubric::ScoreProblem;
 
 /// A judge's usable answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +71,31 @@ impl ParseFailure {
     }
 }
 
+/// The rubric's own check of the scores ([`Rubric::check_scores`]), which human labels
+/// pass through too, as the judge's failure of the same name.
+impl From<ScoreProblem> for ParseFailure {
+    fn from(p: ScoreProblem) -> Self {
+        match p {
+            ScoreProblem::MissingCriterion(c) => ParseFailure::MissingCriterion(c),
+            ScoreProblem::UnknownCriterion(c) => ParseFailure::UnknownCriterion(c),
+            ScoreProblem::NotInteger { criterion, value } => {
+                ParseFailure::NotInteger { criterion, value }
+            }
+            ScoreProblem::OutOfRange {
+                criterion,
+                value,
+                min,
+                max,
+            } => ParseFailure::OutOfRange {
+                criterion,
+                value,
+                min,
+                max,
+            },
+        }
+    }
+}
+
 /// Longest answer looked at; a judge that writes more has not followed the format.
 const MAX_SCAN: usize = 256 * 1024;
 
@@ -117,28 +143,7 @@ fn check(object: &Map<String, Value>, rubric: &Rubric) -> Result<ScoredAnswer, P
         .get("scores")
         .and_then(Value::as_object)
         .ok_or(ParseFailure::NoScores)?;
-    let mut parsed = BTreeMap::new();
-    for c in &rubric.criteria {
-        let v = scores
-            .get(&c.id)
-            .ok_or_else(|| ParseFailure::MissingCriterion(c.id.clone()))?;
-        let n = v.as_i64().ok_or_else(|| ParseFailure::NotInteger {
-            criterion: c.id.clone(),
-            value: v.to_string(),
-        })?;
-        if !rubric.scale.contains(n) {
-            return Err(ParseFailure::OutOfRange {
-                criterion: c.id.clone(),
-                value: n,
-                min: rubric.scale.min,
-                max: rubric.scale.max,
-            });
-        }
-        parsed.insert(c.id.clone(), n);
-    }
-    if let Some(extra) = scores.keys().find(|k| !parsed.contains_key(*k)) {
-        return Err(ParseFailure::UnknownCriterion(extra.clone()));
-    }
+    let parsed = rubric.check_scores(scores).map_err(ParseFailure::from)?;
     let completed = object
         .get("completed")
         .and_then(Value::as_bool)

@@ -1,11 +1,12 @@
 //! How far the judges can be trusted: Krippendorff's α (ordinal) per rubric criterion,
 //! with its n and a bootstrap interval over conversations, between the replicates of one
-//! judge (self-agreement) and between the judges of a panel. Scored judgments only; the
-//! statistics are `crate::stats`'.
+//! judge (self-agreement) and between the judges of a panel. People who labelled the same
+//! conversations (`human:<rater>`) join a rubric's panel as raters of their own. Scored
+//! judgments only; the statistics are `crate::stats`'.
 
 use std::collections::BTreeMap;
 
-use super::load::{Facts, JudgeFacts, JudgmentStatus};
+use super::load::{Facts, JudgeFacts, JudgmentStatus, SectionKey};
 use super::model::{AgreementKind, AgreementSection, CriterionAgreement};
 use crate::stats::{self, Bootstrap};
 
@@ -19,18 +20,18 @@ pub(super) fn sections(
     boot: &Bootstrap,
 ) -> Vec<AgreementSection> {
     let judged = Judged::of(facts);
-    let mut order: Vec<usize> = (0..judged.j.sections.len()).collect();
-    order.sort_by(|&a, &b| judged.j.sections[a].cmp(&judged.j.sections[b]));
+    let machines = judged.j.sections.len();
+    // Judges first (in key order), then people (in key order).
+    let mut order: Vec<usize> = (0..judged.keys.len()).collect();
+    order.sort_by(|&a, &b| (a >= machines, judged.keys[a]).cmp(&(b >= machines, judged.keys[b])));
     let mut out: Vec<AgreementSection> = order
         .iter()
+        .filter(|&&s| s < machines)
         .filter_map(|&s| judged.replicates(s, variation, boot))
         .collect();
     let mut by_rubric: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for &s in &order {
-        by_rubric
-            .entry(&judged.j.sections[s].rubric)
-            .or_default()
-            .push(s);
+        by_rubric.entry(&judged.keys[s].rubric).or_default().push(s);
     }
     out.extend(
         by_rubric
@@ -40,35 +41,48 @@ pub(super) fn sections(
     out
 }
 
-/// The scored judgments of every judge section, as agreement reads them.
+/// The scored judgments of every judge section, then of every rater (human labels), as
+/// agreement reads them: section s < `j.sections.len()` is a judge's, the rest people's.
 struct Judged<'f> {
     j: &'f JudgeFacts,
+    keys: Vec<&'f SectionKey>,
     by_section: Vec<Scores>,
 }
 
 impl<'f> Judged<'f> {
     fn of(facts: &'f Facts) -> Judged<'f> {
         let j = &facts.judges;
-        let mut by_section: Vec<Scores> = vec![BTreeMap::new(); j.sections.len()];
-        for judgment in j
+        let machines = j.sections.len();
+        let keys: Vec<&SectionKey> = j.sections.iter().chain(&j.human_sections).collect();
+        let mut by_section: Vec<Scores> = vec![BTreeMap::new(); keys.len()];
+        let judgments = j
             .judgments
             .iter()
-            .filter(|x| x.status == JudgmentStatus::Ok)
-        {
-            if let Some(scores) = by_section.get_mut(judgment.section) {
+            .map(|x| (x, 0))
+            .chain(j.human_judgments.iter().map(|x| (x, machines)));
+        for (judgment, offset) in judgments.filter(|(x, _)| x.status == JudgmentStatus::Ok) {
+            if let Some(scores) = by_section.get_mut(judgment.section + offset) {
                 scores.entry(judgment.conv).or_default().insert(
                     judgment.replicate,
                     judgment.scores.iter().copied().collect(),
                 );
             }
         }
-        Judged { j, by_section }
+        Judged {
+            j,
+            keys,
+            by_section,
+        }
     }
 
-    /// `judge (judge model)` of a section.
+    /// `judge (judge model)` of a section; a rater as `human:<rater>`.
     fn name(&self, s: usize) -> String {
-        let section = &self.j.sections[s];
-        format!("{} ({})", section.judge, section.judge_model)
+        let section = self.keys[s];
+        if crate::store::labels::is_human(&section.judge) {
+            section.judge.clone()
+        } else {
+            format!("{} ({})", section.judge, section.judge_model)
+        }
     }
 
     /// The criteria any of `sections` scored, in name order.
@@ -163,7 +177,7 @@ impl<'f> Judged<'f> {
             rubric: rubric.to_string(),
             kind: AgreementKind::Judges,
             judges: panel.iter().map(|&s| self.name(s)).collect(),
-            simulated: panel.iter().any(|&s| self.j.sections[s].simulated),
+            simulated: panel.iter().any(|&s| self.keys[s].simulated),
             coders: panel.len(),
             varied: None,
             criteria: self

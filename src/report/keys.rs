@@ -74,6 +74,8 @@ pub enum TableKey {
     Pairwise(JudgeKey),
     ReferenceAnchors,
     ChecksJudge,
+    /// Each judge's weighted κ with the human labels.
+    HumanAgreement,
     ReplayCache,
     ReplayCacheAfterBreak,
     ReplaySpeed,

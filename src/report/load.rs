@@ -184,11 +184,18 @@ pub(super) struct SectionKey {
     pub judge_model: String,
 }
 
+/// The judges' current judgments, and apart from them the human labels (judge
+/// `human:<rater>`, `crate::store::labels`): people are never a judge section of the
+/// JUDGE tables or the headlines; agreement reads both.
 #[derive(Debug, Default)]
 pub(super) struct JudgeFacts {
     pub sections: Vec<SectionKey>,
+    /// Criterion names, shared by judges and people.
     pub criteria: Vec<String>,
     pub judgments: Vec<Judgment>,
+    /// One per rater × rubric; a human judgment's `section` indexes this.
+    pub human_sections: Vec<SectionKey>,
+    pub human_judgments: Vec<Judgment>,
 }
 
 #[derive(Debug, Default)]
@@ -664,20 +671,27 @@ fn read_judgments(
     let mut at = 0;
     let mut out = JudgeFacts::default();
     let mut sections: HashMap<SectionKey, usize> = HashMap::new();
+    let mut human_sections: HashMap<SectionKey, usize> = HashMap::new();
     let mut criteria: HashMap<String, usize> = HashMap::new();
     facts::judgments(conn, filter, |j: JudgmentFact| {
         let Some(conv) = index.seek(&mut at, j.conversation_id) else {
             return;
         };
+        let human = crate::store::labels::is_human(&j.judge_id);
         let key = SectionKey {
             rubric: format!("{}@{}", j.rubric_id, j.rubric_version),
             judge: j.judge_id,
             simulated: j.simulated,
             judge_model: j.judge_model,
         };
-        let section = *sections.entry(key.clone()).or_insert_with(|| {
-            out.sections.push(key);
-            out.sections.len() - 1
+        let (known, list) = if human {
+            (&mut human_sections, &mut out.human_sections)
+        } else {
+            (&mut sections, &mut out.sections)
+        };
+        let section = *known.entry(key.clone()).or_insert_with(|| {
+            list.push(key);
+            list.len() - 1
         });
         let scores = j
             .scores
@@ -690,7 +704,7 @@ fn read_judgments(
                 (i, score)
             })
             .collect();
-        out.judgments.push(Judgment {
+        let judgment = Judgment {
             conv,
             section,
             replicate: j.replicate,
@@ -701,7 +715,12 @@ fn read_judgments(
             },
             scores,
             completed: j.completed,
-        });
+        };
+        if human {
+            out.human_judgments.push(judgment);
+        } else {
+            out.judgments.push(judgment);
+        }
     })?;
     Ok(out)
 }

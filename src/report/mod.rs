@@ -13,6 +13,7 @@
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
 //! - [`anchor_check`]: whether each judge ranks reference answers above spoiled ones.
 //! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
+//! - [`human_agreement`]: each judge's weighted Cohen's κ with the human labels.
 //! - [`headlines`]: what a reader decides from: each headline's figures and claims.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`sentences`]: each headline's sentence and a change's words, written at build time.
@@ -33,6 +34,7 @@ mod check_agreement;
 pub mod compare;
 pub mod drilldown;
 pub mod headlines;
+pub mod human_agreement;
 mod judges;
 pub mod keys;
 mod load;
@@ -192,6 +194,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
     let scored = judges::sections(&facts, &attempted);
     let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
     let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
+    let human_agreement = human_agreement::sections(&facts, &opts.bootstrap);
     let pairwise = pairwise::sections(&pairwise_read, &facts, &opts.judgments, opts.bootstrap.seed);
     let anchor_sections = anchor_check::sections(&anchors);
     let mut headlines = headlines::headlines(
@@ -254,6 +257,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         pairwise,
         anchors: anchor_sections,
         check_agreement,
+        human_agreement,
         notes,
         replay,
         trend,

@@ -52,6 +52,10 @@ pub struct Report {
     pub anchors: Vec<AnchorSection>,
     /// Rank agreement between judge criteria and the checks that test the same thing.
     pub check_agreement: Vec<CheckAgreement>,
+    /// Each judge's agreement with the human labels (`turnbench label import`), one per
+    /// judge × rubric: weighted Cohen's κ per criterion and for `completed`. `None` when
+    /// the selection has no human labels (never an empty or zero figure).
+    pub human_agreement: Option<Vec<HumanAgreementSection>>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
@@ -651,6 +655,37 @@ pub struct AgreementSection {
     /// settings ("criteria order, label, nonce at temperature 0"); `None` between judges.
     pub varied: Option<String>,
     pub criteria: Vec<CriterionAgreement>,
+}
+
+/// One judge's agreement with the people who labelled the same conversations under one
+/// rubric (`crate::report::human_agreement`).
+#[derive(Debug, Clone, Serialize)]
+pub struct HumanAgreementSection {
+    /// The judge's id (`judges` of the JUDGE tables).
+    pub judge: String,
+    pub judge_model: String,
+    /// `id@version`.
+    pub rubric: String,
+    /// The judge is simulated (the mock judge).
+    pub simulated: bool,
+    /// The raters whose labels are the reference, each `human:<rater>`.
+    pub raters: Vec<String>,
+    /// Per criterion in name order, then `completed`.
+    pub agreement: Vec<HumanCriterionAgreement>,
+}
+
+/// Weighted Cohen's κ between a judge and the human labels on one criterion (quadratic
+/// weights on the rubric's scale), or on `completed` (on yes/no: the unweighted κ).
+#[derive(Debug, Clone, Serialize)]
+pub struct HumanCriterionAgreement {
+    /// A criterion id, or `completed`.
+    pub criterion: String,
+    /// Conversations both the judge and a person scored.
+    pub n: usize,
+    /// `None` when undefined: fewer than 2 conversations, or no variation at all.
+    pub weighted_kappa: Option<f64>,
+    /// Bootstrap over conversations, at the report's level; `None` below 5 conversations.
+    pub interval: Option<Interval>,
 }
 
 /// Krippendorff's α (ordinal) of one criterion's scores.

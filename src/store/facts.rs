@@ -216,12 +216,14 @@ pub(crate) const CHECK_TURN_RESULTS_SQL: &str =
     "SELECT conversation_id, definition_id, turn, passed FROM current_check_turn_results
      WHERE conversation_id BETWEEN ?1 AND ?2 ORDER BY conversation_id, definition_id, turn";
 
-/// Current judgments matching a filter.
+/// Current judgments matching a filter. Human labels (`human:<rater>`) pass a judge
+/// filter: they are what a judge is compared with, not another judge.
 pub(crate) const JUDGMENTS_SQL: &str =
     "SELECT conversation_id, rubric_id, rubric_version, judge_id, judge_model, simulated,
             replicate, status, scores, completed
      FROM current_judgments
-     WHERE (:rubric IS NULL OR rubric_id = :rubric) AND (:judge IS NULL OR judge_id = :judge)
+     WHERE (:rubric IS NULL OR rubric_id = :rubric)
+       AND (:judge IS NULL OR judge_id = :judge OR judge_id LIKE 'human:%')
      ORDER BY conversation_id, rubric_id, judge_id, simulated, replicate";
 
 /// A run, as its card in a report shows it.

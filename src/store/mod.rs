@@ -12,6 +12,7 @@ pub mod detail;
 pub mod facts;
 pub mod inserts;
 pub mod judgments;
+pub mod labels;
 pub mod lock;
 mod migrate;
 pub mod pairwise;

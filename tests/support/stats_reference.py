@@ -185,3 +185,45 @@ num120, den120 = ratio_units(120)
 show("sum(num)/sum(den) of ratio_units(120)", float(num120.sum() / den120.sum()))
 mc_tolerance("paired ratio ratio_units(120)", (num120, den120),
              lambda x, y, axis: np.sum(x, axis=axis) / np.sum(y, axis=axis), True, 20_000)
+
+
+section("Cohen's kappa (src/stats/kappa.rs): scikit-learn cohen_kappa_score, quadratic weights on the scale")
+# Needs scikit-learn too (pip install scikit-learn; 1.9.1 gave these values). Only to compute
+# the expected numbers: nothing at test time calls Python.
+from sklearn.metrics import cohen_kappa_score  # noqa: E402
+
+SCALE = list(range(1, 6))
+
+
+def kappa_case_b(n):
+    x, y = [], []
+    for i in range(n):
+        xi = 1 + int(5.0 * frac(i * PHI))
+        d = [-1, 0, 0, 1][int(4.0 * frac(i * R2))]
+        x.append(xi)
+        y.append(min(5, max(1, xi + d)))
+    return np.array(x), np.array(y)
+
+
+show("hand", cohen_kappa_score([1, 2, 3, 4, 5], [1, 2, 3, 4, 4], weights="quadratic", labels=SCALE))
+kx, ky = kappa_case_b(40)
+show("case_b", cohen_kappa_score(kx, ky, weights="quadratic", labels=SCALE))
+show("case_b reversed", cohen_kappa_score(kx, 6 - ky, weights="quadratic", labels=SCALE))
+g1, g2 = [1, 2, 5, 5, 1, 2, 5, 1], [2, 1, 5, 2, 1, 5, 5, 2]
+show("gaps, labels=scale", cohen_kappa_score(g1, g2, weights="quadratic", labels=SCALE))
+show("gaps, values seen only", cohen_kappa_score(g1, g2, weights="quadratic"))
+ka = [frac(i * PHI) < 0.6 for i in range(30)]
+kb = [a != (frac(i * R2) < 0.2) for i, a in enumerate(ka)]
+show("binary", cohen_kappa_score(ka, kb))
+xc = np.array([1.5, 2.0, 3.5, 4.0, 5.0, 2.5, 3.0])
+yc = np.array([1, 2, 4, 4, 5, 3, 2], dtype=float)
+show("fractional", 1 - np.mean((xc - yc) ** 2) / np.mean((xc[:, None] - yc[None, :]) ** 2))
+krng = np.random.default_rng(7)
+kappas = []
+for _ in range(20_000):
+    idx = krng.integers(0, len(kx), len(kx))
+    xs, ys = kx[idx].astype(float), ky[idx].astype(float)
+    e = np.mean((xs[:, None] - ys[None, :]) ** 2)
+    if e > 0:
+        kappas.append(1 - np.mean((xs - ys) ** 2) / e)
+show("case_b bootstrap 95 %", tuple(np.percentile(kappas, [2.5, 97.5])))

@@ -162,6 +162,28 @@ fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
         judge["cells"][i]["overall"]["value"].as_f64().unwrap()
     };
     assert!(mean("sim-flaky") < mean("sim-swift"));
+    // Judge means near the top of the 1–5 scale keep their intervals inside it (a symmetric
+    // interval around sim-swift's ~4.9 crossed 5).
+    let mut bounded = 0;
+    for cell in judge["cells"].as_array().unwrap() {
+        let overall = std::iter::once(&cell["overall"]);
+        let criteria = cell["criteria"]
+            .as_object()
+            .into_iter()
+            .flat_map(|m| m.values());
+        for e in overall.chain(criteria) {
+            if let Some(i) = e["interval"].as_object() {
+                let (lo, hi) = (i["lo"].as_f64().unwrap(), i["hi"].as_f64().unwrap());
+                assert!(
+                    (1.0..=5.0).contains(&lo) && (1.0..=5.0).contains(&hi),
+                    "{e}"
+                );
+                assert!(lo <= e["value"].as_f64().unwrap() && hi >= e["value"].as_f64().unwrap());
+                bounded += 1;
+            }
+        }
+    }
+    assert!(bounded > 10, "{judge}");
     // The headline compares the four providers of the one model.
     assert!(
         r["headlines"]

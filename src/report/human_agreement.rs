@@ -227,6 +227,7 @@ mod tests {
             judgments,
             human_sections: vec![key("human:ana", "human")],
             human_judgments,
+            ..JudgeFacts::default()
         };
         let out = sections(&facts(j), &Bootstrap::default()).unwrap();
         assert_eq!(out.len(), 1);

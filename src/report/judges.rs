@@ -1,5 +1,6 @@
 //! Judge scores per rubric × judge × cell: means over conversations (replicates averaged
-//! first) with cluster-robust t intervals over scenarios, failed judgments counted apart,
+//! first) with cluster-robust t intervals over scenarios, bounded by the rubric's scale (formed
+//! on the logit of the mean's place in it), failed judgments counted apart,
 //! replicate spread, and how many attempted conversations the scores cover.
 
 use std::collections::{BTreeMap, HashMap};
@@ -51,6 +52,7 @@ pub(super) fn sections(
                     let attempted = attempted.get(cell).copied().unwrap_or(0);
                     judge_cell(
                         facts,
+                        j.scales.get(&key.rubric).copied(),
                         &convs,
                         &criteria,
                         &j.criteria,
@@ -79,6 +81,7 @@ fn mean_of(scores: &[(usize, i64)]) -> Option<f64> {
 
 fn judge_cell(
     facts: &Facts,
+    scale: Option<(i64, i64)>,
     convs: &[(usize, &Vec<&Judgment>)],
     criteria: &[usize],
     names: &[String],
@@ -138,7 +141,16 @@ fn judge_cell(
     }
     out.n = overall.len();
     let estimate = |values: &[f64], clusters: &[u32]| {
-        inference::clustered_mean(values, clusters, LEVEL).map(|m| {
+        match scale {
+            // A score outside its rubric's scale cannot be stored (judge and label
+            // validate it); were one there, the plain interval is shown rather than none.
+            Some((lo, hi)) => {
+                inference::clustered_mean_within(values, clusters, LEVEL, (lo as f64, hi as f64))
+                    .or_else(|| inference::clustered_mean(values, clusters, LEVEL))
+            }
+            None => inference::clustered_mean(values, clusters, LEVEL),
+        }
+        .map(|m| {
             (
                 Estimate {
                     value: m.value,

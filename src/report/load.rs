@@ -196,6 +196,8 @@ pub(super) struct JudgeFacts {
     /// One per rater × rubric; a human judgment's `section` indexes this.
     pub human_sections: Vec<SectionKey>,
     pub human_judgments: Vec<Judgment>,
+    /// Each rubric's score scale (`id@version` → min, max): judge means stay inside it.
+    pub scales: HashMap<String, (i64, i64)>,
 }
 
 #[derive(Debug, Default)]
@@ -669,7 +671,10 @@ fn read_judgments(
     index: &Index,
 ) -> Result<JudgeFacts, StoreError> {
     let mut at = 0;
-    let mut out = JudgeFacts::default();
+    let mut out = JudgeFacts {
+        scales: facts::rubric_scales(conn)?,
+        ..JudgeFacts::default()
+    };
     let mut sections: HashMap<SectionKey, usize> = HashMap::new();
     let mut human_sections: HashMap<SectionKey, usize> = HashMap::new();
     let mut criteria: HashMap<String, usize> = HashMap::new();

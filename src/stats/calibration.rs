@@ -121,6 +121,15 @@ pub fn table(stores: usize, seed: u64) -> Vec<Row> {
             rows.push(judge_mean(truth, n, stores, seed));
         }
     }
+    for n in SIZES {
+        rows.push(judge_mean_at(
+            Scores::NEAR_TOP,
+            Truth::Identical,
+            n,
+            stores,
+            seed,
+        ));
+    }
     rows
 }
 
@@ -632,14 +641,50 @@ fn task_success(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
     tally.row("task success", truth, None, n)
 }
 
+/// Where a simulated judge's scores sit on the 1–5 scale: scenario effects drawn around
+/// `centre` with spread `spread`; each score is effect + N(0, 0.8), rounded and clamped.
+#[derive(Debug, Clone, Copy)]
+pub struct Scores {
+    centre: f64,
+    spread: f64,
+    claim: &'static str,
+}
+
+impl Scores {
+    /// Mid-scale: means about 3.5.
+    pub const MIDDLE: Scores = Scores {
+        centre: 3.5,
+        spread: 0.7,
+        claim: "judge mean",
+    };
+    /// Near the top: expected means about 4.8 of 5, where a symmetric interval would
+    /// cross 5.
+    pub const NEAR_TOP: Scores = Scores {
+        centre: 5.2,
+        spread: 0.3,
+        claim: "judge mean near 5 of 1–5",
+    };
+}
+
 fn judge_mean(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
+    judge_mean_at(Scores::MIDDLE, truth, n, stores, seed)
+}
+
+/// The judge-mean claims and the cell interval the report prints (bounded to the scale,
+/// [`inference::clustered_mean_within`]), on simulated scores placed by `at`.
+fn judge_mean_at(at: Scores, truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
     let (s, repeats) = design(n);
     let gap = truth.size(0.0);
-    let name = format!("judge {gap} {n}");
+    let name = format!(
+        "{} {gap} {n}",
+        if at.centre == 3.5 { "judge" } else { at.claim }
+    );
     let mut tally = Tally::new();
     for store in 0..stores {
         let mut rng = rng(seed, &name, store);
-        let effects: Vec<f64> = (0..s).map(|_| 3.5 + 0.7 * normal(&mut rng)).collect();
+        let effects: Vec<f64> = (0..s)
+            .map(|_| at.centre + at.spread * normal(&mut rng))
+            .collect();
         let scenario = slot_scenarios(s, repeats);
         let mu = |cell: usize, k: usize| effects[k] + if cell == 0 { gap } else { 0.0 };
         let values: Vec<Vec<f64>> = (0..3)
@@ -674,7 +719,8 @@ fn judge_mean(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
                 c.push(k);
             }
         }
-        let interval = inference::clustered_mean(&v, &c, 0.95).and_then(|m| m.interval);
+        let interval =
+            inference::clustered_mean_within(&v, &c, 0.95, (1.0, 5.0)).and_then(|m| m.interval);
         let expected = |m: f64| {
             (1..=5)
                 .map(|k| {
@@ -697,7 +743,7 @@ fn judge_mean(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
             / both.iter().sum::<f64>();
         tally.cover_comparison(&st, Statistic::Mean, truth_gap, store_seed);
     }
-    tally.row("judge mean", truth, None, n)
+    tally.row(at.claim, truth, None, n)
 }
 
 #[cfg(test)]
@@ -746,6 +792,21 @@ mod tests {
             judge_mean(Truth::Identical, 20, 200, SEED),
         ] {
             assert!(r.coverage.is_some_and(|c| c >= 0.93), "{r:?}");
+        }
+    }
+
+    /// Near the top of the scale (expected means about 4.8 of 1–5) the printed interval,
+    /// bounded to the scale, still covers the truth and never claims a difference between
+    /// identical cells.
+    #[test]
+    fn judge_means_near_the_top_are_covered() {
+        for n in SIZES {
+            let r = judge_mean_at(Scores::NEAR_TOP, Truth::Identical, n, 200, SEED);
+            eprintln!("{n}: {r:?}");
+            assert!(r.established <= 0.08, "{r:?}");
+            if r.intervals > 0 {
+                assert!(r.coverage.is_some_and(|c| c >= 0.93), "{r:?}");
+            }
         }
     }
 

@@ -1234,6 +1234,41 @@ pub fn clustered_mean(values: &[f64], cluster: &[u32], level: f64) -> Option<Mea
     })
 }
 
+/// [`clustered_mean`] for values on a bounded scale `[lo, hi]` (a rubric's scores): the t
+/// interval is formed on the logit of the mean's position in the scale, with the delta
+/// method's standard error se / ((hi − lo) · p(1 − p)), and mapped back, so it never leaves
+/// the scale and is asymmetric near an end (a mean of 4.8 on 1–5 cannot reach 5.02). The
+/// estimate itself is the plain mean. `None` as [`clustered_mean`], or for a scale with no
+/// width or a value outside it.
+pub fn clustered_mean_within(
+    values: &[f64],
+    cluster: &[u32],
+    level: f64,
+    (lo, hi): (f64, f64),
+) -> Option<MeanEstimate> {
+    if !(lo.is_finite() && hi.is_finite() && hi > lo) || values.iter().any(|&x| x < lo || x > hi) {
+        return None;
+    }
+    let plain = clustered_mean(values, cluster, level)?;
+    let width = hi - lo;
+    let p = (plain.value - lo) / width;
+    let interval = if p > 0.0 && p < 1.0 {
+        let clusters = Clusters::of(cluster);
+        cluster_robust_se(values, &clusters).and_then(|se| {
+            let logit = (p / (1.0 - p)).ln();
+            let se_logit = se / width / (p * (1.0 - p));
+            let back = |x: f64| lo + width / (1.0 + (-x).exp());
+            t_interval(logit, se_logit, clusters.count(), level).map(|i| Interval {
+                lo: back(i.lo),
+                hi: back(i.hi),
+            })
+        })
+    } else {
+        None
+    };
+    Some(MeanEstimate { interval, ..plain })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1394,6 +1429,44 @@ mod tests {
         let i = quantile_interval(&sorted, 50.0, 0.95).unwrap();
         assert_eq!((i.lo, i.hi), (6.0, 15.0));
         assert!(quantile_interval(&[3.0, 1.0, 2.0, 4.0, 5.0, 6.0], 50.0, 0.95).is_none());
+    }
+
+    #[test]
+    fn a_bounded_mean_stays_in_its_scale() {
+        // Mean 4.8 of five scenarios' scores on 1–5 (two per scenario).
+        let v = [5.0, 5.0, 5.0, 4.0, 5.0, 5.0, 4.0, 5.0, 5.0, 5.0];
+        let c = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4];
+        let plain = clustered_mean(&v, &c, 0.95).unwrap();
+        let bounded = clustered_mean_within(&v, &c, 0.95, (1.0, 5.0)).unwrap();
+        assert_eq!(bounded.value, plain.value);
+        let (pi, bi) = (plain.interval.unwrap(), bounded.interval.unwrap());
+        // The symmetric t interval leaves the scale: 4.8 ± 2.776 · 0.1 (by hand: cluster
+        // sums of deviations 0.4, −0.6, 0.4, −0.6, 0.4; se = sqrt(5/4 · 1.2 / 100) = 0.1225).
+        assert!(pi.hi > 5.0, "{pi:?}");
+        close(
+            pi.hi,
+            4.8 + 2.776_445_105_197_793 * 0.122_474_487_139_158_9,
+            1e-9,
+        );
+        // On the logit scale: p = 0.95, logit = 2.944439, se = 0.1224745 / 4 / 0.0475
+        // = 0.644602; back-transformed ends 1 + 4 / (1 + exp(−(2.944439 ∓ 2.776445 · 0.644602))).
+        let end = |x: f64| 1.0 + 4.0 / (1.0 + (-x).exp());
+        close(
+            bi.lo,
+            end(2.944_438_979_166_44 - 2.776_445_105_197_793 * 0.644_602_563_890_31),
+            1e-9,
+        );
+        close(
+            bi.hi,
+            end(2.944_438_979_166_44 + 2.776_445_105_197_793 * 0.644_602_563_890_31),
+            1e-9,
+        );
+        assert!(bi.lo < 4.8 && bi.hi > 4.8 && bi.hi < 5.0, "{bi:?}");
+        // Every score at the top: no spread to bound.
+        let top = clustered_mean_within(&[5.0; 6], &[0, 0, 1, 1, 2, 2], 0.95, (1.0, 5.0)).unwrap();
+        assert!(top.interval.is_none() && top.constant);
+        // A value outside the scale is no sample of it.
+        assert!(clustered_mean_within(&[6.0, 5.0, 4.0], &[0, 1, 2], 0.95, (1.0, 5.0)).is_none());
     }
 
     #[test]

@@ -502,6 +502,18 @@ pub struct JudgmentFilter {
     pub judge: Option<String>,
 }
 
+/// Each stored rubric's score scale, `id@version` → (min, max), from the `rubric_scales`
+/// view.
+pub fn rubric_scales(
+    conn: &Connection,
+) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT rubric_id || '@' || rubric_version, scale_min, scale_max FROM rubric_scales",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Calls `f` for every current judgment matching `filter`, by conversation, rubric, judge,
 /// replicate.
 pub fn judgments(

@@ -32,6 +32,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "009_check_turns",
         include_str!("../../db/009_check_turns.sql"),
     ),
+    (
+        "010_rubric_scales",
+        include_str!("../../db/010_rubric_scales.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

@@ -8,6 +8,8 @@
 //!   cost, flags.
 //! - [`survival`]: CONSTRAINTS ACROSS TURNS: per-turn pass rates, survival, forgetting
 //!   and recovery of the checks' turn verdicts.
+//! - [`consistency`]: CONSISTENCY ACROSS REPEATS: identical answers and agreeing check
+//!   verdicts of repeats sent the same request, and the spread of their task success.
 //! - [`judges`]: judge means per rubric × judge × cell.
 //! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
@@ -31,6 +33,7 @@ pub mod anchor_check;
 pub mod cells;
 mod check_agreement;
 pub mod compare;
+pub mod consistency;
 pub mod drilldown;
 pub mod headlines;
 mod judges;
@@ -112,6 +115,8 @@ pub struct Facts {
     pairwise: pairwise::PairwiseRead,
     anchors: Vec<crate::store::anchor_judgments::AnchorRow>,
     replay: Vec<crate::store::replay::ReplayTurnFact>,
+    /// The selected scenarios' repeats, for CONSISTENCY ACROSS REPEATS.
+    repeats: Vec<crate::store::repeats::RepeatGroup>,
     /// Every rubric and judge with a judgment (for the notes when none is shown).
     judged: (Vec<String>, Vec<String>),
     drilldown: drilldown::DrilldownRead,
@@ -155,6 +160,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         pairwise: pairwise::PairwiseRead::read(&conn)?,
         anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
         replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
+        repeats: crate::store::repeats::repeat_groups(&conn, &sel)?,
         judged: judged_rubrics_and_judges(&conn)?,
         selected: std::sync::Arc::new(selected),
         baseline,
@@ -173,6 +179,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         pairwise: pairwise_read,
         anchors,
         replay,
+        repeats,
         judged,
         drilldown: drilldown_read,
     } = facts;
@@ -243,6 +250,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         cells: report_cells,
         checks,
         constraint_survival: constraint_survival(&facts),
+        consistency: consistency::section(&repeats),
         judges: judge_sections,
         agreement,
         pairwise,

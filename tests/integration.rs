@@ -28,6 +28,7 @@ mod judge;
 mod over_time;
 mod properties;
 mod reliability;
+mod repeats_consistency;
 mod replay;
 mod report;
 mod report_keys;

@@ -60,7 +60,7 @@ pub struct RepeatTurn {
 
 /// The selected conversations that count and have a sibling repeat, group by group: ordered
 /// by label, provider, scenario, run, target, version, repeat.
-fn members_sql() -> String {
+pub(crate) fn members_sql() -> String {
     format!(
         "WITH sel AS (
              SELECT * FROM (
@@ -82,7 +82,7 @@ fn members_sql() -> String {
     )
 }
 
-const TURNS_SQL: &str = "SELECT idx, prompt, answer, outcome, has_answer FROM turns
+pub(crate) const TURNS_SQL: &str = "SELECT idx, prompt, answer, outcome, has_answer FROM turns
      WHERE conversation_id = ?1 ORDER BY idx";
 
 type GroupKey = (i64, i64, i64, String);

@@ -113,10 +113,14 @@ struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, scenario: &str, matching: bool) {
+    /// Adds `pairs` pairs of one scenario, `matching` of them matching.
+    fn add(&mut self, scenario: &str, matching: u64, pairs: u64) {
+        if pairs == 0 {
+            return;
+        }
         let c = self.by_scenario.entry(scenario.to_string()).or_default();
-        c.0 += u64::from(matching);
-        c.1 += 1;
+        c.0 += matching;
+        c.1 += pairs;
     }
 
     fn share(&self) -> Share {
@@ -144,12 +148,19 @@ struct CellTally {
     spreads: Vec<ScenarioSpread>,
 }
 
-/// The section: one entry per provider × label with a repeated scenario, ordered by label,
-/// then provider.
-pub fn section(groups: &[RepeatGroup]) -> Vec<Consistency> {
-    let mut cells: BTreeMap<(String, String, bool), CellTally> = BTreeMap::new();
-    for g in groups {
-        let cell = cells
+/// The section's counts, one group of repeats at a time (`load` adds each group as the
+/// store reads it, so one group's texts are in memory at a time); [`Tallies::section`]
+/// names the figures.
+#[derive(Debug, Default)]
+pub struct Tallies {
+    cells: BTreeMap<(String, String, bool), CellTally>,
+}
+
+impl Tallies {
+    /// Counts one group of repeats.
+    pub fn add(&mut self, g: &RepeatGroup) {
+        let cell = self
+            .cells
             .entry((g.label.clone(), g.provider.clone(), g.simulated))
             .or_default();
         cell.simulated = g.simulated;
@@ -159,98 +170,138 @@ pub fn section(groups: &[RepeatGroup]) -> Vec<Consistency> {
             cell.spreads.push(s);
         }
     }
-    cells
-        .into_iter()
-        .map(|((label, provider, _), c)| {
-            let mut by_scenario = c.spreads;
-            by_scenario.sort_by(|a, b| a.scenario.cmp(&b.scenario));
-            let p90: Vec<f64> = by_scenario.iter().map(|s| s.p90).collect();
-            let gap: Vec<f64> = by_scenario.iter().map(|s| s.p90 - s.p10).collect();
-            Consistency {
-                label,
-                provider,
-                simulated: c.simulated,
-                scenarios: c.groups,
-                answers: c.answers.share(),
-                verdicts: c.verdicts.share(),
-                turns: c
-                    .by_turn
-                    .iter()
-                    .map(|(&turn, (a, v))| TurnConsistency {
-                        turn,
-                        answers: a.share(),
-                        verdicts: v.share(),
-                    })
-                    .collect(),
-                spread: Spread {
-                    min_repeats: MIN_SPREAD_REPEATS,
-                    scenarios: by_scenario.len() as u64,
-                    repeats: by_scenario.iter().map(|s| s.repeats).sum(),
-                    aptitude: stats::mean(&p90),
-                    unreliability: stats::mean(&gap),
-                    by_scenario,
-                },
-            }
-        })
-        .collect()
+
+    /// The section: one entry per provider × label with a repeated scenario, ordered by
+    /// label, then provider.
+    pub fn section(self) -> Vec<Consistency> {
+        self.cells
+            .into_iter()
+            .map(|((label, provider, _), c)| {
+                let mut by_scenario = c.spreads;
+                by_scenario.sort_by(|a, b| a.scenario.cmp(&b.scenario));
+                let p90: Vec<f64> = by_scenario.iter().map(|s| s.p90).collect();
+                let gap: Vec<f64> = by_scenario.iter().map(|s| s.p90 - s.p10).collect();
+                Consistency {
+                    label,
+                    provider,
+                    simulated: c.simulated,
+                    scenarios: c.groups,
+                    answers: c.answers.share(),
+                    verdicts: c.verdicts.share(),
+                    turns: c
+                        .by_turn
+                        .iter()
+                        .map(|(&turn, (a, v))| TurnConsistency {
+                            turn,
+                            answers: a.share(),
+                            verdicts: v.share(),
+                        })
+                        .collect(),
+                    spread: Spread {
+                        min_repeats: MIN_SPREAD_REPEATS,
+                        scenarios: by_scenario.len() as u64,
+                        repeats: by_scenario.iter().map(|s| s.repeats).sum(),
+                        aptitude: stats::mean(&p90),
+                        unreliability: stats::mean(&gap),
+                        by_scenario,
+                    },
+                }
+            })
+            .collect()
+    }
 }
 
-/// Whether a turn has the answer the next request carries.
+/// The section of these groups ([`Tallies`] over all of them).
+pub fn section(groups: &[RepeatGroup]) -> Vec<Consistency> {
+    let mut t = Tallies::default();
+    for g in groups {
+        t.add(g);
+    }
+    t.section()
+}
+
+/// Whether a turn has the answer the next request carries: its answer's number.
 fn answered(t: &RepeatTurn) -> Option<u32> {
     t.answer
         .filter(|_| t.outcome.lets_conversation_continue(t.has_answer))
 }
 
-/// The first index (0-based turn) at which the requests of `a` and `b` differ, or the
-/// turns both have; turns before it were sent byte-identical requests.
-fn identical_requests(a: &Repeat, b: &Repeat) -> usize {
-    let mut t = 0;
-    for (x, y) in a.turns.iter().zip(&b.turns) {
-        if x.prompt != y.prompt {
-            break;
-        }
-        t += 1;
-        // The next request carries this answer: it must be there and equal.
-        match (answered(x), answered(y)) {
-            (Some(p), Some(q)) if p == q => {}
-            _ => break,
-        }
-    }
-    t
+/// The pairs among `k` units.
+fn pairs(k: u64) -> u64 {
+    k * k.saturating_sub(1) / 2
 }
 
+/// Counts the group's pairs turn by turn without visiting each pair: at each turn the
+/// members still comparable fall into classes of byte-identical requests (the class of the
+/// request before, refined by this turn's prompt); a class of k members with an answer
+/// holds C(k, 2) pairs, of which those with one answer text are identical (Σ C(s, 2)) and,
+/// per check, those with one verdict agree (C(passed, 2) + C(failed, 2) of C(scored, 2)).
+/// The next turn's class is the request's refined by the answer: a differing answer leaves
+/// the members in different classes for good.
 fn tally_pairs(g: &RepeatGroup, cell: &mut CellTally) {
-    let verdicts: Vec<HashMap<(u32, i64), bool>> = g
-        .members
-        .iter()
-        .map(|m| m.verdicts.iter().map(|&(t, d, p)| ((t, d), p)).collect())
-        .collect();
-    for (i, a) in g.members.iter().enumerate() {
-        for (j, b) in g.members.iter().enumerate().skip(i + 1) {
-            let same_until = identical_requests(a, b);
-            for (idx, (x, y)) in a.turns.iter().zip(&b.turns).enumerate().take(same_until) {
-                let (Some(p), Some(q)) = (answered(x), answered(y)) else {
-                    continue;
-                };
-                let turn = idx as u32 + 1;
-                let (at, vt) = cell.by_turn.entry(turn).or_default();
-                at.add(&g.scenario, p == q);
-                cell.answers.add(&g.scenario, p == q);
-                let (Some(va), Some(vb)) = (verdicts.get(i), verdicts.get(j)) else {
-                    continue;
-                };
-                let mut defs: Vec<(&(u32, i64), &bool)> =
-                    va.iter().filter(|((t, _), _)| *t == turn).collect();
-                defs.sort_unstable();
-                for (key, pa) in defs {
-                    if let Some(pb) = vb.get(key) {
-                        vt.add(&g.scenario, pa == pb);
-                        cell.verdicts.add(&g.scenario, pa == pb);
+    let n = g.members.len();
+    // The class of the history each member has reached; `None`: no further request.
+    let mut history: Vec<Option<usize>> = vec![Some(0); n];
+    let turns = g.members.iter().map(|m| m.turns.len()).max().unwrap_or(0);
+    for idx in 0..turns {
+        let turn = u32::try_from(idx + 1).unwrap_or(u32::MAX);
+        // The request of this turn: the history so far and this turn's prompt.
+        let mut requests: HashMap<(usize, u32), Vec<usize>> = HashMap::new();
+        for (i, m) in g.members.iter().enumerate() {
+            if let (Some(Some(h)), Some(t)) = (history.get(i), m.turns.get(idx)) {
+                requests.entry((*h, t.prompt)).or_default().push(i);
+            }
+        }
+        let mut next: Vec<Option<usize>> = vec![None; n];
+        let mut classes = 0;
+        let (answers_t, verdicts_t) = cell.by_turn.entry(turn).or_default();
+        for members in requests.values() {
+            let mut by_answer: HashMap<u32, Vec<usize>> = HashMap::new();
+            for &i in members {
+                if let Some(a) = g
+                    .members
+                    .get(i)
+                    .and_then(|m| m.turns.get(idx))
+                    .and_then(answered)
+                {
+                    by_answer.entry(a).or_default().push(i);
+                }
+            }
+            let answering: u64 = by_answer.values().map(|v| v.len() as u64).sum();
+            let identical: u64 = by_answer.values().map(|v| pairs(v.len() as u64)).sum();
+            answers_t.add(&g.scenario, identical, pairs(answering));
+            cell.answers.add(&g.scenario, identical, pairs(answering));
+            // Each check's verdicts at this turn among the members with an answer.
+            let mut by_check: BTreeMap<i64, (u64, u64)> = BTreeMap::new();
+            for &i in by_answer.values().flatten() {
+                let verdicts = g.members.get(i).map_or(&[][..], |m| &m.verdicts[..]);
+                for &(_, def, passed) in verdicts.iter().filter(|v| v.0 == turn) {
+                    let c = by_check.entry(def).or_default();
+                    if passed {
+                        c.0 += 1;
+                    } else {
+                        c.1 += 1;
                     }
                 }
             }
+            for &(p, f) in by_check.values() {
+                let (agree, all) = (pairs(p) + pairs(f), pairs(p + f));
+                verdicts_t.add(&g.scenario, agree, all);
+                cell.verdicts.add(&g.scenario, agree, all);
+            }
+            for same in by_answer.values() {
+                for &i in same {
+                    if let Some(slot) = next.get_mut(i) {
+                        *slot = Some(classes);
+                    }
+                }
+                classes += 1;
+            }
         }
+        history = next;
     }
+    cell.by_turn
+        .retain(|_, (a, v)| !a.by_scenario.is_empty() || !v.by_scenario.is_empty());
 }
 
 /// A repeat's task success: the share of its scenario's current checks it passed; a
@@ -364,6 +415,108 @@ mod tests {
         assert_eq!(c.answers.share, Some(12.0 / 19.0));
         // One scenario: no clustered interval, never a made-up one.
         assert_eq!((c.answers.scenarios, c.answers.interval), (1, None));
+    }
+
+    /// Every pair visited, as the definition reads: (turn, answer pairs, identical, verdict
+    /// pairs, agreeing).
+    fn brute_force(g: &RepeatGroup) -> BTreeMap<u32, (u64, u64, u64, u64)> {
+        let mut out: BTreeMap<u32, (u64, u64, u64, u64)> = BTreeMap::new();
+        for (i, a) in g.members.iter().enumerate() {
+            for b in &g.members[i + 1..] {
+                for (idx, (x, y)) in a.turns.iter().zip(&b.turns).enumerate() {
+                    let same_request = (0..=idx).all(|u| a.turns[u].prompt == b.turns[u].prompt)
+                        && (0..idx).all(|u| {
+                            answered(&a.turns[u]).is_some()
+                                && answered(&a.turns[u]) == answered(&b.turns[u])
+                        });
+                    let (Some(p), Some(q)) = (answered(x), answered(y)) else {
+                        continue;
+                    };
+                    if !same_request {
+                        continue;
+                    }
+                    let turn = idx as u32 + 1;
+                    let e = out.entry(turn).or_default();
+                    e.0 += 1;
+                    e.1 += u64::from(p == q);
+                    for &(t, d, pa) in a.verdicts.iter().filter(|v| v.0 == turn) {
+                        if let Some(&(_, _, pb)) = b.verdicts.iter().find(|v| v.0 == t && v.1 == d)
+                        {
+                            e.2 += 1;
+                            e.3 += u64::from(pa == pb);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn class_counting_matches_visiting_every_pair() {
+        // Seeded groups of 2–9 repeats over 4 turns, few distinct prompts and answers (so
+        // classes split and merge), some unanswered turns, verdicts from two checks.
+        // SplitMix64 (a seeded test stream; any fixed sequence will do).
+        let mut state: u64 = 7;
+        let mut next = move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        for round in 0..200 {
+            let m = 2 + (next() % 8) as u32;
+            let members: Vec<Repeat> = (1..=m)
+                .map(|n| {
+                    let len = 1 + (next() % 4) as usize;
+                    let answers: Vec<Option<u32>> = (0..len)
+                        .map(|_| {
+                            let a = (next() % 3) as u32;
+                            (next() % 10 != 0).then_some(a)
+                        })
+                        .collect();
+                    let mut r = repeat(n, &answers);
+                    for t in &mut r.turns {
+                        t.prompt += u32::from(next() % 12 == 0);
+                    }
+                    for turn in 1..=len as u32 {
+                        for def in [1, 2] {
+                            if next() % 4 != 0 {
+                                r.verdicts.push((turn, def, next() % 3 != 0));
+                            }
+                        }
+                    }
+                    r
+                })
+                .collect();
+            let g = group("p", "s", members);
+            let expected = brute_force(&g);
+            let got: BTreeMap<u32, (u64, u64, u64, u64)> = section(std::slice::from_ref(&g))
+                .first()
+                .map(|c| {
+                    c.turns
+                        .iter()
+                        .map(|t| {
+                            (
+                                t.turn,
+                                (
+                                    t.answers.pairs,
+                                    t.answers.matching,
+                                    t.verdicts.pairs,
+                                    t.verdicts.matching,
+                                ),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let expected: BTreeMap<u32, (u64, u64, u64, u64)> = expected
+                .into_iter()
+                .filter(|(_, c)| c.0 > 0 || c.2 > 0)
+                .collect();
+            assert_eq!(got, expected, "round {round}: {g:#?}");
+        }
     }
 
     #[test]

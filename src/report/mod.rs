@@ -115,8 +115,8 @@ pub struct Facts {
     pairwise: pairwise::PairwiseRead,
     anchors: Vec<crate::store::anchor_judgments::AnchorRow>,
     replay: Vec<crate::store::replay::ReplayTurnFact>,
-    /// The selected scenarios' repeats, for CONSISTENCY ACROSS REPEATS.
-    repeats: Vec<crate::store::repeats::RepeatGroup>,
+    /// The selected scenarios' repeats, counted for CONSISTENCY ACROSS REPEATS.
+    repeats: consistency::Tallies,
     /// Every rubric and judge with a judgment (for the notes when none is shown).
     judged: (Vec<String>, Vec<String>),
     drilldown: drilldown::DrilldownRead,
@@ -160,7 +160,11 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         pairwise: pairwise::PairwiseRead::read(&conn)?,
         anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
         replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
-        repeats: crate::store::repeats::repeat_groups(&conn, &sel)?,
+        repeats: {
+            let mut t = consistency::Tallies::default();
+            crate::store::repeats::repeat_groups(&conn, &sel, |g| t.add(&g))?;
+            t
+        },
         judged: judged_rubrics_and_judges(&conn)?,
         selected: std::sync::Arc::new(selected),
         baseline,
@@ -250,7 +254,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         cells: report_cells,
         checks,
         constraint_survival: constraint_survival(&facts),
-        consistency: consistency::section(&repeats),
+        consistency: repeats.section(),
         judges: judge_sections,
         agreement,
         pairwise,

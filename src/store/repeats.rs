@@ -9,7 +9,8 @@
 //! when the stored texts are byte-equal. What the report derives from that (a request is the
 //! scenario's messages plus the earlier answers) is the report's.
 //!
-//! Memory: one group's texts at a time, plus the check verdicts of the conversations read.
+//! Memory: one group's texts at a time (each group is handed on, then dropped), plus the
+//! list of repeated conversations and their check verdicts.
 
 use std::collections::{HashMap, HashSet};
 
@@ -87,8 +88,13 @@ pub(crate) const TURNS_SQL: &str = "SELECT idx, prompt, answer, outcome, has_ans
 
 type GroupKey = (i64, i64, i64, String);
 
-/// Every group of repeats among the selected conversations (see the module's text).
-pub fn repeat_groups(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGroup>, StoreError> {
+/// Calls `f` with every group of repeats among the selected conversations (see the
+/// module's text), in the order of [`members_sql`]; one group's texts are read at a time.
+pub fn repeat_groups(
+    conn: &Connection,
+    sel: &Selection,
+    mut f: impl FnMut(RepeatGroup),
+) -> Result<(), StoreError> {
     let mut stmt = conn.prepare(&members_sql())?;
     let mut rows = stmt.query(&sel.params()[..])?;
     let mut groups: Vec<RepeatGroup> = Vec::new();
@@ -122,7 +128,7 @@ pub fn repeat_groups(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGro
         .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
         .collect();
     let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
-        return Ok(groups);
+        return Ok(());
     };
     let mut verdicts: HashMap<i64, Vec<(u32, i64, bool)>> = HashMap::new();
     super::facts::check_turn_results(conn, lo..=hi, |conv, def, turn, passed| {
@@ -140,7 +146,7 @@ pub fn repeat_groups(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGro
         }
     })?;
     let mut turns = conn.prepare(TURNS_SQL)?;
-    for g in &mut groups {
+    for mut g in groups {
         // Texts of this group only: each distinct text gets the next number.
         let mut prompts: HashMap<String, u32> = HashMap::new();
         let mut answers: HashMap<String, u32> = HashMap::new();
@@ -172,8 +178,9 @@ pub fn repeat_groups(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGro
                 });
             }
         }
+        f(g);
     }
-    Ok(groups)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -235,7 +242,8 @@ mod tests {
             (1, "a", "s", 3, &[("p1", Some("y")), ("p2", None)]),
         ]);
         let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
-        let groups = repeat_groups(&conn, &sel).unwrap();
+        let mut groups = Vec::new();
+        repeat_groups(&conn, &sel, |g| groups.push(g)).unwrap();
         assert_eq!(groups.len(), 1, "{groups:#?}");
         let g = &groups[0];
         assert_eq!((g.provider.as_str(), g.scenario.as_str()), ("a", "s"));

@@ -167,25 +167,73 @@ pub fn wilson_z(successes: u64, n: u64, z: f64) -> Option<Interval> {
     if n == 0 || successes > n || !z.is_finite() || z <= 0.0 {
         return None;
     }
-    let nf = n as f64;
-    let p = successes as f64 / nf;
+    Some(wilson_real(successes as f64, n as f64, z))
+}
+
+/// The Wilson interval of `successes` out of `n` (real numbers, 0 ≤ successes ≤ n, n > 0:
+/// checked by callers), with the endpoints exact at 0 and n successes.
+fn wilson_real(successes: f64, nf: f64, z: f64) -> Interval {
+    let p = successes / nf;
     let z2 = z * z;
     let denom = 1.0 + z2 / nf;
     let center = (p + z2 / (2.0 * nf)) / denom;
     let half = z * (p * (1.0 - p) / nf + z2 / (4.0 * nf * nf)).sqrt() / denom;
     // At 0 and n successes the exact endpoint is 0 or 1; the formula only gets there to within
     // rounding.
-    let lo = if successes == 0 {
+    let lo = if successes <= 0.0 {
         0.0
     } else {
         (center - half).max(0.0)
     };
-    let hi = if successes == n {
+    let hi = if successes >= nf {
         1.0
     } else {
         (center + half).min(1.0)
     };
-    Some(Interval { lo, hi })
+    Interval { lo, hi }
+}
+
+/// The 95 % interval of a share pooled over clusters whose units are not independent (the
+/// pairs of repeats of one scenario): `clusters` holds each cluster's (successes, units).
+/// The share is Σ successes ÷ Σ units; its interval is the Wilson interval at the effective
+/// sample size (Korn & Graubard 1998, "Confidence intervals for proportions with small
+/// expected number of positive counts estimated from survey data", with Wilson's score
+/// interval in place of Clopper–Pearson):
+///
+/// - the variance of the ratio estimator with clusters as the independent units,
+///   v = k/(k − 1) · Σᵢ (yᵢ − p·nᵢ)² / N², over the k clusters with units;
+/// - the design effect d = v ÷ (p(1 − p)/N), taken as 1 when it is below 1 (a clustered
+///   sample is never counted as more informative than independent units) or when p is 0
+///   or 1 (no variance to compare);
+/// - the Wilson interval of p·N/d successes out of N/d.
+///
+/// `None` when there are no units, a cluster has more successes than units, or fewer than
+/// two clusters have units (nothing to estimate the between-cluster variance from).
+pub fn wilson_clustered(clusters: &[(u64, u64)]) -> Option<Interval> {
+    if clusters.iter().any(|&(y, n)| y > n) {
+        return None;
+    }
+    let used: Vec<(f64, f64)> = clusters
+        .iter()
+        .filter(|&&(_, n)| n > 0)
+        .map(|&(y, n)| (y as f64, n as f64))
+        .collect();
+    let k = used.len() as f64;
+    if used.len() < 2 {
+        return None;
+    }
+    let total: f64 = used.iter().map(|&(_, n)| n).sum();
+    let successes: f64 = used.iter().map(|&(y, _)| y).sum();
+    let p = successes / total;
+    let deff = if successes <= 0.0 || successes >= total {
+        1.0
+    } else {
+        let v = k / (k - 1.0) * used.iter().map(|&(y, n)| (y - p * n).powi(2)).sum::<f64>()
+            / (total * total);
+        (v / (p * (1.0 - p) / total)).max(1.0)
+    };
+    let n_eff = total / deff;
+    Some(wilson_real(p * n_eff, n_eff, Z_95))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -965,6 +1013,43 @@ mod tests {
         let got = wilson_z(40, 45, 1.6448536269514722).unwrap();
         // proportion_confint(40, 45, alpha=0.10, method='wilson')
         close_interval(got, (0.7888096085952867, 0.9448577488194485), 1e-12);
+    }
+
+    #[test]
+    fn clustered_wilson_matches_a_hand_computation() {
+        // Clusters (3 of 10), (8 of 10), (1 of 5): N = 25, p = 12/25 = 0.48; residuals
+        // yᵢ − p·nᵢ = −1.8, 3.2, −1.4, squares sum 15.44; v = 3/2 · 15.44 / 625 = 0.037056;
+        // p(1 − p)/N = 0.009984; design effect 3.711538…, effective n 6.735751…; Wilson of
+        // 0.48 · 6.735751 out of 6.735751 (computed in Python from the score formula).
+        let got = wilson_clustered(&[(3, 10), (8, 10), (1, 5)]).unwrap();
+        close_interval(got, (0.18609403040194433, 0.7884332741653421), 1e-12);
+        // A design effect below 1 counts as 1: the plain Wilson interval of the pooled counts,
+        // wilson(10, 20) = proportion_confint(10, 20, method='wilson').
+        let even = wilson_clustered(&[(5, 10), (5, 10)]).unwrap();
+        close_interval(even, (0.2992980081982123, 0.7007019918017877), 1e-12);
+        // Clusters without units do not count towards k.
+        assert_eq!(
+            wilson_clustered(&[(5, 10), (0, 0), (5, 10)]),
+            wilson_clustered(&[(5, 10), (5, 10)])
+        );
+    }
+
+    #[test]
+    fn clustered_wilson_at_the_ends_and_without_clusters() {
+        // Every pair identical: nothing to compare variances with, Wilson(10, 10).
+        let all = wilson_clustered(&[(4, 4), (6, 6)]).unwrap();
+        assert_eq!(all, wilson(10, 10).unwrap());
+        assert_eq!(all.hi, 1.0);
+        assert!(all.lo < 1.0);
+        assert_eq!(wilson_clustered(&[(0, 4), (0, 6)]).unwrap().lo, 0.0);
+        // One cluster, none, or more successes than units: no interval.
+        assert_eq!(wilson_clustered(&[(3, 10)]), None);
+        assert_eq!(wilson_clustered(&[]), None);
+        assert_eq!(wilson_clustered(&[(3, 2), (1, 2)]), None);
+        // Wider than the Wilson interval that treats the 25 pairs as independent.
+        let clustered = wilson_clustered(&[(3, 10), (8, 10), (1, 5)]).unwrap();
+        let naive = wilson(12, 25).unwrap();
+        assert!(clustered.lo < naive.lo && naive.hi < clustered.hi);
     }
 
     // --- the generator ---

@@ -29,6 +29,7 @@ mod labels;
 mod over_time;
 mod properties;
 mod reliability;
+mod repeats_consistency;
 mod replay;
 mod report;
 mod report_keys;

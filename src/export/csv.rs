@@ -108,6 +108,7 @@ pub fn header() -> Vec<String> {
             h.push(format!("conversation_{q}_{part}"));
         }
     }
+    h.extend(super::consistency_tables::csv_header());
     h
 }
 
@@ -392,6 +393,7 @@ impl Exporter<Report> for Csv {
                 row.push(num(delta.map(|d| d.ratio)));
                 row.extend(interval(delta.and_then(|d| d.interval)));
             }
+            row.extend(super::consistency_tables::csv_row(r, &c.provider, &c.model));
             w.write_record(row.into_iter().map(inert))?;
         }
         w.flush()?;

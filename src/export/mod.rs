@@ -11,6 +11,7 @@
 //! every format: escaped in HTML and Markdown, neutralised against formula injection in
 //! CSV, control characters made visible on a terminal.
 
+mod consistency_tables;
 pub mod conversation_view;
 pub mod conversations;
 mod csv;

@@ -102,6 +102,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
         out.push(by_tag(r, m));
     }
     out.extend(super::survival_tables::tables(r));
+    out.extend(super::consistency_tables::tables(r));
     for s in &r.judges {
         out.push(judge(r, s, m));
     }

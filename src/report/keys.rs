@@ -63,6 +63,10 @@ pub enum TableKey {
     ConstraintsAcrossTurns {
         model: String,
     },
+    /// CONSISTENCY ACROSS REPEATS of one model label's cells.
+    ConsistencyAcrossRepeats {
+        model: String,
+    },
     /// One judge section's means: the drill-down's lowest-band links sit under it.
     Judge(JudgeKey),
     /// Agreement of one rubric's replicates or judges.

@@ -8,6 +8,8 @@
 //!   cost, flags.
 //! - [`survival`]: CONSTRAINTS ACROSS TURNS: per-turn pass rates, survival, forgetting
 //!   and recovery of the checks' turn verdicts.
+//! - [`consistency`]: CONSISTENCY ACROSS REPEATS: identical answers and agreeing check
+//!   verdicts of repeats sent the same request, and the spread of their task success.
 //! - [`judges`]: judge means per rubric × judge × cell.
 //! - [`agreement`]: Krippendorff's α per criterion between replicates and between judges.
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
@@ -32,6 +34,7 @@ pub mod anchor_check;
 pub mod cells;
 mod check_agreement;
 pub mod compare;
+pub mod consistency;
 pub mod drilldown;
 pub mod headlines;
 pub mod human_agreement;
@@ -117,6 +120,8 @@ pub struct Facts {
     pairwise: pairwise::PairwiseRead,
     anchors: Vec<crate::store::anchor_judgments::AnchorRow>,
     replay: Vec<crate::store::replay::ReplayTurnFact>,
+    /// The selected scenarios' repeats, counted for CONSISTENCY ACROSS REPEATS.
+    repeats: consistency::Tallies,
     /// Every rubric and judge with a judgment (for the notes when none is shown).
     judged: (Vec<String>, Vec<String>),
     drilldown: drilldown::DrilldownRead,
@@ -160,6 +165,11 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         pairwise: pairwise::PairwiseRead::read(&conn)?,
         anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
         replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
+        repeats: {
+            let mut t = consistency::Tallies::default();
+            crate::store::repeats::repeat_groups(&conn, &sel, |g| t.add(&g))?;
+            t
+        },
         judged: judged_rubrics_and_judges(&conn)?,
         selected: std::sync::Arc::new(selected),
         baseline,
@@ -178,6 +188,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         pairwise: pairwise_read,
         anchors,
         replay,
+        repeats,
         judged,
         drilldown: drilldown_read,
     } = facts;
@@ -252,6 +263,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         cells: report_cells,
         checks,
         constraint_survival: constraint_survival(&facts),
+        consistency: repeats.section(),
         judges: judge_sections,
         agreement,
         pairwise,

@@ -39,6 +39,10 @@ pub struct Report {
     /// CONSTRAINTS ACROSS TURNS: per provider × model label × check tag, the pass rate at
     /// each turn, survival, forgetting and recovery (`crate::report::survival`).
     pub constraint_survival: Vec<super::survival::ConstraintSurvival>,
+    /// CONSISTENCY ACROSS REPEATS: per provider × model label, identical answers and
+    /// agreeing check verdicts of repeats sent the same request, and the spread of their
+    /// task success (`crate::report::consistency`).
+    pub consistency: Vec<super::consistency::Consistency>,
     /// One per (rubric, judge, simulated or real) with current judgments.
     pub judges: Vec<JudgeSection>,
     /// How far the judges can be trusted: agreement between replicates of one judge and

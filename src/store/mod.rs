@@ -20,6 +20,7 @@ pub mod pairwise;
 mod plans;
 pub mod read;
 pub mod records;
+pub mod repeats;
 pub mod replay;
 pub mod writer_task;
 

@@ -118,3 +118,27 @@ fn replayed_turns_drive_their_view_and_collected_turns_are_never_scanned_for_the
         "{replay:#?}"
     );
 }
+
+#[test]
+fn repeats_pass_once_over_conversations_and_read_turns_by_key() {
+    let (_dir, conn) = store();
+    let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
+    let members = plan(&conn, &super::repeats::members_sql(), &sel.params()[..]);
+    // One pass over conversations (the selection's), none over turns; CTE and subquery
+    // scans are the rows already read.
+    let tables: Vec<&str> = scans(&members)
+        .into_iter()
+        .filter(|l| !l.starts_with("SCAN (subquery") && *l != "SCAN grouped")
+        .collect();
+    assert_eq!(
+        tables,
+        ["SCAN c USING INDEX conversations_run", "SCAN runs"],
+        "{members:#?}"
+    );
+    let turns = plan(&conn, super::repeats::TURNS_SQL, [1]);
+    assert_eq!(
+        turns,
+        ["SEARCH turns USING PRIMARY KEY (conversation_id=?)"],
+        "{turns:#?}"
+    );
+}

@@ -1,0 +1,261 @@
+//! The repeats of one scenario, read for CONSTRAINTS ACROSS TURNS' consistency part
+//! (`crate::report::consistency`): conversations that count, of one run, one target (its
+//! provider, model id, label, host and request parameters: what the request carries
+//! besides its messages), one scenario id and one stored scenario version, when there are
+//! at least two of them.
+//!
+//! Texts never leave this module: each turn's prompt (the messages it added to the history)
+//! and its answer are replaced by a number that is equal for two repeats of the group exactly
+//! when the stored texts are byte-equal. What the report derives from that (a request is the
+//! scenario's messages plus the earlier answers) is the report's.
+//!
+//! Memory: one group's texts at a time (each group is handed on, then dropped), plus the
+//! list of repeated conversations and their check verdicts.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::Connection;
+
+use super::StoreError;
+use super::facts::{SELECTED, Selection};
+use crate::outcome::{ConversationOutcome, TurnOutcome};
+
+/// The repeats of one scenario in one run on one target (two or more).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepeatGroup {
+    pub provider: String,
+    /// The model label (what cells group by).
+    pub label: String,
+    pub simulated: bool,
+    pub scenario: String,
+    pub members: Vec<Repeat>,
+}
+
+/// One repeat of a [`RepeatGroup`], in repeat order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repeat {
+    pub conversation_id: i64,
+    pub repeat: u32,
+    pub outcome: ConversationOutcome,
+    /// The stored turns, in order (index 0 is scenario turn 1).
+    pub turns: Vec<RepeatTurn>,
+    /// Current turn verdicts: (scenario turn, 1-based; check definition id; passed).
+    pub verdicts: Vec<(u32, i64, bool)>,
+    /// Current conversation-level check results: (passed, scored); `None` when no current
+    /// check result of this conversation was scored.
+    pub checks: Option<(u32, u32)>,
+}
+
+/// One stored turn: its texts as numbers equal exactly when the texts are byte-equal within
+/// the group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RepeatTurn {
+    /// The messages this turn added to the history (`turns.prompt`, as stored).
+    pub prompt: u32,
+    /// The visible answer (`turns.answer`); `None` when nothing arrived.
+    pub answer: Option<u32>,
+    pub outcome: TurnOutcome,
+    /// Whether the answer has visible text (`turns.has_answer`).
+    pub has_answer: bool,
+}
+
+/// The selected conversations that count and have a sibling repeat, group by group: ordered
+/// by label, provider, scenario, run, target, version, repeat.
+pub(crate) fn members_sql() -> String {
+    format!(
+        "WITH sel AS (
+             SELECT * FROM (
+                 SELECT f.conversation_id, f.run_id, f.target_id, f.provider, f.label,
+                        f.simulated, f.scenario, f.repeat, f.outcome, f.counts,
+                        c.scenario_ref
+                 FROM conversation_facts f JOIN conversations c ON c.id = f.conversation_id
+             ) WHERE counts AND scenario IS NOT NULL AND {SELECTED}
+         ), grouped AS (
+             SELECT *, COUNT(*) OVER (PARTITION BY run_id, target_id, scenario, scenario_ref)
+                       AS members
+             FROM sel
+         )
+         SELECT conversation_id, run_id, target_id, IFNULL(scenario_ref, -1), provider, label,
+                simulated, scenario, repeat, outcome
+         FROM grouped WHERE members >= 2
+         ORDER BY label, provider, scenario, run_id, target_id, scenario_ref, repeat,
+                  conversation_id"
+    )
+}
+
+pub(crate) const TURNS_SQL: &str = "SELECT idx, prompt, answer, outcome, has_answer FROM turns
+     WHERE conversation_id = ?1 ORDER BY idx";
+
+type GroupKey = (i64, i64, i64, String);
+
+/// Calls `f` with every group of repeats among the selected conversations (see the
+/// module's text), in the order of [`members_sql`]; one group's texts are read at a time.
+pub fn repeat_groups(
+    conn: &Connection,
+    sel: &Selection,
+    mut f: impl FnMut(RepeatGroup),
+) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(&members_sql())?;
+    let mut rows = stmt.query(&sel.params()[..])?;
+    let mut groups: Vec<RepeatGroup> = Vec::new();
+    let mut last: Option<GroupKey> = None;
+    while let Some(r) = rows.next()? {
+        let key: GroupKey = (r.get(1)?, r.get(2)?, r.get(3)?, r.get(7)?);
+        if last.as_ref() != Some(&key) {
+            groups.push(RepeatGroup {
+                provider: r.get(4)?,
+                label: r.get(5)?,
+                simulated: r.get(6)?,
+                scenario: key.3.clone(),
+                members: Vec::new(),
+            });
+            last = Some(key);
+        }
+        if let Some(g) = groups.last_mut() {
+            g.members.push(Repeat {
+                conversation_id: r.get(0)?,
+                repeat: r.get(8)?,
+                outcome: r.get(9)?,
+                turns: Vec::new(),
+                verdicts: Vec::new(),
+                checks: None,
+            });
+        }
+    }
+    drop(rows);
+    let ids: HashSet<i64> = groups
+        .iter()
+        .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
+        .collect();
+    let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
+        return Ok(());
+    };
+    let mut verdicts: HashMap<i64, Vec<(u32, i64, bool)>> = HashMap::new();
+    super::facts::check_turn_results(conn, lo..=hi, |conv, def, turn, passed| {
+        if ids.contains(&conv) {
+            let turn = u32::try_from(turn).unwrap_or(0);
+            verdicts.entry(conv).or_default().push((turn, def, passed));
+        }
+    })?;
+    let mut checks: HashMap<i64, (u32, u32)> = HashMap::new();
+    super::facts::check_results(conn, lo..=hi, |conv, _, passed| {
+        if let (true, Some(p)) = (ids.contains(&conv), passed) {
+            let c = checks.entry(conv).or_default();
+            c.0 += u32::from(p);
+            c.1 += 1;
+        }
+    })?;
+    let mut turns = conn.prepare(TURNS_SQL)?;
+    for mut g in groups {
+        // Texts of this group only: each distinct text gets the next number.
+        let mut prompts: HashMap<String, u32> = HashMap::new();
+        let mut answers: HashMap<String, u32> = HashMap::new();
+        for m in &mut g.members {
+            m.verdicts = verdicts.remove(&m.conversation_id).unwrap_or_default();
+            m.checks = checks.remove(&m.conversation_id);
+            let mut rows = turns.query([m.conversation_id])?;
+            while let Some(r) = rows.next()? {
+                let idx: i64 = r.get(0)?;
+                if usize::try_from(idx).ok() != Some(m.turns.len()) {
+                    // A gap in the stored turns: nothing after it is comparable.
+                    break;
+                }
+                let prompt: String = r.get(1)?;
+                let answer: Option<String> = r.get(2)?;
+                let outcome: TurnOutcome = r.get(3)?;
+                let has_answer: Option<bool> = r.get(4)?;
+                let next = u32::try_from(prompts.len()).unwrap_or(u32::MAX);
+                let prompt = *prompts.entry(prompt).or_insert(next);
+                let answer = answer.map(|a| {
+                    let next = u32::try_from(answers.len()).unwrap_or(u32::MAX);
+                    *answers.entry(a).or_insert(next)
+                });
+                m.turns.push(RepeatTurn {
+                    prompt,
+                    answer,
+                    outcome,
+                    has_answer: has_answer.unwrap_or(outcome == TurnOutcome::Ok),
+                });
+            }
+        }
+        f(g);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::facts::FactFilter;
+
+    /// A store with `rows` (run, provider, scenario, repeat, [(prompt, answer)]).
+    type Row<'a> = (i64, &'a str, &'a str, u32, &'a [(&'a str, Option<&'a str>)]);
+
+    fn store(rows: &[Row]) -> (tempfile::TempDir, Connection) {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = crate::store::open(&dir.path().join("t.db")).unwrap();
+        for run in [1, 2] {
+            conn.execute(
+                "INSERT INTO runs (id, name, source, settings, settings_hash, tool_version, started_at)
+                 VALUES (?1, 'r', 'import', '{}', 'h', 'v', '2026-01-01T00:00:00Z')",
+                [run],
+            )
+            .unwrap();
+        }
+        for (i, p) in ["a", "b"].iter().enumerate() {
+            conn.execute(
+                "INSERT INTO targets (id, provider, model, label, key) VALUES (?1, ?2, 'm', 'm', ?2)",
+                rusqlite::params![i as i64 + 1, p],
+            )
+            .unwrap();
+        }
+        for (i, (run, provider, scenario, repeat, turns)) in rows.iter().enumerate() {
+            let target = if *provider == "a" { 1 } else { 2 };
+            let id = i as i64 + 1;
+            conn.execute(
+                "INSERT INTO conversations (id, uid, run_id, target_id, scenario, repeat, outcome, turn_count)
+                 VALUES (?1, ?1, ?2, ?3, ?4, ?5, 'completed', ?6)",
+                rusqlite::params![id, run, target, scenario, repeat, turns.len() as i64],
+            )
+            .unwrap();
+            for (idx, (prompt, answer)) in turns.iter().enumerate() {
+                conn.execute(
+                    "INSERT INTO turns (conversation_id, idx, prompt, answer, outcome, has_answer)
+                     VALUES (?1, ?2, ?3, ?4, 'ok', ?5)",
+                    rusqlite::params![id, idx as i64, prompt, answer, answer.is_some()],
+                )
+                .unwrap();
+            }
+        }
+        (dir, conn)
+    }
+
+    #[test]
+    fn groups_are_run_target_and_scenario_and_texts_become_equal_numbers() {
+        let (_dir, conn) = store(&[
+            (1, "a", "s", 1, &[("p1", Some("x")), ("p2", Some("y"))]),
+            (1, "a", "s", 2, &[("p1", Some("x")), ("p2", Some("z"))]),
+            // Alone in its run, target or scenario: no group.
+            (2, "a", "s", 1, &[("p1", Some("x"))]),
+            (1, "b", "s", 1, &[("p1", Some("x"))]),
+            (1, "a", "t", 1, &[("p1", Some("x"))]),
+            (1, "a", "s", 3, &[("p1", Some("y")), ("p2", None)]),
+        ]);
+        let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
+        let mut groups = Vec::new();
+        repeat_groups(&conn, &sel, |g| groups.push(g)).unwrap();
+        assert_eq!(groups.len(), 1, "{groups:#?}");
+        let g = &groups[0];
+        assert_eq!((g.provider.as_str(), g.scenario.as_str()), ("a", "s"));
+        let repeats: Vec<u32> = g.members.iter().map(|m| m.repeat).collect();
+        assert_eq!(repeats, [1, 2, 3]);
+        let texts = |m: &Repeat| -> Vec<(u32, Option<u32>)> {
+            m.turns.iter().map(|t| (t.prompt, t.answer)).collect()
+        };
+        // Prompts p1, p2 → 0, 1; answers x, y, z → 0, 1, 2 in reading order.
+        assert_eq!(texts(&g.members[0]), [(0, Some(0)), (1, Some(1))]);
+        assert_eq!(texts(&g.members[1]), [(0, Some(0)), (1, Some(2))]);
+        assert_eq!(texts(&g.members[2]), [(0, Some(1)), (1, None)]);
+        assert!(!g.members[2].turns[1].has_answer);
+    }
+}

@@ -905,7 +905,7 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
                 Some(label) => format!("reliability · {label}"),
                 None => "reliability across models".into(),
             },
-            K::QualityChecks | K::QualityJudge => match &h.model {
+            K::QualityChecks | K::QualityJudge | K::ConstraintRetention => match &h.model {
                 Some(label) => format!("quality · {label}"),
                 None => "quality across models".into(),
             },

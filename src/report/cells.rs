@@ -303,6 +303,14 @@ pub(super) fn completed_of(facts: &Facts, i: usize) -> Option<f64> {
     counted(c).then_some(if c.outcome.is_completed() { 1.0 } else { 0.0 })
 }
 
+/// Conversation `i`'s constraint retention: of consecutive scored turns of one check where
+/// it held first, the share where it held again (over all its checks); `None` without such
+/// a pair (checks score completed conversations only).
+pub(super) fn retention_of(facts: &Facts, i: usize) -> Option<f64> {
+    let k = facts.checks.kept.get(i)?;
+    (k.held_before > 0).then(|| f64::from(k.held_again) / f64::from(k.held_before))
+}
+
 pub(super) fn task_success_of(facts: &Facts, i: usize) -> Option<f64> {
     let c = facts.convs.get(i)?;
     if !counted(c) {

@@ -10,6 +10,8 @@
 //!   bar), and each judge's mean over the slots both cells completed and it scored: the
 //!   leading cell against every other, per model label like latency ([`Scope`]: across
 //!   labels only with `--across-models` or when one provider serves every cell).
+//! - Constraint retention per model label (1 − the forgetting ratio of CONSTRAINTS ACROSS
+//!   TURNS, a conversation's share over its checks per slot).
 //! - Flags: truncation (and reasoning that used the budget), content filters, retries.
 //!
 //! Every family tests every pair of its cells (Holm over all of them), and the headline
@@ -18,7 +20,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::cells::{cluster_of, completed_of, run_of, task_success_of};
+use super::cells::{cluster_of, completed_of, retention_of, run_of, task_success_of};
 use super::load::Facts;
 use super::model::{
     Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Said,
@@ -40,6 +42,7 @@ pub(super) fn headlines(
     latency(facts, &slots, cells, seed, &mut out);
     reliability(facts, &slots, cells, scope, seed, &mut out);
     task_success(facts, &slots, cells, scope, seed, &mut out);
+    retention(facts, &slots, by_cell, cells, scope, seed, &mut out);
     for (section, scores) in judges {
         judge(facts, &slots, cells, scope, section, scores, seed, &mut out);
     }
@@ -485,6 +488,76 @@ fn task_success(
             said: Said::TaskSuccess {
                 leader: cell_name(&cells[leader.cell]),
                 rate: cells[leader.cell].checks.task_success,
+            },
+            established: Some(lead_established(&f)),
+            simulated: group.iter().any(|&i| cells[i].simulated),
+            family: Some(f),
+        });
+    }
+}
+
+/// Constraint retention per model label: the provider whose checks, once held, most often
+/// hold again at the next scored turn, against every other (a slot's value is its
+/// conversation's share over its checks; slots without such a turn pair are left out).
+fn retention(
+    facts: &Facts,
+    slots: &[Vec<(Slot, usize)>],
+    by_cell: &[Vec<usize>],
+    cells: &[Cell],
+    scope: &Scope,
+    seed: u64,
+    out: &mut Vec<Headline>,
+) {
+    // Each cell's pooled counts: the figure that chooses the leader.
+    let pooled: Vec<(u64, u64)> = by_cell
+        .iter()
+        .map(|convs| {
+            convs
+                .iter()
+                .filter_map(|&i| facts.checks.kept.get(i))
+                .fold((0, 0), |(a, b), k| {
+                    (a + u64::from(k.held_again), b + u64::from(k.held_before))
+                })
+        })
+        .collect();
+    let scored = |i: &usize| pooled.get(*i).is_some_and(|&(_, b)| b > 0);
+    for (label, group) in scope.families(cells, scored) {
+        let sides: Vec<Side> = group
+            .iter()
+            .map(|&i| {
+                let (a, b) = pooled[i];
+                Side::new(facts, i, &slots[i], Some(a as f64 / b as f64), |conv| {
+                    retention_of(facts, conv)
+                })
+            })
+            .collect();
+        let key = match &label {
+            Some(l) => format!("retention {l}"),
+            None => "retention".into(),
+        };
+        let Some(f) = family(
+            cells,
+            &sides,
+            Statistic::Mean,
+            ClaimStatistic::RetentionDifference,
+            seed,
+            &key,
+        ) else {
+            continue;
+        };
+        let Some(leader) = leader_side(cells, &sides, &f) else {
+            continue;
+        };
+        let (held_again, held_before) = pooled[leader.cell];
+        out.push(Headline {
+            kind: HeadlineKind::ConstraintRetention,
+            model: label,
+            text: String::new(),
+            said: Said::Retention {
+                leader: cell_name(&cells[leader.cell]),
+                held_again,
+                held_before,
+                rate: super::cells::wilson_rate(held_again, held_before),
             },
             established: Some(lead_established(&f)),
             simulated: group.iter().any(|&i| cells[i].simulated),

@@ -155,6 +155,17 @@ pub(super) struct CheckFacts {
     /// tallied per (cell, tag index) as they are read: a million-turn store holds millions
     /// of verdicts, and CONSTRAINTS ACROSS TURNS needs only these counts.
     pub turn_tallies: BTreeMap<TallyKey, Tally>,
+    /// By conversation index, over all its checks: consecutive scored turns (t, t′) of one
+    /// check where it held at t, and of those, where it held again at t′ (the paired
+    /// retention claim, `super::headlines`).
+    pub kept: Vec<Kept>,
+}
+
+/// One conversation's held-then-scored transitions and how many held again.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Kept {
+    pub held_before: u32,
+    pub held_again: u32,
 }
 
 /// One scored or failed judgment, interned.
@@ -262,7 +273,9 @@ pub(super) fn load(
         }
     }
     f.uncounted = uncounted;
-    checks.turn_tallies = tally_turn_verdicts(db, &checks, &f.convs, &index, (lo, mid, hi))?;
+    let (tallies, kept) = tally_turn_verdicts(db, &checks, &f.convs, &index, (lo, mid, hi))?;
+    checks.turn_tallies = tallies;
+    checks.kept = kept;
     f.checks = checks;
     f.judges = judges;
     mark_structure_failures(&mut f);
@@ -556,9 +569,9 @@ fn tally_turn_verdicts(
     convs: &[Conv],
     index: &Index,
     (lo, mid, hi): (i64, i64, i64),
-) -> Result<BTreeMap<TallyKey, Tally>, super::ReportError> {
+) -> Result<(BTreeMap<TallyKey, Tally>, Vec<Kept>), super::ReportError> {
     if checks.definitions.is_empty() || convs.is_empty() {
-        return Ok(BTreeMap::new());
+        return Ok((BTreeMap::new(), vec![Kept::default(); convs.len()]));
     }
     let (low, high) = std::thread::scope(|s| {
         let low = s.spawn(move || read_turn_verdicts(db, checks, convs, index, lo..=mid));
@@ -568,11 +581,15 @@ fn tally_turn_verdicts(
         let high = high.join().map_err(|_| gone())??;
         Ok::<_, super::ReportError>((low, high))
     })?;
-    let mut all = low;
+    let ((mut all, mut kept), (high, high_kept)) = (low, high);
     for (key, t) in high {
         all.entry(key).or_default().merge(&t);
     }
-    Ok(all)
+    for (k, h) in kept.iter_mut().zip(high_kept) {
+        k.held_before += h.held_before;
+        k.held_again += h.held_again;
+    }
+    Ok((all, kept))
 }
 
 /// The turn verdicts of the selected conversations with ids in `ids`, tallied per (cell,
@@ -584,19 +601,30 @@ fn read_turn_verdicts(
     convs: &[Conv],
     index: &Index,
     ids: std::ops::RangeInclusive<i64>,
-) -> Result<BTreeMap<TallyKey, Tally>, StoreError> {
+) -> Result<(BTreeMap<TallyKey, Tally>, Vec<Kept>), StoreError> {
     let mut out: BTreeMap<TallyKey, Tally> = BTreeMap::new();
+    let mut kept = vec![Kept::default(); convs.len()];
     if ids.is_empty() {
-        return Ok(out);
+        return Ok((out, kept));
     }
     let conn = crate::store::open_read_only(db)?;
-    // The pair being read: (conversation id, definition id), its (cell, tag), its verdicts.
-    let mut pair: Option<(PairId, Option<TallyKey>)> = None;
+    // The pair being read: (conversation id, definition id), its (conversation index,
+    // (cell, tag)), its verdicts.
+    let mut pair: Option<(PairId, Option<(usize, TallyKey)>)> = None;
     let mut verdicts: Vec<(u32, bool)> = Vec::new();
     let mut at = 0;
-    let mut flush = |key: Option<TallyKey>, verdicts: &mut Vec<(u32, bool)>| {
-        if let Some(key) = key {
+    let mut flush = |key: Option<(usize, TallyKey)>, verdicts: &mut Vec<(u32, bool)>| {
+        if let Some((conv, key)) = key {
+            // add_pair leaves the verdicts in turn order.
             out.entry(key).or_default().add_pair(verdicts);
+            if let Some(k) = kept.get_mut(conv) {
+                for w in verdicts.windows(2) {
+                    if let [(_, true), (_, again)] = w {
+                        k.held_before += 1;
+                        k.held_again += u32::from(*again);
+                    }
+                }
+            }
         }
         verdicts.clear();
     };
@@ -605,12 +633,11 @@ fn read_turn_verdicts(
             if let Some((_, key)) = pair {
                 flush(key, &mut verdicts);
             }
-            let cell = index
-                .seek(&mut at, conversation)
-                .and_then(|c| convs.get(c))
-                .map(|c| c.cell);
+            let conv = index.seek(&mut at, conversation);
+            let cell = conv.and_then(|c| convs.get(c)).map(|c| c.cell);
             let tag = checks.definitions.get(&definition).map(|d| d.tag);
-            pair = Some(((conversation, definition), cell.zip(tag)));
+            let key = conv.zip(cell.zip(tag));
+            pair = Some(((conversation, definition), key));
         }
         // The table allows only turns from 1 on.
         if let Ok(turn) = u32::try_from(turn) {
@@ -620,7 +647,7 @@ fn read_turn_verdicts(
     if let Some((_, key)) = pair {
         flush(key, &mut verdicts);
     }
-    Ok(out)
+    Ok((out, kept))
 }
 
 /// The scope a stored definition covers: its `turn` or `from_turn` (1-based), else the

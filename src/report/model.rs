@@ -144,6 +144,9 @@ pub enum HeadlineKind {
     Reliability,
     QualityChecks,
     QualityJudge,
+    /// The provider of a model label that least lets go of a requirement it met:
+    /// constraint retention across turns (CONSTRAINTS ACROSS TURNS).
+    ConstraintRetention,
     /// Something a reader must know: truncation, reasoning that used the budget, filters.
     Flag,
     /// A change against the baseline run(s): a regression or improvement the data
@@ -196,6 +199,14 @@ pub enum Said {
     },
     /// The task-success leader (`provider / model label`) and its rate.
     TaskSuccess { leader: String, rate: Rate },
+    /// The retention leader (`provider / model label`): of `held_before` consecutive
+    /// scored turns where a check held first, `held_again` where it held again.
+    Retention {
+        leader: String,
+        held_again: u64,
+        held_before: u64,
+        rate: Rate,
+    },
     /// A judge's leader by mean score, over the `n` of `attempted` conversations scored.
     JudgeMean {
         rubric: String,
@@ -253,6 +264,10 @@ pub enum ClaimStatistic {
     /// Conversations completed per attempted over the paired slots: compared as the
     /// difference a − b.
     SuccessDifference,
+    /// Constraint retention (a check that held at one scored turn holds again at the
+    /// next: 1 − the forgetting ratio), a conversation's share over its checks, over the
+    /// paired slots: compared as the difference a − b.
+    RetentionDifference,
 }
 
 /// A headline family: every comparison that the headline's sentence could rest on,

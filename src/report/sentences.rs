@@ -75,6 +75,24 @@ fn text(h: &Headline) -> String {
             )
         }
         Said::JudgeMean { .. } => judge_text(&h.said, family),
+        Said::Retention {
+            leader,
+            held_again,
+            held_before,
+            rate,
+        } => {
+            let figure = format!(
+                "{} ({held_again} of {held_before} held again at the next scored turn)",
+                rate_text(rate)
+            );
+            quality_text(
+                "constraints kept (a check that held holds again at the next turn: 1 − forgetting)",
+                leader,
+                &figure,
+                family,
+                &points_text,
+            )
+        }
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
         Said::Anchors(a) => super::anchor_check::sentence(a),
         Said::Simulated { all } => {
@@ -337,6 +355,7 @@ fn quality_text(
 pub fn statistic_name(c: &Change) -> String {
     match c.statistic {
         ClaimStatistic::SuccessDifference => "success".into(),
+        ClaimStatistic::RetentionDifference => "constraints kept".into(),
         ClaimStatistic::LatencyP50Ratio => "conversation p50".into(),
         ClaimStatistic::LatencyP95Ratio => "conversation p95".into(),
         ClaimStatistic::TaskSuccessDifference => "task success".into(),
@@ -352,7 +371,9 @@ pub fn value_text(c: &Change, v: Option<f64>) -> String {
     let Some(v) = v else { return "-".into() };
     match c.statistic {
         ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => duration(v),
-        ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => percent(v),
+        ClaimStatistic::SuccessDifference
+        | ClaimStatistic::TaskSuccessDifference
+        | ClaimStatistic::RetentionDifference => percent(v),
         _ => Figure::new(v, Unit::Score).to_string(),
     }
 }
@@ -366,7 +387,9 @@ pub fn change_text(c: &Change) -> String {
     };
     let unit = match c.statistic {
         ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => Unit::Change,
-        ClaimStatistic::SuccessDifference | ClaimStatistic::TaskSuccessDifference => Unit::Points,
+        ClaimStatistic::SuccessDifference
+        | ClaimStatistic::TaskSuccessDifference
+        | ClaimStatistic::RetentionDifference => Unit::Points,
         _ => Unit::Signed,
     };
     Figure::new(e, unit).within(c.claim.interval).to_string()

@@ -111,6 +111,44 @@ fn the_forgetful_provider_loses_a_detail_more_often_at_later_turns_and_keeps_it_
         "lost by turn: {lost:?}"
     );
     assert!(at(6) > 2 * at(2).max(1), "lost by turn: {lost:?}");
+    // The conversation views mark the turn where the check first failed: `show` (text and
+    // JSON) and the HTML report's view of a conversation that lost the detail.
+    let (uid, first): (String, i64) = conn
+        .query_row(
+            "SELECT c.uid, MIN(v.turn) FROM current_check_turn_results v
+             JOIN conversations c ON c.id = v.conversation_id
+             WHERE v.check_id = 'code-kept' AND v.passed = 0
+             GROUP BY c.id ORDER BY MIN(v.turn) DESC, c.id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let (text, _) = project.run_ok(&["show", &uid]);
+    assert!(
+        text.contains(&format!(
+            "code-kept  retained_constraint  first failed at turn {first}"
+        )),
+        "{text}"
+    );
+    let at = text.find(&format!("\nturn {first}\n")).unwrap();
+    assert!(
+        text[..at].matches("first failed here").count() == 0,
+        "{text}"
+    );
+    assert!(
+        text[at..].contains("first failed here: code-kept"),
+        "{text}"
+    );
+    let (json, _) = project.run_ok(&["show", &uid, "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["checks"][0]["first_failed_turn"], first);
+    let (html, _) = project.run_ok(&["report", "--format", "html", "--conversations", "all"]);
+    assert!(
+        html.contains(&format!("-t{first}\">turn {first}</a>")),
+        "the checks list links the turn"
+    );
+    assert!(html.contains("first failed here: code-kept"));
+
     // Once lost, it stays lost more often than a held detail gets lost.
     assert!(lost_then > 0 && held_then > 0);
     let stays = lost_then_lost as f64 / lost_then as f64;

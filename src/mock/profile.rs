@@ -348,8 +348,9 @@ impl MockConfig {
     ///   lognormal with a large sigma, and a per-request slowdown, so its conversation
     ///   p95 and p99 are far above its p50; reports no cached tokens (caches 10 minutes).
     ///   The forgetful one: the later the turn, the likelier it slips back to its first
-    ///   answer (8 % more per turn after the first), and once slipped it stays there 80 %
-    ///   of the time (`mock::forget`), so it loses later turns' constraints.
+    ///   answer (a chance of 8 % at turn 2, 8 points more each turn after), and once
+    ///   slipped it stays there 80 % of the time (`mock::forget`), so it loses later
+    ///   turns' constraints.
     /// - `sim-flaky`: a slower, variable first token (~0.7 s); now and then a 429 (with
     ///   Retry-After), a 503 or a stream cut mid-answer, and the most answer defects
     ///   (stale answers, missing fields); a gateway over two upstreams that moves a

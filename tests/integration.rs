@@ -21,6 +21,7 @@ mod collect_runs;
 mod constraints_across_turns;
 mod doc_paths;
 mod exit_codes;
+mod forgetful_mock;
 mod hardening;
 mod import;
 mod install;

@@ -385,6 +385,26 @@ fn constraints_across_turns_stay_legible_at_ten_providers() {
     let r = json(&["--sort", "p95"]);
     let terminal = report(&["--sort", "p95"]);
     let md = report(&["--format", "md", "--sort", "p95"]);
+    let html = report(&["--format", "html", "--sort", "p95"]);
+    // One chart of pass rate by turn per label, under its table: a line (or a lone point)
+    // per provider, each with its n in the legend, and no text that leaves it or covers
+    // other text.
+    let charts: Vec<(String, &str)> = svgs(&html)
+        .into_iter()
+        .filter(|(id, _)| id.starts_with("chart-turns-"))
+        .collect();
+    assert_eq!(charts.len(), width::LABELS.len());
+    for (id, svg) in &charts {
+        assert_eq!(svg.matches("class=\"lt\"").count(), 10, "{id}: legend rows");
+        assert_eq!(
+            svg.matches("class=\"lt\">").count(),
+            svg.matches(" (n ").count(),
+            "{id}"
+        );
+        assert!(svg.contains("class=\"gh\">custom</text>"), "{id}");
+        let problems = legibility::problems(svg);
+        assert!(problems.is_empty(), "{id}: {problems:?}");
+    }
     let survival = r["constraint_survival"].as_array().unwrap();
     for label in width::LABELS {
         let providers: Vec<&str> = ordered(&r, label)

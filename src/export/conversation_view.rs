@@ -27,6 +27,7 @@ pub const STYLE: &str = r#"
 .role{font-size:12px;color:var(--muted);font-weight:600}
 .tm{font-size:12.5px;color:var(--muted);margin:2px 0}
 .err{color:#a40e26;font-size:13px;white-space:pre-wrap}
+.ff{color:#a40e26;font-size:13px;font-weight:600;margin:2px 0}
 td.why{white-space:pre-wrap;word-break:break-word;min-width:18em;max-width:46em}
 td.fc{white-space:normal;min-width:16em}
 td.lo{white-space:normal;min-width:10em}td.uid{white-space:normal;word-break:break-all;min-width:8em;font-size:12.5px}
@@ -285,7 +286,7 @@ pub fn html_view(h: &mut String, c: &ConversationDetail, shown: &HashSet<&str>) 
     html_judgments(h, c, &a);
     html_pairwise(h, c, &a, shown);
     for t in &c.turns {
-        html_turn(h, t, &a);
+        html_turn(h, t, &a, &first_failed_at(c, t.turn));
     }
     h.push_str("</article>\n");
 }
@@ -331,11 +332,16 @@ fn html_checks(h: &mut String, c: &ConversationDetail, a: &str) {
         h.push_str("<p class=\"fn\">no current check results for this conversation</p>");
         return;
     }
-    h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">verdict</th><th scope=\"col\">check</th><th scope=\"col\">tag</th><th scope=\"col\">explanation</th></tr></thead><tbody>");
+    h.push_str("<div class=\"tw\"><table><thead><tr><th scope=\"col\">verdict</th><th scope=\"col\">check</th><th scope=\"col\">tag</th><th scope=\"col\">first failed</th><th scope=\"col\">explanation</th></tr></thead><tbody>");
     for k in &c.checks {
+        // The turn is linked to its place in this view.
+        let first = match k.first_failed_turn {
+            Some(t) => format!("<a href=\"#{a}-t{t}\">turn {t}</a>"),
+            None => "-".to_string(),
+        };
         let _ = write!(
             h,
-            "<tr><td><span class=\"oc {}\">{}</span></td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+            "<tr><td><span class=\"oc {}\">{}</span></td><td>{}</td><td>{}</td><td>{first}</td><td class=\"why\">{}</td></tr>",
             match k.passed {
                 Some(true) => "good",
                 Some(false) => "bad",
@@ -453,7 +459,24 @@ fn html_pairwise(h: &mut String, c: &ConversationDetail, a: &str, shown: &HashSe
     h.push_str("</tbody></table></div>");
 }
 
-fn html_turn(h: &mut String, t: &TurnDetail, a: &str) {
+/// The checks whose first failing answer is that of `turn`, in the checks' order.
+fn first_failed_at(c: &ConversationDetail, turn: i64) -> Vec<&str> {
+    c.checks
+        .iter()
+        .filter(|k| k.first_failed_turn == Some(turn))
+        .map(|k| k.check_id.as_str())
+        .collect()
+}
+
+/// Where a check first failed, as the checks list says it: `turn N`, or `-`.
+fn first_failed(k: &CheckDetail) -> String {
+    k.first_failed_turn
+        .map_or_else(|| "-".to_string(), |t| format!("turn {t}"))
+}
+
+/// One turn: what was sent, the answer, the reasoning, timing, the error, and the checks
+/// that first failed on this answer (`first_failed`).
+fn html_turn(h: &mut String, t: &TurnDetail, a: &str, first_failed: &[&str]) {
     let _ = write!(
         h,
         "<div class=\"turn\" id=\"{a}-t{}\"><h4>Turn {}</h4>",
@@ -483,6 +506,13 @@ fn html_turn(h: &mut String, t: &TurnDetail, a: &str) {
         );
     }
     let _ = write!(h, "<p class=\"tm\">{}</p>", esc(&timing_line(t)));
+    if !first_failed.is_empty() {
+        let _ = write!(
+            h,
+            "<p class=\"ff\">first failed here: {}</p>",
+            esc(&first_failed.join(", "))
+        );
+    }
     if let Some(e) = &t.error {
         let _ = write!(h, "<p class=\"err\">error: {}</p>", esc(e));
     }
@@ -563,10 +593,15 @@ pub fn text_view(c: &ConversationDetail) -> String {
     for k in &c.checks {
         let _ = writeln!(
             o,
-            "  {:<10}  {}  {}",
+            "  {:<10}  {}  {}{}",
             verdict(k.passed),
             t(&k.check_id),
-            t(&k.tag)
+            t(&k.tag),
+            if k.first_failed_turn.is_some() {
+                format!("  first failed at {}", first_failed(k))
+            } else {
+                String::new()
+            }
         );
         if k.passed != Some(true) {
             block(&mut o, "              ", &explanation(k));
@@ -614,6 +649,10 @@ pub fn text_view(c: &ConversationDetail) -> String {
             );
         }
         let _ = writeln!(o, "  {}", t(&timing_line(turn)));
+        let first = first_failed_at(c, turn.turn);
+        if !first.is_empty() {
+            let _ = writeln!(o, "  first failed here: {}", t(&first.join(", ")));
+        }
         if let Some(e) = &turn.error {
             let _ = writeln!(o, "  error: {}", t(e));
         }
@@ -668,6 +707,7 @@ mod tests {
                 passed: Some(false),
                 detail: Some(EVIL.into()),
                 description: Some(EVIL.into()),
+                first_failed_turn: Some(1),
             }],
             judgments: vec![JudgmentDetail {
                 rubric: EVIL.into(),
@@ -731,6 +771,46 @@ mod tests {
         assert!(h.contains("Pairwise verdicts"));
         assert!(h.contains("expected: &lt;script&gt;"));
         assert!(h.contains("id=\"c-u&quot;&gt;&lt;script&gt;alert(0)&lt;/script&gt;\""));
+    }
+
+    #[test]
+    fn each_check_is_marked_at_the_turn_where_it_first_failed() {
+        let mut c = hostile();
+        c.uid = "u1".into();
+        c.checks[0].check_id = "code-kept".into();
+        let mut second = c.turns[0].clone();
+        second.turn = 2;
+        c.turns.push(second);
+        c.checks[0].first_failed_turn = Some(2);
+        let mut passing = c.checks[0].clone();
+        passing.check_id = "ends-done".into();
+        passing.passed = Some(true);
+        passing.first_failed_turn = None;
+        c.checks.push(passing);
+        let mut h = String::new();
+        html_view(&mut h, &c, &HashSet::new());
+        // The checks list links the turn; the turn names the check, and only that turn.
+        assert!(
+            h.contains("<td><a href=\"#c-u1-t2\">turn 2</a></td>"),
+            "{h}"
+        );
+        let turn2 = &h[h.find("id=\"c-u1-t2\"").unwrap()..];
+        let turn1 = &h[h.find("id=\"c-u1-t1\"").unwrap()..h.find("id=\"c-u1-t2\"").unwrap()];
+        assert!(
+            turn2.contains("first failed here: code-kept</p>"),
+            "{turn2}"
+        );
+        assert!(!turn1.contains("first failed here"), "{turn1}");
+        assert!(!h.contains("first failed here: code-kept, ends-done"));
+        let text = text_view(&c);
+        assert!(text.contains("code-kept  "), "{text}");
+        assert!(text.contains("first failed at turn 2"), "{text}");
+        let at = text.find("\nturn 2").unwrap();
+        assert!(
+            text[at..].contains("first failed here: code-kept\n"),
+            "{text}"
+        );
+        assert!(!text[..at].contains("first failed here"), "{text}");
     }
 
     #[test]

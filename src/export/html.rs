@@ -11,6 +11,7 @@ use super::conversation_view;
 use super::sections::{Align, Table, headline_groups, tables};
 use super::svg::esc;
 use super::{ExportError, Exporter, FormatOptions};
+use crate::report::keys::TableKey;
 use crate::report::model::{HeadlineKind, Report};
 use crate::report::simulated::{NAME_MARK, PAGE_BADGE, TABLE_BADGE, name_mark};
 
@@ -150,6 +151,9 @@ fn table(h: &mut String, t: &Table, colours: &HashMap<String, &'static str>, r: 
     for f in &t.footnotes {
         let _ = write!(h, "<p class=\"fn\">{}</p>", esc(f));
     }
+    if let TableKey::ConstraintsAcrossTurns { model } = &t.key {
+        super::html_charts::constraints_figure(h, r, model, constraints_index(r, model));
+    }
     conversation_view::behind_table(h, &t.key, &r.drilldown);
     h.push_str("</section>\n");
 }
@@ -267,6 +271,21 @@ fn headlines(h: &mut String, r: &Report) {
         }
     }
     h.push_str("</ul></section>\n");
+}
+
+/// A model label's place among the labels of CONSTRAINTS ACROSS TURNS (a chart id: labels are
+/// user text, never in an id).
+fn constraints_index(r: &Report, model: &str) -> usize {
+    let mut labels: Vec<&str> = r
+        .constraint_survival
+        .iter()
+        .map(|s| s.label.as_str())
+        .collect();
+    labels.dedup();
+    labels
+        .iter()
+        .position(|l| *l == model)
+        .unwrap_or(labels.len())
 }
 
 /// One colour per provider: its chart colour.

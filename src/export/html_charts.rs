@@ -303,3 +303,121 @@ fn trend_chart<'a>(
         ),
     ))
 }
+
+/// CONSTRAINTS ACROSS TURNS of one model label as a chart, for the HTML page to place under
+/// that label's table: the pass rate at each turn index, one line per provider (in the
+/// table's order), one panel per check tag scored at more than one turn. Nothing when no
+/// tag is.
+pub fn constraints_figure(h: &mut String, r: &Report, label: &str, k: usize) {
+    use super::turn_chart::{TurnLine, TurnPanel, turn_panels};
+    use crate::report::survival::ConstraintSurvival;
+
+    let styles = provider_styles(r);
+    let rank = |s: &ConstraintSurvival| {
+        r.order
+            .iter()
+            .position(|&i| {
+                r.cells
+                    .get(i)
+                    .is_some_and(|c| c.provider == s.provider && c.model == s.label)
+            })
+            .unwrap_or(usize::MAX)
+    };
+    let mut rows: Vec<&ConstraintSurvival> = r
+        .constraint_survival
+        .iter()
+        .filter(|s| s.label == label)
+        .collect();
+    rows.sort_by_key(|s| rank(s));
+    let mut providers: Vec<(&str, bool)> = Vec::new();
+    let mut tags: Vec<&str> = Vec::new();
+    for s in &rows {
+        if !providers.iter().any(|(p, _)| *p == s.provider) {
+            providers.push((s.provider.as_str(), s.simulated));
+        }
+        if !tags.contains(&s.tag.as_str()) {
+            tags.push(s.tag.as_str());
+        }
+    }
+    let names: Vec<String> = providers
+        .iter()
+        .map(|(p, sim)| format!("{p}{}", if *sim { LEGEND_MARK } else { "" }))
+        .collect();
+    let series = |i: usize| Series {
+        name: &names[i],
+        style: svg::style_of(&styles, providers[i].0),
+    };
+    let points = |s: &ConstraintSurvival| -> Vec<(u32, f64, u64, u64)> {
+        s.turns
+            .iter()
+            .filter_map(|t| Some((t.turn, t.rate?, t.held, t.scored)))
+            .collect()
+    };
+    let mut single: Vec<&str> = Vec::new();
+    let panels: Vec<TurnPanel> = tags
+        .iter()
+        .filter_map(|&tag| {
+            let lines: Vec<TurnLine> = providers
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (p, _))| {
+                    let s = rows.iter().find(|s| s.provider == *p && s.tag == tag)?;
+                    let points = points(s);
+                    (!points.is_empty()).then(|| TurnLine {
+                        series: series(i),
+                        points,
+                    })
+                })
+                .collect();
+            if lines.iter().any(|l| l.points.len() > 1) {
+                Some(TurnPanel { tag, lines })
+            } else {
+                single.push(tag);
+                None
+            }
+        })
+        .collect();
+    let all_series: Vec<Series> = (0..providers.len()).map(series).collect();
+    let legend: Vec<(&Series, String)> = all_series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let scored = rows
+                .iter()
+                .filter(|c| c.provider == providers[i].0)
+                .flat_map(|c| c.turns.iter().map(|t| t.scored));
+            let (lo, hi) = scored.fold((u64::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+            let n = if lo >= hi {
+                hi.to_string()
+            } else {
+                format!("{lo}–{hi}")
+            };
+            (s, format!("{} (n {n})", s.name))
+        })
+        .collect();
+    let Some(svg) = turn_panels(
+        &chart_id("turns", k),
+        &format!("Pass rate at each turn on {label}, by check tag"),
+        &panels,
+        &legend,
+    ) else {
+        return;
+    };
+    let mut caption = format!(
+        "{label}: each line is one provider; a point is the share of (conversation, check) pairs of the tag \
+         that passed at that turn (its counts in the point's tooltip and in the table above); n is the \
+         range of pairs scored per point. A falling line is a provider losing what it was told."
+    );
+    if !single.is_empty() {
+        let _ = write!(
+            caption,
+            " Not drawn (scored at one turn only): {}.",
+            single.join(", ")
+        );
+    }
+    let _ = write!(
+        h,
+        "<div class=\"charts\"><figure>{svg}<figcaption>{}</figcaption></figure></div>",
+        esc(&caption)
+    );
+}

@@ -27,6 +27,7 @@ mod survival_tables;
 mod svg;
 mod terminal;
 mod text_table;
+mod turn_chart;
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};

@@ -89,12 +89,12 @@ pub fn style_of(styles: &[(String, Style)], provider: &str) -> Style {
 /// The width of the whole chart (user units; the page scales it).
 pub const W: f64 = 960.0;
 const H: f64 = 400.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 16.0;
-const TOP: f64 = 40.0;
+pub(super) const LEFT: f64 = 70.0;
+pub(super) const RIGHT: f64 = 16.0;
+pub(super) const TOP: f64 = 40.0;
 const BOTTOM: f64 = 58.0;
 /// Legend rows.
-const ROW: f64 = 20.0;
+pub(super) const ROW: f64 = 20.0;
 
 /// Estimated rendered width of `s` at `px` font size: a generous 0.62 em a character (DejaVu
 /// Sans averages about 0.55 em over lower case and digits).
@@ -120,7 +120,7 @@ pub struct Series<'a> {
 }
 
 impl Series<'_> {
-    fn stroke(&self) -> String {
+    pub(super) fn stroke(&self) -> String {
         let dash = DASHES[self.style.dash % DASHES.len()];
         if dash.is_empty() {
             format!("stroke=\"{}\"", self.style.colour)
@@ -163,7 +163,7 @@ pub fn tick_label(v: f64) -> String {
 
 /// Every `k`-th of `positions` (always the first), with the smallest `k` that leaves at least
 /// `gap` between neighbours whose extents (`size` each) are centred on them.
-fn thin(positions: &[f64], size: impl Fn(usize) -> f64, gap: f64) -> Vec<usize> {
+pub(super) fn thin(positions: &[f64], size: impl Fn(usize) -> f64, gap: f64) -> Vec<usize> {
     for k in 1..=positions.len().max(1) {
         let kept: Vec<usize> = (0..positions.len()).step_by(k).collect();
         let clear = kept.windows(2).all(|w| {
@@ -247,7 +247,7 @@ impl Frame {
     }
 }
 
-fn open(out: &mut String, id: &str, title: &str, desc: &str, height: f64) {
+pub(super) fn open(out: &mut String, id: &str, title: &str, desc: &str, height: f64) {
     let _ = write!(
         out,
         "<svg id=\"{id}\" role=\"img\" viewBox=\"0 0 {W} {height:.0}\" xmlns=\"http://www.w3.org/2000/svg\" \
@@ -326,7 +326,7 @@ fn axes_labelled(
 
 /// A legend beside the plot, right of it, one row per series: a line sample (with the
 /// dash) when `lines`, and the marker. Returns its width; `rows` draws nothing.
-fn legend_width(labels: &[String]) -> f64 {
+pub(super) fn legend_width(labels: &[String]) -> f64 {
     let longest = labels
         .iter()
         .map(|l| text_width(l, 12.5))
@@ -336,7 +336,7 @@ fn legend_width(labels: &[String]) -> f64 {
 
 /// Items are (series, label); a label's trailing "(n N)" is kept whole when the name before
 /// it is shortened, so every series keeps its n.
-fn legend(out: &mut String, items: &[(&Series, String)], x: f64, y: f64, lines: bool) {
+pub(super) fn legend(out: &mut String, items: &[(&Series, String)], x: f64, y: f64, lines: bool) {
     let width = legend_width(&items.iter().map(|(_, l)| l.clone()).collect::<Vec<_>>());
     let shorten = |label: &str| -> String {
         let room = width - 46.0;

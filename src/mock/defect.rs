@@ -37,6 +37,9 @@ pub struct Draws {
     pub prose: f64,
     /// Which key a `missing_field` defect drops, and which sentences `prose` uses.
     pub pick: u64,
+    /// Whether the answer slips back to an earlier turn's (`super::forget`); drawn last,
+    /// so that the draws above are what they were before forgetting existed.
+    pub forget: f64,
 }
 
 impl Draws {
@@ -49,6 +52,7 @@ impl Draws {
             fence: rng.unit(),
             prose: rng.unit(),
             pick: rng.u64(),
+            forget: rng.unit(),
         }
     }
 }

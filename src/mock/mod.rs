@@ -4,6 +4,7 @@
 
 pub mod cache;
 pub mod defect;
+pub mod forget;
 pub mod grade;
 pub mod judge;
 pub mod plan;

@@ -117,12 +117,9 @@ impl ScenarioIndex {
         &self.references[s]
     }
 
-    /// (reference for this turn, reference for the turn before).
-    fn lookup(&self, user: &str) -> Option<(Option<&str>, Option<&str>)> {
-        let &(s, t) = self.by_user.get(user)?;
-        let refs = &self.references[s];
-        let prev = t.checked_sub(1).and_then(|p| refs[p].as_deref());
-        Some((refs[t].as_deref(), prev))
+    /// (scenario, 0-based turn) of a user message.
+    fn position(&self, user: &str) -> Option<(usize, usize)> {
+        self.by_user.get(user).copied()
     }
 }
 
@@ -189,11 +186,33 @@ fn answer_text(
         .rev()
         .find(|m| m.role == "user")
         .map_or("", |m| m.content.as_str());
-    let answer = match index.lookup(last_user) {
-        Some((current, prev)) => {
+    let answer = match index.position(last_user) {
+        Some((s, t)) => {
+            let refs = index.references(s);
             let draws = defect::Draws::from_key(key);
-            defect::apply(&profile.defects, current, prev, &draws)
-                .unwrap_or_else(|| generated_text(rng, 30, 80))
+            let current = refs.get(t).and_then(|r| r.as_deref());
+            let slip = profile.forgetting.slip(t, refs, messages, draws.forget);
+            match slip.and_then(|j| refs.get(j)).and_then(|r| r.as_deref()) {
+                // The final format kept, a detail lost (see `super::forget`).
+                Some(back)
+                    if current.is_some_and(defect::is_json_structure)
+                        && !defect::is_json_structure(back) =>
+                {
+                    let rates = super::profile::DefectRates {
+                        stale: 0.0,
+                        missing_field: 1.0,
+                        ..profile.defects
+                    };
+                    defect::apply(&rates, current, None, &draws)
+                }
+                // Slipped back: that turn's answer again, with no turn before it.
+                Some(back) => defect::apply(&profile.defects, Some(back), None, &draws),
+                None => {
+                    let prev = t.checked_sub(1).and_then(|p| refs.get(p)?.as_deref());
+                    defect::apply(&profile.defects, current, prev, &draws)
+                }
+            }
+            .unwrap_or_else(|| generated_text(rng, 30, 80))
         }
         None => generated_text(rng, 30, 80),
     };
@@ -558,8 +577,12 @@ mod tests {
         let scenarios = real_scenarios();
         let idx = ScenarioIndex::new(&scenarios);
         let cfg = MockConfig::builtin();
+        // The per-answer defects alone: forgetting, which depends on the turn and on the
+        // answers before it, has its own test below.
         let clean = |model: &str| {
-            let p = cfg.profile_for(model).unwrap();
+            let mut p = cfg.profile_for(model).unwrap().clone();
+            p.forgetting = crate::mock::forget::Forgetting::default();
+            let p = &p;
             let mut clean = 0;
             for s in &scenarios {
                 let last = s.turns.last().unwrap();
@@ -591,6 +614,61 @@ mod tests {
             "{swift} {burst} {flaky} {thinker}"
         );
         assert!(flaky < 0.8 && thinker < 0.8, "{flaky} {thinker}");
+    }
+
+    /// The content a plan streams.
+    fn content(plan: &Plan) -> String {
+        plan.pieces
+            .iter()
+            .filter_map(|x| match &x.kind {
+                PieceKind::Content(c) => Some(c.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn builtin_burst_forgets_later_turns_more_and_the_others_do_not_forget() {
+        let scenarios = real_scenarios();
+        let s = scenarios
+            .iter()
+            .find(|s| s.id == "biz-incident-communications")
+            .unwrap();
+        let idx = ScenarioIndex::new(&scenarios);
+        let cfg = MockConfig::builtin();
+        let burst = cfg.profile_for("sim-burst").unwrap();
+        let first = s.turns[0].reference.as_deref().unwrap().trim();
+        // Answers that slipped back to the first turn's, by 0-based turn, over conversations
+        // that carry the mock's own answers forward as a collector does.
+        let mut slipped = [0usize; 4];
+        for seed in 0..300 {
+            let mut msgs = vec![Message::new("system", s.system.clone().unwrap())];
+            for (t, turn) in s.turns.iter().enumerate().take(4) {
+                msgs.push(Message::new("user", turn.user.clone()));
+                let plan = make_plan(burst, request_key(seed, "sim-burst", &msgs, 0), &msgs, &idx);
+                let answer = content(&plan);
+                slipped[t] += usize::from(t > 0 && answer.contains(first));
+                msgs.push(Message::new("assistant", answer));
+            }
+        }
+        assert_eq!(slipped[0], 0);
+        assert!(
+            slipped[1] < slipped[2] && slipped[2] < slipped[3],
+            "{slipped:?}"
+        );
+        // A fresh slip at turn 4 is three times as likely as at turn 2 (0.24 vs 0.08), and
+        // slips persist.
+        assert!(slipped[3] > 2 * slipped[1], "{slipped:?}");
+        for p in &cfg.profiles {
+            if p.model != "sim-burst" {
+                assert_eq!(
+                    p.forgetting,
+                    crate::mock::forget::Forgetting::default(),
+                    "{}",
+                    p.model
+                );
+            }
+        }
     }
 
     #[test]

@@ -15,18 +15,21 @@
 //! cache = "openai"                         # or "deepseek", "none"
 //! faults = { rate_limited = 0.02, http_500 = 0.01, stream_cut = 0.01, reasoning_budget = 0.02 }
 //! defects = { stale = 0.1, missing_field = 0.1, prose = 0.05, fence = 0.05 }
+//! forgetting = { per_turn = 0.08, persist = 0.8 }   # slips back to its first answer (mock::forget)
 //! ```
 //!
 //! `time_scale` multiplies every delay a response is planned with (first token, gaps, the
 //! stall) and nothing else: 0.1 runs a realistic profile ten times faster with the same
 //! shape, the same faults and the same answers. Answer defects apply to the scenario's
 //! reference answers; each is drawn per answer from the request's key, so the same seed
-//! gives the same defects on the same requests.
+//! gives the same defects on the same requests. `forgetting` is the one defect that depends
+//! on the turn and on the answers before it (see [`super::forget`]).
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::forget::Forgetting;
 use crate::config::{ConfigError, SourceText};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -194,6 +197,10 @@ pub struct Profile {
     pub faults: FaultRates,
     #[serde(default)]
     pub defects: DefectRates,
+    /// Slipping back to the first turn's answer, more often at later turns and, once
+    /// slipped, again (see `mock::forget`). Default: never.
+    #[serde(default)]
+    pub forgetting: Forgetting,
     /// Words per content chunk.
     #[serde(default = "one")]
     pub words_per_chunk: u32,
@@ -245,6 +252,7 @@ impl Profile {
             cache: default_cache(),
             faults: FaultRates::default(),
             defects: DefectRates::default(),
+            forgetting: Forgetting::default(),
             words_per_chunk: 1,
             identity: None,
             stall_ms: default_stall(),
@@ -295,6 +303,7 @@ impl MockConfig {
                 ));
             }
             p.tools.check().map_err(&bad)?;
+            p.forgetting.check().map_err(&bad)?;
             if let Some(g) = &p.gateway {
                 g.check().map_err(&bad)?;
             }
@@ -338,6 +347,10 @@ impl MockConfig {
     /// - `sim-burst`: a fast first token (~0.25 s) but a slow, long-tailed decode: gaps
     ///   lognormal with a large sigma, and a per-request slowdown, so its conversation
     ///   p95 and p99 are far above its p50; reports no cached tokens (caches 10 minutes).
+    ///   The forgetful one: the later the turn, the likelier it slips back to its first
+    ///   answer (a chance of 8 % at turn 2, 8 points more each turn after), and once
+    ///   slipped it stays there 80 % of the time (`mock::forget`), so it loses later
+    ///   turns' constraints.
     /// - `sim-flaky`: a slower, variable first token (~0.7 s); now and then a 429 (with
     ///   Retry-After), a 503 or a stream cut mid-answer, and the most answer defects
     ///   (stale answers, missing fields); a gateway over two upstreams that moves a
@@ -376,6 +389,10 @@ impl MockConfig {
             missing_field: 0.05,
             fence: 0.02,
             prose: 0.03,
+        };
+        burst.forgetting = Forgetting {
+            per_turn: 0.08,
+            persist: 0.8,
         };
 
         let mut flaky = Profile::quick("sim-flaky", 0.0, 0.0);

@@ -71,6 +71,10 @@ pub struct CheckDetail {
     pub detail: Option<String>,
     /// What the check expects (its `description`), when it has one.
     pub description: Option<String>,
+    /// The first turn (1-based) whose answer failed the check, from its turn verdicts
+    /// (`current_check_turn_results`); `None` when no answer in its scope failed (or the
+    /// store has no turn verdicts for it yet).
+    pub first_failed_turn: Option<i64>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -260,7 +264,10 @@ fn turns(conn: &Connection, id: i64, uid: &str) -> Result<Vec<TurnDetail>, Store
 fn checks(conn: &Connection, id: i64) -> Result<Vec<CheckDetail>, StoreError> {
     let mut stmt = conn.prepare_cached(
         "SELECT r.check_id, r.kind, r.tag, r.passed, r.detail,
-                json_extract(d.definition, '$.description')
+                json_extract(d.definition, '$.description'),
+                (SELECT MIN(t.turn) FROM check_turn_results t
+                 WHERE t.conversation_id = r.conversation_id
+                   AND t.definition_id = r.definition_id AND t.passed = 0)
          FROM current_check_results r
          JOIN current_check_definitions d ON d.definition_id = r.definition_id
          WHERE r.conversation_id = ?1
@@ -274,6 +281,7 @@ fn checks(conn: &Connection, id: i64) -> Result<Vec<CheckDetail>, StoreError> {
             passed: r.get(3)?,
             detail: r.get(4)?,
             description: r.get::<_, Option<String>>(5).unwrap_or(None),
+            first_failed_turn: r.get(6)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

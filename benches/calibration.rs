@@ -36,7 +36,7 @@ fn main() {
             Truth::Gap(g) if r.claim == "run vs baseline" => {
                 format!("one cell {g}× slower (power)")
             }
-            Truth::Gap(g) if r.claim == "task success" => {
+            Truth::Gap(g) if r.claim == "task success" || r.claim == "constraint retention" => {
                 format!("+{:.0} points (power)", g * 100.0)
             }
             Truth::Gap(g) => format!("+{g} (power)"),

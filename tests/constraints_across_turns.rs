@@ -56,6 +56,11 @@ text = "done"
 
 /// One transcript: turn 1 has no code to keep; `kept[i]` says whether answer i + 2 keeps it.
 fn transcript(provider: &str, repeat: u32, kept: [bool; 4]) -> String {
+    transcript_in("planted", provider, repeat, kept)
+}
+
+/// [`transcript`] of a copy of the scenario named `scenario`.
+fn transcript_in(scenario: &str, provider: &str, repeat: u32, kept: [bool; 4]) -> String {
     let users = [
         "Open a ticket for the outage.",
         "Its code is ZX-42: mention it in every answer from now on.",
@@ -84,10 +89,10 @@ fn transcript(provider: &str, repeat: u32, kept: [bool; 4]) -> String {
         messages.push(json!({"role": "assistant", "content": answer, "finish_reason": "stop"}));
     }
     json!({
-        "id": format!("{provider}-{repeat}"),
+        "id": format!("{scenario}-{provider}-{repeat}"),
         "provider": provider,
         "model": "m1",
-        "scenario": "planted",
+        "scenario": scenario,
         "repeat": repeat,
         "outcome": "completed",
         "messages": messages,
@@ -281,6 +286,44 @@ fn planted_forgetting_and_recovery_come_out_exactly_in_every_format() {
         "3 providers × 2 tags"
     );
 
+    // The retention headline of the label: steady kept all 12 of its held transitions and
+    // leads; fading (8 of 10 pooled) is named before wobbly (2 of 6). Four pairs of one
+    // scenario establish nothing (the paired values are tested in the calibration bench
+    // and by tests/report.rs's stores of many scenarios).
+    let retention: Vec<&Value> = report["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|h| h["kind"] == "constraint_retention")
+        .collect();
+    assert_eq!(retention.len(), 1, "{retention:?}");
+    let h = retention[0];
+    assert_eq!(h["model"], "m1");
+    assert_eq!(h["established"], false);
+    assert!(
+        h["text"].as_str().unwrap().contains("12 of 12 held again"),
+        "{h}"
+    );
+    let family = &h["family"];
+    assert_eq!(family["leader"], "steady / m1");
+    assert_eq!(family["statistic"], "retention_difference");
+    let claim = |b: &str| {
+        family["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["b"] == b)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(family["claims"][0]["b"], "fading / m1", "{family}");
+    for b in ["fading / m1", "wobbly / m1"] {
+        let c = claim(b);
+        assert_eq!(c["n"], 4, "{c}");
+        assert_eq!(c["established"], false, "{c}");
+        assert_eq!(c["reason"], "too few pairs: 4 of the 10 needed", "{c}");
+    }
+
     // Terminal and Markdown: the section per label, each figure with its counts.
     let wanted = [
         "CONSTRAINTS ACROSS TURNS · m1",
@@ -374,5 +417,77 @@ fn planted_forgetting_and_recovery_come_out_exactly_in_every_format() {
         ),
         ["5", "", "", ""],
         "no denominator: empty, never 0"
+    );
+}
+
+/// The retention claim over many scenarios: `fading` loses the detail at turn 4 in every
+/// conversation of ten copies of the scenario (each conversation keeps 1 of its 2 held
+/// transitions), `steady` never; every scenario leans the same way, so the paired claim is
+/// established: 1.0 against 0.5 over 20 pairs in 10 scenarios.
+#[test]
+fn a_provider_that_forgets_in_every_scenario_is_established_as_keeping_less() {
+    let ids: Vec<String> = (0..10).map(|k| format!("planted-{k}")).collect();
+    let scenarios: Vec<(String, String)> = ids
+        .iter()
+        .map(|id| {
+            (
+                id.clone(),
+                SCENARIO.replace("id = \"planted\"", &format!("id = \"{id}\"")),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = scenarios
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let project = Project::new(&refs);
+    std::fs::create_dir(project.path("checks")).unwrap();
+    let mut lines = Vec::new();
+    for id in &ids {
+        project.write(
+            &format!("checks/{id}.toml"),
+            &CHECKS.replace("scenario = \"planted\"", &format!("scenario = \"{id}\"")),
+        );
+        for repeat in 1..=2 {
+            lines.push(transcript_in(id, "steady", repeat, [true; 4]));
+            lines.push(transcript_in(
+                id,
+                "fading",
+                repeat,
+                [true, true, false, false],
+            ));
+        }
+    }
+    let file = project.write("many.jsonl", &(lines.join("\n") + "\n"));
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    project.run_ok(&["check"]);
+    let (out, _) = project.run_ok(&["report", "--format", "json"]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let h = report["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "constraint_retention")
+        .unwrap();
+    let c = &h["family"]["claims"][0];
+    assert_eq!(
+        (c["a"].as_str(), c["b"].as_str()),
+        (Some("steady / m1"), Some("fading / m1"))
+    );
+    assert_eq!(
+        (c["n"].as_u64(), c["scenarios"].as_u64()),
+        (Some(20), Some(10)),
+        "{c}"
+    );
+    assert!(
+        close(&c["a_value"], 1.0) && close(&c["b_value"], 0.5),
+        "{c}"
+    );
+    assert!(close(&c["estimate"], 0.5), "{c}");
+    assert_eq!(c["established"], true, "{c}");
+    assert_eq!(h["established"], true, "{h}");
+    assert!(
+        h["text"].as_str().unwrap().contains("60 of 60 held again"),
+        "{h}"
     );
 }

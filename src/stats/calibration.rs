@@ -130,6 +130,11 @@ pub fn table(stores: usize, seed: u64) -> Vec<Row> {
             seed,
         ));
     }
+    for truth in [Truth::Identical, Truth::Gap(0.1)] {
+        for n in SIZES {
+            rows.push(retention(truth, n, stores, seed));
+        }
+    }
     rows
 }
 

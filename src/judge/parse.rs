@@ -27,19 +27,10 @@ pub enum ParseFailure {
     NoJson,
     #[error("`scores` is missing or not an object")]
     NoScores,
-    #[error("criterion `{0}` is missing from `scores`")]
-    MissingCriterion(String),
-    #[error("`scores` has `{0}`, which is not a criterion of this rubric")]
-    UnknownCriterion(String),
-    #[error("score for `{criterion}` is {value}, not an integer")]
-    NotInteger { criterion: String, value: String },
-    #[error("score for `{criterion}` is {value}, outside {min}..{max}")]
-    OutOfRange {
-        criterion: String,
-        value: i64,
-        min: i64,
-        max: i64,
-    },
+    /// The rubric's own check of the scores (`Rubric::check_scores`),
+    /// which human labels pass through too.
+    #[error(transparent)]
+    Scores(#[from] ScoreProblem),
     #[error("`completed` is missing or not true/false")]
     NoCompleted,
     #[error("`rationale` is missing or not a string")]
@@ -68,31 +59,6 @@ impl ParseFailure {
             .iter()
             .find(|(text, _)| message.contains(text))
             .map_or("unusable answer", |(_, kind)| kind)
-    }
-}
-
-/// The rubric's own check of the scores ([`Rubric::check_scores`]), which human labels
-/// pass through too, as the judge's failure of the same name.
-impl From<ScoreProblem> for ParseFailure {
-    fn from(p: ScoreProblem) -> Self {
-        match p {
-            ScoreProblem::MissingCriterion(c) => ParseFailure::MissingCriterion(c),
-            ScoreProblem::UnknownCriterion(c) => ParseFailure::UnknownCriterion(c),
-            ScoreProblem::NotInteger { criterion, value } => {
-                ParseFailure::NotInteger { criterion, value }
-            }
-            ScoreProblem::OutOfRange {
-                criterion,
-                value,
-                min,
-                max,
-            } => ParseFailure::OutOfRange {
-                criterion,
-                value,
-                min,
-                max,
-            },
-        }
     }
 }
 
@@ -221,43 +187,43 @@ question = "Done?"
             (r#"{"completed": true}"#, ParseFailure::NoScores),
             (
                 r#"{"scores": {"a": 4}, "completed": true, "rationale": ""}"#,
-                ParseFailure::MissingCriterion("b".into()),
+                ParseFailure::Scores(ScoreProblem::MissingCriterion("b".into())),
             ),
             (
                 r#"{"scores": {"a": 4, "b": 6}, "completed": true, "rationale": ""}"#,
-                ParseFailure::OutOfRange {
+                ParseFailure::Scores(ScoreProblem::OutOfRange {
                     criterion: "b".into(),
                     value: 6,
                     min: 1,
                     max: 5,
-                },
+                }),
             ),
             (
                 r#"{"scores": {"a": 4, "b": 0}, "completed": true, "rationale": ""}"#,
-                ParseFailure::OutOfRange {
+                ParseFailure::Scores(ScoreProblem::OutOfRange {
                     criterion: "b".into(),
                     value: 0,
                     min: 1,
                     max: 5,
-                },
+                }),
             ),
             (
                 r#"{"scores": {"a": 4.5, "b": 1}, "completed": true, "rationale": ""}"#,
-                ParseFailure::NotInteger {
+                ParseFailure::Scores(ScoreProblem::NotInteger {
                     criterion: "a".into(),
                     value: "4.5".into(),
-                },
+                }),
             ),
             (
                 r#"{"scores": {"a": "4", "b": 1}, "completed": true, "rationale": ""}"#,
-                ParseFailure::NotInteger {
+                ParseFailure::Scores(ScoreProblem::NotInteger {
                     criterion: "a".into(),
                     value: "\"4\"".into(),
-                },
+                }),
             ),
             (
                 r#"{"scores": {"a": 4, "b": 1, "c": 2}, "completed": true, "rationale": ""}"#,
-                ParseFailure::UnknownCriterion("c".into()),
+                ParseFailure::Scores(ScoreProblem::UnknownCriterion("c".into())),
             ),
             (
                 r#"{"scores": {"a": 4, "b": 1}, "completed": "yes", "rationale": ""}"#,

@@ -115,6 +115,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     if !r.check_agreement.is_empty() {
         out.push(check_agreement(r, m));
     }
+    out.extend(super::judge_card_tables::tables(r));
     out.extend(super::replay_tables::tables(r));
     out.retain(|t| !t.rows.is_empty());
     out

@@ -74,6 +74,8 @@ pub enum TableKey {
     Pairwise(JudgeKey),
     ReferenceAnchors,
     ChecksJudge,
+    /// Each judge × rubric's card (`crate::report::judge_card`).
+    JudgeCard,
     ReplayCache,
     ReplayCacheAfterBreak,
     ReplaySpeed,

@@ -13,6 +13,7 @@
 //! - [`pairwise`]: win / tie / loss against a baseline, position consistency.
 //! - [`anchor_check`]: whether each judge ranks reference answers above spoiled ones.
 //! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
+//! - [`judge_card`]: per judge × rubric, whether its scores can count, and one verdict.
 //! - [`headlines`]: what a reader decides from: each headline's figures and claims.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`sentences`]: each headline's sentence and a change's words, written at build time.
@@ -33,6 +34,7 @@ mod check_agreement;
 pub mod compare;
 pub mod drilldown;
 pub mod headlines;
+pub mod judge_card;
 mod judges;
 pub mod keys;
 mod load;
@@ -111,6 +113,8 @@ pub struct Facts {
     variation: Vec<(String, bool, String)>,
     pairwise: pairwise::PairwiseRead,
     anchors: Vec<crate::store::anchor_judgments::AnchorRow>,
+    /// The family each judge's settings wrote (the judge card).
+    families: Vec<crate::store::judgments::JudgeFamily>,
     replay: Vec<crate::store::replay::ReplayTurnFact>,
     /// Every rubric and judge with a judgment (for the notes when none is shown).
     judged: (Vec<String>, Vec<String>),
@@ -154,6 +158,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         variation: crate::store::judgments::replicate_variation(&conn)?,
         pairwise: pairwise::PairwiseRead::read(&conn)?,
         anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
+        families: crate::store::judgments::judge_families(&conn)?,
         replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
         judged: judged_rubrics_and_judges(&conn)?,
         selected: std::sync::Arc::new(selected),
@@ -172,6 +177,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         variation,
         pairwise: pairwise_read,
         anchors,
+        families,
         replay,
         judged,
         drilldown: drilldown_read,
@@ -203,6 +209,15 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         headlines = changes;
         cmp
     });
+    let judge_card = judge_card::cards(
+        &facts,
+        &judge_card::CardInputs {
+            scored: &scored,
+            pairwise: &pairwise,
+            anchors: &anchor_sections,
+            families: &families,
+        },
+    );
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
     let replay = replay::section(&replay);
     let only_replay = only_replay(replay.as_ref(), &facts);
@@ -248,6 +263,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         pairwise,
         anchors: anchor_sections,
         check_agreement,
+        judge_card,
         notes,
         replay,
         trend,

@@ -52,6 +52,9 @@ pub struct Report {
     pub anchors: Vec<AnchorSection>,
     /// Rank agreement between judge criteria and the checks that test the same thing.
     pub check_agreement: Vec<CheckAgreement>,
+    /// One card per judge × rubric whose scores or pairwise verdicts the report shows
+    /// (`crate::report::judge_card`).
+    pub judge_card: Vec<super::judge_card::JudgeCard>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
@@ -597,6 +600,8 @@ pub struct PairwiseSection {
     pub one_position: u64,
     /// Scored pairs whose verdict did not change with position (Wilson interval).
     pub consistency: Rate,
+    /// Scored pairs in which the transcript shown first won in both orders.
+    pub first_position_wins: u64,
     /// One per candidate cell.
     pub cells: Vec<PairwiseCell>,
 }

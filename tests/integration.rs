@@ -25,6 +25,7 @@ mod hardening;
 mod import;
 mod install;
 mod judge;
+mod judge_card;
 mod over_time;
 mod properties;
 mod reliability;

@@ -91,9 +91,10 @@ pub struct Control {
 /// mean score ([`stats::spearman_within_groups`]), beside the same for the checks.
 #[derive(Debug, Clone, Serialize)]
 pub struct LengthBias {
-    /// Conversations in scenarios with two or more scored (what ρ rests on).
+    /// Conversations in strata with two or more scored (what ρ rests on).
     pub n: usize,
-    pub scenarios: usize,
+    /// Strata of two or more: conversations of one scenario with the same checks failed.
+    pub strata: usize,
     /// `None`: no scenario where both length and score vary.
     pub rho: Option<f64>,
     /// 95 %, Fisher z, conversations independent given their scenario, `[lo, hi]`; `None`
@@ -291,15 +292,19 @@ fn self_family(facts: &Facts, cells: &BTreeSet<usize>, family: &str) -> Vec<Self
         .collect()
 }
 
-/// Each scored conversation's final answer length (visible tokens of its last turn), its
-/// mean score and its scenario; conversations without a counted last answer or a scenario
-/// are left out.
+/// Each scored conversation's final answer length (visible tokens of its last turn) against
+/// its mean score, ranked within strata of conversations equally good by the rules: the
+/// same scenario and the same checks failed (a judge that prefers the complete answers the
+/// checks also prefer is not length-biased for it). Conversations without a counted last
+/// answer or a scenario are left out. Beside it, the checks' pass rate against length
+/// within scenarios alone.
 fn length_bias(facts: &Facts, scores: &HashMap<usize, f64>) -> Option<LengthBias> {
     let mut convs: Vec<usize> = scores.keys().copied().collect();
     convs.sort_unstable();
     let (mut len, mut score, mut group) = (Vec::new(), Vec::new(), Vec::new());
     let (mut c_len, mut c_rate, mut c_group) = (Vec::new(), Vec::new(), Vec::new());
     let mut used = Vec::new();
+    let mut strata: HashMap<(usize, Option<Vec<i64>>), u32> = HashMap::new();
     for conv in convs {
         let Some(c) = facts.convs.get(conv) else {
             continue;
@@ -318,10 +323,22 @@ fn length_bias(facts: &Facts, scores: &HashMap<usize, f64>) -> Option<LengthBias
             continue;
         }
         let tokens = f64::from(turn.visible_tokens);
+        // Equally good by the rules: the same scenario and the same checks failed (or no
+        // check result).
+        let failed = match facts.checks.per_conv.get(conv) {
+            Some(Some(checks)) => {
+                let mut f = checks.failed_defs.clone();
+                f.sort_unstable();
+                Some(f)
+            }
+            _ => None,
+        };
+        let next = u32::try_from(strata.len()).unwrap_or(u32::MAX);
+        let stratum = *strata.entry((scenario, failed)).or_insert(next);
         let scenario = u32::try_from(scenario).unwrap_or(u32::MAX);
         len.push(tokens);
         score.push(s);
-        group.push(scenario);
+        group.push(stratum);
         used.push(conv);
         if let Some(Some(checks)) = facts.checks.per_conv.get(conv) {
             let scored = checks.passed + checks.failed;
@@ -338,7 +355,7 @@ fn length_bias(facts: &Facts, scores: &HashMap<usize, f64>) -> Option<LengthBias
     }
     Some(LengthBias {
         n: w.n,
-        scenarios: w.groups,
+        strata: w.groups,
         rho: w.rho,
         interval: w.interval,
         established: w.interval.is_some_and(|i| i.excludes_zero()),
@@ -446,7 +463,7 @@ fn verdict(card: &JudgeCard) -> (Verdict, Vec<String>) {
     if let Some(l) = &card.length_bias {
         let checks = l.checks.as_ref().map_or(String::new(), |c| {
             format!(
-                "; by the checks (pass rate {} over these conversations), length gives {}",
+                "; the checks' pass rate over these conversations is {}, and against length within scenarios {}",
                 crate::figure::rate(c.pass_rate, c.pass_interval),
                 rho_text(c.rho, c.interval, c.n)
             )
@@ -459,13 +476,13 @@ fn verdict(card: &JudgeCard) -> (Verdict, Vec<String>) {
                 "shorter"
             };
             flagged.push(format!(
-                "length bias established: within scenarios, {way} final answers scored higher ({rho}, {} scenarios){checks}",
-                l.scenarios
+                "length bias established: among answers equally good by the checks, {way} final answers scored higher ({rho}, {} strata of scenario × checks failed){checks}",
+                l.strata
             ));
         } else if l.rho.is_none() {
             held.push(format!(
-                "length bias not measurable: answer length or score is constant within every scenario (n {}, {} scenarios)",
-                l.n, l.scenarios
+                "length bias not measurable: answer length or score is constant within every stratum of scenario × checks failed (n {}, {} strata)",
+                l.n, l.strata
             ));
         } else {
             let why = if l.interval.is_none() {
@@ -474,8 +491,8 @@ fn verdict(card: &JudgeCard) -> (Verdict, Vec<String>) {
                 "the interval includes 0"
             };
             held.push(format!(
-                "no length bias established ({rho}, {} scenarios: {why}){checks}",
-                l.scenarios
+                "no length bias established ({rho}, {} strata of scenario × checks failed: {why}){checks}",
+                l.strata
             ));
         }
     }
@@ -565,7 +582,7 @@ mod tests {
             controls: None,
             length_bias: Some(LengthBias {
                 n: 30,
-                scenarios: 6,
+                strata: 6,
                 rho: Some(0.1),
                 interval: Some(Interval { lo: -0.2, hi: 0.4 }),
                 established: false,

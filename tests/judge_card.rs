@@ -222,6 +222,18 @@ async fn the_card_trusts_a_reading_judge_and_flags_a_length_biased_and_a_positio
     assert_eq!(card["verdict"], "trusted", "{card:#}");
     assert_eq!(gate, Some(0));
     assert_eq!(card["anchors"]["passed"], true);
+    // Its controls: judged once per scenario each, both held throughout.
+    let controls = card["controls"].as_array().unwrap();
+    let names: Vec<&str> = controls
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["padding", "null"]);
+    for c in controls {
+        assert_eq!(c["passed"], true, "{card:#}");
+        assert!(c["pairs"].as_u64().unwrap() >= 10, "{card:#}");
+        assert!(c["interval"][0].as_f64().unwrap() > 0.5, "{card:#}");
+    }
     let length = &card["length_bias"];
     assert_eq!(length["established"], false, "{card:#}");
     assert!(length["n"].as_u64().unwrap() >= 10, "{card:#}");
@@ -268,6 +280,29 @@ async fn the_card_trusts_a_reading_judge_and_flags_a_length_biased_and_a_positio
     let (card, gate) = fx.card("mock-judge-long").await;
     assert_eq!(card["verdict"], "failed", "{card:#}");
     assert_eq!(gate, untrusted);
+    // The padding control fails: the padded reference scores above the plain one.
+    let padding = &card["controls"][0];
+    assert_eq!(padding["name"], "padding");
+    assert_eq!(padding["passed"], false, "{card:#}");
+    assert!(padding["interval"][1].as_f64().unwrap() < 0.5, "{card:#}");
+    let reasons: Vec<&str> = card["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("control padding failed")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("length bias established")),
+        "{reasons:?}"
+    );
 
     // A judge that always prefers the transcript shown first: every verdict flips with the
     // order, the first position wins every pair in both orders, not trusted.

@@ -15,6 +15,16 @@ use super::load::{Facts, NO_COUNT};
 use super::model::{AnchorSection, JudgeSection, PairwiseSection};
 use crate::figure::Figure;
 use crate::stats::{self, Interval};
+use crate::store::anchor_judgments::{AnchorRow, ControlKind};
+
+/// The share of a control's pairs that must hold, at the lower end of its Wilson 95 %
+/// interval, for it to pass (as for the anchors: at least 4 scenarios are needed).
+pub const CONTROL_PASS_ABOVE: f64 = 0.5;
+
+/// The lowest band of a scale: its bottom quarter (1–2 on 1–5).
+fn lowest_band(min: i64, max: i64) -> f64 {
+    min as f64 + (max - min) as f64 / 4.0
+}
 
 /// Position consistency (share of pairs whose verdict survived swapping) below which a
 /// judge is flagged: GPT-4 held 65 % in the MT-Bench paper (Zheng et al. 2023).
@@ -173,6 +183,8 @@ pub(super) struct CardInputs<'a> {
     pub scored: &'a [(JudgeSection, HashMap<usize, f64>)],
     pub pairwise: &'a [PairwiseSection],
     pub anchors: &'a [AnchorSection],
+    /// Every current anchor judgment: the controls are read from them.
+    pub anchor_rows: &'a [AnchorRow],
     /// (judge id, judge model, simulated) → the family its settings wrote.
     pub families: &'a [crate::store::judgments::JudgeFamily],
 }
@@ -228,6 +240,7 @@ pub(super) fn cards(facts: &Facts, inputs: &CardInputs) -> Vec<JudgeCard> {
             let self_family = family.as_ref().map(|f| self_family(facts, &cells, f));
             let length_bias = scored.and_then(|(_, scores)| length_bias(facts, scores));
             let position = pairwise.map(position);
+            let controls = controls(inputs.anchor_rows, &rubric, &judge, simulated);
             let mut card = JudgeCard {
                 judge,
                 rubric,
@@ -235,7 +248,7 @@ pub(super) fn cards(facts: &Facts, inputs: &CardInputs) -> Vec<JudgeCard> {
                 simulated,
                 family,
                 anchors,
-                controls: None,
+                controls,
                 length_bias,
                 position,
                 human_agreement: None,
@@ -249,6 +262,81 @@ pub(super) fn cards(facts: &Facts, inputs: &CardInputs) -> Vec<JudgeCard> {
             card
         })
         .collect()
+}
+
+/// The controls' pairs and rules of one rubric × judge from its anchor judgments; `None`
+/// when it judged no control.
+fn controls(
+    rows: &[AnchorRow],
+    rubric: &str,
+    judge: &str,
+    simulated: bool,
+) -> Option<Vec<Control>> {
+    let mine: Vec<&AnchorRow> = rows
+        .iter()
+        .filter(|r| r.rubric == rubric && r.judge_id == judge && r.simulated == simulated)
+        .collect();
+    if !mine
+        .iter()
+        .any(|r| ControlKind::of(r.defect.as_deref()).is_some())
+    {
+        return None;
+    }
+    let mut by_scenario: BTreeMap<&str, Vec<&AnchorRow>> = BTreeMap::new();
+    for r in &mine {
+        by_scenario.entry(&r.scenario).or_default().push(r);
+    }
+    let score = |rows: &[&AnchorRow], kind: Option<ControlKind>| {
+        rows.iter()
+            .find(|r| match kind {
+                None => r.defect.is_none(),
+                Some(k) => ControlKind::of(r.defect.as_deref()) == Some(k),
+            })
+            .and_then(|r| r.mean_score)
+    };
+    let scale = mine.iter().find_map(|r| r.scale);
+    let out = ControlKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let (mut pairs, mut held) = (0u64, 0u64);
+            for rows in by_scenario.values() {
+                let Some(control) = score(rows, Some(kind)) else {
+                    continue;
+                };
+                let ok = match kind {
+                    ControlKind::Padding => score(rows, None).map(|reference| control <= reference),
+                    ControlKind::Null => scale.map(|(lo, hi)| control <= lowest_band(lo, hi)),
+                };
+                if let Some(ok) = ok {
+                    pairs += 1;
+                    held += u64::from(ok);
+                }
+            }
+            let rate = wilson_rate(held, pairs);
+            let rule = match kind {
+                ControlKind::Padding => {
+                    "the reference with irrelevant filler after its final answer scored no higher than the plain reference".to_string()
+                }
+                ControlKind::Null => match scale {
+                    Some((lo, hi)) => format!(
+                        "a polite non-answer scored in the rubric's lowest band (mean ≤ {} on {lo}–{hi})",
+                        lowest_band(lo, hi)
+                    ),
+                    None => "a polite non-answer scored in the rubric's lowest band".to_string(),
+                },
+            };
+            Control {
+                name: kind.name().to_string(),
+                pairs,
+                held,
+                rate: rate.value,
+                interval: rate.interval,
+                rule,
+                passed: rate.interval.is_some_and(|i| i.lo > CONTROL_PASS_ABOVE),
+            }
+        })
+        .collect();
+    Some(out)
 }
 
 /// The cells (indices into `facts.cells`) the judge scored or compared.

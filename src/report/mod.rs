@@ -215,6 +215,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
             scored: &scored,
             pairwise: &pairwise,
             anchors: &anchor_sections,
+            anchor_rows: &anchors,
             families: &families,
         },
     );

@@ -28,12 +28,9 @@ pub fn tables(r: &Report) -> Vec<Table> {
             ("rubric", L),
             ("anchors", L),
             ("controls", L),
-            ("length ρ (judge)", R),
-            ("length ρ (checks)", R),
+            ("length ρ", R),
             ("position consistent", R),
-            ("first won both", R),
             ("own family", L),
-            ("humans", L),
             ("verdict", L),
         ],
     )
@@ -48,15 +45,8 @@ pub fn tables(r: &Report) -> Vec<Table> {
                 anchors(c),
                 controls(c),
                 length(c.length_bias.as_ref()),
-                checks(c.length_bias.as_ref()),
                 position(c.position.as_ref()),
-                c.position.as_ref().map_or("-".into(), |p| {
-                    format!("{} of {}", p.first_position_wins, p.n)
-                }),
                 family(c),
-                c.human_agreement
-                    .as_ref()
-                    .map_or("no labels".into(), |h| format!("{} criteria", h.len())),
                 verdict(c.verdict),
             ],
         );
@@ -71,7 +61,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
         ));
     }
     t.footnotes.push(
-        "failed: an anchor or control rule fails; flagged: length bias established (within-scenario Spearman ρ of final-answer visible tokens with the judge's mean score, 95 % interval excludes 0), position consistency below 80 %, or a scored cell of the judge's own family; else trusted. length ρ (checks): the same ρ with each conversation's check pass rate, so a reader sees whether longer answers were also better by the rules (docs/judge.md).".into(),
+        "failed: an anchor or control rule fails; flagged: length bias established (Spearman ρ of final-answer visible tokens with the judge's mean score within scenario × checks failed, 95 % interval excludes 0), position consistency below 80 %, or a scored cell of the judge's own family; else trusted. first won: pairs in which the transcript shown first won in both orders. Each card's reasons give the checks' own pass rate and its ρ with length beside the judge's, so a reader sees whether longer answers were also better by the rules (docs/judge.md).".into(),
     );
     vec![t]
 }
@@ -88,7 +78,7 @@ fn key(c: &JudgeCard) -> JudgeKey {
 fn anchors(c: &JudgeCard) -> String {
     c.anchors.as_ref().map_or("not run".into(), |a| {
         format!(
-            "{} ({} of {} above)",
+            "{} {}/{}",
             if a.passed { "passed" } else { "FAILED" },
             a.above.k,
             a.pairs
@@ -101,11 +91,11 @@ fn controls(c: &JudgeCard) -> String {
         cs.iter()
             .map(|x| {
                 format!(
-                    "{} {} ({}/{})",
+                    "{} {}/{} {}",
                     x.name,
-                    if x.passed { "passed" } else { "FAILED" },
                     x.held,
-                    x.pairs
+                    x.pairs,
+                    if x.passed { "ok" } else { "FAILED" }
                 )
             })
             .collect::<Vec<_>>()
@@ -129,20 +119,13 @@ fn length(l: Option<&LengthBias>) -> String {
     })
 }
 
-fn checks(l: Option<&LengthBias>) -> String {
-    l.and_then(|l| l.checks.as_ref()).map_or("-".into(), |c| {
-        let pass = c.pass_rate.map_or(String::new(), |v| {
-            format!(" · pass {}", Figure::percent(v).within(c.pass_interval))
-        });
-        format!("{}{pass}", rho(c.rho, c.interval, c.n))
-    })
-}
-
+/// Consistency with its interval and n, and the pairs the first position won both ways.
 fn position(p: Option<&Position>) -> String {
     p.map_or("-".into(), |p| {
-        p.rate.map_or(format!("- (n {})", p.n), |v| {
+        let rate = p.rate.map_or(format!("- (n {})", p.n), |v| {
             Figure::percent(v).within(p.interval).n(p.n).to_string()
-        })
+        });
+        format!("{rate} · first won {}", p.first_position_wins)
     })
 }
 

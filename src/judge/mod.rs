@@ -507,7 +507,12 @@ pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
                 item.anchor
                     .as_ref()
                     .and_then(|a| a.defect.as_deref())
-                    .map_or("reference".to_string(), |d| format!("spoiled by {d}")),
+                    .map_or("reference".to_string(), |d| {
+                        match crate::store::anchor_judgments::ControlKind::of(Some(d)) {
+                            Some(c) => format!("control {}", c.name()),
+                            None => format!("spoiled by {d}"),
+                        }
+                    }),
                 settings.model,
             ),
             None => format!(

@@ -26,7 +26,7 @@ gap_ms = { dist = "fixed", ms = 0 }
 identity = "Sure. "
 
 [[profile]]
-model = "m-mid"
+model = "qwen-mid"
 ttft_ms = { dist = "fixed", ms = 1 }
 gap_ms = { dist = "fixed", ms = 0 }
 identity = "Here is what you asked for, worked through with care. "
@@ -104,7 +104,7 @@ base_url = "{url}"
 
 [[target]]
 provider = "prov-b"
-model = "m-mid"
+model = "qwen-mid"
 base_url = "{url}"
 
 [[target]]
@@ -142,9 +142,18 @@ base_url = "{url}"
     }
 
     fn judge_file(&self, model: &str) -> PathBuf {
-        let path = self.dir.path().join(format!("{model}.toml"));
-        let body = "concurrency = 8\ntimeout_s = 10\n[retry]\nattempts = 2\nbackoff_ms = 1\n";
-        std::fs::write(&path, judge_toml(&self.mock.base_url(), model, body)).unwrap();
+        self.judge_file_as(model, model, "")
+    }
+
+    /// Settings for `model` under the id `id`, with `extra` lines.
+    fn judge_file_as(&self, id: &str, model: &str, extra: &str) -> PathBuf {
+        let path = self.dir.path().join(format!("{id}.toml"));
+        let body = format!(
+            "{extra}\nconcurrency = 8\ntimeout_s = 10\n[retry]\nattempts = 2\nbackoff_ms = 1\n"
+        );
+        let text = judge_toml(&self.mock.base_url(), model, &body)
+            .replace(&format!("id = \"{model}\""), &format!("id = \"{id}\""));
+        std::fs::write(&path, text).unwrap();
         path
     }
 
@@ -155,6 +164,10 @@ base_url = "{url}"
     /// `turnbench judge` with the shipped rubric, scenarios and checks, and `more`.
     async fn judge(&self, model: &str, more: &[&str]) -> Output {
         let judge = self.judge_file(model);
+        self.judge_with(&judge, more).await
+    }
+
+    async fn judge_with(&self, judge: &Path, more: &[&str]) -> Output {
         let rubric = root().join("rubrics/multiturn-quality.toml");
         let scenarios = root().join("scenarios");
         let checks = root().join("checks");
@@ -245,6 +258,31 @@ async fn the_card_trusts_a_reading_judge_and_flags_a_length_biased_and_a_positio
     assert_eq!(card["self_family"], Value::Null);
     assert_eq!(card["family"], Value::Null);
 
+    // The same judge said to be of the qwen family (with a system message of its own, so
+    // that its asks are not the cached ones): the qwen cell it scored is flagged.
+    let qwen = fx.judge_file_as(
+        "reading-qwen",
+        "mock-judge-reading",
+        "family = \"qwen\"\nsystem = \"You are a fair evaluator.\"",
+    );
+    let out = fx.judge_with(&qwen, &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (card, gate) = fx.card("reading-qwen").await;
+    assert_eq!(gate, untrusted);
+    assert_eq!(card["family"], "qwen");
+    assert_eq!(
+        card["self_family"],
+        serde_json::json!([{"cell": "prov-b / qwen-mid", "family": "qwen"}])
+    );
+    assert_eq!(card["verdict"], "flagged", "{card:#}");
+    assert!(
+        card["reasons"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("self-family"),
+        "{card:#}"
+    );
+
     // A judge that scores by answer length: established, flagged (its anchors tie,
     // failed), and the gate refuses it.
     let out = fx.judge("mock-judge-long", &[]).await;
@@ -334,6 +372,7 @@ async fn the_card_trusts_a_reading_judge_and_flags_a_length_biased_and_a_positio
     assert!(
         err.contains("judge mock-judge-first (flagged)")
             && err.contains("judge mock-judge-long (failed)")
+            && err.contains("judge reading-qwen (flagged)")
             && !err.contains("judge mock-judge-reading ("),
         "{err}"
     );

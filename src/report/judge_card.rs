@@ -745,6 +745,63 @@ mod tests {
         );
     }
 
+    fn anchor(scenario: &str, defect: Option<&str>, mean: Option<f64>) -> AnchorRow {
+        AnchorRow {
+            rubric: "r@1".into(),
+            judge_id: "j".into(),
+            judge_model: "m".into(),
+            simulated: false,
+            scenario: scenario.into(),
+            defect: defect.map(String::from),
+            mean_score: mean,
+            scale: Some((1, 5)),
+        }
+    }
+
+    #[test]
+    fn controls_count_their_pairs_by_their_own_rules() {
+        let mut rows = Vec::new();
+        for k in 0..6 {
+            let s = format!("s{k}");
+            rows.push(anchor(&s, None, Some(4.0)));
+            rows.push(anchor(&s, Some("wrong_total"), Some(2.0)));
+            // Padding: tied in s0, above the reference in s1, below elsewhere.
+            let padded = match k {
+                0 => 4.0,
+                1 => 4.4,
+                _ => 3.6,
+            };
+            rows.push(anchor(&s, Some("control:padding"), Some(padded)));
+            // Null: 2.0 is the top of the lowest band on 1–5; s5 unscored.
+            let null = match k {
+                5 => None,
+                4 => Some(2.2),
+                _ => Some(2.0),
+            };
+            rows.push(anchor(&s, Some("control:null"), null));
+        }
+        let c = controls(&rows, "r@1", "j", false).unwrap();
+        let (padding, null) = (&c[0], &c[1]);
+        assert_eq!(
+            (padding.name.as_str(), padding.pairs, padding.held),
+            ("padding", 6, 5)
+        );
+        assert_eq!((null.name.as_str(), null.pairs, null.held), ("null", 5, 4));
+        // Wilson 5 of 6: [0.4365, 0.9699] (by hand in Python, Wilson's formula at z 1.96), not
+        // above 50 % at its lower end: not passed; nor 4 of 5.
+        let i = padding.interval.unwrap();
+        assert!((i.lo - 0.4365).abs() < 1e-3, "{i:?}");
+        assert!(!padding.passed && !null.passed);
+        // Another judge, or one without controls: none.
+        assert!(controls(&rows, "r@1", "other", false).is_none());
+        let plain: Vec<AnchorRow> = rows
+            .iter()
+            .filter(|r| ControlKind::of(r.defect.as_deref()).is_none())
+            .cloned()
+            .collect();
+        assert!(controls(&plain, "r@1", "j", false).is_none());
+    }
+
     #[test]
     fn the_worst_verdict_per_judge_is_what_a_gate_refuses() {
         let mut a = card();

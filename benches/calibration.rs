@@ -61,5 +61,27 @@ fn main() {
             comparison
         );
     }
+    println!();
+    println!(
+        "SIMULATED: the judge card's length-bias rule (within-scenario Spearman ρ, Fisher z with \
+         t at df − 2, \"established\" when the 95 % interval excludes 0), {stores} stores per row"
+    );
+    println!(
+        "| bias (points per SD of log length) | scenarios | conversations per scenario | established | with an interval | wrong way |"
+    );
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: |");
+    for r in
+        turnbench::stats::calibration::length_bias_table(stores, turnbench::stats::DEFAULT_SEED)
+    {
+        println!(
+            "| {} | {} | {} | {:.1} % | {:.1} % | {:.1} % |",
+            r.bias,
+            r.scenarios,
+            r.per_scenario,
+            r.established * 100.0,
+            r.with_interval * 100.0,
+            r.wrong_way * 100.0
+        );
+    }
     eprintln!("calibration: {:.1} s", start.elapsed().as_secs_f64());
 }

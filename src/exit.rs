@@ -28,6 +28,9 @@ pub enum Exit {
     /// `report --fail-on-regression`: a comparison with the baseline is an established
     /// regression (the report is written first).
     Regression,
+    /// `report --require-trusted-judge`: a judge whose scores the report shows is flagged
+    /// or failed by its judge card (the report is written first).
+    UntrustedJudge,
     /// Interrupted by Ctrl-C; what finished is stored, and the same command finishes it.
     Interrupted,
 }
@@ -42,7 +45,7 @@ pub struct ExitRow {
 
 impl Exit {
     /// Every code, in order, with the commands that return it and what it means.
-    pub const ALL: [ExitRow; 8] = [
+    pub const ALL: [ExitRow; 9] = [
         ExitRow {
             exit: Exit::Success,
             name: "success",
@@ -86,6 +89,12 @@ impl Exit {
             meaning: "a comparison with the baseline is an established regression",
         },
         ExitRow {
+            exit: Exit::UntrustedJudge,
+            name: "untrusted-judge",
+            commands: "report --require-trusted-judge",
+            meaning: "a judge whose scores the report shows is not trusted by its judge card",
+        },
+        ExitRow {
             exit: Exit::Interrupted,
             name: "interrupted",
             commands: "collect, replay, judge, run",
@@ -103,6 +112,7 @@ impl Exit {
             Exit::StoreRefused => 4,
             Exit::AnchorsFailed => 5,
             Exit::Regression => 6,
+            Exit::UntrustedJudge => 7,
             Exit::Interrupted => 130,
         }
     }

@@ -26,6 +26,7 @@ mod hardening;
 mod import;
 mod install;
 mod judge;
+mod judge_card;
 mod labels;
 mod over_time;
 mod properties;

@@ -1410,7 +1410,8 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
         .iter()
         .map(|c| c.defects.len())
         .sum();
-    let variants = (scenarios.len() + defects) as i64;
+    // Each reference, its spoiled variants, and its two controls (padding, null).
+    let variants = (3 * scenarios.len() + defects) as i64;
 
     let reading = judge_file("mock-judge-reading");
     let out = run(judge_args(&reading, &["--anchors"])).await.unwrap();
@@ -1429,6 +1430,10 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
     assert_eq!(
         count("SELECT COUNT(*) FROM anchor_judgments WHERE defect IS NULL"),
         scenarios.len() as i64
+    );
+    assert_eq!(
+        count("SELECT COUNT(*) FROM anchor_judgments WHERE defect LIKE 'control:%'"),
+        2 * scenarios.len() as i64
     );
     // Cached: a second run sends nothing and adds nothing.
     let out = run(judge_args(&reading, &["--anchors"])).await.unwrap();

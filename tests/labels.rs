@@ -395,6 +395,30 @@ async fn a_judge_agrees_with_matching_labels_not_contrary_ones_and_never_sees_th
         let k = kappa.unwrap_or_else(|| panic!("{criterion}: κ undefined"));
         assert!(k >= 0.8, "{criterion}: κ {k} with matching labels");
     }
+    // The judge card carries the same agreement, per criterion, in the shape.
+    let cards = report["judge_card"].as_array().unwrap();
+    let card = cards
+        .iter()
+        .find(|c| c["judge"] == "mock-judge")
+        .unwrap_or_else(|| panic!("{cards:?}"));
+    let on_card = card["human_agreement"]
+        .as_array()
+        .expect("human_agreement on the card");
+    assert_eq!(on_card.len(), 6, "{card}");
+    for (entry, (criterion, kappa, n)) in on_card.iter().zip(&agreement) {
+        assert_eq!(entry["criterion"], criterion.as_str(), "{entry}");
+        assert_eq!(entry["n"], *n, "{entry}");
+        assert_eq!(entry["weighted_kappa"].as_f64(), *kappa, "{entry}");
+        let i = entry["interval"].as_array().expect("[lo, hi]");
+        assert!(i[0].as_f64().unwrap() <= i[1].as_f64().unwrap(), "{entry}");
+    }
+    assert!(
+        card["reasons"].as_array().unwrap().iter().any(|r| r
+            .as_str()
+            .unwrap()
+            .starts_with("agrees with the human labels")),
+        "{card}"
+    );
     // The rater joins the judge in α as a rater of their own, named human:<rater>.
     let panel = report["agreement"]
         .as_array()
@@ -453,6 +477,14 @@ async fn a_judge_agrees_with_matching_labels_not_contrary_ones_and_never_sees_th
         let k = kappa.unwrap();
         assert!(k < 0.2, "{criterion}: κ {k} with contrary labels");
     }
+    let card = &report["judge_card"][0];
+    assert!(
+        card["reasons"].as_array().unwrap().iter().any(|r| r
+            .as_str()
+            .unwrap()
+            .starts_with("agrees poorly with the human labels")),
+        "{card}"
+    );
 
     // Judging again after the labels: no judge request carries anything of them.
     let before = std::fs::read_to_string(&fx.log).unwrap().lines().count();

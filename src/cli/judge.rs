@@ -81,6 +81,30 @@ pub struct JudgeArgs {
     scenarios: Option<PathBuf>,
 }
 
+/// One line per judge card of each (judge id, rubric id) just judged: the verdict its
+/// scores get in a report over the whole store (docs/judge.md "The judge card").
+fn card_lines(db: &std::path::Path, judged: &[(String, String)]) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for (judge, rubric) in judged {
+        let opts = crate::report::ReportOptions {
+            judgments: crate::store::facts::JudgmentFilter {
+                rubric: Some(rubric.clone()),
+                judge: Some(judge.clone()),
+            },
+            ..crate::report::ReportOptions::default()
+        };
+        let report = crate::report::build(crate::report::load(db, &opts)?, &opts);
+        out.extend(
+            report
+                .judge_card
+                .iter()
+                .filter(|c| &c.judge == judge)
+                .map(crate::report::judge_card::line),
+        );
+    }
+    Ok(out)
+}
+
 impl JudgeArgs {
     pub async fn run(self, global: &Global) -> Result<Exit> {
         // --dry-run prints the prompts even under --audit (which then decides the mode).
@@ -121,6 +145,16 @@ impl JudgeArgs {
         for (job, report) in &outcome.judged {
             if let Some(code) = stopping_code(job, report) {
                 return Ok(code);
+            }
+        }
+        if mode == Mode::Judge {
+            let judged: Vec<(String, String)> = outcome
+                .judged
+                .iter()
+                .map(|(job, _)| (job.opts.settings.id.clone(), job.opts.rubric.id.clone()))
+                .collect();
+            for line in card_lines(&global.db, &judged)? {
+                println!("{line}");
             }
         }
         // A judge that cannot tell references from spoiled answers outranks unscored asks.

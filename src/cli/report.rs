@@ -93,6 +93,11 @@ pub struct ReportArgs {
     /// (always across labels when one provider serves every cell).
     #[arg(long)]
     across_models: bool,
+    /// Exit with status 7 when a judge whose scores the report shows is not trusted by its
+    /// judge card (flagged or failed; docs/judge.md "The judge card"), after the report is
+    /// written.
+    #[arg(long)]
+    require_trusted_judge: bool,
 }
 
 fn span(text: &str) -> Result<Span, String> {
@@ -180,6 +185,26 @@ impl ReportArgs {
                 Exit::Regression.code()
             );
             return Ok(Exit::Regression);
+        }
+        let untrusted = report::judge_card::untrusted(&report.judge_card);
+        if self.require_trusted_judge && !untrusted.is_empty() {
+            for card in report
+                .judge_card
+                .iter()
+                .filter(|c| c.verdict != report::judge_card::Verdict::Trusted)
+            {
+                eprintln!("{}", report::judge_card::line(card));
+            }
+            eprintln!(
+                "--require-trusted-judge: {} not trusted: exit {}",
+                untrusted
+                    .iter()
+                    .map(|(j, v)| format!("judge {j} ({})", v.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                Exit::UntrustedJudge.code()
+            );
+            return Ok(Exit::UntrustedJudge);
         }
         Ok(Exit::Success)
     }

@@ -19,6 +19,7 @@
 //! redact = ["Acme Cloud"]                 # more terms to redact (case-insensitive)
 //! builtin_redactions = true               # the built-in list of model family names
 //! simulated = false                       # label results simulated (implied for mocks)
+//! family = "gpt"                          # optional; default: from the model id (FAMILIES)
 //! [request]                               # temperature 0 and non-streaming by default
 //! response_format = "rubric_schema"       # or "json_object", "none", or a table sent as written
 //! [retry]                                 # HTTP retries; Retry-After honoured
@@ -184,6 +185,59 @@ pub struct JudgeSettings {
     /// Never read from the file: set by whoever starts the mock judge for this judge (the
     /// settings' own stage does not know the mock).
     pub grader_version: Option<u32>,
+    /// The model family the judge belongs to, as written (`family = "…"`); `None`: derived
+    /// from the model id by [`family_of`] where it is read (the judge card).
+    pub family: Option<String>,
+}
+
+/// Model families by the start of a model id (lower case, after the last `/`), first match
+/// wins: the judge card flags a cell whose model is of its judge's family (docs/judge.md,
+/// "The judge card"). A model id no row matches has no family (never flagged).
+pub const FAMILIES: &[(&str, &str)] = &[
+    ("gpt-", "gpt"),
+    ("gpt4", "gpt"),
+    ("chatgpt", "gpt"),
+    ("o1", "gpt"),
+    ("o3", "gpt"),
+    ("o4", "gpt"),
+    ("claude", "claude"),
+    ("gemini", "gemini"),
+    ("gemma", "gemini"),
+    ("llama", "llama"),
+    ("meta-llama", "llama"),
+    ("deepseek", "deepseek"),
+    ("qwen", "qwen"),
+    ("qwq", "qwen"),
+    ("mistral", "mistral"),
+    ("mixtral", "mistral"),
+    ("ministral", "mistral"),
+    ("codestral", "mistral"),
+    ("magistral", "mistral"),
+    ("phi-", "phi"),
+    ("command", "cohere"),
+    ("grok", "grok"),
+    ("kimi", "kimi"),
+    ("glm", "glm"),
+];
+
+/// The family of a model id by [`FAMILIES`]: `gpt-4.1-mini` → `gpt`, `o3-mini` → `gpt`,
+/// `meta-llama/Llama-3.3-70B` → `llama`, `deepseek-chat` → `deepseek`. The `o1`/`o3`/`o4`
+/// rows match only the whole id or the id followed by `-` (so `o3-mini`, not `o300`).
+pub fn family_of(model: &str) -> Option<&'static str> {
+    let last = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    FAMILIES.iter().find_map(|&(prefix, family)| {
+        let short = prefix.len() == 2 && prefix.starts_with('o');
+        let hit = if short {
+            last == prefix || last.starts_with(&format!("{prefix}-"))
+        } else {
+            last.starts_with(prefix)
+        };
+        hit.then_some(family)
+    })
 }
 
 impl JudgeSettings {
@@ -293,6 +347,7 @@ struct JudgeDoc {
     builtin_redactions: bool,
     #[serde(default)]
     simulated: bool,
+    family: Option<Spanned<String>>,
     #[serde(default)]
     request: RequestParams,
     #[serde(default = "default_retry")]
@@ -425,6 +480,23 @@ fn check_values(src: &SourceText, doc: &JudgeDoc, id: &str) -> Result<(), Config
         ));
     }
     Ok(())
+}
+
+/// `family`, when written: a slug, lower case.
+fn family(
+    src: &SourceText,
+    family: Option<Spanned<String>>,
+) -> Result<Option<String>, ConfigError> {
+    let Some(f) = family else { return Ok(None) };
+    let name = f.get_ref().trim().to_ascii_lowercase();
+    if !valid_id(&name) {
+        return Err(src.invalid(
+            f.span(),
+            format!("family {:?} is not a slug", f.get_ref()),
+            "name the family as docs/judge.md's table does, e.g. family = \"gpt\"",
+        ));
+    }
+    Ok(Some(name))
 }
 
 /// The settings' own redaction terms, trimmed; each at least 2 characters.
@@ -602,6 +674,7 @@ impl JudgeSettings {
             builtin_redactions: doc.builtin_redactions,
             simulated,
             grader_version: None,
+            family: family(&src, doc.family)?,
         };
         settings.check_replicates()?;
         Ok(settings)
@@ -811,6 +884,28 @@ impl PromptTemplate {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn families_come_from_the_model_id() {
+        for (model, family) in [
+            ("gpt-4.1-mini", Some("gpt")),
+            ("o3-mini", Some("gpt")),
+            ("o1", Some("gpt")),
+            ("o300", None),
+            ("openai/gpt-4o", Some("gpt")),
+            ("claude-3-5-sonnet-latest", Some("claude")),
+            ("gemini-2.5-pro", Some("gemini")),
+            ("meta-llama/Llama-3.3-70B-Instruct", Some("llama")),
+            ("deepseek-chat", Some("deepseek")),
+            ("Qwen/Qwen2.5-72B-Instruct", Some("qwen")),
+            ("mixtral-8x7b", Some("mistral")),
+            ("mistral-large", Some("mistral")),
+            ("mock-judge", None),
+            ("", None),
+        ] {
+            assert_eq!(family_of(model), family, "{model}");
+        }
+    }
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);

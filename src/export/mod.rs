@@ -18,6 +18,7 @@ mod csv;
 mod html;
 mod html_charts;
 mod json;
+mod judge_card_tables;
 mod markdown;
 mod matrix_view;
 mod over_time_tables;

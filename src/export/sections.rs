@@ -119,6 +119,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     if let Some(h) = &r.human_agreement {
         out.push(human_agreement(h, m));
     }
+    out.extend(super::judge_card_tables::tables(r));
     out.extend(super::replay_tables::tables(r));
     out.retain(|t| !t.rows.is_empty());
     out
@@ -504,10 +505,28 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
         ],
     )
     .simulated(s.simulated || m.all);
+    // The cells this judge's card flags as of its own model family.
+    let own_family: Vec<&str> = r
+        .judge_card
+        .iter()
+        .filter(|k| {
+            k.rubric == s.rubric
+                && k.judge == s.judge
+                && k.simulated == s.simulated
+                && k.judge_model == s.judge_model
+        })
+        .flat_map(|k| k.self_family.iter().flatten())
+        .map(|f| f.cell.as_str())
+        .collect();
     for (c, j) in r.cells.iter().zip(&s.cells) {
         if j.n == 0 && j.unparseable + j.judge_errors == 0 {
             continue;
         }
+        let name = if own_family.contains(&format!("{} / {}", c.provider, c.model).as_str()) {
+            format!("{} (judge's own family)", cell_name(c, m))
+        } else {
+            cell_name(c, m)
+        };
         let unscored = format!("{} unparseable, {} errors", j.unparseable, j.judge_errors);
         let spread = j.replicate_spread.map_or("-".into(), |s| {
             format!(
@@ -521,7 +540,7 @@ fn judge(r: &Report, s: &JudgeSection, m: Marks) -> Table {
             RowKey::Cell(c.key()),
             simulated,
             vec![
-                cell_name(c, m),
+                name,
                 "overall".into(),
                 judge_mean(j),
                 format!("{} of {} attempted", j.n, j.attempted),

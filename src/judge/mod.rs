@@ -458,8 +458,13 @@ pub fn record_definitions(
         "vary": settings.vary,
         "header_names": settings.headers.keys().chain(settings.headers_env.keys()).collect::<Vec<_>>(),
         "judge_hash": judge_hash,
-    })
-    .to_string();
+    });
+    // Written only when set, so that settings without it store what they stored before.
+    let mut settings_json = settings_json;
+    if let (Some(family), Some(map)) = (&settings.family, settings_json.as_object_mut()) {
+        map.insert("family".into(), family.clone().into());
+    }
+    let settings_json = settings_json.to_string();
     let judge_ref = upsert_judge(
         conn,
         &NewJudge {
@@ -502,7 +507,12 @@ pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
                 item.anchor
                     .as_ref()
                     .and_then(|a| a.defect.as_deref())
-                    .map_or("reference".to_string(), |d| format!("spoiled by {d}")),
+                    .map_or("reference".to_string(), |d| {
+                        match crate::store::anchor_judgments::ControlKind::of(Some(d)) {
+                            Some(c) => format!("control {}", c.name()),
+                            None => format!("spoiled by {d}"),
+                        }
+                    }),
                 settings.model,
             ),
             None => format!(

@@ -12,7 +12,10 @@
 //! score is the middle of the scale, `completed` is false and the rationale says so.
 //!
 //! `random` scores every criterion uniformly at random over the scale (a judge that does not
-//! read: the reference-anchor sanity run must fail it).
+//! read: the reference-anchor sanity run must fail it). `by_length` scores every criterion
+//! by the length of the transcript's last answer alone (the bottom of the scale when empty,
+//! the middle at [`LENGTH_HALF`] characters, rising towards the top): a length-biased judge,
+//! which the judge card must flag.
 //!
 //! Pairwise prompts (a `pairwise-spec:` line, two transcripts A and B) are answered with
 //! `{"winner": …}`: each transcript graded as above, the better mean of the five criteria
@@ -69,12 +72,28 @@ pub fn builtin_config(model: &str, seed: u64) -> MockConfig {
         median: 150.0,
         sigma: 0.3,
     };
-    p.judge = Some(JudgeFaultRates::default());
+    p.judge = Some(judge_by_name(model));
     MockConfig {
         seed,
         profiles: vec![p],
         time_scale: 1.0,
     }
+}
+
+/// The behaviour a built-in mock judge's model name asks for, so that a judge settings file
+/// can choose one without a profiles file: `mock-judge-by-length…` scores by answer length,
+/// `mock-judge-first…` prefers the transcript shown first, `mock-judge-random…` scores at
+/// random; any other name grades.
+pub fn judge_by_name(model: &str) -> JudgeFaultRates {
+    let mut rates = JudgeFaultRates::default();
+    if model.starts_with("mock-judge-by-length") {
+        rates.by_length = 1.0;
+    } else if model.starts_with("mock-judge-first") {
+        rates.prefer_a = 1.0;
+    } else if model.starts_with("mock-judge-random") {
+        rates.random = 1.0;
+    }
+    rates
 }
 
 /// The rubric as the prompt describes it.
@@ -192,7 +211,23 @@ pub fn answer(
     };
 
     let rates = profile.judge.unwrap_or_default();
-    let (completed, rationale) = if rng.unit() < rates.random {
+    // No draw unless the mode is on: the other modes' answers stay what they were.
+    let (completed, rationale) = if rates.by_length > 0.0 && rng.unit() < rates.by_length {
+        let chars = last_answer_chars(messages) as f64;
+        let share = chars / (chars + LENGTH_HALF as f64);
+        // Criterion k of n rounds at an offset of k/n of a step, so the mean over the
+        // criteria follows the length in steps of 1/n rather than whole steps.
+        let n = spec.criteria.len().max(1) as f64;
+        for (k, c) in spec.criteria.iter().enumerate() {
+            let up = (share * steps as f64 + k as f64 / n).floor() as i64;
+            scores.insert(c.clone(), json!(spec.min + up.clamp(0, steps)));
+        }
+        (
+            share >= 0.5,
+            "Simulated judge: scored by the length of the last answer, its content unread."
+                .to_string(),
+        )
+    } else if rng.unit() < rates.random {
         for c in &spec.criteria {
             scores.insert(c.clone(), json!(rng.int(spec.min, spec.max)));
         }
@@ -248,6 +283,23 @@ pub fn answer(
     } else {
         body
     }
+}
+
+/// Characters of the last answer at which a length-biased judge scores the middle of the
+/// scale: it scores chars / (chars + this) of the way up, so a longer answer always scores
+/// at least as high and the scale never saturates.
+pub const LENGTH_HALF: usize = 300;
+
+/// Characters of the transcript's last assistant answer (0 without one).
+fn last_answer_chars(messages: &[Message]) -> usize {
+    grade::read_transcript(messages)
+        .and_then(|t| {
+            t.iter()
+                .rev()
+                .find(|m| m.role == "assistant")
+                .map(|m| m.content.trim().chars().count())
+        })
+        .unwrap_or(0)
 }
 
 /// The user message of a pairwise prompt.

@@ -474,6 +474,11 @@ pub struct JudgeFaultRates {
     /// Score every criterion uniformly at random over the scale, whatever the transcript
     /// says (a judge that does not read).
     pub random: f64,
+    /// Score every criterion by the length of the transcript's last answer, whatever it
+    /// says: the bottom of the scale for an empty answer, the middle at
+    /// [`crate::mock::judge::LENGTH_HALF`] characters, rising towards the top (a
+    /// length-biased judge: its judge card must flag it).
+    pub by_length: f64,
     /// Answer a request with a `json_schema` response format as if none had been sent (a
     /// server that ignores the schema; the defects above apply again).
     pub ignore_schema: f64,

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::cells::wilson_rate;
 use super::model::AnchorSection;
-use crate::store::anchor_judgments::AnchorRow;
+use crate::store::anchor_judgments::{AnchorRow, ControlKind};
 
 /// Share of pairs the reference must win, at the lower end of its interval, to pass.
 pub const PASS_ABOVE: f64 = 0.5;
@@ -18,7 +18,12 @@ pub const PASS_ABOVE: f64 = 0.5;
 pub fn sections(rows: &[AnchorRow]) -> Vec<AnchorSection> {
     type Key<'a> = (&'a str, &'a str, bool, &'a str);
     let mut groups: BTreeMap<Key, Vec<&AnchorRow>> = BTreeMap::new();
-    for r in rows {
+    // The controls (`control:padding`, `control:null`) have rules of their own: the judge
+    // card's (`super::judge_card`).
+    for r in rows
+        .iter()
+        .filter(|r| ControlKind::of(r.defect.as_deref()).is_none())
+    {
         groups
             .entry((&r.rubric, &r.judge_id, r.simulated, &r.judge_model))
             .or_default()
@@ -118,6 +123,7 @@ mod tests {
             scenario: scenario.into(),
             defect: defect.map(String::from),
             mean_score: mean,
+            scale: Some((1, 5)),
         }
     }
 

@@ -80,6 +80,8 @@ pub enum TableKey {
     ChecksJudge,
     /// Each judge's weighted κ with the human labels.
     HumanAgreement,
+    /// Each judge × rubric's card (`crate::report::judge_card`).
+    JudgeCard,
     ReplayCache,
     ReplayCacheAfterBreak,
     ReplaySpeed,

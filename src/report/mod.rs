@@ -16,6 +16,7 @@
 //! - [`anchor_check`]: whether each judge ranks reference answers above spoiled ones.
 //! - [`check_agreement`]: rank correlation of judge criteria with the checks' pass rates.
 //! - [`human_agreement`]: each judge's weighted Cohen's κ with the human labels.
+//! - [`judge_card`]: per judge × rubric, whether its scores can count, and one verdict.
 //! - [`headlines`]: what a reader decides from: each headline's figures and claims.
 //! - [`model`]: the report as data; `crate::export` formats it.
 //! - [`sentences`]: each headline's sentence and a change's words, written at build time.
@@ -38,6 +39,7 @@ pub mod consistency;
 pub mod drilldown;
 pub mod headlines;
 pub mod human_agreement;
+pub mod judge_card;
 mod judges;
 pub mod keys;
 mod load;
@@ -119,6 +121,8 @@ pub struct Facts {
     variation: Vec<(String, bool, String)>,
     pairwise: pairwise::PairwiseRead,
     anchors: Vec<crate::store::anchor_judgments::AnchorRow>,
+    /// The family each judge's settings wrote (the judge card).
+    families: Vec<crate::store::judgments::JudgeFamily>,
     replay: Vec<crate::store::replay::ReplayTurnFact>,
     /// The selected scenarios' repeats, counted for CONSISTENCY ACROSS REPEATS.
     repeats: consistency::Tallies,
@@ -164,6 +168,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         variation: crate::store::judgments::replicate_variation(&conn)?,
         pairwise: pairwise::PairwiseRead::read(&conn)?,
         anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
+        families: crate::store::judgments::judge_families(&conn)?,
         replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
         repeats: {
             let mut t = consistency::Tallies::default();
@@ -187,6 +192,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         variation,
         pairwise: pairwise_read,
         anchors,
+        families,
         replay,
         repeats,
         judged,
@@ -223,6 +229,17 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         headlines = changes;
         cmp
     });
+    let judge_card = judge_card::cards(
+        &facts,
+        &judge_card::CardInputs {
+            scored: &scored,
+            pairwise: &pairwise,
+            anchors: &anchor_sections,
+            anchor_rows: &anchors,
+            families: &families,
+            human: human_agreement.as_deref(),
+        },
+    );
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
     let replay = replay::section(&replay);
     let only_replay = only_replay(replay.as_ref(), &facts);
@@ -270,6 +287,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         anchors: anchor_sections,
         check_agreement,
         human_agreement,
+        judge_card,
         notes,
         replay,
         trend,

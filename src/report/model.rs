@@ -60,6 +60,9 @@ pub struct Report {
     /// judge × rubric: weighted Cohen's κ per criterion and for `completed`. `None` when
     /// the selection has no human labels (never an empty or zero figure).
     pub human_agreement: Option<Vec<HumanAgreementSection>>,
+    /// One card per judge × rubric whose scores or pairwise verdicts the report shows
+    /// (`crate::report::judge_card`).
+    pub judge_card: Vec<super::judge_card::JudgeCard>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
@@ -621,6 +624,8 @@ pub struct PairwiseSection {
     pub one_position: u64,
     /// Scored pairs whose verdict did not change with position (Wilson interval).
     pub consistency: Rate,
+    /// Scored pairs in which the transcript shown first won in both orders.
+    pub first_position_wins: u64,
     /// One per candidate cell.
     pub cells: Vec<PairwiseCell>,
 }

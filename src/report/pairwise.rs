@@ -97,6 +97,10 @@ pub(super) fn sections(
                 .filter(|v| v.scored)
                 .collect();
             let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count();
+            let first_position_wins = scored
+                .iter()
+                .filter(|v| v.first_position_won_both())
+                .count() as u64;
             let mut by_cell: BTreeMap<usize, Vec<&PairwiseVerdict>> = BTreeMap::new();
             for &(_, cand, v) in &rows {
                 by_cell.entry(cand).or_default().push(v);
@@ -123,6 +127,7 @@ pub(super) fn sections(
                 pairs: rows.len() as u64,
                 unscored: (rows.len() - scored.len()) as u64,
                 consistency: wilson_rate(consistent as u64, scored.len() as u64),
+                first_position_wins,
                 cells,
             }
         })

@@ -509,6 +509,12 @@ async fn report_stage(
         std::fs::metadata(&opts.out).map_or(0, |m| m.len()) as f64 / 1000.0,
         report.drilldown.views.len()
     ));
+    for card in &report.judge_card {
+        say(&format!(
+            "[4/4 report] {}",
+            crate::report::judge_card::line(card)
+        ));
+    }
     outcome.report = Some(report);
     Ok(())
 }

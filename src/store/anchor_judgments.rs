@@ -62,6 +62,39 @@ pub fn final_anchor_keys(conn: &Connection) -> Result<HashSet<String>, StoreErro
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
+/// The controls of the anchor suite, stored as anchor judgments whose `defect` is
+/// `control:<name>` (a defect name from a checks file is a slug and has no colon).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ControlKind {
+    /// The reference with irrelevant, fluent filler after its final answer: must not score
+    /// above the plain reference.
+    Padding,
+    /// A generic, polite non-answer to every turn: must land in the rubric's lowest band.
+    Null,
+}
+
+impl ControlKind {
+    pub const ALL: [ControlKind; 2] = [ControlKind::Padding, ControlKind::Null];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ControlKind::Padding => "padding",
+            ControlKind::Null => "null",
+        }
+    }
+
+    /// The `defect` column of its anchor judgments.
+    pub fn defect(self) -> String {
+        format!("control:{}", self.name())
+    }
+
+    /// The control a stored `defect` names, if any.
+    pub fn of(defect: Option<&str>) -> Option<ControlKind> {
+        let name = defect?.strip_prefix("control:")?;
+        ControlKind::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
 /// One row of `current_anchor_judgments`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AnchorRow {
@@ -74,15 +107,19 @@ pub struct AnchorRow {
     pub defect: Option<String>,
     /// The mean of the criterion scores; `None` unless `ok` with scores.
     pub mean_score: Option<f64>,
+    /// The rubric's scale (min, max), from its stored content.
+    pub scale: Option<(i64, i64)>,
 }
 
 /// Every current anchor judgment, by rubric, judge, scenario.
 pub fn current_anchor_judgments(conn: &Connection) -> Result<Vec<AnchorRow>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT rubric_id, rubric_version, judge_id, judge_model, simulated, scenario, defect,
-                status, scores
-         FROM current_anchor_judgments
-         ORDER BY rubric_id, rubric_version, judge_id, simulated, scenario, defect",
+        "SELECT c.rubric_id, c.rubric_version, c.judge_id, c.judge_model, c.simulated,
+                c.scenario, c.defect, c.status, c.scores,
+                json_extract(r.content, '$.scale.min'), json_extract(r.content, '$.scale.max')
+         FROM current_anchor_judgments c
+         LEFT JOIN rubrics r ON r.rubric_id = c.rubric_id AND r.version = c.rubric_version
+         ORDER BY c.rubric_id, c.rubric_version, c.judge_id, c.simulated, c.scenario, c.defect",
     )?;
     let rows = stmt.query_map([], |r| {
         let status: String = r.get(7)?;
@@ -100,6 +137,10 @@ pub fn current_anchor_judgments(conn: &Connection) -> Result<Vec<AnchorRow>, Sto
             scenario: r.get(5)?,
             defect: r.get(6)?,
             mean_score,
+            scale: match (r.get::<_, Option<i64>>(9), r.get::<_, Option<i64>>(10)) {
+                (Ok(Some(lo)), Ok(Some(hi))) => Some((lo, hi)),
+                _ => None,
+            },
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

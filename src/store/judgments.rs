@@ -520,6 +520,35 @@ pub fn judgment_summary(
     Ok(out)
 }
 
+/// A judge's model family as its settings wrote it (`family = "…"`), for the judge card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JudgeFamily {
+    pub judge_id: String,
+    pub model: String,
+    pub simulated: bool,
+    /// `None`: not written (the card derives it from the model id).
+    pub family: Option<String>,
+}
+
+/// The family written in the latest stored settings of each judge × model × simulated.
+pub fn judge_families(conn: &Connection) -> Result<Vec<JudgeFamily>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT judge_id, model, simulated, json_extract(settings, '$.family')
+         FROM judges
+         WHERE id IN (SELECT MAX(id) FROM judges GROUP BY judge_id, model, simulated)
+         ORDER BY judge_id, model, simulated",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(JudgeFamily {
+            judge_id: r.get(0)?,
+            model: r.get(1)?,
+            simulated: r.get(2)?,
+            family: r.get::<_, Option<String>>(3).ok().flatten(),
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// What replicates of each current judge varied, from `current_judges`: judge id,
 /// simulated, and a phrase such as "criteria order, label, nonce at temperature 0" (or
 /// "nothing at temperature 0" for settings stored before replicates varied).

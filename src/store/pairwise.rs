@@ -178,12 +178,26 @@ pub struct PairwiseVerdict {
     pub consistent: Option<bool>,
     /// The reading when consistent, a tie when not (`None` unless scored).
     pub verdict: Option<Preferred>,
+    /// What each ask preferred: with the baseline shown first (position A), and shown
+    /// second (position B); `None` for an unscored ask.
+    pub baseline_first: Option<Preferred>,
+    pub baseline_second: Option<Preferred>,
+}
+
+impl PairwiseVerdict {
+    /// Both asks scored and each chose the transcript shown first: the position, not the
+    /// transcripts, decided.
+    pub fn first_position_won_both(&self) -> bool {
+        self.scored
+            && self.baseline_first == Some(Preferred::Baseline)
+            && self.baseline_second == Some(Preferred::Candidate)
+    }
 }
 
 /// Every current pairwise verdict, ordered by rubric, judge, candidate.
 pub fn pairwise_verdicts(conn: &Connection) -> Result<Vec<PairwiseVerdict>, StoreError> {
     let mut stmt = conn.prepare(&format!(
-        "SELECT {PAIR_KEY_COLUMNS}, scored, consistent, verdict
+        "SELECT {PAIR_KEY_COLUMNS}, scored, consistent, verdict, baseline_first, baseline_second
          FROM pairwise_verdicts
          ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id"
     ))?;
@@ -194,6 +208,14 @@ pub fn pairwise_verdicts(conn: &Connection) -> Result<Vec<PairwiseVerdict>, Stor
             scored: r.get(7)?,
             consistent: r.get(8)?,
             verdict: verdict.as_deref().and_then(Preferred::parse),
+            baseline_first: r
+                .get::<_, Option<String>>(10)?
+                .as_deref()
+                .and_then(Preferred::parse),
+            baseline_second: r
+                .get::<_, Option<String>>(11)?
+                .as_deref()
+                .and_then(Preferred::parse),
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

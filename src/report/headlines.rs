@@ -40,14 +40,77 @@ pub(super) fn headlines(
     let slots: Vec<Vec<(Slot, usize)>> = by_cell.iter().map(|c| slots(facts, c)).collect();
     let mut out = Vec::new();
     latency(facts, &slots, cells, seed, &mut out);
-    reliability(facts, &slots, cells, scope, seed, &mut out);
-    task_success(facts, &slots, cells, scope, seed, &mut out);
-    retention(facts, &slots, by_cell, cells, scope, seed, &mut out);
+    let ctx = Ctx {
+        facts,
+        slots: &slots,
+        cells,
+        scope,
+        seed,
+    };
+    reliability(&ctx, &mut out);
+    task_success(&ctx, &mut out);
+    retention(&ctx, by_cell, &mut out);
     for (section, scores) in judges {
-        judge(facts, &slots, cells, scope, section, scores, seed, &mut out);
+        judge(&ctx, section, scores, &mut out);
     }
     flags(cells, &mut out);
     out
+}
+
+/// What every family of a mean statistic is made from.
+struct Ctx<'a> {
+    facts: &'a Facts,
+    /// Each cell's conversations by slot ([`slots`]).
+    slots: &'a [Vec<(Slot, usize)>],
+    cells: &'a [Cell],
+    scope: &'a Scope,
+    seed: u64,
+}
+
+/// One statistic compared as a difference of means over paired slots, per family of
+/// [`Scope`]: which cells take part, each cell's own figure (it picks the leader, as the
+/// tables show it), each conversation's value, and what the headline says of the leader.
+struct MeanClaim<'a> {
+    /// Names the family's seed (with the model label, when the family is within one).
+    key: &'a str,
+    kind: HeadlineKind,
+    claim: ClaimStatistic,
+    takes_part: &'a dyn Fn(usize) -> bool,
+    figure: &'a dyn Fn(usize) -> Option<f64>,
+    value: &'a dyn Fn(usize) -> Option<f64>,
+    said: &'a dyn Fn(usize) -> Option<Said>,
+    /// The figures are simulated whatever the cells (a simulated judge).
+    simulated: bool,
+}
+
+/// A headline per family of `m` with two or more cells: the leader against every other.
+fn mean_headlines(ctx: &Ctx, m: &MeanClaim, out: &mut Vec<Headline>) {
+    let cells = ctx.cells;
+    for (label, group) in ctx.scope.families(cells, |i| (m.takes_part)(*i)) {
+        let sides: Vec<Side> = group
+            .iter()
+            .map(|&i| Side::new(ctx.facts, i, &ctx.slots[i], (m.figure)(i), m.value))
+            .collect();
+        let key = match &label {
+            Some(l) => format!("{} {l}", m.key),
+            None => m.key.to_string(),
+        };
+        let Some(f) = family(cells, &sides, Statistic::Mean, m.claim, ctx.seed, &key) else {
+            continue;
+        };
+        let Some(said) = leader_side(cells, &sides, &f).and_then(|l| (m.said)(l.cell)) else {
+            continue;
+        };
+        out.push(Headline {
+            kind: m.kind,
+            model: label,
+            text: String::new(),
+            said,
+            established: Some(lead_established(&f)),
+            simulated: m.simulated || group.iter().any(|&i| cells[i].simulated),
+            family: Some(f),
+        });
+    }
 }
 
 /// A pair slot: (scenario, repeat, k), k numbering a cell's conversations of that scenario
@@ -131,72 +194,46 @@ fn pairs(x: &Side, y: &Side) -> PairedSample {
 /// its attempted conversations against every other cell of its label (paired by slot: a
 /// slot's value is 1 when its conversation completed, 0 when it failed), as the other
 /// statistics are compared. A label served by one cell states its figure alone.
-fn reliability(
-    facts: &Facts,
-    slots: &[Vec<(Slot, usize)>],
-    cells: &[Cell],
-    scope: &Scope,
-    seed: u64,
-    out: &mut Vec<Headline>,
-) {
-    let attempted = |i: &usize| cells[*i].reliability.attempted > 0;
-    let families = scope.families(cells, attempted);
-    let mut alone: Vec<usize> = (0..cells.len()).filter(attempted).collect();
-    alone.retain(|i| {
-        !families
-            .iter()
-            .any(|(label, g)| label.is_some() && g.contains(i))
-    });
-    for (label, group) in families {
-        let sides: Vec<Side> = group
-            .iter()
-            .map(|&i| {
+fn reliability(ctx: &Ctx, out: &mut Vec<Headline>) {
+    let (facts, cells) = (ctx.facts, ctx.cells);
+    let attempted = |i: usize| cells[i].reliability.attempted > 0;
+    mean_headlines(
+        ctx,
+        &MeanClaim {
+            key: "reliability",
+            kind: HeadlineKind::Reliability,
+            claim: ClaimStatistic::SuccessDifference,
+            takes_part: &attempted,
+            figure: &|i| {
                 let r = &cells[i].reliability;
-                let figure = Some(r.completed as f64 / r.attempted as f64);
-                Side::new(facts, i, &slots[i], figure, |conv| {
-                    completed_of(facts, conv)
-                })
-            })
-            .collect();
-        let key = match &label {
-            Some(l) => format!("reliability {l}"),
-            None => "reliability".into(),
-        };
-        let Some(f) = family(
-            cells,
-            &sides,
-            Statistic::Mean,
-            ClaimStatistic::SuccessDifference,
-            seed,
-            &key,
-        ) else {
-            continue;
-        };
-        let Some(leader) = leader_side(cells, &sides, &f) else {
-            continue;
-        };
-        let said = reliability_said(&cells[leader.cell]);
-        out.push(Headline {
-            kind: HeadlineKind::Reliability,
-            model: label,
-            text: String::new(),
-            said,
-            established: Some(lead_established(&f)),
-            simulated: group.iter().any(|&i| cells[i].simulated),
-            family: Some(f),
-        });
-    }
-    for i in alone {
-        let c = &cells[i];
-        out.push(Headline {
-            kind: HeadlineKind::Reliability,
-            model: Some(c.model.clone()),
-            text: String::new(),
-            said: reliability_said(c),
-            established: None,
-            simulated: c.simulated,
-            family: None,
-        });
+                Some(r.completed as f64 / r.attempted as f64)
+            },
+            value: &|conv| completed_of(facts, conv),
+            said: &|i| Some(reliability_said(&cells[i])),
+            simulated: false,
+        },
+        out,
+    );
+    // A label's only cell states its figure alone.
+    let in_family: Vec<usize> = ctx
+        .scope
+        .families(cells, |i| attempted(*i))
+        .into_iter()
+        .filter(|(label, _)| label.is_some())
+        .flat_map(|(_, g)| g)
+        .collect();
+    for (i, c) in cells.iter().enumerate() {
+        if attempted(i) && !in_family.contains(&i) {
+            out.push(Headline {
+                kind: HeadlineKind::Reliability,
+                model: Some(c.model.clone()),
+                text: String::new(),
+                said: reliability_said(c),
+                established: None,
+                simulated: c.simulated,
+                family: None,
+            });
+        }
     }
 }
 
@@ -445,70 +482,36 @@ fn latency(
     }
 }
 
-fn task_success(
-    facts: &Facts,
-    slots: &[Vec<(Slot, usize)>],
-    cells: &[Cell],
-    scope: &Scope,
-    seed: u64,
-    out: &mut Vec<Headline>,
-) {
-    let scored = |i: &usize| cells[*i].checks.task_success.n > 0;
-    for (label, group) in scope.families(cells, scored) {
-        let sides: Vec<Side> = group
-            .iter()
-            .map(|&i| {
-                let c = &cells[i];
-                Side::new(facts, i, &slots[i], c.checks.task_success.value, |conv| {
-                    task_success_of(facts, conv)
-                })
-            })
-            .collect();
-        let key = match &label {
-            Some(l) => format!("task success {l}"),
-            None => "task success".into(),
-        };
-        let Some(f) = family(
-            cells,
-            &sides,
-            Statistic::Mean,
-            ClaimStatistic::TaskSuccessDifference,
-            seed,
-            &key,
-        ) else {
-            continue;
-        };
-        let Some(leader) = leader_side(cells, &sides, &f) else {
-            continue;
-        };
-        out.push(Headline {
+fn task_success(ctx: &Ctx, out: &mut Vec<Headline>) {
+    let (facts, cells) = (ctx.facts, ctx.cells);
+    mean_headlines(
+        ctx,
+        &MeanClaim {
+            key: "task success",
             kind: HeadlineKind::QualityChecks,
-            model: label,
-            text: String::new(),
-            said: Said::TaskSuccess {
-                leader: cell_name(&cells[leader.cell]),
-                rate: cells[leader.cell].checks.task_success,
+            claim: ClaimStatistic::TaskSuccessDifference,
+            takes_part: &|i| cells[i].checks.task_success.n > 0,
+            figure: &|i| cells[i].checks.task_success.value,
+            value: &|conv| task_success_of(facts, conv),
+            said: &|i| {
+                Some(Said::TaskSuccess {
+                    leader: cell_name(&cells[i]),
+                    rate: cells[i].checks.task_success,
+                })
             },
-            established: Some(lead_established(&f)),
-            simulated: group.iter().any(|&i| cells[i].simulated),
-            family: Some(f),
-        });
-    }
+            simulated: false,
+        },
+        out,
+    );
 }
 
 /// Constraint retention per model label: the provider whose checks, once held, most often
 /// hold again at the next scored turn, against every other (a slot's value is its
 /// conversation's share over its checks; slots without such a turn pair are left out).
-fn retention(
-    facts: &Facts,
-    slots: &[Vec<(Slot, usize)>],
-    by_cell: &[Vec<usize>],
-    cells: &[Cell],
-    scope: &Scope,
-    seed: u64,
-    out: &mut Vec<Headline>,
-) {
-    // Each cell's pooled counts: the figure that chooses the leader.
+fn retention(ctx: &Ctx, by_cell: &[Vec<usize>], out: &mut Vec<Headline>) {
+    let (facts, cells) = (ctx.facts, ctx.cells);
+    // Each cell's pooled counts (held again, held before): the figure that picks the
+    // leader.
     let pooled: Vec<(u64, u64)> = by_cell
         .iter()
         .map(|convs| {
@@ -520,120 +523,63 @@ fn retention(
                 })
         })
         .collect();
-    let scored = |i: &usize| pooled.get(*i).is_some_and(|&(_, b)| b > 0);
-    for (label, group) in scope.families(cells, scored) {
-        let sides: Vec<Side> = group
-            .iter()
-            .map(|&i| {
-                let (a, b) = pooled[i];
-                Side::new(facts, i, &slots[i], Some(a as f64 / b as f64), |conv| {
-                    retention_of(facts, conv)
-                })
-            })
-            .collect();
-        let key = match &label {
-            Some(l) => format!("retention {l}"),
-            None => "retention".into(),
-        };
-        let Some(f) = family(
-            cells,
-            &sides,
-            Statistic::Mean,
-            ClaimStatistic::RetentionDifference,
-            seed,
-            &key,
-        ) else {
-            continue;
-        };
-        let Some(leader) = leader_side(cells, &sides, &f) else {
-            continue;
-        };
-        let (held_again, held_before) = pooled[leader.cell];
-        out.push(Headline {
+    let counts = |i: usize| pooled.get(i).copied().filter(|&(_, b)| b > 0);
+    mean_headlines(
+        ctx,
+        &MeanClaim {
+            key: "retention",
             kind: HeadlineKind::ConstraintRetention,
-            model: label,
-            text: String::new(),
-            said: Said::Retention {
-                leader: cell_name(&cells[leader.cell]),
-                held_again,
-                held_before,
-                rate: super::cells::wilson_rate(held_again, held_before),
+            claim: ClaimStatistic::RetentionDifference,
+            takes_part: &|i| counts(i).is_some(),
+            figure: &|i| counts(i).map(|(a, b)| a as f64 / b as f64),
+            value: &|conv| retention_of(facts, conv),
+            said: &|i| {
+                let (held_again, held_before) = counts(i)?;
+                Some(Said::Retention {
+                    leader: cell_name(&cells[i]),
+                    held_again,
+                    held_before,
+                    rate: super::cells::wilson_rate(held_again, held_before),
+                })
             },
-            established: Some(lead_established(&f)),
-            simulated: group.iter().any(|&i| cells[i].simulated),
-            family: Some(f),
-        });
-    }
+            simulated: false,
+        },
+        out,
+    );
 }
 
-#[allow(clippy::too_many_arguments)]
-fn judge(
-    facts: &Facts,
-    slots: &[Vec<(Slot, usize)>],
-    cells: &[Cell],
-    scope: &Scope,
-    section: &JudgeSection,
-    scores: &HashMap<usize, f64>,
-    seed: u64,
-    out: &mut Vec<Headline>,
-) {
-    let scored = |i: &usize| section.cells.get(*i).is_some_and(|j| j.n > 0);
-    for (label, group) in scope.families(cells, scored) {
-        let sides: Vec<Side> = group
-            .iter()
-            .filter_map(|&i| {
-                let j = section.cells.get(i)?;
-                Some(Side::new(
-                    facts,
-                    i,
-                    &slots[i],
-                    j.overall.map(|e| e.value),
-                    |conv| scores.get(&conv).copied(),
-                ))
-            })
-            .collect();
-        let key = format!(
-            "judge {} {} {}{}",
-            section.rubric,
-            section.judge,
-            section.simulated,
-            label.as_ref().map_or(String::new(), |l| format!(" {l}"))
-        );
-        let Some(f) = family(
-            cells,
-            &sides,
-            Statistic::Mean,
-            ClaimStatistic::JudgeMeanDifference,
-            seed,
-            &key,
-        ) else {
-            continue;
-        };
-        let Some(leader) = leader_side(cells, &sides, &f) else {
-            continue;
-        };
-        let Some(j) = section.cells.get(leader.cell) else {
-            continue;
-        };
-        out.push(Headline {
+fn judge(ctx: &Ctx, section: &JudgeSection, scores: &HashMap<usize, f64>, out: &mut Vec<Headline>) {
+    let cells = ctx.cells;
+    let key = format!(
+        "judge {} {} {}",
+        section.rubric, section.judge, section.simulated
+    );
+    mean_headlines(
+        ctx,
+        &MeanClaim {
+            key: &key,
             kind: HeadlineKind::QualityJudge,
-            model: label,
-            text: String::new(),
-            said: Said::JudgeMean {
-                rubric: section.rubric.clone(),
-                judge: section.judge.clone(),
-                simulated: section.simulated,
-                leader: cell_name(&cells[leader.cell]),
-                mean: j.overall,
-                all_equal: j.all_equal,
-                n: j.n,
-                attempted: j.attempted,
+            claim: ClaimStatistic::JudgeMeanDifference,
+            takes_part: &|i| section.cells.get(i).is_some_and(|j| j.n > 0),
+            figure: &|i| section.cells.get(i)?.overall.map(|e| e.value),
+            value: &|conv| scores.get(&conv).copied(),
+            said: &|i| {
+                let j = section.cells.get(i)?;
+                Some(Said::JudgeMean {
+                    rubric: section.rubric.clone(),
+                    judge: section.judge.clone(),
+                    simulated: section.simulated,
+                    leader: cell_name(&cells[i]),
+                    mean: j.overall,
+                    all_equal: j.all_equal,
+                    n: j.n,
+                    attempted: j.attempted,
+                })
             },
-            established: Some(lead_established(&f)),
-            simulated: section.simulated || group.iter().any(|&i| cells[i].simulated),
-            family: Some(f),
-        });
-    }
+            simulated: section.simulated,
+        },
+        out,
+    );
 }
 
 /// Which cells a quality family compares: those of one model label (a provider against

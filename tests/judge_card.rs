@@ -258,6 +258,58 @@ async fn the_card_trusts_a_reading_judge_and_flags_a_length_biased_and_a_positio
     assert_eq!(card["self_family"], Value::Null);
     assert_eq!(card["family"], Value::Null);
 
+    // People who score as it does (their labels are its own scores): weighted κ ≥ 0.8 on
+    // every criterion that varies, and still trusted. (Its scores are mostly 5s, so κ,
+    // which corrects for agreement by chance, is unforgiving of any disagreement: one
+    // step off on every fifth conversation gave κ 0.15–0.73, and on a single one 0.66 to
+    // 0.96 depending on which; tests/labels.rs measures κ with imperfect labels.)
+    let labels: Vec<String> = {
+        let conn = rusqlite::Connection::open(&fx.db).unwrap();
+        let mut stmt = conn
+            .prepare(
+                "SELECT c.uid, j.scores, j.completed FROM current_judgments j
+                 JOIN conversations c ON c.id = j.conversation_id
+                 WHERE j.judge_id = 'mock-judge-reading' AND j.status = 'ok'
+                 ORDER BY c.id",
+            )
+            .unwrap();
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, bool>(2)?,
+                ))
+            })
+            .unwrap();
+        rows.map(Result::unwrap)
+            .map(|(uid, scores, completed)| {
+                let scores: Value = serde_json::from_str(&scores).unwrap();
+                serde_json::json!({"conversation": uid, "rater": "ana",
+                    "rubric": "multiturn-quality@1", "scores": scores, "completed": completed})
+                .to_string()
+            })
+            .collect()
+    };
+    assert!(labels.len() >= 20, "{}", labels.len());
+    let file = fx.dir.path().join("labels.jsonl");
+    std::fs::write(&file, labels.join("\n") + "\n").unwrap();
+    let out = fx.run(&["label", "import", file.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (card, gate) = fx.card("mock-judge-reading").await;
+    let agreement = card["human_agreement"]
+        .as_array()
+        .expect("agreement with ana");
+    assert_eq!(agreement.len(), 6, "five criteria and completed: {card:#}");
+    let defined: Vec<f64> = agreement
+        .iter()
+        .filter_map(|a| a["weighted_kappa"].as_f64())
+        .collect();
+    assert!(defined.len() >= 3, "{card:#}");
+    assert!(defined.iter().all(|&k| k >= 0.8), "{card:#}");
+    assert_eq!(card["verdict"], "trusted", "{card:#}");
+    assert_eq!(gate, Some(0));
+
     // The same judge said to be of the qwen family (with a system message of its own, so
     // that its asks are not the cached ones): the qwen cell it scored is flagged.
     let qwen = fx.judge_file_as(

@@ -419,6 +419,9 @@ async fn a_judge_agrees_with_matching_labels_not_contrary_ones_and_never_sees_th
             .starts_with("agrees with the human labels")),
         "{card}"
     );
+    // (Its verdict here is `flagged`: this store has no checks, so the card cannot tell
+    // longer answers from better ones; tests/judge_card.rs shows a judge trusted with
+    // labels, where checks separate the two.)
     // The rater joins the judge in α as a rater of their own, named human:<rater>.
     let panel = report["agreement"]
         .as_array()

@@ -32,6 +32,14 @@ pub struct Interval {
 }
 
 impl Interval {
+    /// Writes an optional interval as `[lo, hi]` or null: the shape the sections other
+    /// tools read as arrays use (`constraint_survival`, `consistency`, `judge_card`), for
+    /// `#[serde(serialize_with = "Interval::pair")]`.
+    pub fn pair<S: serde::Serializer>(i: &Option<Interval>, s: S) -> Result<S::Ok, S::Error> {
+        use serde::Serialize as _;
+        i.map(|i| [i.lo, i.hi]).serialize(s)
+    }
+
     /// Whether `lo <= x <= hi` (endpoints included).
     pub fn contains(&self, x: f64) -> bool {
         self.lo <= x && x <= self.hi

@@ -24,7 +24,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use crate::stats::{self, Interval};
 use crate::store::repeats::{Repeat, RepeatGroup, RepeatTurn};
@@ -59,7 +59,7 @@ pub struct Share {
     /// `matching / pairs`; `None` without pairs.
     pub share: Option<f64>,
     /// 95 %, clustered by scenario; `None` without pairs or with pairs from one scenario.
-    #[serde(serialize_with = "pair")]
+    #[serde(serialize_with = "Interval::pair")]
     pub interval: Option<Interval>,
     /// Scenarios the pairs come from (the clusters).
     pub scenarios: u64,
@@ -99,11 +99,6 @@ pub struct ScenarioSpread {
     pub repeats: u64,
     pub p10: f64,
     pub p90: f64,
-}
-
-/// An interval as this section's JSON writes it: `[lo, hi]`, or `null`.
-fn pair<S: Serializer>(i: &Option<Interval>, s: S) -> Result<S::Ok, S::Error> {
-    i.map(|i| [i.lo, i.hi]).serialize(s)
 }
 
 /// Per-scenario (matching, pairs) counts of one figure.

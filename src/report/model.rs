@@ -62,7 +62,7 @@ pub struct Report {
     pub human_agreement: Option<Vec<HumanAgreementSection>>,
     /// One card per judge × rubric whose scores or pairwise verdicts the report shows
     /// (`crate::report::judge_card`).
-    pub judge_card: Vec<super::judge_card::JudgeCard>,
+    pub judge_card: Vec<JudgeCard>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
@@ -893,4 +893,147 @@ pub struct Delta {
     pub level: Option<f64>,
     /// The headline family establishes the fastest's lead over this cell.
     pub established: Option<bool>,
+}
+
+// The judge card (`crate::report::judge_card` builds it).
+
+/// What the card concludes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Trusted,
+    Flagged,
+    Failed,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Trusted => "trusted",
+            Verdict::Flagged => "flagged",
+            Verdict::Failed => "failed",
+        }
+    }
+}
+
+/// One judge × rubric (simulated and real apart).
+#[derive(Debug, Clone, Serialize)]
+pub struct JudgeCard {
+    pub judge: String,
+    /// `id@version`.
+    pub rubric: String,
+    pub judge_model: String,
+    pub simulated: bool,
+    /// The judge's model family: its settings' `family`, else from its model id
+    /// (`crate::config::judge::FAMILIES`); `None` when neither says.
+    pub family: Option<String>,
+    /// The reference-anchor check (`turnbench judge --anchors`); `None`: never run.
+    pub anchors: Option<AnchorSection>,
+    /// The control answers of the anchor suite; `None`: never run.
+    pub controls: Option<Vec<Control>>,
+    /// `None`: no scored conversation with a counted final answer.
+    pub length_bias: Option<LengthBias>,
+    /// `None`: the judge ran no pairwise comparison on this rubric.
+    pub position: Option<Position>,
+    /// `None`: no human labels for this rubric.
+    pub human_agreement: Option<Vec<HumanAgreement>>,
+    /// Cells the judge scored whose model label or id is of its family; `None`: the judge's
+    /// family is unknown.
+    pub self_family: Option<Vec<SelfFamilyCell>>,
+    pub verdict: Verdict,
+    /// Why, one sentence each: the rules that failed or flagged first, then what passed and
+    /// what was not checked.
+    pub reasons: Vec<String>,
+}
+
+/// One control of the anchor suite (`padding`, `null`): its pairs and whether its rule held.
+#[derive(Debug, Clone, Serialize)]
+pub struct Control {
+    pub name: String,
+    /// Scenarios with the control and what it is compared with both scored.
+    pub pairs: u64,
+    /// Pairs in which the control's rule held.
+    pub held: u64,
+    /// held / pairs; `None` when pairs is 0.
+    pub rate: Option<f64>,
+    /// Wilson 95 % interval of `rate`, `[lo, hi]`.
+    #[serde(serialize_with = "Interval::pair")]
+    pub interval: Option<Interval>,
+    /// The rule, in words.
+    pub rule: String,
+    pub passed: bool,
+}
+
+/// Rank correlation, within scenarios, of a final answer's visible tokens with the judge's
+/// mean score ([`stats::spearman_within_groups`]), beside the same for the checks.
+#[derive(Debug, Clone, Serialize)]
+pub struct LengthBias {
+    /// Conversations in strata with two or more scored (what ρ rests on).
+    pub n: usize,
+    /// Strata of two or more: conversations of one scenario with the same checks failed.
+    pub strata: usize,
+    /// `None`: no scenario where both length and score vary.
+    pub rho: Option<f64>,
+    /// 95 %, Fisher z, conversations independent given their scenario, `[lo, hi]`; `None`
+    /// with too few.
+    #[serde(serialize_with = "Interval::pair")]
+    pub interval: Option<Interval>,
+    /// The interval excludes 0.
+    pub established: bool,
+    /// The checks over the same conversations: `None` without check results.
+    pub checks: Option<ChecksBesideLength>,
+}
+
+/// Whether longer answers were also better by the rules: the checks' pass rate over the
+/// conversations of [`LengthBias`], and the same within-scenario ρ of length with each
+/// conversation's check pass rate.
+#[derive(Debug, Clone, Serialize)]
+pub struct ChecksBesideLength {
+    /// Check results passed and scored over those conversations.
+    pub passed: u64,
+    pub scored: u64,
+    pub pass_rate: Option<f64>,
+    /// Wilson 95 % interval of `pass_rate`, `[lo, hi]`.
+    #[serde(serialize_with = "Interval::pair")]
+    pub pass_interval: Option<Interval>,
+    /// Conversations with a check result in scenarios with two or more.
+    pub n: usize,
+    pub rho: Option<f64>,
+    #[serde(serialize_with = "Interval::pair")]
+    pub interval: Option<Interval>,
+    pub established: bool,
+}
+
+/// Position bias of a pairwise judge (both orders of each pair asked).
+#[derive(Debug, Clone, Serialize)]
+pub struct Position {
+    /// Scored pairs.
+    pub n: u64,
+    /// Pairs whose verdict did not change with the order.
+    pub consistent: u64,
+    /// consistent / n; `None` when n is 0.
+    pub rate: Option<f64>,
+    /// Wilson 95 % interval of `rate`, `[lo, hi]`.
+    #[serde(serialize_with = "Interval::pair")]
+    pub interval: Option<Interval>,
+    /// Pairs in which the transcript shown first won in both orders.
+    pub first_position_wins: u64,
+}
+
+/// The judge against human labels on one criterion (filled by the label stage's figures).
+#[derive(Debug, Clone, Serialize)]
+pub struct HumanAgreement {
+    pub criterion: String,
+    pub n: usize,
+    pub weighted_kappa: Option<f64>,
+    #[serde(serialize_with = "Interval::pair")]
+    pub interval: Option<Interval>,
+}
+
+/// A cell the judge scored whose model label or id is of the judge's own family.
+#[derive(Debug, Clone, Serialize)]
+pub struct SelfFamilyCell {
+    /// `provider / label`.
+    pub cell: String,
+    pub family: String,
 }

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use crate::stats::{self, Interval};
 
@@ -50,7 +50,7 @@ pub struct TurnRate {
     pub scored: u64,
     pub held: u64,
     pub rate: Option<f64>,
-    #[serde(serialize_with = "pair")]
+    #[serde(serialize_with = "Interval::pair")]
     pub interval: Option<Interval>,
 }
 
@@ -60,7 +60,7 @@ pub struct Forgetting {
     pub at_risk: u64,
     pub lost: u64,
     pub ratio: Option<f64>,
-    #[serde(serialize_with = "pair")]
+    #[serde(serialize_with = "Interval::pair")]
     pub interval: Option<Interval>,
 }
 
@@ -70,7 +70,7 @@ pub struct Recovery {
     pub failing: u64,
     pub recovered: u64,
     pub ratio: Option<f64>,
-    #[serde(serialize_with = "pair")]
+    #[serde(serialize_with = "Interval::pair")]
     pub interval: Option<Interval>,
 }
 
@@ -80,11 +80,6 @@ pub struct SurvivalPoint {
     pub turn: u32,
     pub at_risk: u64,
     pub still_held: u64,
-}
-
-/// An interval as this section's JSON writes it: `[lo, hi]`, or `null`.
-fn pair<S: Serializer>(i: &Option<Interval>, s: S) -> Result<S::Ok, S::Error> {
-    i.map(|i| [i.lo, i.hi]).serialize(s)
 }
 
 /// `k / n` with its 95 % Wilson interval; both `None` when `n == 0`.

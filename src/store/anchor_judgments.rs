@@ -107,7 +107,7 @@ pub struct AnchorRow {
     pub defect: Option<String>,
     /// The mean of the criterion scores; `None` unless `ok` with scores.
     pub mean_score: Option<f64>,
-    /// The rubric's scale (min, max), from its stored content.
+    /// The rubric's scale (min, max), from the `rubric_scales` view.
     pub scale: Option<(i64, i64)>,
 }
 
@@ -116,9 +116,10 @@ pub fn current_anchor_judgments(conn: &Connection) -> Result<Vec<AnchorRow>, Sto
     let mut stmt = conn.prepare(
         "SELECT c.rubric_id, c.rubric_version, c.judge_id, c.judge_model, c.simulated,
                 c.scenario, c.defect, c.status, c.scores,
-                json_extract(r.content, '$.scale.min'), json_extract(r.content, '$.scale.max')
+                r.scale_min, r.scale_max
          FROM current_anchor_judgments c
-         LEFT JOIN rubrics r ON r.rubric_id = c.rubric_id AND r.version = c.rubric_version
+         LEFT JOIN rubric_scales r
+           ON r.rubric_id = c.rubric_id AND r.rubric_version = c.rubric_version
          ORDER BY c.rubric_id, c.rubric_version, c.judge_id, c.simulated, c.scenario, c.defect",
     )?;
     let rows = stmt.query_map([], |r| {

@@ -184,6 +184,27 @@ fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
         }
     }
     assert!(bounded > 10, "{judge}");
+    // Every claim on a mean (task success, judge, reliability, retention) carries the
+    // interval of its own test: it excludes 0 exactly when the claim is established.
+    let mut claims = [0; 2];
+    for h in r["headlines"].as_array().unwrap() {
+        let stat = h["family"]["statistic"].as_str().unwrap_or("");
+        if stat.is_empty() || stat.starts_with("latency") {
+            continue;
+        }
+        for c in h["family"]["claims"].as_array().unwrap() {
+            if let Some(i) = c["interval"].as_object() {
+                let (lo, hi) = (i["lo"].as_f64().unwrap(), i["hi"].as_f64().unwrap());
+                let holds_zero = lo <= 0.0 && 0.0 <= hi;
+                assert_eq!(c["established"], !holds_zero, "{c}");
+                claims[usize::from(holds_zero)] += 1;
+            }
+        }
+    }
+    assert!(
+        claims[0] > 0 && claims[1] > 0,
+        "{claims:?}: established and not"
+    );
     // The headline compares the four providers of the one model.
     assert!(
         r["headlines"]

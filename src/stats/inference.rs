@@ -329,35 +329,150 @@ fn flip_p(
     seed: u64,
     mut statistic: impl FnMut(&[bool]) -> Option<f64>,
 ) -> Option<f64> {
-    let mut flip = vec![false; clusters];
-    let observed = statistic(&flip)?.abs();
+    let observed = statistic(&vec![false; clusters])?.abs();
     // Values equal to the observed one up to rounding count as reaching it.
     let reach = observed * (1.0 - 1e-9) - 1e-12;
+    let mut hits = 0usize;
+    let mut failed = false;
+    let drawn = flip_patterns(clusters, work, seed, |flip| match statistic(flip) {
+        Some(x) => hits += usize::from(x.abs() >= reach),
+        None => failed = true,
+    });
+    if failed {
+        return None;
+    }
+    Some(flip_share(hits, drawn, clusters))
+}
+
+/// How the sign-flip patterns of [`flip_patterns`] were chosen: every one, or drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Patterns {
+    /// All 2^C patterns (the identity among them).
+    Every,
+    /// [`FLIPS`] seeded draws (the observed pattern counted apart).
+    Drawn,
+}
+
+/// Calls `f` with every sign-flip pattern of `clusters` scenarios when that is cheap
+/// (`work` is the cost of one pattern), else with [`FLIPS`] seeded draws: the patterns
+/// behind every sign-flip p-value and the interval that inverts it.
+fn flip_patterns(clusters: usize, work: usize, seed: u64, mut f: impl FnMut(&[bool])) -> Patterns {
+    let mut flip = vec![false; clusters];
     let enumerate = clusters < 31 && (1usize << clusters).saturating_mul(work) <= ENUMERATE_WORK;
     if enumerate {
-        let patterns = 1u32 << clusters;
-        let mut hits = 0u32;
-        for mask in 0..patterns {
-            for (k, f) in flip.iter_mut().enumerate() {
-                *f = mask >> k & 1 == 1;
+        for mask in 0..(1u32 << clusters) {
+            for (k, v) in flip.iter_mut().enumerate() {
+                *v = mask >> k & 1 == 1;
             }
-            hits += u32::from(statistic(&flip)?.abs() >= reach);
+            f(&flip);
         }
-        Some(f64::from(hits) / f64::from(patterns))
+        Patterns::Every
     } else {
         let mut rng = Rng::stream(seed ^ 0x666c_6970, 0);
-        let mut hits = 0usize;
         for _ in 0..FLIPS {
             for chunk in flip.chunks_mut(64) {
                 let bits = rng.next_u64();
-                for (k, f) in chunk.iter_mut().enumerate() {
-                    *f = bits >> k & 1 == 1;
+                for (k, v) in chunk.iter_mut().enumerate() {
+                    *v = bits >> k & 1 == 1;
                 }
             }
-            hits += usize::from(statistic(&flip)?.abs() >= reach);
+            f(&flip);
         }
-        Some((1 + hits) as f64 / (1 + FLIPS) as f64)
+        Patterns::Drawn
     }
+}
+
+/// The p-value from `hits` patterns reaching the observed statistic: their share of all
+/// 2^C, or (1 + hits)/(1 + draws).
+fn flip_share(hits: usize, patterns: Patterns, clusters: usize) -> f64 {
+    match patterns {
+        Patterns::Every => hits as f64 / (1u64 << clusters) as f64,
+        Patterns::Drawn => (1 + hits) as f64 / (1 + FLIPS) as f64,
+    }
+}
+
+/// The interval that inverts the sign-flip test of a mean paired difference: the
+/// differences δ the test does not reject at `level` when it is run on d − δ (Hartigan
+/// 1969; the randomization-test interval of Garthwaite 1996). A pattern's statistic is
+/// linear in δ, Σₖ ±(Sₖ − nₖ·δ) = A − δ·B, so each pattern's (A, B) is computed once and
+/// the p-value at any δ costs one pass over them; the ends are found by bisection from the
+/// estimate (where p = 1) outwards. The interval therefore agrees with the test: it holds
+/// 0 exactly when the test does not reject no difference (0 is used as a bracket when it
+/// is rejected; when it is not, the interval is widened to reach it). `None` when the
+/// test cannot reject any difference on a side (too few scenarios: 2/2^C above the level).
+fn flip_interval(d: &[f64], clusters: &Clusters, seed: u64, level: f64) -> Option<Interval> {
+    let c = clusters.count();
+    let alpha = 1.0 - level;
+    let sums: Vec<(f64, f64)> = (0..c)
+        .map(|k| {
+            let m = clusters.members(k);
+            (m.iter().filter_map(|&i| d.get(i)).sum(), m.len() as f64)
+        })
+        .collect();
+    let mut ab: Vec<(f64, f64)> = Vec::new();
+    let patterns = flip_patterns(c, c, seed, |flip| {
+        let (mut a, mut b) = (0.0, 0.0);
+        for (&(s, n), &f) in sums.iter().zip(flip) {
+            let sign = if f { -1.0 } else { 1.0 };
+            a += sign * s;
+            b += sign * n;
+        }
+        ab.push((a, b));
+    });
+    let (total, n): (f64, f64) = sums
+        .iter()
+        .fold((0.0, 0.0), |(a, b), &(s, m)| (a + s, b + m));
+    if n == 0.0 {
+        return None;
+    }
+    let estimate = total / n;
+    let p = |delta: f64| {
+        let observed = (total - delta * n).abs();
+        let reach = observed * (1.0 - 1e-9) - 1e-12;
+        let hits = ab
+            .iter()
+            .filter(|(a, b)| (a - delta * b).abs() >= reach)
+            .count();
+        flip_share(hits, patterns, c)
+    };
+    let rejects = |delta: f64| p(delta) <= alpha;
+    let scale = d.iter().fold(0.0f64, |m, x| m.max(x.abs())).max(1e-12);
+    let end = |dir: f64| -> Option<f64> {
+        // A rejected difference on this side: no difference itself when the test rejects
+        // it, else the first of steps doubling outwards from the estimate.
+        let mut far = None;
+        if (0.0 - estimate) * dir > 0.0 && rejects(0.0) {
+            far = Some(0.0);
+        }
+        let mut step = scale / 64.0;
+        while far.is_none() {
+            let x = estimate + dir * step;
+            if rejects(x) {
+                far = Some(x);
+            } else if step > 64.0 * scale {
+                return None;
+            }
+            step *= 2.0;
+        }
+        let (mut inside, mut outside) = (estimate, far?);
+        for _ in 0..60 {
+            let mid = 0.5 * (inside + outside);
+            if rejects(mid) {
+                outside = mid;
+            } else {
+                inside = mid;
+            }
+        }
+        Some(inside)
+    };
+    let (lo, hi) = (end(-1.0)?, end(1.0)?);
+    // Not rejected, so no difference belongs with the differences the data allow.
+    let (lo, hi) = if rejects(0.0) {
+        (lo, hi)
+    } else {
+        (lo.min(0.0), hi.max(0.0))
+    };
+    Some(Interval { lo, hi })
 }
 
 /// The sign-flip p-value of the mean paired difference: the statistic is Σₖ ±Sₖ over the
@@ -1109,6 +1224,9 @@ pub struct Judged {
     /// The pairs needed ([`min_pairs`]); below it nothing is established.
     pub needed: usize,
     pub verdict: Verdict,
+    /// The interval at the verdict's (adjusted) level ([`comparison_interval`]); `None`
+    /// with too few pairs (no claim is made) or nothing to bound.
+    interval: Option<Interval>,
 }
 
 impl Judged {
@@ -1118,17 +1236,47 @@ impl Judged {
 
     /// The interval at the verdict's (adjusted) level.
     pub fn interval(&self) -> Option<Interval> {
-        self.test.and_then(|t| t.interval(self.verdict.level))
+        self.interval
     }
+}
+
+/// The interval printed beside a comparison, at the family's adjusted `level`, on the
+/// test's scale. A mean difference: the differences the sign-flip test does not reject
+/// ([`flip_interval`]), so that the interval holds 0 exactly when the claim is not
+/// established; with pooled runs, whose claim must also pass the two-way Wald t test, the
+/// differences either test accepts (the hull of both intervals). A latency percentile: the
+/// cluster-bootstrap t interval of the log ratio.
+fn comparison_interval(
+    sample: &PairedSample,
+    stat: Statistic,
+    seed: u64,
+    test: &Test,
+    level: f64,
+) -> Option<Interval> {
+    let t = test.interval(level);
+    // Nothing varies between scenarios: no spread to bound (never [x, x]).
+    if stat.percentile().is_some() || test.se.is_nan() || test.se <= 0.0 {
+        return t;
+    }
+    let d: Vec<f64> = sample.a.iter().zip(&sample.b).map(|(x, y)| x - y).collect();
+    let flip = flip_interval(&d, &Clusters::of(&sample.cluster), seed, level)?;
+    if test.runs < 2 {
+        return Some(flip);
+    }
+    t.map(|t| Interval {
+        lo: t.lo.min(flip.lo),
+        hi: t.hi.max(flip.hi),
+    })
 }
 
 /// Tests every comparison of one family (each sample with its seed) for `stat`, then adjusts
 /// them together (Holm at [`FAMILY_ALPHA`]): the one rule behind every "established" the
 /// report prints, and the one the calibration simulation runs. A comparison with fewer
-/// pairs than [`min_pairs`] still counts in the family's size, and is never established;
-/// nor is one whose interval at its adjusted level holds 0. (The reverse can happen: an
-/// interval that excludes 0 while the exact test does not reach the level; the claim then
-/// says "not established" with its adjusted p-value.)
+/// pairs than [`min_pairs`] still counts in the family's size, is never established and
+/// gets no interval; nor is one established whose interval at its adjusted level holds 0.
+/// A mean's interval inverts the same sign-flip test, so it holds 0 exactly when the claim
+/// is not established; a latency percentile's is the bootstrap t interval, which can still
+/// exclude 0 where the exact test does not reach the level.
 pub fn judge_family(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<Judged> {
     let tagged: Vec<(&PairedSample, u64, Statistic)> =
         samples.iter().map(|&(s, seed)| (s, seed, stat)).collect();
@@ -1152,20 +1300,27 @@ pub fn judge_mixed_family(samples: &[(&PairedSample, u64, Statistic)]) -> Vec<Ju
         .into_iter()
         .zip(tests)
         .zip(needed)
-        .map(|((mut verdict, (n, test)), needed)| {
-            // The interval printed beside a claim must agree with it: a test that reaches
-            // the level while its interval still holds 0 is not established either.
-            let interval = test.and_then(|t| t.interval(verdict.level));
-            if interval.is_some_and(|i| i.lo <= 0.0 && 0.0 <= i.hi) {
-                verdict.established = false;
-            }
-            Judged {
-                test,
-                n,
-                needed,
-                verdict,
-            }
-        })
+        .zip(samples)
+        .map(
+            |(((mut verdict, (n, test)), needed), &(sample, seed, stat))| {
+                let interval = test
+                    .as_ref()
+                    .filter(|_| n >= needed)
+                    .and_then(|t| comparison_interval(sample, stat, seed, t, verdict.level));
+                // The interval printed beside a claim must agree with it: a test that reaches
+                // the level while its interval still holds 0 is not established either.
+                if interval.is_some_and(|i| i.lo <= 0.0 && 0.0 <= i.hi) {
+                    verdict.established = false;
+                }
+                Judged {
+                    test,
+                    n,
+                    needed,
+                    verdict,
+                    interval,
+                }
+            },
+        )
         .collect()
 }
 
@@ -1429,6 +1584,48 @@ mod tests {
         let i = quantile_interval(&sorted, 50.0, 0.95).unwrap();
         assert_eq!((i.lo, i.hi), (6.0, 15.0));
         assert!(quantile_interval(&[3.0, 1.0, 2.0, 4.0, 5.0, 6.0], 50.0, 0.95).is_none());
+    }
+
+    #[test]
+    fn the_flip_interval_is_the_differences_the_test_keeps() {
+        // Four scenarios of one pair each, differences 1, 2, 3, 4: every δ below 1 leaves
+        // all four on one side (p = 2/16 = 0.125), δ = 1 ties one (p = 4/16); so at level
+        // 0.8 the interval is [1, 4] (by enumeration in Python over a grid of δ), and at
+        // 0.95 nothing can be rejected (0.125 > 0.05): no interval.
+        let d = [1.0, 2.0, 3.0, 4.0];
+        let c = Clusters::of(&[0, 1, 2, 3]);
+        let i = flip_interval(&d, &c, 1, 0.8).unwrap();
+        close(i.lo, 1.0, 1e-6);
+        close(i.hi, 4.0, 1e-6);
+        assert!(flip_interval(&d, &c, 1, 0.95).is_none());
+        // On drawn samples, the interval holds 0 exactly when the test does not reject it.
+        let mut rng = Rng::stream(42, 0);
+        let mut both = [0; 2];
+        for case in 0..300 {
+            let clusters = 5 + case % 9;
+            let per = 1 + case % 3;
+            let shift = (case % 5) as f64 * 0.25;
+            let mut d = Vec::new();
+            let mut label = Vec::new();
+            for k in 0..clusters {
+                for _ in 0..per {
+                    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                    d.push(shift + (u - 0.5) * 2.0);
+                    label.push(k as u32);
+                }
+            }
+            let cl = Clusters::of(&label);
+            let level = [0.95, 0.975, 0.99][case % 3];
+            let rejected = sign_flip_p(&d, &cl, 9) <= 1.0 - level;
+            match flip_interval(&d, &cl, 9, level) {
+                Some(i) => {
+                    assert_eq!(rejected, !i.contains(0.0), "case {case}: {i:?}");
+                    both[usize::from(rejected)] += 1;
+                }
+                None => assert!(!rejected, "case {case}"),
+            }
+        }
+        assert!(both[0] > 20 && both[1] > 20, "{both:?}");
     }
 
     #[test]

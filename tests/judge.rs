@@ -51,6 +51,24 @@ gap_ms = { dist = "fixed", ms = 0 }
 judge = { invalid_json = 1.0 }
 
 [[profile]]
+model = "mock-judge-decimal"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { decimal_scores = 1.0 }
+
+[[profile]]
+model = "mock-judge-half"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { fractional_score = 1.0 }
+
+[[profile]]
+model = "mock-judge-string"
+ttft_ms = { dist = "fixed", ms = 2 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { string_score = 1.0 }
+
+[[profile]]
 model = "mock-judge-range"
 ttft_ms = { dist = "fixed", ms = 2 }
 gap_ms = { dist = "fixed", ms = 0 }
@@ -458,6 +476,17 @@ async fn each_judge_failure_ends_as_specified_without_a_score() {
             "no JSON object",
         ),
         ("mock-judge-range", 2, "unparseable", 3, 3, "outside 1..5"),
+        // Scores as servers write them: 4.0 is the integer 4; 4.5 and "4" are refused.
+        ("mock-judge-decimal", 0, "ok", 1, 1, ""),
+        ("mock-judge-half", 2, "unparseable", 3, 3, "not an integer"),
+        (
+            "mock-judge-string",
+            2,
+            "unparseable",
+            3,
+            3,
+            "not an integer",
+        ),
         ("mock-judge-missing", 2, "unparseable", 3, 3, "is missing"),
         ("mock-judge-500", 2, "judge_error", 1, 3, "HTTP 500"),
         ("mock-judge-429", 2, "judge_error", 1, 3, "HTTP 429"),
@@ -500,6 +529,15 @@ async fn each_judge_failure_ends_as_specified_without_a_score() {
                 let scores: Value = serde_json::from_str(&j.scores.unwrap()).unwrap();
                 assert_eq!(scores.as_object().unwrap().len(), 5);
                 assert!(j.completed.is_some());
+                // Stored as the integers they are, whatever the judge wrote.
+                assert!(
+                    scores.as_object().unwrap().values().all(Value::is_i64),
+                    "{model}"
+                );
+                if model == "mock-judge-decimal" {
+                    let raw = j.raw_output.clone().unwrap_or_default();
+                    assert!(raw.contains(".0,") || raw.contains(".0}"), "{model}: {raw}");
+                }
             } else {
                 // Never a made-up, defaulted or clamped score.
                 assert_eq!(j.scores, None, "{model}");

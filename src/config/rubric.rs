@@ -185,7 +185,7 @@ impl Rubric {
             let v = scores
                 .get(&c.id)
                 .ok_or_else(|| ScoreProblem::MissingCriterion(c.id.clone()))?;
-            let n = v.as_i64().ok_or_else(|| ScoreProblem::NotInteger {
+            let n = integral(v).ok_or_else(|| ScoreProblem::NotInteger {
                 criterion: c.id.clone(),
                 value: v.to_string(),
             })?;
@@ -293,9 +293,33 @@ fn criterion(
     })
 }
 
+/// A JSON number that is an integer: `4`, and `4.0` as many OpenAI-compatible servers
+/// write integral numbers (JSON itself does not tell them apart, and JSON Schema's
+/// `integer` accepts both). `4.5` and the string `"4"` are not: a string is not a
+/// number, and a score is never rounded.
+fn integral(v: &serde_json::Value) -> Option<i64> {
+    v.as_i64().or_else(|| {
+        let f = v.as_f64()?;
+        // Beyond 2^53 a float no longer names one integer.
+        (f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0).then_some(f as i64)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_integral_number_is_an_integer_and_nothing_else_is() {
+        use serde_json::json;
+        assert_eq!(integral(&json!(4)), Some(4));
+        assert_eq!(integral(&json!(4.0)), Some(4));
+        assert_eq!(integral(&json!(-2.0)), Some(-2));
+        assert_eq!(integral(&json!(4.5)), None);
+        assert_eq!(integral(&json!("4")), None);
+        assert_eq!(integral(&json!(1e300)), None);
+        assert_eq!(integral(&json!(null)), None);
+    }
 
     fn src(text: &str) -> SourceText {
         SourceText {

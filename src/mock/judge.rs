@@ -39,6 +39,8 @@
 //! gap_ms = { dist = "fixed", ms = 0 }
 //! faults = { rate_limited = 0.05, http_500 = 0.02 }
 //! judge = { invalid_json = 0.05, out_of_range = 0.05, missing_criterion = 0.05, prose = 0.1 }
+//! # scores as servers write them: decimal_scores (4.0, usable), fractional_score (4.5) and
+//! # string_score ("4") (both refused)
 //! # or: judge = { ignore_schema = 1.0, invalid_json = 1.0 }, judge = { reject_schema = 1.0 }
 //! ```
 
@@ -246,6 +248,9 @@ pub fn answer(
         rates.out_of_range,
         rates.missing_criterion,
         rates.prose,
+        rates.decimal_scores,
+        rates.fractional_score,
+        rates.string_score,
     ]
     .map(|rate| if honoured { 0.0 } else { rate });
     // The first defect whose cumulative probability passes the draw, if any.
@@ -269,6 +274,25 @@ pub fn answer(
         scores.insert(first.clone(), json!(bad));
     } else if missing && let Some(last) = spec.criteria.last() {
         scores.remove(last);
+    } else if defect == Some(4) {
+        for v in scores.values_mut() {
+            if let Some(x) = v.as_i64() {
+                *v = json!(x as f64);
+            }
+        }
+    } else if let Some(first) = spec.criteria.first()
+        && let Some(x) = scores.get(first).and_then(Value::as_i64)
+    {
+        if defect == Some(5) {
+            let half = if x < spec.max {
+                x as f64 + 0.5
+            } else {
+                x as f64 - 0.5
+            };
+            scores.insert(first.clone(), json!(half));
+        } else if defect == Some(6) {
+            scores.insert(first.clone(), json!(x.to_string()));
+        }
     }
     let body = json!({
         "scores": scores,

@@ -469,6 +469,13 @@ pub struct JudgeFaultRates {
     pub missing_criterion: f64,
     /// Valid JSON inside prose and a code fence (usable through the fallback).
     pub prose: f64,
+    /// Every score written as a decimal number (`4.0`), as some servers serialise
+    /// integral numbers: usable, it is the same integer.
+    pub decimal_scores: f64,
+    /// One score half a step off the scale's integers (`4.5`): refused.
+    pub fractional_score: f64,
+    /// One score written as a string (`"4"`): refused.
+    pub string_score: f64,
     /// Pairwise prompts: answer "A" whatever the transcripts say (position bias).
     pub prefer_a: f64,
     /// Score every criterion uniformly at random over the scale, whatever the transcript

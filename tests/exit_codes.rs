@@ -143,6 +143,18 @@ fn check_without_checks_lint_problems_and_show_unknown_are_errors() {
         &["check", "--checks", no_checks.to_str().unwrap()],
         Exit::Error,
     );
+    // A folder with nothing to lint: an error naming the folder and the fix, not a pass.
+    let empty = tempfile::tempdir().unwrap();
+    let out = p
+        .cmd(&["lint", empty.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(Exit::Error.code()));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("lint: nothing to check in") && err.contains("fix: "),
+        "{err}"
+    );
     p.write("bench.toml", "name = \"x\"\n");
     ends(&p, &["lint", "."], Exit::Error);
     ends(&p, &["show", "nope"], Exit::Error);

@@ -39,6 +39,14 @@ impl LintArgs {
             println!("lint: {problems} problems in {files} definition files");
             return Ok(Exit::Error);
         }
+        // A linter that read nothing has not passed.
+        if files == 0 {
+            eprintln!(
+                "lint: nothing to check in {}: no bench.toml, scenarios/, checks/, rubrics/ or judges/ there\n  fix: run it in a project folder (`turnbench init DIR` makes one), name one (`turnbench lint DIR`), or name a bench file with --bench FILE",
+                self.dir.display()
+            );
+            return Ok(Exit::Error);
+        }
         if !global.quiet {
             let covered: Vec<String> = findings
                 .iter()

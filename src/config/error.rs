@@ -13,12 +13,14 @@ pub enum ConfigError {
         path: PathBuf,
         error: std::io::Error,
     },
-    /// Syntax, unknown key, missing field or wrong type, as found by the TOML parser.
-    #[error("{path}:{line}: {message}", path = .path.display())]
+    /// Syntax, unknown key, missing field or wrong type, as found by the TOML parser, with
+    /// what the key takes ([`parse_fix`]).
+    #[error("{path}:{line}: {message}\n  fix: {fix}", path = .path.display())]
     Parse {
         path: PathBuf,
         line: usize,
         message: String,
+        fix: String,
     },
     /// The file parsed, but a value is not acceptable.
     #[error("{path}:{line}: {message}\n  fix: {fix}", path = .path.display())]
@@ -89,10 +91,14 @@ impl SourceText {
 
     /// A TOML error in this file as `file:line: message` (line 1 when it has no position).
     pub fn toml_error(&self, e: toml::de::Error) -> ConfigError {
+        let line = e.span().map_or(1, |s| self.line_of(s.start));
+        let message = e.message().trim().to_string();
+        let key = self.text.lines().nth(line - 1).and_then(key_of);
         ConfigError::Parse {
             path: self.path.clone(),
-            line: e.span().map_or(1, |s| self.line_of(s.start)),
-            message: e.message().trim().to_string(),
+            line,
+            fix: parse_fix(&message, key),
+            message,
         }
     }
 
@@ -126,6 +132,61 @@ impl SourceText {
         fix: impl Into<String>,
     ) -> ConfigError {
         ConfigError::invalid(&self.path, self.line_of(span.start), message, fix)
+    }
+}
+
+/// The key a `key = value` line sets (`repeats` of `repeats = -1`; the last part of a
+/// dotted key).
+fn key_of(line: &str) -> Option<&str> {
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim().rsplit('.').next()?.trim().trim_matches('"');
+    (!key.is_empty() && !key.starts_with('[') && !key.starts_with('#')).then_some(key)
+}
+
+/// What to do about a parser error: the accepted values of the key's type (from the
+/// parser's "expected …"), or the keys and variants it lists.
+pub(crate) fn parse_fix(message: &str, key: Option<&str>) -> String {
+    let key_text = key.map_or("this key".to_string(), |k| format!("`{k}`"));
+    let example = |value: &str| key.map_or(String::new(), |k| format!(" (e.g. {k} = {value})"));
+    let typed = ["invalid type", "invalid value", "invalid length"]
+        .iter()
+        .any(|p| message.starts_with(p));
+    let expected = message
+        .rsplit_once("expected ")
+        .map(|(_, e)| e.trim())
+        .filter(|_| typed);
+    if message.starts_with("unknown field") {
+        return "remove the key or correct its spelling: the accepted keys are listed above".into();
+    }
+    if message.starts_with("unknown variant") {
+        return format!("set {key_text} to one of the values listed above");
+    }
+    if let Some(field) = message.strip_prefix("missing field ") {
+        return format!(
+            "add {} = … to this table (the docs of this file's kind say what it means)",
+            field.trim_matches('`')
+        );
+    }
+    match expected {
+        Some("u8" | "u16" | "u32" | "u64" | "usize") => {
+            format!("{key_text} takes a whole number, 0 or more{}", example("3"))
+        }
+        Some("i8" | "i16" | "i32" | "i64" | "isize") => {
+            format!("{key_text} takes a whole number{}", example("3"))
+        }
+        Some("f32" | "f64") => format!("{key_text} takes a number{}", example("0.5")),
+        Some("a boolean") => format!("{key_text} takes true or false{}", example("true")),
+        Some(e) if e.contains("string") => {
+            format!("{key_text} takes a quoted string{}", example("\"text\""))
+        }
+        Some(e) if e.contains("sequence") || e.contains("array") => {
+            format!("{key_text} takes a list in brackets{}", example("[\"a\", \"b\"]"))
+        }
+        Some(e) if e.contains("map") || e.contains("table") || e.contains("struct") => {
+            format!("{key_text} takes a table: a [section] or {{ key = value, … }}")
+        }
+        Some(e) => format!("{key_text} takes {e}"),
+        None => "check the TOML syntax on this line (as the parser says above): `key = value`, strings in quotes, lists in brackets, [table] headers".into(),
     }
 }
 
@@ -164,6 +225,29 @@ mod tests {
             .parse::<Demo>()
             .unwrap_err();
         assert!(err.to_string().starts_with("demo.toml:3:"), "{err}");
+    }
+
+    #[test]
+    fn every_parser_error_says_what_the_key_takes() {
+        let fix = |text: &str| match source(text).parse::<Demo>().unwrap_err() {
+            ConfigError::Parse { fix, .. } => fix,
+            other => panic!("{other}"),
+        };
+        assert_eq!(
+            fix("name = \"a\"\ncount = -1\n"),
+            "`count` takes a whole number, 0 or more (e.g. count = 3)"
+        );
+        assert_eq!(
+            fix("name = 3\ncount = 1\n"),
+            "`name` takes a quoted string (e.g. name = \"text\")"
+        );
+        assert!(fix("name = \"a\"\ncount = 1\ncolour = 3\n").starts_with("remove the key"));
+        assert!(fix("name = \"a\"\n").starts_with("add count = …"));
+        assert!(fix("name = \"a\n").starts_with("check the TOML syntax"));
+        let err = source("name = \"a\"\ncount = -1\n")
+            .parse::<Demo>()
+            .unwrap_err();
+        assert!(err.to_string().contains("\n  fix: `count` takes"), "{err}");
     }
 
     #[test]

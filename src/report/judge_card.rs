@@ -392,24 +392,62 @@ fn rho_text(rho: Option<f64>, interval: Option<Interval>, n: usize) -> String {
 
 /// The verdict and its reasons: failures first, then flags, then what held and what was
 /// not checked.
+/// The card's reasons, by what they do to the verdict.
+#[derive(Default)]
+struct Reasons {
+    /// Each makes the card `failed`.
+    failed: Vec<String>,
+    /// Each makes it `flagged`.
+    flagged: Vec<String>,
+    /// Said, changing nothing.
+    held: Vec<String>,
+}
+
 fn verdict(card: &JudgeCard) -> (Verdict, Vec<String>) {
-    let mut failed = Vec::new();
-    let mut flagged = Vec::new();
-    let mut held = Vec::new();
+    let mut r = Reasons::default();
+    anchors_reason(card, &mut r);
+    controls_reason(card, &mut r);
+    length_reason(card, &mut r);
+    position_reason(card, &mut r);
+    family_reason(card, &mut r);
+    people_reason(card, &mut r);
+    let Reasons {
+        mut failed,
+        mut flagged,
+        mut held,
+    } = r;
+    let verdict = if !failed.is_empty() {
+        Verdict::Failed
+    } else if !flagged.is_empty() {
+        Verdict::Flagged
+    } else {
+        Verdict::Trusted
+    };
+    failed.append(&mut flagged);
+    failed.append(&mut held);
+    (verdict, failed)
+}
+
+/// The reference anchors: failed when the judge cannot tell references from spoiled answers.
+fn anchors_reason(card: &JudgeCard, r: &mut Reasons) {
     match &card.anchors {
-        Some(a) if !a.passed => failed.push(format!(
+        Some(a) if !a.passed => r.failed.push(format!(
             "anchors failed: the reference scored above its spoiled variant in {} of {} pairs, not clearly more than half: the judge cannot tell references from spoiled answers",
             a.above.k, a.pairs
         )),
-        Some(a) => held.push(format!(
+        Some(a) => r.held.push(format!(
             "anchors passed: the reference scored above its spoiled variant in {} of {} pairs",
             a.above.k, a.pairs
         )),
-        None => held.push(
+        None => r.held.push(
             "anchors not checked: run `turnbench judge --anchors` with this judge and rubric"
                 .into(),
         ),
     }
+}
+
+/// The padding and null controls: each failed one fails the card.
+fn controls_reason(card: &JudgeCard, r: &mut Reasons) {
     match &card.controls {
         Some(controls) => {
             for c in controls {
@@ -422,16 +460,20 @@ fn verdict(card: &JudgeCard) -> (Verdict, Vec<String>) {
                     c.pairs
                 );
                 if c.passed {
-                    held.push(text);
+                    r.held.push(text);
                 } else {
-                    failed.push(text);
+                    r.failed.push(text);
                 }
             }
         }
-        None => held.push(
+        None => r.held.push(
             "controls not checked: run `turnbench judge --anchors` (it judges the padding and null controls too)".into(),
         ),
     }
+}
+
+/// Length bias: flagged when established.
+fn length_reason(card: &JudgeCard, r: &mut Reasons) {
     if let Some(l) = &card.length_bias {
         let checks = l.checks.as_ref().map_or(String::new(), |c| {
             format!(
@@ -447,12 +489,12 @@ fn verdict(card: &JudgeCard) -> (Verdict, Vec<String>) {
             } else {
                 "shorter"
             };
-            flagged.push(format!(
+            r.flagged.push(format!(
                 "length bias established: among answers equally good by the checks, {way} final answers scored higher ({rho}, {} strata of scenario × checks failed){checks}",
                 l.strata
             ));
         } else if l.rho.is_none() {
-            held.push(format!(
+            r.held.push(format!(
                 "length bias not measurable: answer length or score is constant within every stratum of scenario × checks failed (n {}, {} strata)",
                 l.n, l.strata
             ));
@@ -462,47 +504,59 @@ fn verdict(card: &JudgeCard) -> (Verdict, Vec<String>) {
             } else {
                 "the interval includes 0"
             };
-            held.push(format!(
+            r.held.push(format!(
                 "no length bias established ({rho}, {} strata of scenario × checks failed: {why}){checks}",
                 l.strata
             ));
         }
     }
+}
+
+/// Position (pairwise): flagged below [`POSITION_MIN`].
+fn position_reason(card: &JudgeCard, r: &mut Reasons) {
     if let Some(p) = &card.position {
-        let share = p.rate.map_or("-".into(), |r| {
-            Figure::percent(r).within(p.interval).to_string()
+        let share = p.rate.map_or("-".into(), |rate| {
+            Figure::percent(rate).within(p.interval).to_string()
         });
         let text = format!(
             "position: the verdict held after swapping the transcripts in {} of {} pairs ({share}); the transcript shown first won in both orders in {}",
             p.consistent, p.n, p.first_position_wins
         );
         match p.rate {
-            Some(r) if r < POSITION_MIN => {
-                flagged.push(format!("{text}: below {:.0} %", POSITION_MIN * 100.0))
-            }
-            _ => held.push(text),
+            Some(rate) if rate < POSITION_MIN => r
+                .flagged
+                .push(format!("{text}: below {:.0} %", POSITION_MIN * 100.0)),
+            _ => r.held.push(text),
         }
     }
+}
+
+/// Its own family among the cells it scored: flagged.
+fn family_reason(card: &JudgeCard, r: &mut Reasons) {
     match (&card.self_family, &card.family) {
         (Some(cells), Some(f)) if !cells.is_empty() => {
             let names: Vec<&str> = cells.iter().map(|c| c.cell.as_str()).collect();
-            flagged.push(format!(
+            r.flagged.push(format!(
                 "self-family: the judge ({f}) scored cells of its own family, whose style it may prefer: {}",
                 names.join(", ")
             ));
         }
-        (Some(_), Some(f)) => held.push(format!(
+        (Some(_), Some(f)) => r.held.push(format!(
             "no cell of the judge's own family ({f}) among those it scored"
         )),
-        _ => held.push(format!(
+        _ => r.held.push(format!(
             "the family of judge model {} is unknown: set `family` in its settings to check self-preference",
             card.judge_model
         )),
     }
+}
+
+/// Agreement with the human labels: said, changing nothing.
+fn people_reason(card: &JudgeCard, r: &mut Reasons) {
     match &card.human_agreement {
-        None => {
-            held.push("no human labels for this rubric: agreement with people not checked".into())
-        }
+        None => r
+            .held
+            .push("no human labels for this rubric: agreement with people not checked".into()),
         Some(agreement) => {
             let low: Vec<String> = agreement
                 .iter()
@@ -510,26 +564,15 @@ fn verdict(card: &JudgeCard) -> (Verdict, Vec<String>) {
                 .map(|a| a.criterion.clone())
                 .collect();
             if low.is_empty() {
-                held.push("agrees with the human labels (weighted κ ≥ 0.6 on every criterion it shares with them)".into());
+                r.held.push("agrees with the human labels (weighted κ ≥ 0.6 on every criterion it shares with them)".into());
             } else {
-                held.push(format!(
+                r.held.push(format!(
                     "agrees poorly with the human labels (weighted κ < 0.6) on: {}",
                     low.join(", ")
                 ));
             }
         }
     }
-    let verdict = if !failed.is_empty() {
-        Verdict::Failed
-    } else if !flagged.is_empty() {
-        Verdict::Flagged
-    } else {
-        Verdict::Trusted
-    };
-    let mut reasons = failed;
-    reasons.append(&mut flagged);
-    reasons.append(&mut held);
-    (verdict, reasons)
 }
 
 /// The one line `turnbench run`, `judge` and `report` print per card.

@@ -20,6 +20,7 @@ mod collect_resume;
 mod collect_runs;
 mod constraints_across_turns;
 mod doc_paths;
+mod equivalence;
 mod exit_codes;
 mod forgetful_mock;
 mod hardening;

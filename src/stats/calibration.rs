@@ -291,12 +291,15 @@ impl Tally {
         self.cover_pairs(&st.pairs(0, 1), stat, truth, seed);
     }
 
-    /// The 95 % interval of a paired comparison, on the test's scale, against `truth`
-    /// (counted where the pairs reach the minimum and an interval exists).
+    /// The 95 % interval of a paired comparison as the report prints it (a family of one:
+    /// the inverted sign-flip test for a mean, the bootstrap interval widened to reach no
+    /// difference when the claim is not established for a percentile), on the test's
+    /// scale, against `truth` (counted where the pairs reach the minimum and an interval
+    /// exists).
     fn cover_pairs(&mut self, pairs: &PairedSample, stat: Statistic, truth: f64, seed: u64) {
-        let interval = inference::paired_test(pairs, stat, seed)
-            .filter(|t| t.n >= inference::min_pairs(stat))
-            .and_then(|t| t.interval(0.95));
+        let interval = inference::judge_family(&[(pairs, seed)], stat)
+            .first()
+            .and_then(inference::Judged::interval);
         if let Some(i) = interval {
             self.cmp_intervals += 1;
             self.cmp_covered += usize::from(i.contains(truth));
@@ -1011,7 +1014,11 @@ mod tests {
         for n in [10, 40] {
             let r = retention(Truth::Identical, n, 200, SEED);
             assert!(r.established <= 0.08, "{r:?}");
-            assert!(r.comparison_coverage.is_some_and(|c| c >= 0.93), "{r:?}");
+            // The printed (inverted) interval exists only where the pairs vary: at 10
+            // conversations a handful of stores, too few to measure coverage on.
+            if r.comparisons >= 30 {
+                assert!(r.comparison_coverage.is_some_and(|c| c >= 0.93), "{r:?}");
+            }
         }
         let r = retention(Truth::Gap(0.1), 80, 200, SEED);
         eprintln!("{r:?}");

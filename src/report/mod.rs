@@ -45,6 +45,7 @@ pub mod keys;
 mod load;
 pub mod matrix;
 pub mod model;
+mod overflow;
 mod pairwise;
 pub mod replay;
 
@@ -124,6 +125,8 @@ pub struct Facts {
     /// The family each judge's settings wrote (the judge card).
     families: Vec<crate::store::judgments::JudgeFamily>,
     replay: Vec<crate::store::replay::ReplayTurnFact>,
+    /// The sizes the servers stated on the conversations that outgrew the context.
+    overflow: overflow::OverflowRead,
     /// The selected scenarios' repeats, counted for CONSISTENCY ACROSS REPEATS.
     repeats: consistency::Tallies,
     /// Every rubric and judge with a judgment (for the notes when none is shown).
@@ -170,6 +173,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
         families: crate::store::judgments::judge_families(&conn)?,
         replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
+        overflow: overflow::read(&conn, &selected)?,
         repeats: {
             let mut t = consistency::Tallies::default();
             crate::store::repeats::repeat_groups(&conn, &sel, |g| t.add(&g))?;
@@ -194,6 +198,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         anchors,
         families,
         replay,
+        overflow: overflow_read,
         repeats,
         judged,
         drilldown: drilldown_read,
@@ -241,6 +246,9 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         },
     );
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
+    let replayed: std::collections::HashSet<i64> =
+        replay.iter().map(|t| t.conversation_id).collect();
+    let context_overflow = overflow::section(&facts, &report_cells, &overflow_read, &replayed);
     let replay = replay::section(&replay);
     let only_replay = only_replay(replay.as_ref(), &facts);
     let mut notes = notes(
@@ -289,6 +297,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         human_agreement,
         judge_card,
         notes,
+        context_overflow,
         replay,
         trend,
         comparison,

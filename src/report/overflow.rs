@@ -192,7 +192,11 @@ fn sizes_text(f: &OverflowFlag) -> String {
         let mut s = format!("the server's window {}", tokens(w as f64, false));
         if f.windows.len() > 1 {
             let all: Vec<String> = f.windows.iter().map(|w| thousands(*w as u64)).collect();
-            s.push_str(&format!(" (it stated {}: {})", f.windows.len(), all.join(", ")));
+            s.push_str(&format!(
+                " (it stated {}: {})",
+                f.windows.len(),
+                all.join(", ")
+            ));
         }
         s
     });
@@ -220,7 +224,12 @@ fn flag_text(f: &OverflowFlag) -> String {
         .sessions
         .iter()
         .take(SHOWN)
-        .map(|s| format!("session {} (round {}) at turn {}", s.session, s.round, s.turn))
+        .map(|s| {
+            format!(
+                "session {} (round {}) at turn {}",
+                s.session, s.round, s.turn
+            )
+        })
         .collect();
     if f.sessions.len() > SHOWN {
         where_.push(format!("{} more", f.sessions.len() - SHOWN));
@@ -307,9 +316,9 @@ fn contrast_text(label: &str, over: &[OverflowSide], fits: &[OverflowSide]) -> S
     let over: Vec<String> = over
         .iter()
         .map(|s| {
-            let window = s
-                .window_tokens
-                .map_or(String::new(), |w| format!("; window {}", thousands(w as u64)));
+            let window = s.window_tokens.map_or(String::new(), |w| {
+                format!("; window {}", thousands(w as u64))
+            });
             format!(
                 "{} ({} of {} conversations, from turn {}{window})",
                 s.provider, s.overflowed, s.attempted, s.turn

@@ -458,7 +458,7 @@ fn context_overflow(r: &Report, m: Marks) -> Option<Table> {
     t.footnotes
         .extend(s.contrasts.iter().map(|c| c.text.clone()));
     t.footnotes.push(
-        "A context overflow (class context_overflow) is the workload outgrowing the window this provider serves the model with, not a serving fault;          it is never retried and stays in every denominator (RELIABILITY). at turn: the turn (1-based; for a replayed session, the session's turn) that overflowed,          with how many conversations where they differ; prompt: median prompt tokens the server stated, over n; window: the context window it stated."
+        "A context overflow (class context_overflow) is the workload outgrowing the window this provider serves the model with, not a serving fault; it is never retried and stays in every denominator (RELIABILITY). at turn: the turn (1-based; for a replayed session, the session's turn) that overflowed, with how many conversations where they differ; prompt: median prompt tokens the server stated, over n; window: the context window it stated."
             .into(),
     );
     Some(t)

@@ -1137,10 +1137,13 @@ pub fn overflow_advice(overflows: &[OverflowedPrompt], settings: &JudgeSettings)
         ""
     };
     format!(
-        "context_overflow: {} judge prompts outgrew judge {}'s context (model {}): the prompts were {size}{window}
-           fix: a judge served with a larger context window{reasoning}, or a shorter transcript rendering (a shorter `template`);          `turnbench judge --dry-run` prints each prompt's size before anything is sent
-",
-        overflows.len(),
+        "context_overflow: {} outgrew judge {}'s context (model {}): the prompts were {size}{window}\n  \
+         fix: a judge served with a larger context window{reasoning}, or a shorter transcript rendering (a shorter `template`); \
+         `turnbench judge --dry-run` prints each prompt's size before anything is sent\n",
+        match overflows.len() {
+            1 => "1 judge prompt".to_string(),
+            n => format!("{n} judge prompts"),
+        },
         settings.id,
         settings.model,
     )

@@ -63,6 +63,34 @@ fn main() {
     }
     println!();
     println!(
+        "SIMULATED: equivalence (--margin), two cells, one comparison (two one-sided tests at \
+         5 % each: the least conservative family the report forms), {stores} stores per row, \
+         n conversations per cell in min(n, 10) scenarios"
+    );
+    println!("| claim | margin | true difference | n per cell | declared equivalent |");
+    println!("| --- | --- | --- | ---: | ---: |");
+    for r in
+        turnbench::stats::calibration::equivalence_table(stores, turnbench::stats::DEFAULT_SEED)
+    {
+        let margin = if r.claim.starts_with("latency") {
+            format!("±{:.0} %", r.margin * 100.0)
+        } else {
+            format!("±{:.0} points", r.margin * 100.0)
+        };
+        let truth = if r.at_margin {
+            "at the margin (false \"equivalent\")"
+        } else {
+            "none (power)"
+        };
+        println!(
+            "| {} | {margin} | {truth} | {} | {:.1} % |",
+            r.claim,
+            r.n,
+            r.equivalent * 100.0
+        );
+    }
+    println!();
+    println!(
         "SIMULATED: the judge card's length-bias rule (within-scenario Spearman ρ, Fisher z with \
          t at df − 2, \"established\" when the 95 % interval excludes 0), {stores} stores per row"
     );

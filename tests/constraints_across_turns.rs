@@ -301,7 +301,12 @@ fn planted_forgetting_and_recovery_come_out_exactly_in_every_format() {
     assert_eq!(h["model"], "m1");
     assert_eq!(h["established"], false);
     assert!(
-        h["text"].as_str().unwrap().contains("12 of 12 held again"),
+        h["text"]
+            .as_str()
+            .unwrap()
+            .starts_with(
+                "constraints kept on m1: steady 100 % (n 4) vs next fading 80.0 % (n 4): not established: too few pairs (4/10); 0 of 2 leads established (family of 3)"
+            ),
         "{h}"
     );
     let family = &h["family"];
@@ -487,7 +492,9 @@ fn a_provider_that_forgets_in_every_scenario_is_established_as_keeping_less() {
     assert_eq!(c["established"], true, "{c}");
     assert_eq!(h["established"], true, "{h}");
     assert!(
-        h["text"].as_str().unwrap().contains("60 of 60 held again"),
+        h["text"].as_str().unwrap().starts_with(
+            "constraints kept on m1: steady 100 % vs next fading 50.0 % over 20 pairs: +50.0 points"
+        ) && h["text"].as_str().unwrap().ends_with(", established"),
         "{h}"
     );
 }

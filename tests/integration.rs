@@ -21,6 +21,7 @@ mod collect_runs;
 mod constraints_across_turns;
 mod context_overflow;
 mod doc_paths;
+mod equivalence;
 mod exit_codes;
 mod forgetful_mock;
 mod hardening;

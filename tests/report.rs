@@ -449,7 +449,7 @@ fn a_consistent_speed_difference_over_many_scenarios_is_established() {
     assert!(claim["adjusted_p"].as_f64().unwrap() <= 0.05);
     let text = p50["text"].as_str().unwrap();
     assert!(
-        text.contains("— established over nimbus / m-x: 2"),
+        text.contains(" vs next nimbus ") && text.contains("], established"),
         "{text}"
     );
     assert!(text.contains("% lower ["), "{text}");
@@ -460,7 +460,7 @@ fn a_consistent_speed_difference_over_many_scenarios_is_established() {
         p95["text"]
             .as_str()
             .unwrap()
-            .contains("too few pairs: 24 of the 40 needed"),
+            .contains("not established: too few pairs (24/40)"),
         "{p95}"
     );
 }
@@ -956,7 +956,7 @@ fn a_provider_that_fails_half_its_conversations_never_leads_quality_on_its_survi
         quality["text"]
             .as_str()
             .unwrap()
-            .starts_with("task success (completed and every check passed"),
+            .starts_with("task success on m-x: steady "),
         "{quality}"
     );
 }

@@ -452,3 +452,108 @@ fn constraints_across_turns_stay_legible_at_ten_providers() {
         }
     }
 }
+
+/// Issue 33: at ten providers × three labels every headline is one line of claims that
+/// fits two terminal lines, every family is a table (Markdown section, HTML `<details>`,
+/// terminal `--verbose`), no family mixes model labels unless `--across-models` asks, and
+/// no claim's interval says otherwise than its verdict.
+#[test]
+fn headlines_are_one_line_each_and_families_are_tables_within_a_label() {
+    let terminal = report(&[]);
+    let heads: Vec<&str> = terminal
+        .split("\nHEADLINES\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap()
+        .lines()
+        .collect();
+    // Each headline: a `  · ` line and its continuation lines.
+    let mut lines_per_headline: Vec<usize> = Vec::new();
+    for l in &heads {
+        assert!(l.chars().count() <= 100, "{l}");
+        if l.starts_with("  · ") {
+            lines_per_headline.push(1);
+        } else if l.starts_with("    ") {
+            *lines_per_headline.last_mut().unwrap() += 1;
+        }
+    }
+    let r = json(&[]);
+    let headlines = r["headlines"].as_array().unwrap();
+    assert_eq!(lines_per_headline.len(), headlines.len(), "{terminal}");
+    for (n, h) in lines_per_headline.iter().zip(headlines) {
+        assert!(*n <= 2, "{n} lines: {}", h["text"]);
+    }
+    let families: Vec<&Value> = headlines
+        .iter()
+        .filter(|h| h["family"]["members"].is_array())
+        .collect();
+    // Latency p50 and p95, reliability, task success per label at least.
+    assert!(families.len() >= 12, "{}", families.len());
+    for h in &families {
+        let label = h["model"].as_str().expect("a family within one label");
+        let f = &h["family"];
+        for m in f["members"].as_array().unwrap() {
+            assert!(
+                m["cell"]
+                    .as_str()
+                    .unwrap()
+                    .ends_with(&format!(" / {label}")),
+                "{m}"
+            );
+        }
+        let k = f["members"].as_array().unwrap().len();
+        let claims =
+            f["claims"].as_array().unwrap().len() + f["others"].as_array().map_or(0, Vec::len);
+        assert_eq!(claims, k * (k - 1) / 2, "every pair is listed: {h}");
+        assert_eq!(f["comparisons"], claims);
+        let ratio = f["statistic"].as_str().unwrap().starts_with("latency");
+        let none = if ratio { 1.0 } else { 0.0 };
+        let all = f["claims"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(f["others"].as_array().into_iter().flatten());
+        for c in all {
+            if let Some(i) = c["interval"].as_object() {
+                let (lo, hi) = (i["lo"].as_f64().unwrap(), i["hi"].as_f64().unwrap());
+                let holds = lo <= none && none <= hi;
+                assert_eq!(holds, c["established"] == false, "{c}");
+            }
+        }
+    }
+    // The terminal points at the families; --verbose prints one table each.
+    assert!(terminal.contains("turnbench report --verbose"));
+    let verbose = report(&["--verbose"]);
+    assert_eq!(verbose.matches("\nFAMILY · ").count(), families.len());
+    let md = report(&["--format", "md"]);
+    let (before, after) = md.split_once("## Families").unwrap();
+    assert_eq!(after.matches("\n### FAMILY · ").count(), families.len());
+    let items = before
+        .split("## Headlines")
+        .nth(1)
+        .unwrap()
+        .split("\n## ")
+        .next()
+        .unwrap()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>();
+    assert_eq!(items.len(), headlines.len());
+    assert!(items.iter().all(|l| l.starts_with("- **")), "{items:?}");
+    let html = report(&["--format", "html", "--conversations", "none"]);
+    let details = html.split("<details class=\"families\">").nth(1).unwrap();
+    let details = details.split("</details>").next().unwrap();
+    assert_eq!(details.matches("<table>").count(), families.len());
+    // Across labels only when asked: then a family without a label joins them.
+    let across = json(&["--across-models"]);
+    assert!(
+        across["headlines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["family"].is_object() && h["model"].is_null()),
+        "--across-models adds a family across labels"
+    );
+}

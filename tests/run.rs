@@ -76,6 +76,19 @@ fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
             "{section} missing from:\n{stdout}"
         );
     }
+    // Each headline is a bullet of at most two 100-column lines (issue 33).
+    let heads = stdout.split("HEADLINES\n").nth(1).unwrap();
+    let heads = heads.split("\n\n").next().unwrap();
+    let mut lines = 0;
+    for l in heads.lines() {
+        assert!(l.chars().count() <= 100, "{l}");
+        if l.starts_with("  · ") {
+            lines = 1;
+        } else if l.starts_with("    ") {
+            lines += 1;
+            assert!(lines <= 2, "a headline of 3 lines:\n{heads}");
+        }
+    }
     let html = std::fs::read_to_string(project.path("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("SIMULATED"));
     // Its charts are legible: no text leaves its chart or covers another (issue 25).

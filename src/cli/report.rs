@@ -93,6 +93,17 @@ pub struct ReportArgs {
     /// (always across labels when one provider serves every cell).
     #[arg(long)]
     across_models: bool,
+    /// Equivalence claims: the differences that count as none, per statistic (any subset):
+    /// p50=10%,p95=15% (a percentage of the latency), success=5,completed=2,kept=5 (points
+    /// of a share), judge=0.25 (a score). Each of the leader's comparisons of a statistic
+    /// given a margin also reads "equivalent within ±M" or "not shown equivalent" (two
+    /// one-sided tests at the family's level).
+    #[arg(long, value_name = "NAME=M,…")]
+    margin: Option<String>,
+    /// The terminal also prints every headline's family of comparisons as a table
+    /// (FAMILIES); Markdown and HTML always carry them.
+    #[arg(long, short)]
+    verbose: bool,
     /// Exit with status 7 when a judge whose scores the report shows is not trusted by its
     /// judge card (flagged or failed; docs/judge.md "The judge card"), after the report is
     /// written.
@@ -128,6 +139,12 @@ impl ReportArgs {
             sort: self.sort,
             trend: self.trend,
             across_models: self.across_models,
+            margins: match &self.margin {
+                Some(text) => {
+                    report::margin::Margins::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?
+                }
+                None => report::margin::Margins::default(),
+            },
             runs: RunChoice {
                 since: self.since,
                 last: self.last,
@@ -155,6 +172,7 @@ impl ReportArgs {
         let format = FormatOptions {
             matrix_rows: self.matrix,
             turn_rows: self.turns,
+            families: self.verbose,
         };
         match self.out.filter(|p| p.as_os_str() != "-") {
             Some(path) => {

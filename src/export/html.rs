@@ -90,8 +90,9 @@ pub fn page(r: &Report, tables: &[Table]) -> String {
     card(&mut h, r);
     h.push_str("</header>\n");
     headlines(&mut h, r);
-    super::html_charts::charts(&mut h, r);
     let colours = provider_colours(r);
+    families(&mut h, r, &colours);
+    super::html_charts::charts(&mut h, r);
     for t in tables {
         table(&mut h, t, &colours, r);
     }
@@ -271,6 +272,24 @@ fn headlines(h: &mut String, r: &Report) {
         }
     }
     h.push_str("</ul></section>\n");
+}
+
+/// Every headline's family of comparisons, folded under the headlines.
+fn families(h: &mut String, r: &Report, colours: &HashMap<String, &'static str>) {
+    let families = super::family_tables::tables(r);
+    if families.is_empty() {
+        return;
+    }
+    let _ = write!(
+        h,
+        "<details class=\"families\"><summary>Every comparison behind the headlines \
+         ({} families)</summary>",
+        families.len()
+    );
+    for t in &families {
+        table(h, t, colours, r);
+    }
+    h.push_str("</details>\n");
 }
 
 /// A model label's place among the labels of CONSTRAINTS ACROSS TURNS (a chart id: labels are

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use super::sections::{Align, headline_groups, run_line, scope_line, tables};
+use super::sections::{Align, Table, headline_groups, run_line, scope_line, tables};
 use super::text_table::markdown_escape as escape;
 use super::{ExportError, Exporter, FormatOptions};
 use crate::report::model::Report;
@@ -30,27 +30,17 @@ impl Exporter<Report> for Markdown {
             writeln!(out)?;
         }
         for t in tables(r) {
-            writeln!(out, "## {}\n", escape(&t.heading()))?;
-            let row = |cells: &[String]| {
-                let inner: Vec<String> = cells.iter().map(|c| escape(c)).collect();
-                format!("| {} |", inner.join(" | "))
-            };
-            writeln!(out, "{}", row(&t.header))?;
-            let rule: Vec<&str> = t
-                .align
-                .iter()
-                .map(|a| match a {
-                    Align::Left => ":---",
-                    Align::Right => "---:",
-                })
-                .collect();
-            writeln!(out, "| {} |", rule.join(" | "))?;
-            for r in &t.rows {
-                writeln!(out, "{}", row(&r.cells))?;
-            }
-            writeln!(out)?;
-            for f in &t.footnotes {
-                writeln!(out, "{}\n", escape(f))?;
+            write_table(out, &t, "##")?;
+        }
+        let families = super::family_tables::tables(r);
+        if !families.is_empty() {
+            writeln!(out, "## Families\n")?;
+            writeln!(
+                out,
+                "Every comparison behind the headlines, one table per headline.\n"
+            )?;
+            for t in &families {
+                write_table(out, t, "###")?;
             }
         }
         write!(out, "{}", super::matrix_view::markdown(r))?;
@@ -62,6 +52,33 @@ impl Exporter<Report> for Markdown {
         }
         Ok(())
     }
+}
+
+/// One table under a heading of `level` (`##`, `###`), then its footnotes.
+fn write_table(out: &mut dyn Write, t: &Table, level: &str) -> Result<(), ExportError> {
+    writeln!(out, "{level} {}\n", escape(&t.heading()))?;
+    let row = |cells: &[String]| {
+        let inner: Vec<String> = cells.iter().map(|c| escape(c)).collect();
+        format!("| {} |", inner.join(" | "))
+    };
+    writeln!(out, "{}", row(&t.header))?;
+    let rule: Vec<&str> = t
+        .align
+        .iter()
+        .map(|a| match a {
+            Align::Left => ":---",
+            Align::Right => "---:",
+        })
+        .collect();
+    writeln!(out, "| {} |", rule.join(" | "))?;
+    for r in &t.rows {
+        writeln!(out, "{}", row(&r.cells))?;
+    }
+    writeln!(out)?;
+    for f in &t.footnotes {
+        writeln!(out, "{}\n", escape(f))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

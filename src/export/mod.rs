@@ -15,6 +15,7 @@ mod consistency_tables;
 pub mod conversation_view;
 pub mod conversations;
 mod csv;
+mod family_tables;
 mod html;
 mod html_charts;
 mod json;
@@ -61,6 +62,9 @@ pub struct FormatOptions {
     /// CSV: one row per cell × check tag × turn of CONSTRAINTS ACROSS TURNS instead of
     /// the cells' (`--turns`).
     pub turn_rows: bool,
+    /// Terminal: every headline's family as a table under FAMILIES (`--verbose`); the
+    /// Markdown and HTML formats always carry them.
+    pub families: bool,
 }
 
 pub static REPORT_FORMATS: &[Format<Report>] = &[

@@ -19,7 +19,7 @@ impl Exporter<Report> for Terminal {
     fn write(
         &self,
         r: &Report,
-        _opts: &FormatOptions,
+        opts: &FormatOptions,
         out: &mut dyn Write,
     ) -> Result<(), ExportError> {
         writeln!(out, "{}", wrap(&terminal_inert(&run_line(r)), 0))?;
@@ -27,22 +27,25 @@ impl Exporter<Report> for Terminal {
         writeln!(out)?;
         if !r.headlines.is_empty() {
             writeln!(out, "HEADLINES")?;
-            let groups = headline_groups(r);
-            let gw = groups
-                .iter()
-                .map(|(g, _)| g.chars().count().min(NAME_WIDTH))
-                .max()
-                .unwrap_or(0)
-                .max(11);
-            for (group, lines) in &groups {
-                for (i, line) in lines.iter().enumerate() {
-                    let head = if i == 0 {
-                        shorten(&terminal_inert(group), gw)
-                    } else {
-                        String::new()
-                    };
-                    let text = wrap(&terminal_inert(line), gw + 4);
-                    writeln!(out, "  {head:<gw$}  {text}")?;
+            // Each group under its name; each headline a bullet wrapped at the width.
+            for (group, lines) in &headline_groups(r) {
+                writeln!(out, "  {}", shorten(&terminal_inert(group), WIDTH - 2))?;
+                for line in lines {
+                    writeln!(out, "  · {}", wrap(&terminal_inert(line), 4))?;
+                }
+            }
+            let families = super::family_tables::tables(r);
+            if !families.is_empty() && !opts.families {
+                writeln!(
+                    out,
+                    "  (every comparison behind these headlines: turnbench report --verbose)"
+                )?;
+            }
+            if opts.families && !families.is_empty() {
+                writeln!(out, "\nFAMILIES")?;
+                for t in &families {
+                    write_table(out, t)?;
+                    writeln!(out)?;
                 }
             }
             writeln!(out)?;
@@ -76,7 +79,18 @@ fn wrap(text: &str, indent: usize) -> String {
     let room = WIDTH.saturating_sub(indent).max(40);
     let mut out = String::new();
     let mut line = 0;
+    // A unit never starts a line: `44 %` and `1.32 s` stay whole.
+    let mut words: Vec<String> = Vec::new();
     for word in text.split(' ') {
+        match words.last_mut() {
+            Some(last) if matches!(word, "%" | "s" | "ms" | "points") => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => words.push(word.to_string()),
+        }
+    }
+    for word in &words {
         let len = word.chars().count();
         if line > 0 && line + 1 + len > room {
             out.push('\n');

@@ -422,7 +422,7 @@ fn headlines(cmp: &Comparison, selected: &str) -> Vec<Headline> {
             model: Some(c.model.clone()),
             text: String::new(),
             said: Said::Change {
-                change: c.clone(),
+                change: Box::new(c.clone()),
                 selected: selected.to_string(),
                 baseline: cmp.baseline.clone(),
             },

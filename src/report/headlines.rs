@@ -22,10 +22,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::cells::{cluster_of, completed_of, retention_of, run_of, task_success_of};
 use super::load::Facts;
+use super::margin::Margins;
 use super::model::{
-    Cell, Claim, ClaimStatistic, Family, Headline, HeadlineKind, JudgeSection, Said,
+    Cell, Claim, ClaimStatistic, EquivalenceClaim, Family, Headline, HeadlineKind, JudgeSection,
+    Member, Said, Shortfall,
 };
-use crate::figure::p_value;
 use crate::stats::inference::{self, PairedSample, Statistic};
 
 pub(super) fn headlines(
@@ -39,7 +40,7 @@ pub(super) fn headlines(
     // Each cell's slots, once for every family that pairs it.
     let slots: Vec<Vec<(Slot, usize)>> = by_cell.iter().map(|c| slots(facts, c)).collect();
     let mut out = Vec::new();
-    latency(facts, &slots, cells, seed, &mut out);
+    latency(facts, &slots, cells, (seed, &scope.margins), &mut out);
     let ctx = Ctx {
         facts,
         slots: &slots,
@@ -81,6 +82,8 @@ struct MeanClaim<'a> {
     said: &'a dyn Fn(usize) -> Option<Said>,
     /// The figures are simulated whatever the cells (a simulated judge).
     simulated: bool,
+    /// The equivalence margin (`--margin`) on the claim's scale.
+    margin: Option<f64>,
 }
 
 /// A headline per family of `m` with two or more cells: the leader against every other.
@@ -95,7 +98,12 @@ fn mean_headlines(ctx: &Ctx, m: &MeanClaim, out: &mut Vec<Headline>) {
             Some(l) => format!("{} {l}", m.key),
             None => m.key.to_string(),
         };
-        let Some(f) = family(cells, &sides, Statistic::Mean, m.claim, ctx.seed, &key) else {
+        let test = FamilyTest {
+            stat: Statistic::Mean,
+            claim: m.claim,
+            margin: m.margin,
+        };
+        let Some(f) = family(cells, &sides, test, ctx.seed, &key) else {
             continue;
         };
         let Some(said) = leader_side(cells, &sides, &f).and_then(|l| (m.said)(l.cell)) else {
@@ -211,6 +219,7 @@ fn reliability(ctx: &Ctx, out: &mut Vec<Headline>) {
             value: &|conv| completed_of(facts, conv),
             said: &|i| Some(reliability_said(&cells[i])),
             simulated: false,
+            margin: ctx.scope.margins.completed,
         },
         out,
     );
@@ -253,18 +262,24 @@ pub(super) fn cell_name(c: &Cell) -> String {
 }
 
 /// Tests every pair of `sides` together and states the leader's comparisons: the family
-/// behind one headline. `None` with fewer than two sides.
+/// behind one headline, with its members ranked and every other pair; with a `margin` (on
+/// the claim's scale), each of the leader's comparisons also gets its equivalence test.
+/// `None` with fewer than two sides.
 fn family(
     cells: &[Cell],
     sides: &[Side],
-    stat: Statistic,
-    claim: ClaimStatistic,
+    test: FamilyTest,
     seed: u64,
     key: &str,
 ) -> Option<Family> {
     if sides.len() < 2 {
         return None;
     }
+    let FamilyTest {
+        stat,
+        claim,
+        margin,
+    } = test;
     let name = |s: &Side| cells.get(s.cell).map(cell_name).unwrap_or_default();
     let index: Vec<(usize, usize)> = (0..sides.len())
         .flat_map(|x| (x + 1..sides.len()).map(move |y| (x, y)))
@@ -273,35 +288,64 @@ fn family(
         .iter()
         .map(|&(x, y)| pairs(&sides[x], &sides[y]))
         .collect();
-    let seeded: Vec<(&PairedSample, u64)> = samples
+    let seeds: Vec<u64> = index
         .iter()
-        .zip(&index)
-        .map(|(s, &(x, y))| {
+        .map(|&(x, y)| {
             let seed_key = format!("{key}|{}|{}", name(&sides[x]), name(&sides[y]));
-            (s, inference::seed_for(seed, &seed_key))
+            inference::seed_for(seed, &seed_key)
         })
         .collect();
+    let seeded: Vec<(&PairedSample, u64)> = samples.iter().zip(seeds.iter().copied()).collect();
     let judged = inference::judge_family(&seeded, stat);
     let figures: Vec<Option<f64>> = sides.iter().map(|s| s.figure).collect();
     let leader = inference::leader(&figures, stat.higher_is_better());
-    let mut claims: Vec<(f64, Claim)> = Vec::new();
-    if let Some(l) = leader {
-        for (&(x, y), j) in index.iter().zip(&judged) {
-            let other = match (x == l, y == l) {
-                (true, _) => y,
-                (_, true) => x,
-                _ => continue,
-            };
-            // Closest figure first: the next best is named first.
-            let gap = match (sides[l].figure, sides[other].figure) {
-                (Some(a), Some(b)) => (a - b).abs(),
-                _ => f64::INFINITY,
-            };
-            let c = claim_of(j, x == l, claim, name(&sides[l]), name(&sides[other]));
-            claims.push((gap, c));
+    let rank = ranking(&figures, stat.higher_is_better());
+    let place = |i: usize| rank.iter().position(|&r| r == i).unwrap_or(usize::MAX);
+    // The leader's comparisons, closest figure first (the next best is named first), with
+    // the index of their sample; every other pair, the better-ranked side first.
+    let mut claims: Vec<(f64, usize, Claim)> = Vec::new();
+    let mut others: Vec<((usize, usize), Claim)> = Vec::new();
+    for (k, (&(x, y), j)) in index.iter().zip(&judged).enumerate() {
+        match leader {
+            Some(l) if x == l || y == l => {
+                let other = if x == l { y } else { x };
+                let gap = match (sides[l].figure, sides[other].figure) {
+                    (Some(a), Some(b)) => (a - b).abs(),
+                    _ => f64::INFINITY,
+                };
+                let c = claim_of(j, x == l, claim, name(&sides[l]), name(&sides[other]));
+                claims.push((gap, k, c));
+            }
+            _ => {
+                let (first, second) = if place(x) <= place(y) { (x, y) } else { (y, x) };
+                let c = claim_of(
+                    j,
+                    first == x,
+                    claim,
+                    name(&sides[first]),
+                    name(&sides[second]),
+                );
+                others.push(((place(first), place(second)), c));
+            }
         }
     }
     claims.sort_by(|a, b| a.0.total_cmp(&b.0));
+    others.sort_by_key(|o| o.0);
+    if let Some(m) = margin {
+        let leader_samples: Vec<(&PairedSample, u64)> =
+            claims.iter().map(|&(_, k, _)| seeded[k]).collect();
+        let ratio = stat.percentile().is_some();
+        let on_test_scale = if ratio { m.ln_1p() } else { m };
+        let tested = inference::equivalence_family(&leader_samples, stat, on_test_scale);
+        for ((_, k, c), e) in claims.iter_mut().zip(tested) {
+            let leader_first = leader == Some(index[*k].0);
+            c.equivalence = Some(EquivalenceClaim {
+                margin: m,
+                established: e.established,
+                interval: e.interval.map(|i| on_claim_scale(i, leader_first, ratio)),
+            });
+        }
+    }
     Some(Family {
         statistic: claim,
         comparisons: index.len(),
@@ -309,8 +353,65 @@ fn family(
         method: "holm",
         alpha: inference::FAMILY_ALPHA,
         leader: leader.map(|l| name(&sides[l])),
-        claims: claims.into_iter().map(|(_, c)| c).collect(),
+        claims: claims.into_iter().map(|(_, _, c)| c).collect(),
+        members: rank
+            .iter()
+            .map(|&i| {
+                let s = &sides[i];
+                Member {
+                    cell: name(s),
+                    provider: cells
+                        .get(s.cell)
+                        .map(|c| c.provider.clone())
+                        .unwrap_or_default(),
+                    figure: s.figure,
+                    n: s.values.len(),
+                }
+            })
+            .collect(),
+        others: others.into_iter().map(|(_, c)| c).collect(),
     })
+}
+
+/// What a family tests: the statistic, how its claims state it, and the equivalence
+/// margin (`--margin`) on the claim's scale, when one is given.
+#[derive(Clone, Copy)]
+struct FamilyTest {
+    stat: Statistic,
+    claim: ClaimStatistic,
+    margin: Option<f64>,
+}
+
+/// The sides' indices ranked by their figure, best first; those without one last.
+fn ranking(figures: &[Option<f64>], higher_is_better: bool) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..figures.len()).collect();
+    order.sort_by(|&x, &y| match (figures[x], figures[y]) {
+        (Some(a), Some(b)) if higher_is_better => b.total_cmp(&a),
+        (Some(a), Some(b)) => a.total_cmp(&b),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    order
+}
+
+/// An interval on a test's scale as a claim states it: the leader's side first (`leader_first`:
+/// the test had the leader as its own a), a latency log ratio as the ratio.
+fn on_claim_scale(
+    i: super::model::Interval,
+    leader_first: bool,
+    ratio: bool,
+) -> super::model::Interval {
+    let (lo, hi) = if leader_first {
+        (i.lo, i.hi)
+    } else {
+        (-i.hi, -i.lo)
+    };
+    let to_scale = |x: f64| if ratio { x.exp() } else { x };
+    super::model::Interval {
+        lo: to_scale(lo),
+        hi: to_scale(hi),
+    }
 }
 
 /// The side the family names as its leader.
@@ -336,17 +437,7 @@ pub(super) fn claim_of(
     let sign = if leader_first { 1.0 } else { -1.0 };
     let t = j.test;
     let to_scale = |x: f64| if ratio { x.exp() } else { x };
-    let interval = j.interval().map(|i| {
-        let (lo, hi) = if leader_first {
-            (i.lo, i.hi)
-        } else {
-            (-i.hi, -i.lo)
-        };
-        super::model::Interval {
-            lo: to_scale(lo),
-            hi: to_scale(hi),
-        }
-    });
+    let interval = j.interval().map(|i| on_claim_scale(i, leader_first, ratio));
     let (a_value, b_value) = match t {
         Some(t) if leader_first => (Some(t.a), Some(t.b)),
         Some(t) => (Some(t.b), Some(t.a)),
@@ -355,29 +446,26 @@ pub(super) fn claim_of(
     let reason = if j.verdict.established {
         None
     } else if !j.enough() {
-        Some(format!("too few pairs: {} of the {} needed", j.n, j.needed))
+        Some(Shortfall::TooFewPairs {
+            n: j.n,
+            needed: j.needed,
+        })
     } else if t.is_none() {
-        Some(format!(
-            "its {} pairs come from one scenario: a comparison needs two",
-            j.n
-        ))
+        Some(Shortfall::OneScenario { n: j.n })
     } else if let Some(t) = t.filter(|t| t.runs >= 2 && t.runs <= inference::MIN_DF) {
-        Some(format!(
-            "its pairs pool {} runs, and a run's conditions are shared by all its \
-             conversations: at least {} runs are needed to bound how runs vary",
-            t.runs,
-            inference::MIN_DF + 1
-        ))
+        Some(Shortfall::TooFewRuns {
+            runs: t.runs,
+            needed: inference::MIN_DF + 1,
+        })
     } else if let Some(t) = t.filter(scenario_limited) {
-        Some(format!(
-            "{} scenarios cannot establish it in a family this size: their smallest p-value, {}, \
-             adjusted for the family's comparisons, stays above {:.0} %; more scenarios can",
-            t.clusters,
-            p_value(t.p),
-            inference::FAMILY_ALPHA * 100.0
-        ))
+        Some(Shortfall::TooFewScenarios {
+            scenarios: t.clusters,
+            p: t.p,
+        })
+    } else if j.verdict.adjusted_p <= inference::FAMILY_ALPHA {
+        Some(Shortfall::IntervalHoldsNone)
     } else {
-        Some("the data hold no difference at the family's level".to_string())
+        Some(Shortfall::NoDifference)
     };
     Claim {
         a,
@@ -394,6 +482,7 @@ pub(super) fn claim_of(
         adjusted_p: j.verdict.adjusted_p,
         established: j.verdict.established,
         reason,
+        equivalence: None,
     }
 }
 
@@ -414,7 +503,7 @@ fn latency(
     facts: &Facts,
     slots: &[Vec<(Slot, usize)>],
     cells: &[Cell],
-    seed: u64,
+    (seed, margins): (u64, &Margins),
     out: &mut Vec<Headline>,
 ) {
     let mut by_label: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -455,7 +544,12 @@ fn latency(
                 })
                 .collect();
             let key = format!("latency p{q} {label}");
-            let Some(f) = family(cells, &sides, stat, claim, seed, &key) else {
+            let test = FamilyTest {
+                stat,
+                claim,
+                margin: if q == 50 { margins.p50 } else { margins.p95 },
+            };
+            let Some(f) = family(cells, &sides, test, seed, &key) else {
                 continue;
             };
             let Some(leader) = leader_side(cells, &sides, &f) else {
@@ -500,6 +594,7 @@ fn task_success(ctx: &Ctx, out: &mut Vec<Headline>) {
                 })
             },
             simulated: false,
+            margin: ctx.scope.margins.success,
         },
         out,
     );
@@ -543,6 +638,7 @@ fn retention(ctx: &Ctx, by_cell: &[Vec<usize>], out: &mut Vec<Headline>) {
                 })
             },
             simulated: false,
+            margin: ctx.scope.margins.kept,
         },
         out,
     );
@@ -577,6 +673,7 @@ fn judge(ctx: &Ctx, section: &JudgeSection, scores: &HashMap<usize, f64>, out: &
                 })
             },
             simulated: section.simulated,
+            margin: ctx.scope.margins.judge,
         },
         out,
     );
@@ -588,6 +685,8 @@ fn judge(ctx: &Ctx, section: &JudgeSection, scores: &HashMap<usize, f64>, out: &
 /// differs).
 pub(super) struct Scope {
     pub across_models: bool,
+    /// Equivalence margins (`--margin`).
+    pub margins: Margins,
 }
 
 impl Scope {

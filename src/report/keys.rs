@@ -84,6 +84,10 @@ pub enum TableKey {
     HumanAgreement,
     /// Each judge × rubric's card (`crate::report::judge_card`).
     JudgeCard,
+    /// Every comparison of one headline's family: the headline's index in the report.
+    Family {
+        headline: usize,
+    },
     ReplayCache,
     ReplayCacheAfterBreak,
     ReplaySpeed,
@@ -116,6 +120,8 @@ pub enum RowKey {
         judge: Option<JudgeKey>,
         criterion: String,
     },
+    /// One comparison of a family: its two cells (`provider / model label`), `a` first.
+    Comparison { a: String, b: String },
 }
 
 impl RowKey {
@@ -127,7 +133,7 @@ impl RowKey {
             | RowKey::Change { cell: c, .. }
             | RowKey::CellRun { cell: c, .. }
             | RowKey::CellTag { cell: c, .. } => Some(c),
-            RowKey::Judge(_) | RowKey::Criterion { .. } => None,
+            RowKey::Judge(_) | RowKey::Criterion { .. } | RowKey::Comparison { .. } => None,
         }
     }
 

@@ -43,6 +43,7 @@ pub mod judge_card;
 mod judges;
 pub mod keys;
 mod load;
+pub mod margin;
 pub mod matrix;
 pub mod model;
 mod overflow;
@@ -106,6 +107,9 @@ pub struct ReportOptions {
     /// Quality claims also across model labels (`--across-models`); always when one
     /// provider serves every cell.
     pub across_models: bool,
+    /// Equivalence margins per statistic (`--margin`): each of a leader's comparisons of a
+    /// statistic given one is also tested for equivalence.
+    pub margins: margin::Margins,
 }
 
 /// Everything a report is built from, read from the store in one step ([`load`]):
@@ -226,6 +230,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         &scored,
         &headlines::Scope {
             across_models: opts.across_models,
+            margins: opts.margins,
         },
         opts.bootstrap.seed,
     );

@@ -235,7 +235,7 @@ pub enum Said {
     Simulated { all: bool },
     /// An established change of `selected` against `baseline`.
     Change {
-        change: Change,
+        change: Box<Change>,
         selected: String,
         baseline: String,
     },
@@ -297,8 +297,29 @@ pub struct Family {
     /// figure; `None` when no cell has one.
     pub leader: Option<String>,
     /// The leader against every other cell (pairwise: every candidate against the baseline),
-    /// in the order the sentence names them.
+    /// the next best first: the headline names the first.
     pub claims: Vec<Claim>,
+    /// The family's cells ranked by their own figure, best first (empty for pairwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<Member>,
+    /// Every other pair of the family (neither side the leader), the better-ranked cell as
+    /// `a`, in rank order: with `claims`, the whole family the adjustment covered.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub others: Vec<Claim>,
+}
+
+/// A cell of a family, with its own figure (what the tables show and the ranking uses).
+#[derive(Debug, Clone, Serialize)]
+pub struct Member {
+    /// `provider / model label`.
+    pub cell: String,
+    pub provider: String,
+    /// ms for latency, a share for task success, completion and retention, a score for a
+    /// judge mean.
+    pub figure: Option<f64>,
+    /// Conversations with a value for the statistic (latency: completed; task success and
+    /// completion: attempted; a judge: scored; retention: with a scored turn pair).
+    pub n: usize,
 }
 
 /// One comparison, as every format states it.
@@ -332,7 +353,100 @@ pub struct Claim {
     pub established: bool,
     /// Why not established, when it is not: too few pairs, too few scenarios, or the
     /// interval holds no difference.
-    pub reason: Option<String>,
+    pub reason: Option<Shortfall>,
+    /// Whether the two sides are equivalent within the margin `--margin` names for the
+    /// statistic (two one-sided tests); present only for the leader's comparisons of a
+    /// statistic given a margin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<EquivalenceClaim>,
+}
+
+/// Why a claim is not established. Written into the JSON as its sentence.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shortfall {
+    /// Fewer pairs than the calibration requires.
+    TooFewPairs { n: usize, needed: usize },
+    /// The pairs come from one scenario: no test.
+    OneScenario { n: usize },
+    /// Pooled runs, too few to bound how runs vary.
+    TooFewRuns { runs: usize, needed: usize },
+    /// Every scenario agrees, and still their number cannot reach the family's level.
+    TooFewScenarios { scenarios: usize, p: f64 },
+    /// The test does not reject no difference at the family's level.
+    NoDifference,
+    /// A latency percentile's sign-flip test reaches the level, but its bootstrap interval
+    /// at that level still holds no difference: a claim needs both.
+    IntervalHoldsNone,
+}
+
+impl Shortfall {
+    /// The whole reason, as the family tables and the JSON state it.
+    pub fn sentence(&self) -> String {
+        match *self {
+            Shortfall::TooFewPairs { n, needed } => {
+                format!("too few pairs: {n} of the {needed} needed")
+            }
+            Shortfall::OneScenario { n } => {
+                format!("its {n} pairs come from one scenario: a comparison needs two")
+            }
+            Shortfall::TooFewRuns { runs, needed } => format!(
+                "its pairs pool {runs} runs, and a run's conditions are shared by all its \
+                 conversations: at least {needed} runs are needed to bound how runs vary"
+            ),
+            Shortfall::TooFewScenarios { scenarios, p } => format!(
+                "{scenarios} scenarios cannot establish it in a family this size: their smallest \
+                 p-value, {}, adjusted for the family's comparisons, stays above {:.0} %; more \
+                 scenarios can",
+                crate::figure::p_value(p),
+                crate::stats::inference::FAMILY_ALPHA * 100.0
+            ),
+            Shortfall::NoDifference => "the data hold no difference at the family's level".into(),
+            Shortfall::IntervalHoldsNone => "the sign-flip test reaches the family's level, but \
+                 the interval at that level still holds no difference: a claim needs both"
+                .into(),
+        }
+    }
+
+    /// A few words for a headline or a table cell: `too few pairs (9/10)`.
+    pub fn brief(&self) -> String {
+        match *self {
+            Shortfall::TooFewPairs { n, needed } => format!("too few pairs ({n}/{needed})"),
+            Shortfall::OneScenario { .. } => "one scenario".into(),
+            Shortfall::TooFewRuns { runs, .. } => format!("too few runs ({runs})"),
+            Shortfall::TooFewScenarios { scenarios, .. } => {
+                format!("too few scenarios ({scenarios})")
+            }
+            Shortfall::NoDifference | Shortfall::IntervalHoldsNone => {
+                "interval holds no difference".into()
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Shortfall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.sentence())
+    }
+}
+
+impl Serialize for Shortfall {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.sentence())
+    }
+}
+
+/// An equivalence claim (`--margin`): two one-sided tests at the family's level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct EquivalenceClaim {
+    /// The margin on the claim's scale: a difference of shares (0.05 for 5 points) or of
+    /// scores; for a latency ratio the relative margin m, equivalent meaning a ratio
+    /// between 1/(1 + m) and 1 + m.
+    pub margin: f64,
+    /// The interval lies inside the margin: established equivalent.
+    pub established: bool,
+    /// The interval at confidence 1 − 2α/m (α 5 %, m the equivalence tests of the family),
+    /// on the claim's scale; `None` with too few pairs or nothing to bound.
+    pub interval: Option<Interval>,
 }
 
 /// A proportion with its n and (when n > 0) a 95 % interval.

@@ -182,6 +182,8 @@ fn net_family(
         alpha: inference::FAMILY_ALPHA,
         leader: None,
         claims,
+        members: Vec::new(),
+        others: Vec::new(),
     })
 }
 

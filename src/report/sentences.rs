@@ -9,9 +9,9 @@
 use std::collections::BTreeMap;
 
 use super::model::{
-    Change, ChangeVerdict, Claim, ClaimStatistic, Family, Flags, Headline, Rate, Said,
+    Change, ChangeVerdict, Claim, ClaimStatistic, Family, Flags, Headline, Rate, Said, Shortfall,
 };
-use crate::figure::{Figure, Unit, duration, p_value, percent};
+use crate::figure::{Figure, Unit, duration, percent};
 use crate::stats::inference;
 
 /// Writes each headline's sentence into its `text`.
@@ -21,9 +21,35 @@ pub(super) fn write(headlines: &mut [Headline]) {
     }
 }
 
+/// What a family headline compares, as its sentence and its family's table name it:
+/// `fastest conversation p50 on glm-5.3-flash`, `task success across models`. `None` for
+/// a headline that compares nothing.
+pub fn what(h: &Headline) -> Option<String> {
+    Some(match &h.said {
+        Said::Fastest { q, label, .. } => format!("fastest conversation p{q} on {label}"),
+        Said::Reliability { .. } => format!("conversations completed {}", scope(h)),
+        Said::TaskSuccess { .. } => format!("task success {}", scope(h)),
+        Said::Retention { .. } => format!("constraints kept {}", scope(h)),
+        Said::JudgeMean {
+            rubric,
+            judge,
+            simulated,
+            ..
+        } => format!(
+            "judge mean ({} by {judge}{}) {}",
+            rubric.split_once('@').map_or(rubric.as_str(), |(id, _)| id),
+            if *simulated { ", simulated" } else { "" },
+            scope(h)
+        ),
+        _ => return None,
+    })
+}
+
 /// A headline's sentence.
 fn text(h: &Headline) -> String {
-    let family = h.family.as_ref();
+    if let (Some(f), Some(what)) = (&h.family, what(h)) {
+        return family_line(&what, h.model.as_deref(), f);
+    }
     match &h.said {
         Said::Fastest {
             q,
@@ -31,68 +57,32 @@ fn text(h: &Headline) -> String {
             provider,
             ms,
             n,
-        } => {
-            let head = format!(
-                "fastest conversation p{q} on {label}: {provider} {}",
-                duration(*ms)
-            );
-            match family {
-                Some(f) => format!(
-                    "{head} (n {n}) — {} {}",
-                    claims_text(f, &lower_text),
-                    family_text(f)
-                ),
-                None => head,
-            }
-        }
+        } => format!(
+            "fastest conversation p{q} on {label}: {provider} {} (n {n})",
+            duration(*ms)
+        ),
         Said::Reliability {
             cell,
             completed,
             attempted,
             rate,
             failures,
-        } => match family {
-            Some(_) => {
-                let figure = format!("{completed}/{attempted} completed ({})", rate_text(rate));
-                quality_text(
-                    "conversations completed (per attempted)",
-                    cell,
-                    &figure,
-                    family,
-                    &points_text,
-                )
-            }
-            None => reliability_text(cell, *completed, *attempted, rate, failures),
-        },
-        Said::TaskSuccess { leader, rate } => {
-            let figure = format!("{} (n {} attempted)", rate_text(rate), rate.n);
-            quality_text(
-                "task success (completed and every check passed, per attempted conversation)",
-                leader,
-                &figure,
-                family,
-                &points_text,
-            )
-        }
-        Said::JudgeMean { .. } => judge_text(&h.said, family),
+        } => reliability_text(cell, *completed, *attempted, rate, failures),
+        Said::TaskSuccess { leader, rate } => format!(
+            "task success: {leader} {} (n {} attempted)",
+            rate_text(rate),
+            rate.n
+        ),
+        Said::JudgeMean { .. } => judge_text(h),
         Said::Retention {
             leader,
             held_again,
             held_before,
             rate,
-        } => {
-            let figure = format!(
-                "{} ({held_again} of {held_before} held again at the next scored turn)",
-                rate_text(rate)
-            );
-            quality_text(
-                "constraints kept (a check that held holds again at the next turn: 1 − forgetting)",
-                leader,
-                &figure,
-                family,
-                &points_text,
-            )
-        }
+        } => format!(
+            "constraints kept: {leader} {} ({held_again} of {held_before} held again)",
+            rate_text(rate)
+        ),
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
         Said::Anchors(a) => super::anchor_check::sentence(a),
         Said::Simulated { all } => {
@@ -138,18 +128,16 @@ fn reliability_text(
     )
 }
 
-/// A judge's leader by mean score, and its claims.
-fn judge_text(said: &Said, family: Option<&Family>) -> String {
+/// A judge's leader by mean score, when it has no family.
+fn judge_text(h: &Headline) -> String {
     let Said::JudgeMean {
-        rubric,
-        judge,
-        simulated,
         leader,
         mean,
         all_equal,
         n,
         attempted,
-    } = said
+        ..
+    } = &h.said
     else {
         return String::new();
     };
@@ -160,12 +148,178 @@ fn judge_text(said: &Said, family: Option<&Family>) -> String {
         Some(e) => e.figure(Unit::Score).to_string(),
         None => "-".into(),
     };
-    let figure = format!("{figure} (scored {n} of {attempted} attempted)");
-    let what = format!(
-        "judge means ({rubric} by {judge}{}; pairs both completed and scored)",
-        if *simulated { ", simulated" } else { "" }
-    );
-    quality_text(&what, leader, &figure, family, &score_text)
+    format!(
+        "{}: {leader} {figure} (scored {n} of {attempted} attempted)",
+        what(h).unwrap_or_default()
+    )
+}
+
+/// Where a family's comparisons are made: `on LABEL`, or `across models`.
+fn scope(h: &Headline) -> String {
+    match &h.model {
+        Some(label) => format!("on {label}"),
+        None => "across models".into(),
+    }
+}
+
+/// A family's headline in one line: what, the leader and its figure, the next and its
+/// figure, the difference with its interval over the pairs, the verdict (and equivalence
+/// when a margin was given), then how many more comparisons the family holds and over how
+/// many others the lead is established. Within a model label the cells are named by
+/// provider; the family's table (FAMILIES) holds every comparison.
+fn family_line(what: &str, label: Option<&str>, f: &Family) -> String {
+    let name = |cell: &str| -> String {
+        match (label, f.members.iter().find(|m| m.cell == cell)) {
+            (Some(_), Some(m)) => m.provider.clone(),
+            _ => cell.to_string(),
+        }
+    };
+    let member = |cell: &str| f.members.iter().find(|m| m.cell == cell);
+    let figure = |cell: &str| match member(cell) {
+        Some(m) => format!(
+            "{} (n {})",
+            m.figure
+                .map_or("-".into(), |v| statistic_value(f.statistic, v)),
+            m.n
+        ),
+        None => "-".into(),
+    };
+    let Some(next) = f.claims.first() else {
+        return match &f.leader {
+            Some(l) => format!("{what}: {} {}", name(l), figure(l)),
+            None => what.to_string(),
+        };
+    };
+    // Both sides over the pairs the difference is of, when a test was made.
+    // (Too few pairs: the verdict counts them.)
+    let over = match next.reason {
+        Some(Shortfall::TooFewPairs { .. }) => String::new(),
+        _ => format!(" over {} pairs", next.n),
+    };
+    let sides = match (next.a_value, next.b_value) {
+        (Some(a), Some(b)) => format!(
+            "{} {} vs next {} {}{over}",
+            name(&next.a),
+            statistic_value(f.statistic, a),
+            name(&next.b),
+            statistic_value(f.statistic, b),
+        ),
+        _ => format!(
+            "{} {} vs next {} {}",
+            name(&next.a),
+            figure(&next.a),
+            name(&next.b),
+            figure(&next.b),
+        ),
+    };
+    let mut line = format!("{what}: {sides}: {}", verdict_line(next, f.statistic));
+    if f.comparisons > 1 {
+        let won = f.claims.iter().filter(|c| c.established).count();
+        line.push_str(&format!("; {won} of {} leads established", f.claims.len()));
+        if f.claims.iter().any(|c| c.equivalence.is_some()) {
+            let eq = f
+                .claims
+                .iter()
+                .filter(|c| c.equivalence.is_some_and(|e| e.established))
+                .count();
+            line.push_str(&format!(", equivalent to {eq}"));
+        }
+        line.push_str(&format!(" (family of {})", f.comparisons));
+    }
+    line
+}
+
+/// A claim's difference and verdict: `44 % lower [35, 51], established`, with its
+/// equivalence when one was asked for.
+pub fn verdict_line(c: &Claim, statistic: ClaimStatistic) -> String {
+    let gap = gap_text(c, statistic).map_or(String::new(), |g| format!("{g}, "));
+    // (An interval holding no difference shows it: no more words.)
+    let verdict = match &c.reason {
+        None if c.established => "established".to_string(),
+        Some(Shortfall::NoDifference | Shortfall::IntervalHoldsNone) | None => {
+            "not established".to_string()
+        }
+        Some(r) => format!("not established: {}", r.brief()),
+    };
+    let mut s = format!("{gap}{verdict}");
+    if let Some(e) = &c.equivalence {
+        let margin = margin_text(e.margin, statistic);
+        s.push_str(&if e.established {
+            format!(", equivalent within ±{margin}")
+        } else {
+            format!(", not shown equivalent within ±{margin}")
+        });
+    }
+    s
+}
+
+/// A margin as `--margin` takes it: `10 %`, `5 points`, `0.25`.
+pub fn margin_text(m: f64, statistic: ClaimStatistic) -> String {
+    match statistic {
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => {
+            format!("{} %", trim_number(m * 100.0))
+        }
+        ClaimStatistic::SuccessDifference
+        | ClaimStatistic::TaskSuccessDifference
+        | ClaimStatistic::RetentionDifference => format!("{} points", trim_number(m * 100.0)),
+        _ => trim_number(m),
+    }
+}
+
+/// A number with no trailing zeros: 10, 2.5, 0.25.
+fn trim_number(x: f64) -> String {
+    let s = format!("{x:.4}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A side's own figure as a headline prints it: a duration, a share in %, a score.
+pub fn statistic_value(statistic: ClaimStatistic, v: f64) -> String {
+    match statistic {
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => duration(v),
+        ClaimStatistic::SuccessDifference
+        | ClaimStatistic::TaskSuccessDifference
+        | ClaimStatistic::RetentionDifference => percent(v),
+        _ => Figure::new(v, Unit::Score).to_string(),
+    }
+}
+
+/// A claim's estimate with its interval, in the statistic's unit; `None` without one.
+pub fn gap_text(c: &Claim, statistic: ClaimStatistic) -> Option<String> {
+    match statistic {
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => lower_text(c),
+        ClaimStatistic::SuccessDifference
+        | ClaimStatistic::TaskSuccessDifference
+        | ClaimStatistic::RetentionDifference => points_text(c),
+        _ => score_text(c),
+    }
+}
+
+/// An equivalence claim's interval in the statistic's unit: `[−3.1, +4.0] points`.
+pub fn equivalence_interval_text(c: &Claim, statistic: ClaimStatistic) -> Option<String> {
+    let e = c.equivalence?;
+    let i = e.interval?;
+    // Rounded first, so that a bound of −10⁻¹⁴ prints as +0.0, not −0.0.
+    let r = |x: f64, digits: i32| {
+        let k = 10f64.powi(digits);
+        (x * k).round() / k + 0.0
+    };
+    let text = match statistic {
+        // As the claim's difference reads: % lower (1 − the ratio).
+        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => format!(
+            "[{:.0}, {:.0}] % lower",
+            r((1.0 - i.hi) * 100.0, 0),
+            r((1.0 - i.lo) * 100.0, 0)
+        ),
+        ClaimStatistic::SuccessDifference
+        | ClaimStatistic::TaskSuccessDifference
+        | ClaimStatistic::RetentionDifference => format!(
+            "[{:+.1}, {:+.1}] points",
+            r(i.lo * 100.0, 1),
+            r(i.hi * 100.0, 1)
+        ),
+        _ => format!("[{:+.2}, {:+.2}]", r(i.lo, 2), r(i.hi, 2)),
+    };
+    Some(text.replace('-', "−"))
 }
 
 /// An established change against the baseline.
@@ -251,55 +405,23 @@ fn turns(n: u64) -> String {
     }
 }
 
-/// The leader's claims, each as [`claim_text`] states it.
-fn claims_text(f: &Family, gap: &dyn Fn(&Claim) -> Option<String>) -> String {
-    f.claims
-        .iter()
-        .map(|c| claim_text(c, gap))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// How one claim reads in a sentence: "established over B: …" or "not established over
-/// B: …". `gap` renders the estimate and its interval.
-fn claim_text(c: &Claim, gap: &dyn Fn(&Claim) -> Option<String>) -> String {
-    let verdict = if c.established {
-        "established"
-    } else {
-        "not established"
-    };
-    let detail = match (&c.reason, gap(c)) {
-        (Some(r), _) if c.n < c.needed || c.scenarios < 2 => r.clone(),
-        (_, Some(g)) => format!(
-            "{g} over {} pairs in {} scenarios, adjusted p {}",
-            c.n,
-            c.scenarios,
-            p_value(c.adjusted_p)
-        ),
-        (Some(r), None) => r.clone(),
-        (None, None) => format!("{} pairs", c.n),
-    };
-    format!("{verdict} over {}: {detail}", c.b)
-}
-
 /// Why a claim has no interval: too few scenarios for a t interval, or nothing varies.
 fn unbounded(c: &Claim) -> &'static str {
-    if c.scenarios <= inference::MIN_DF {
+    if matches!(
+        c.reason,
+        Some(
+            Shortfall::TooFewPairs { .. }
+                | Shortfall::OneScenario { .. }
+                | Shortfall::TooFewScenarios { .. }
+        )
+    ) {
+        // The verdict says why: a comparison short of pairs gets no interval.
+        ""
+    } else if c.scenarios <= inference::MIN_DF {
         "(too few scenarios to bound)"
     } else {
-        "(no spread to bound)"
+        "(no spread)"
     }
-}
-
-/// The closing words of a family's sentence: its size and adjustment.
-fn family_text(f: &Family) -> String {
-    let m = f.comparisons;
-    format!(
-        "({m} comparison{} of {} cells, Holm, family-wise {:.0} %)",
-        if m == 1 { "" } else { "s" },
-        f.cells,
-        f.alpha * 100.0
-    )
 }
 
 /// A latency ratio as "24 % lower [12, 35]" (lower = 1 − ratio).
@@ -310,7 +432,7 @@ fn lower_text(c: &Claim) -> Option<String> {
     let main = format!("{:.0} % {word}", lower(r).abs());
     Some(match c.interval {
         Some(i) => format!("{main} [{:.0}, {:.0}]", lower(i.hi), lower(i.lo)).replace('-', "−"),
-        None => format!("{main} {}", unbounded(c)),
+        None => format!("{main} {}", unbounded(c)).trim_end().to_string(),
     })
 }
 
@@ -329,26 +451,8 @@ fn difference_text(c: &Claim, unit: Unit) -> Option<String> {
     let f = Figure::new(c.estimate?, unit);
     Some(match c.interval {
         Some(i) => f.within(Some(i)).to_string(),
-        None => format!("{f} {}", unbounded(c)),
+        None => format!("{f} {}", unbounded(c)).trim_end().to_string(),
     })
-}
-
-/// A quality family's sentence: who leads with what, and over whom that is established.
-fn quality_text(
-    what: &str,
-    leader: &str,
-    figure: &str,
-    f: Option<&Family>,
-    gap: &dyn Fn(&Claim) -> Option<String>,
-) -> String {
-    match f {
-        Some(f) => format!(
-            "{what}: {leader} leads with {figure} — {} {}",
-            claims_text(f, gap),
-            family_text(f)
-        ),
-        None => format!("{what}: {leader} leads with {figure}"),
-    }
 }
 
 /// What a statistic is called in a sentence.
@@ -368,14 +472,7 @@ pub fn statistic_name(c: &Change) -> String {
 
 /// A side's value as the sentence prints it: ms as durations, shares in %, scores as they are.
 pub fn value_text(c: &Change, v: Option<f64>) -> String {
-    let Some(v) = v else { return "-".into() };
-    match c.statistic {
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => duration(v),
-        ClaimStatistic::SuccessDifference
-        | ClaimStatistic::TaskSuccessDifference
-        | ClaimStatistic::RetentionDifference => percent(v),
-        _ => Figure::new(v, Unit::Score).to_string(),
-    }
+    v.map_or("-".into(), |v| statistic_value(c.statistic, v))
 }
 
 /// The change and its interval: `+77 % [+61, +93]` for a latency ratio (`+0.4 % [−0.6,
@@ -436,6 +533,7 @@ mod tests {
                 adjusted_p: 0.01,
                 established: true,
                 reason: None,
+                equivalence: None,
             },
             verdict: ChangeVerdict::Regressed,
             simulated: false,

@@ -955,6 +955,22 @@ mod tests {
     /// cell (about 37 pairs in 10 scenarios) with moderate noise is established nearly
     /// always (88.5 % of these 200 stores), the right way.
     #[test]
+    fn equivalence_is_rarely_declared_at_the_margin_and_found_without_a_difference() {
+        for n in [10, 80] {
+            let at = equivalence_success(0.2, true, n, 300, SEED);
+            assert!(at.equivalent <= 0.06, "{at:?}");
+            let at = equivalence_latency(0.25, true, n, 100, SEED);
+            assert!(at.equivalent <= 0.07, "{at:?}");
+        }
+        // Power: some without a difference (latency percentiles need many conversations
+        // to bound a ratio within ±25 %: BENCHMARKS.md).
+        let none = equivalence_success(0.2, false, 80, 200, SEED);
+        assert!(none.equivalent >= 0.5, "{none:?}");
+        let none = equivalence_latency(0.25, false, 80, 100, SEED);
+        assert!(none.equivalent >= 0.08, "{none:?}");
+    }
+
+    #[test]
     fn a_real_gap_is_still_found() {
         let r = latency(Statistic::LatencyP50, Truth::Gap(2.0), 0.5, 40, 200, SEED);
         assert!(r.established >= 0.85, "{r:?}");
@@ -1039,5 +1055,141 @@ mod tests {
         }
         let r = baseline(Truth::Gap(2.0), 80, 200, SEED);
         assert!(r.established >= 0.5 && r.wrong_way <= 0.02, "{r:?}");
+    }
+}
+
+/// One row of the equivalence table (`turnbench report --margin`): how often two cells
+/// are declared equivalent within `margin` when their true difference is `truth`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EquivalenceRow {
+    pub claim: &'static str,
+    /// The margin on the claim's scale (a relative margin for latency, a share for task
+    /// success).
+    pub margin: f64,
+    /// The true difference: at the margin (false "equivalent" when declared) or 0 (power).
+    pub at_margin: bool,
+    pub n: usize,
+    pub stores: usize,
+    /// Share of stores whose comparison was declared equivalent.
+    pub equivalent: f64,
+}
+
+/// The equivalence rule on two cells (one comparison: α 5 % each side, the least
+/// conservative family the report forms, so the bound holds for every larger one) at each
+/// n: conversation p50 within ±10 % and ±25 % (cell 1's latency (1 + m)× cell 0's at the
+/// margin, σ 0.5 conversation noise, scenario effects and completion as the latency rows),
+/// and task success within ±10 and ±20 points (per-scenario success probabilities that
+/// differ by exactly the margin at the margin).
+pub fn equivalence_table(stores: usize, seed: u64) -> Vec<EquivalenceRow> {
+    let mut rows = Vec::new();
+    for margin in [0.10, 0.25] {
+        for at_margin in [true, false] {
+            for n in SIZES {
+                rows.push(equivalence_latency(margin, at_margin, n, stores, seed));
+            }
+        }
+    }
+    for margin in [0.10, 0.20] {
+        for at_margin in [true, false] {
+            for n in SIZES {
+                rows.push(equivalence_success(margin, at_margin, n, stores, seed));
+            }
+        }
+    }
+    rows
+}
+
+fn equivalence_latency(
+    margin: f64,
+    at_margin: bool,
+    n: usize,
+    stores: usize,
+    seed: u64,
+) -> EquivalenceRow {
+    let (s, repeats) = design(n);
+    let name = format!("equivalence latency {margin} {at_margin} {n}");
+    let mut hits = 0usize;
+    for store in 0..stores {
+        let mut rng = rng(seed, &name, store);
+        let effects: Vec<f64> = (0..s)
+            .map(|_| 8000f64.ln() + 0.5 * normal(&mut rng))
+            .collect();
+        let scenario = slot_scenarios(s, repeats);
+        let slow = if at_margin { margin.ln_1p() } else { 0.0 };
+        let values = vec![
+            latencies(&mut rng, &effects, &scenario, 0.0, 0.5),
+            latencies(&mut rng, &effects, &scenario, slow, 0.5),
+        ];
+        let st = Store {
+            values,
+            scenario,
+            run: Vec::new(),
+        };
+        let sample = st.pairs(0, 1);
+        let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
+        let e = inference::equivalence_family(
+            &[(&sample, store_seed)],
+            Statistic::LatencyP50,
+            margin.ln_1p(),
+        );
+        hits += usize::from(e.first().is_some_and(|e| e.established));
+    }
+    EquivalenceRow {
+        claim: "latency p50",
+        margin,
+        at_margin,
+        n,
+        stores,
+        equivalent: hits as f64 / stores.max(1) as f64,
+    }
+}
+
+fn equivalence_success(
+    margin: f64,
+    at_margin: bool,
+    n: usize,
+    stores: usize,
+    seed: u64,
+) -> EquivalenceRow {
+    let (s, repeats) = design(n);
+    let name = format!("equivalence success {margin} {at_margin} {n}");
+    let mut hits = 0usize;
+    for store in 0..stores {
+        let mut rng = rng(seed, &name, store);
+        // Cell 0's success probability per scenario, in [margin, 1]; cell 1's is lower by
+        // exactly the margin (at the margin) or the same.
+        let p0: Vec<f64> = (0..s)
+            .map(|_| margin + (1.0 - margin) * logistic(1.0 + 1.2 * normal(&mut rng)))
+            .collect();
+        let scenario = slot_scenarios(s, repeats);
+        let shift = if at_margin { margin } else { 0.0 };
+        let values: Vec<Vec<f64>> = (0..2)
+            .map(|cell| {
+                scenario
+                    .iter()
+                    .map(|&k| {
+                        let p = p0[k as usize] - if cell == 1 { shift } else { 0.0 };
+                        f64::from(u8::from(uniform(&mut rng) < p))
+                    })
+                    .collect()
+            })
+            .collect();
+        let st = Store {
+            values,
+            scenario,
+            run: Vec::new(),
+        };
+        let sample = st.pairs(0, 1);
+        let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
+        let e = inference::equivalence_family(&[(&sample, store_seed)], Statistic::Mean, margin);
+        hits += usize::from(e.first().is_some_and(|e| e.established));
+    }
+    EquivalenceRow {
+        claim: "task success",
+        margin,
+        at_margin,
+        n,
+        stores,
+        equivalent: hits as f64 / stores.max(1) as f64,
     }
 }

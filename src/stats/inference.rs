@@ -1269,14 +1269,66 @@ fn comparison_interval(
     })
 }
 
+/// An equivalence claim: whether two cells differ by less than a margin the reader names
+/// (two one-sided tests, Schuirmann 1987), at the family's level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Equivalence {
+    /// The interval at confidence 1 − 2α (α each one-sided test's level), on the test's
+    /// scale; `None` with too few pairs or nothing to bound (then nothing is established).
+    pub interval: Option<Interval>,
+    /// The interval lies inside (−margin, +margin): both one-sided tests reject a
+    /// difference at the margin.
+    pub established: bool,
+}
+
+/// Equivalence within ±`margin` (on the test's scale: a difference for a mean, ln(1 + m)
+/// for a latency ratio of ±m) of every comparison of a family, each sample with its seed:
+/// two one-sided tests per comparison, read from the interval at confidence 1 − 2α that
+/// inverts the same test as the claims' ([`comparison_interval`]), with α = [`FAMILY_ALPHA`]
+/// divided by the family's comparisons (Bonferroni: the chance of any false "equivalent" in
+/// the family is at most 5 %). A comparison with fewer than [`min_pairs`] pairs is never
+/// equivalent.
+pub fn equivalence_family(
+    samples: &[(&PairedSample, u64)],
+    stat: Statistic,
+    margin: f64,
+) -> Vec<Equivalence> {
+    let alpha = FAMILY_ALPHA / samples.len().max(1) as f64;
+    samples
+        .iter()
+        .map(|&(sample, seed)| {
+            let level = 1.0 - 2.0 * alpha;
+            let interval = paired_test(sample, stat, seed)
+                .filter(|_| sample.len() >= min_pairs(stat))
+                .and_then(|t| {
+                    // Every pair's difference equal (no spread): the claim prints no interval,
+                    // but the inverted test still bounds a mean's difference to where the
+                    // scenarios' signs allow (two identical cells are equivalent).
+                    if stat.percentile().is_none() && t.se == 0.0 && t.runs < 2 {
+                        let d: Vec<f64> =
+                            sample.a.iter().zip(&sample.b).map(|(x, y)| x - y).collect();
+                        return flip_interval(&d, &Clusters::of(&sample.cluster), seed, level);
+                    }
+                    comparison_interval(sample, stat, seed, &t, level)
+                });
+            Equivalence {
+                interval,
+                established: margin > 0.0
+                    && interval.is_some_and(|i| -margin < i.lo && i.hi < margin),
+            }
+        })
+        .collect()
+}
+
 /// Tests every comparison of one family (each sample with its seed) for `stat`, then adjusts
 /// them together (Holm at [`FAMILY_ALPHA`]): the one rule behind every "established" the
 /// report prints, and the one the calibration simulation runs. A comparison with fewer
 /// pairs than [`min_pairs`] still counts in the family's size, is never established and
 /// gets no interval; nor is one established whose interval at its adjusted level holds 0.
 /// A mean's interval inverts the same sign-flip test, so it holds 0 exactly when the claim
-/// is not established; a latency percentile's is the bootstrap t interval, which can still
-/// exclude 0 where the exact test does not reach the level.
+/// is not established; a latency percentile's is the bootstrap t interval, widened to reach
+/// 0 when the exact test does not reach the level (so it too holds 0 exactly when the claim
+/// is not established).
 pub fn judge_family(samples: &[(&PairedSample, u64)], stat: Statistic) -> Vec<Judged> {
     let tagged: Vec<(&PairedSample, u64, Statistic)> =
         samples.iter().map(|&(s, seed)| (s, seed, stat)).collect();
@@ -1308,10 +1360,23 @@ pub fn judge_mixed_family(samples: &[(&PairedSample, u64, Statistic)]) -> Vec<Ju
                     .filter(|_| n >= needed)
                     .and_then(|t| comparison_interval(sample, stat, seed, t, verdict.level));
                 // The interval printed beside a claim must agree with it: a test that reaches
-                // the level while its interval still holds 0 is not established either.
+                // the level while its interval still holds 0 is not established either; and a
+                // claim not established has an interval that holds 0 (a percentile's bootstrap
+                // interval can exclude it where the exact test does not reach the level: it is
+                // widened to reach no difference, which only adds coverage).
                 if interval.is_some_and(|i| i.lo <= 0.0 && 0.0 <= i.hi) {
                     verdict.established = false;
                 }
+                let interval = interval.map(|i| {
+                    if verdict.established {
+                        i
+                    } else {
+                        Interval {
+                            lo: i.lo.min(0.0),
+                            hi: i.hi.max(0.0),
+                        }
+                    }
+                });
                 Judged {
                     test,
                     n,
@@ -1710,6 +1775,75 @@ mod tests {
         // One scenario: no degree of freedom, no test.
         let s = sample(&[1.0; 12], &[0.0; 12], &[7; 12]);
         assert!(paired_test(&s, Statistic::Mean, 1).is_none());
+    }
+
+    #[test]
+    fn equivalence_needs_the_whole_interval_inside_the_margin() {
+        // 40 pairs over 20 scenarios, differences alternating ±0.1 around 0.02.
+        let cluster: Vec<u32> = (0..40).map(|i| i / 2).collect();
+        let b: Vec<f64> = (0..40).map(|i| 3.0 + f64::from(i % 3)).collect();
+        let a: Vec<f64> = b
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x + 0.02 + if i % 2 == 0 { 0.1 } else { -0.1 } * (1.0 + (i % 5) as f64 / 5.0)
+            })
+            .collect();
+        let s = sample(&a, &b, &cluster);
+        let wide = equivalence_family(&[(&s, 1)], Statistic::Mean, 0.25);
+        let i = wide[0].interval.unwrap();
+        assert!(
+            wide[0].established && -0.25 < i.lo && i.hi < 0.25,
+            "{wide:?}"
+        );
+        // A margin the interval does not fit in: not shown equivalent.
+        let narrow = equivalence_family(&[(&s, 1)], Statistic::Mean, i.hi * 0.9);
+        assert!(!narrow[0].established);
+        // A family of two halves each test's α: the interval widens.
+        let two = equivalence_family(&[(&s, 1), (&s, 1)], Statistic::Mean, 0.25);
+        let i2 = two[0].interval.unwrap();
+        assert!(i2.lo < i.lo && i2.hi > i.hi, "{i:?} {i2:?}");
+        // A clear difference is never equivalent within a margin below it.
+        let shifted: Vec<f64> = a.iter().map(|x| x + 1.0).collect();
+        let far = equivalence_family(
+            &[(&sample(&shifted, &b, &cluster), 1)],
+            Statistic::Mean,
+            0.5,
+        );
+        assert!(!far[0].established);
+        // Identical sides (no spread at all) are equivalent within any margin.
+        let same = equivalence_family(&[(&sample(&b, &b, &cluster), 1)], Statistic::Mean, 0.01);
+        assert!(same[0].established, "{same:?}");
+        // Too few pairs: nothing is established, whatever the data.
+        let few = sample(&a[..6], &b[..6], &cluster[..6]);
+        let e = equivalence_family(&[(&few, 1)], Statistic::Mean, 10.0);
+        assert!(!e[0].established && e[0].interval.is_none());
+    }
+
+    #[test]
+    fn a_claim_not_established_has_an_interval_holding_no_difference() {
+        // Percentiles whose bootstrap interval can exclude 0 while the exact sign-flip test
+        // over 4 scenarios cannot reach the level (its smallest p is 2/2^4 = 0.125).
+        let cluster: Vec<u32> = (0..40).map(|i| i / 10).collect();
+        let b: Vec<f64> = (0..40).map(|i| 1000.0 + 13.0 * f64::from(i % 9)).collect();
+        let a: Vec<f64> = b
+            .iter()
+            .enumerate()
+            .map(|(i, x)| x * 0.7 * (1.0 + 0.01 * (i % 7) as f64))
+            .collect();
+        let s = sample(&a, &b, &cluster);
+        let t = paired_test(&s, Statistic::LatencyP50, 5).unwrap();
+        assert!(
+            t.interval(0.95).unwrap().hi < 0.0,
+            "the bootstrap interval excludes 0"
+        );
+        let j = judge_family(&[(&s, 5)], Statistic::LatencyP50);
+        assert!(!j[0].verdict.established, "{j:?}");
+        let i = j[0].interval().unwrap();
+        assert!(
+            i.lo < 0.0 && i.hi == 0.0,
+            "widened to reach no difference: {i:?}"
+        );
     }
 
     #[test]

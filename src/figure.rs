@@ -187,6 +187,19 @@ pub fn signed(x: f64, digits: usize) -> String {
     }
 }
 
+/// 1000 as `1,000`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A share in percent: `86.7 %`.
 pub fn percent(share: f64) -> String {
     Figure::percent(share).to_string()

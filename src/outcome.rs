@@ -12,6 +12,10 @@ pub enum TurnOutcome {
     RateLimited,
     Http4xx,
     Http5xx,
+    /// The request outgrew the context window the server serves the model with (any
+    /// status, or an error in the stream that says so): a property of the workload and of
+    /// the provider's configured window, not a serving fault. Never retried.
+    ContextOverflow,
     /// The per-turn client timeout passed.
     Timeout,
     ConnectError,
@@ -31,11 +35,12 @@ pub enum TurnOutcome {
 }
 
 impl TurnOutcome {
-    pub const ALL: [TurnOutcome; 12] = [
+    pub const ALL: [TurnOutcome; 13] = [
         TurnOutcome::Ok,
         TurnOutcome::RateLimited,
         TurnOutcome::Http4xx,
         TurnOutcome::Http5xx,
+        TurnOutcome::ContextOverflow,
         TurnOutcome::Timeout,
         TurnOutcome::ConnectError,
         TurnOutcome::StreamCut,
@@ -52,6 +57,7 @@ impl TurnOutcome {
             TurnOutcome::RateLimited => "rate_limited",
             TurnOutcome::Http4xx => "http_4xx",
             TurnOutcome::Http5xx => "http_5xx",
+            TurnOutcome::ContextOverflow => "context_overflow",
             TurnOutcome::Timeout => "timeout",
             TurnOutcome::ConnectError => "connect_error",
             TurnOutcome::StreamCut => "stream_cut",

@@ -234,8 +234,9 @@ fn string_error_codes_after_200_classify_by_code_and_type() {
             TurnOutcome::Http5xx,
         ),
         (
+            // A request that outgrew the context is its own class (issue 40).
             b"data: {\"error\":{\"message\":\"too long\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}\n\n",
-            TurnOutcome::Http4xx,
+            TurnOutcome::ContextOverflow,
         ),
     ];
     for (body, class) in cases {

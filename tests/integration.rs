@@ -19,6 +19,7 @@ mod collect_faults;
 mod collect_resume;
 mod collect_runs;
 mod constraints_across_turns;
+mod context_overflow;
 mod doc_paths;
 mod equivalence;
 mod exit_codes;

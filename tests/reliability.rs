@@ -41,7 +41,7 @@ const SCRIPTED_FAULTS: [(&str, &str); 24] = [
     ("code-rate-limit-exceeded", "rate_limited"),
     ("gateway-rate-limit-error", "rate_limited"),
     ("type-server-error", "http_5xx"),
-    ("context-length-exceeded", "http_4xx"),
+    ("context-length-exceeded", "context_overflow"),
     ("http-401", "http_4xx"),
     ("http-404-html", "http_4xx"),
     ("http-502-html", "http_5xx"),

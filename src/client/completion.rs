@@ -33,6 +33,8 @@ pub struct AnswerAccumulator {
     pub response_id: Option<String>,
     /// A fault found in the stream itself: class and detail.
     pub fault: Option<(TurnOutcome, String)>,
+    /// For a `context_overflow` fault: the sizes the server stated.
+    pub context: Option<super::ContextSizes>,
     /// Top-level string fields to keep from the response (e.g. the `provider` a gateway
     /// names), each with the first value seen.
     pub fields: Vec<(String, Option<String>)>,
@@ -188,7 +190,7 @@ impl AnswerAccumulator {
             }
         };
         if let Some(fault) = error_object(&value) {
-            self.fault = Some(fault);
+            self.set_fault(fault, &value);
             return false;
         }
         self.read_common(&value);
@@ -218,7 +220,7 @@ impl AnswerAccumulator {
             }
         };
         if let Some(fault) = error_object(&value) {
-            self.fault = Some(fault);
+            self.set_fault(fault, &value);
             return;
         }
         self.read_common(&value);
@@ -245,22 +247,31 @@ impl AnswerAccumulator {
     pub fn on_error_field(&mut self, value: &str) {
         let parsed: Value =
             serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
-        self.fault = Some(match parsed {
+        let fault = match &parsed {
             Value::Null => (
                 TurnOutcome::Http5xx,
                 "error event after HTTP 200 with no detail".to_string(),
             ),
             // Already shaped as an error object (`{"error": …}`), or its inside.
             Value::Object(_) => error_object(&parsed)
-                .or_else(|| error_object(&serde_json::json!({ "error": parsed })))
+                .or_else(|| error_object(&serde_json::json!({ "error": parsed.clone() })))
                 .unwrap_or_else(|| {
                     (
                         TurnOutcome::Http5xx,
                         format!("error event after HTTP 200: {}", clip(value)),
                     )
                 }),
-            other => classify_error(&other, "error event after HTTP 200"),
-        });
+            other => classify_error(other, "error event after HTTP 200"),
+        };
+        self.set_fault(fault, &parsed);
+    }
+
+    /// Keeps a fault, and for a context overflow the sizes the error stated.
+    fn set_fault(&mut self, fault: (TurnOutcome, String), error: &Value) {
+        if fault.0 == TurnOutcome::ContextOverflow {
+            self.context = super::overflow::recognise_value(error);
+        }
+        self.fault = Some(fault);
     }
 
     fn read_common(&mut self, value: &Value) {
@@ -512,6 +523,25 @@ fn error_object_as(value: &Value, what: &str) -> Option<(TurnOutcome, String)> {
 /// code or status first (`"code": 429`, `"code": "503"`), else by a string code or type
 /// (`"rate_limit_exceeded"`, `"server_error"`), else as the server's fault (`http_5xx`).
 fn classify_error(err: &Value, what: &str) -> (TurnOutcome, String) {
+    let message = match err {
+        Value::String(s) => clip(s),
+        _ => err
+            .get("message")
+            .and_then(Value::as_str)
+            .map(clip)
+            .unwrap_or_else(|| clip(&err.to_string())),
+    };
+    // An error that says the request outgrew the context is that, whatever its code says
+    // (llama.cpp sends "Context size has been exceeded." with code 500).
+    if let Some(sizes) = super::overflow::recognise_value(err) {
+        return (
+            TurnOutcome::ContextOverflow,
+            format!(
+                "{what} (context_overflow): {message}{}",
+                super::overflow::sizes_text(&sizes)
+            ),
+        );
+    }
     let status = ["code", "status", "status_code"]
         .iter()
         .find_map(|k| {
@@ -525,14 +555,6 @@ fn classify_error(err: &Value, what: &str) -> (TurnOutcome, String) {
         .iter()
         .filter_map(|k| err.get(k).and_then(Value::as_str))
         .find_map(|name| status_of_error_name(name).map(|s| (s, name)));
-    let message = match err {
-        Value::String(s) => clip(s),
-        _ => err
-            .get("message")
-            .and_then(Value::as_str)
-            .map(clip)
-            .unwrap_or_else(|| clip(&err.to_string())),
-    };
     match (status, named) {
         (Some(c), _) => (
             TurnOutcome::from_status(c as u16),
@@ -781,7 +803,11 @@ mod tests {
         );
         assert_eq!(class(r#"{"error":{"type":"overloaded_error"}}"#), c5);
         let c4 = TurnOutcome::Http4xx;
-        assert_eq!(class(r#"{"error":{"code":"context_length_exceeded"}}"#), c4);
+        // A request that outgrew the context is its own class (`client::overflow`).
+        assert_eq!(
+            class(r#"{"error":{"code":"context_length_exceeded"}}"#),
+            TurnOutcome::ContextOverflow
+        );
         assert_eq!(class(r#"{"error":{"type":"invalid_request_error"}}"#), c4);
         // A numeric code wins over a name; an unknown name is the server's fault.
         assert_eq!(class(r#"{"error":{"type":"server_error","code":429}}"#), r);

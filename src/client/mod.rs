@@ -4,6 +4,7 @@
 //! Every fault is returned as data (a classified [`TurnOutcome`]), never as an error.
 
 pub mod completion;
+pub mod overflow;
 mod reply;
 mod retry_after;
 pub mod sse;
@@ -21,7 +22,7 @@ use crate::config::url::SecretUrl;
 use crate::config::{RequestParams, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use completion::{AnswerAccumulator, clip};
-pub use reply::{Attempt, Reply, ToolCall, TurnResult, Usage};
+pub use reply::{Attempt, ContextSizes, Reply, ToolCall, TurnResult, Usage};
 use sse::SseParser;
 
 /// Where and how to send a turn; the key, header values and URL credentials are held in
@@ -456,14 +457,24 @@ async fn refused(
         .unwrap_or_default();
     turn.e2e_ms = Some(ms_since(t0, Instant::now()));
     turn.outcome = Some(TurnOutcome::from_status(status.as_u16()));
+    // A request that outgrew the context fails the same way however often it is sent: its
+    // own class, whatever the status (a 429 stays a rate limit).
+    let mut said = String::new();
+    if status.as_u16() != 429
+        && let Some(sizes) = overflow::recognise(&text)
+    {
+        turn.outcome = Some(TurnOutcome::ContextOverflow);
+        said = overflow::sizes_text(&sizes);
+        turn.context = Some(sizes);
+    }
     turn.error = Some(match header {
         Some(h) => format!(
-            "HTTP {} (Retry-After: {}): {}",
+            "HTTP {} (Retry-After: {}): {}{said}",
             status.as_u16(),
             clip(&h),
             clip(&text)
         ),
-        None => format!("HTTP {}: {}", status.as_u16(), clip(&text)),
+        None => format!("HTTP {}: {}{said}", status.as_u16(), clip(&text)),
     });
     (turn, retry_after)
 }
@@ -583,6 +594,7 @@ fn finish(mut turn: Reply, acc: &AnswerAccumulator, streamed: bool) -> Reply {
     turn.tool_calls.sort_by_key(|c| c.index);
     turn.finish_reason = acc.finish_reason.clone();
     turn.usage = acc.usage;
+    turn.context = acc.context;
     if streamed {
         turn.ttft_ms = acc.ttft_ms;
         turn.ttfa_ms = split.ttfa_ms;

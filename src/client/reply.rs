@@ -17,6 +17,18 @@ pub struct Usage {
     pub reasoning_tokens: Option<i64>,
 }
 
+/// What a server said about sizes when it refused a request that outgrew the model's
+/// context (`context_overflow`); `None` = it did not say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextSizes {
+    /// The prompt's tokens as the server counted them.
+    pub prompt_tokens: Option<i64>,
+    /// The context window the server serves the model with.
+    pub window_tokens: Option<i64>,
+    /// The completion tokens the request asked room for (`max_tokens`).
+    pub completion_tokens: Option<i64>,
+}
+
 /// One tool call an answer made, assembled from its streamed deltas (or read whole).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ToolCall {
@@ -62,6 +74,8 @@ pub struct TurnResult {
     /// the final attempt has no E2E; equal to `e2e_ms` for one attempt.
     pub wall_ms: Option<f64>,
     pub usage: Usage,
+    /// For a `context_overflow`: the sizes the server stated, if it stated any.
+    pub context: Option<ContextSizes>,
     pub request_id: Option<String>,
     /// Microseconds from request start, one per SSE event.
     pub chunk_offsets_us: Vec<u32>,

@@ -302,11 +302,28 @@ fn html_heading(h: &mut String, c: &ConversationDetail, a: &str) {
         c.repeat,
         if good { "good" } else { "bad" },
         esc(&if failed > 0 {
-            format!("{}, {failed} checks failed", c.outcome)
+            format!("{}, {failed} checks failed", outcome_text(c))
         } else {
-            c.outcome.clone()
+            outcome_text(c)
         })
     );
+}
+
+/// The conversation's outcome, and for a failed one the turn that ended it:
+/// `context_overflow at turn 4`.
+fn outcome_text(c: &ConversationDetail) -> String {
+    let ended = c
+        .turns
+        .iter()
+        .rev()
+        .find(|t| t.outcome == c.outcome && t.outcome != "ok")
+        .map(|t| t.turn);
+    match ended {
+        Some(turn) if c.outcome != "completed" && c.outcome != "interrupted" => {
+            format!("{} at turn {turn}", c.outcome)
+        }
+        _ => c.outcome.clone(),
+    }
 }
 
 fn html_identity(h: &mut String, c: &ConversationDetail) {
@@ -579,7 +596,7 @@ pub fn text_view(c: &ConversationDetail) -> String {
     let _ = writeln!(
         o,
         "outcome     {}{}",
-        t(&c.outcome),
+        t(&outcome_text(c)),
         if c.counts {
             ""
         } else {

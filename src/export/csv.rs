@@ -109,7 +109,35 @@ pub fn header() -> Vec<String> {
         }
     }
     h.extend(super::consistency_tables::csv_header());
+    h.extend(
+        [
+            "context_overflows",
+            "context_overflow_first_turn",
+            "context_overflow_prompt_tokens",
+            "context_overflow_window_tokens",
+        ]
+        .map(String::from),
+    );
     h
+}
+
+/// CONTEXT OVERFLOW's figures of one cell: conversations that outgrew the context (0 when
+/// none did), the earliest turn, the median stated prompt and the stated window.
+fn overflow_row(r: &Report, provider: &str, model: &str) -> [String; 4] {
+    let flag = r
+        .context_overflow
+        .iter()
+        .flat_map(|s| &s.cells)
+        .find(|f| f.provider == provider && f.model == model);
+    match flag {
+        None => ["0".into(), String::new(), String::new(), String::new()],
+        Some(f) => [
+            f.conversations.to_string(),
+            f.turns.keys().next().map_or(String::new(), u32::to_string),
+            num(f.prompt_tokens),
+            f.window_tokens.map_or(String::new(), |w| w.to_string()),
+        ],
+    }
 }
 
 fn num(x: Option<f64>) -> String {
@@ -394,6 +422,7 @@ impl Exporter<Report> for Csv {
                 row.extend(interval(delta.and_then(|d| d.interval)));
             }
             row.extend(super::consistency_tables::csv_row(r, &c.provider, &c.model));
+            row.extend(overflow_row(r, &c.provider, &c.model));
             w.write_record(row.into_iter().map(inert))?;
         }
         w.flush()?;

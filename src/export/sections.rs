@@ -96,6 +96,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out.push(quality(r, m));
     out.push(per_turn(r, m));
     out.push(reliability(r, m));
+    out.extend(context_overflow(r, m));
     out.push(cache_and_cost(r, m));
     out.extend(super::over_time_tables::trend(r));
     if !r.checks.tags.is_empty() {
@@ -394,6 +395,73 @@ fn reliability(r: &Report, m: Marks) -> Table {
             .into(),
     );
     t
+}
+
+/// CONTEXT OVERFLOW: each cell whose conversations outgrew the server's context window, at
+/// which turn and with the sizes the server stated; the labels that overflow at one provider
+/// but not another under it. Nothing when no conversation overflowed.
+fn context_overflow(r: &Report, m: Marks) -> Option<Table> {
+    let s = r.context_overflow.as_ref()?;
+    let mut t = Table::new(
+        TableKey::ContextOverflow,
+        "CONTEXT OVERFLOW",
+        Some("conversations that outgrew the context window the provider serves the model with; sizes as the server stated them (tokens)".into()),
+        &[
+            ("cell", L),
+            ("overflowed", R),
+            ("at turn", L),
+            ("prompt", R),
+            ("window", R),
+        ],
+    )
+    .simulated(m.all);
+    for f in &s.cells {
+        let key = crate::report::keys::CellKey::new(&f.provider, &f.model);
+        let turns: Vec<String> = if f.replay {
+            f.sessions
+                .iter()
+                .map(|x| format!("{} r{}: {}", x.session, x.round, x.turn))
+                .collect()
+        } else {
+            f.turns
+                .iter()
+                .map(|(turn, n)| {
+                    if f.turns.len() == 1 {
+                        turn.to_string()
+                    } else {
+                        format!("{turn} ({n})")
+                    }
+                })
+                .collect()
+        };
+        t.push(
+            RowKey::Cell(key),
+            f.simulated,
+            vec![
+                format!(
+                    "{} / {}{}{}",
+                    f.provider,
+                    f.model,
+                    if f.replay { " (replay)" } else { "" },
+                    m.row(f.simulated)
+                ),
+                format!("{}/{}", f.conversations, f.attempted),
+                turns.join(", "),
+                f.prompt_tokens.map_or("-".into(), |p| {
+                    format!("{} (n {})", thousands(p.round() as u64), f.prompt_stated)
+                }),
+                f.window_tokens.map_or("-".into(), |w| thousands(w as u64)),
+            ],
+        );
+    }
+    t.footnotes.extend(s.cells.iter().map(|f| f.text.clone()));
+    t.footnotes
+        .extend(s.contrasts.iter().map(|c| c.text.clone()));
+    t.footnotes.push(
+        "A context overflow (class context_overflow) is the workload outgrowing the window this provider serves the model with, not a serving fault; it is never retried and stays in every denominator (RELIABILITY). at turn: the turn (1-based; for a replayed session, the session's turn) that overflowed, with how many conversations where they differ; prompt: median prompt tokens the server stated, over n; window: the context window it stated."
+            .into(),
+    );
+    Some(t)
 }
 
 fn cache_and_cost(r: &Report, m: Marks) -> Table {

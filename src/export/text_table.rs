@@ -97,18 +97,7 @@ impl Table {
     }
 }
 
-/// 1000 as `1,000`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::figure::thousands;
 
 /// Text as Markdown shows it literally: HTML specials as entities, the Markdown punctuation
 /// that could start markup backslash-escaped, line breaks as spaces (a table row is one

@@ -34,6 +34,7 @@ use tokio::sync::Semaphore;
 use crate::chat::Message;
 use crate::client::{Client, Endpoint};
 use crate::config::{BenchTargetNames, ConfigError, JudgeEndpoint, JudgeSettings, Rubric, Sample};
+use crate::figure::thousands;
 use crate::outcome::TurnOutcome;
 use crate::store::anchor_judgments::AnchorRecord;
 use crate::store::judgments::{
@@ -229,6 +230,18 @@ pub struct JudgeReport {
     /// The server refused the response format (HTTP 4xx/5xx naming it): one line with the
     /// fix.
     pub format_refused: Option<String>,
+    /// Judge prompts that outgrew the judge's context (`context_overflow`): each one's
+    /// size and what the judge's server said.
+    pub overflows: Vec<OverflowedPrompt>,
+}
+
+/// A judge prompt the judge's server refused as longer than its context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverflowedPrompt {
+    /// The prompt's size in o200k_base tokens (every message sent, as sent).
+    pub o200k_tokens: i64,
+    /// What the judge's server said about sizes, when it said it.
+    pub server: crate::client::ContextSizes,
 }
 
 impl JudgeReport {
@@ -498,9 +511,13 @@ pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
         ));
     }
     for (n, item) in pending.iter().enumerate() {
+        let size = format!(
+            " · {} o200k tokens",
+            thousands(prompt_tokens(&item.messages) as u64)
+        );
         out.push_str(&match &item.pair {
             None if item.anchor.is_some() => format!(
-                "=== anchor prompt {}/{} · scenario {} · {} · model {}{sim} ===\n",
+                "=== anchor prompt {}/{} · scenario {} · {} · model {}{sim}{size} ===\n",
                 n + 1,
                 pending.len(),
                 item.anchor.as_ref().map_or("", |a| a.scenario.as_str()),
@@ -516,7 +533,7 @@ pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
                 settings.model,
             ),
             None => format!(
-                "=== judge prompt {}/{} · conversation {} · {} · replicate {} · model {}{sim} ===\n",
+                "=== judge prompt {}/{} · conversation {} · {} · replicate {} · model {}{sim}{size} ===\n",
                 n + 1,
                 pending.len(),
                 item.conversation_id,
@@ -525,7 +542,7 @@ pub fn format_dry_run(plan: &JudgePlan, settings: &JudgeSettings) -> String {
                 settings.model,
             ),
             Some(p) => format!(
-                "=== pairwise prompt {}/{} · conversation {} against baseline {} · baseline shown as {} · model {}{sim} ===\n",
+                "=== pairwise prompt {}/{} · conversation {} against baseline {} · baseline shown as {} · model {}{sim}{size} ===\n",
                 n + 1,
                 pending.len(),
                 p.candidate_id,
@@ -705,11 +722,11 @@ async fn run_calls(
         let (ctx, sink, progress) = (ctx.clone(), sink.clone(), progress.clone());
         let unscored = unscored_so_far.clone();
         tasks.spawn(async move {
-            let record = judge_one(&ctx, item, seq as u32 + 1).await;
+            let (record, overflow) = judge_one(&ctx, item, seq as u32 + 1).await;
             let this = u64::from(record.status() != JudgmentStatus::Ok);
             let n = unscored.fetch_add(this, std::sync::atomic::Ordering::Relaxed) + this;
             progress.set_message(format!("{n} unscored · last: {}", record.status().as_str()));
-            let outcome = (record.status(), record.attempts());
+            let outcome = (record.status(), record.attempts(), overflow);
             // A closed writer has already reported why; the launcher stops on it.
             let _ = sink.send(record).await;
             progress.inc(1);
@@ -725,9 +742,10 @@ async fn run_calls(
     }
     while let Some(done) = tasks.join_next().await {
         match done {
-            Ok((status, attempts)) => {
+            Ok((status, attempts, overflow)) => {
                 *report.by_status.entry(status.as_str()).or_insert(0) += 1;
                 report.requests += u64::from(attempts);
+                report.overflows.extend(overflow);
             }
             // judge_one never panics on a judge's answer (the client turns a panic into
             // a failed call); a task that still failed is reported, never silent.
@@ -748,12 +766,25 @@ async fn run_calls(
 }
 
 /// One judgment: ask, re-ask after unusable answers, and never make up a score.
-async fn judge_one(ctx: &CallContext, item: PlannedJudgment, seq: u32) -> Answer {
+/// A prompt that outgrew the judge's context comes back beside the record, for the summary.
+async fn judge_one(
+    ctx: &CallContext,
+    item: PlannedJudgment,
+    seq: u32,
+) -> (Answer, Option<OverflowedPrompt>) {
     let started = Instant::now();
     let mut call = new_call(ctx, seq);
-    let verdict = ask_until_usable(ctx, &item, &mut call).await;
+    let (verdict, overflow) = ask_until_usable(ctx, &item, &mut call).await;
     call.latency_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-    into_answer(item, call, verdict, ctx.rejudge)
+    (into_answer(item, call, verdict, ctx.rejudge), overflow)
+}
+
+/// A prompt's size in o200k_base tokens: every message's text as sent.
+pub fn prompt_tokens(messages: &[Message]) -> i64 {
+    messages
+        .iter()
+        .map(|m| crate::tokens::count(&m.content))
+        .sum()
 }
 
 /// The stored facts of one judgment before its first ask: a judge error until an answer
@@ -790,12 +821,15 @@ struct UsableAnswer {
 }
 
 /// Asks, and re-asks after an unusable answer (the answer and the problem echoed back),
-/// up to the settings' re-asks; fills in `call` (status, raw output, errors, counts).
+/// up to the settings' re-asks; fills in `call` (status, raw output, errors, counts). A
+/// prompt that outgrew the judge's context is a `judge_error` whose error says the
+/// prompt's size; it comes back as well.
 async fn ask_until_usable(
     ctx: &CallContext,
     item: &PlannedJudgment,
     call: &mut JudgeCall,
-) -> UsableAnswer {
+) -> (UsableAnswer, Option<OverflowedPrompt>) {
+    let mut overflow = None;
     let s = &ctx.settings;
     let mut messages = item.messages.clone();
     let mut problems: Vec<String> = Vec::new();
@@ -825,8 +859,18 @@ async fn ask_until_usable(
                 let _ = ctx.format_refused.set(hint);
             }
             // The judge failed, not the conversation: nothing about it is touched.
+            let size = if turn.outcome() == TurnOutcome::ContextOverflow {
+                let o200k_tokens = prompt_tokens(&messages);
+                overflow = Some(OverflowedPrompt {
+                    o200k_tokens,
+                    server: turn.context.unwrap_or_default(),
+                });
+                format!("; the judge prompt is {o200k_tokens} o200k tokens")
+            } else {
+                String::new()
+            };
             problems.push(format!(
-                "ask {asks}: {} ({})",
+                "ask {asks}: {}{size} ({})",
                 turn.error.as_deref().unwrap_or("no detail"),
                 turn.outcome()
             ));
@@ -861,7 +905,7 @@ async fn ask_until_usable(
         }
     }
     call.error = (!problems.is_empty()).then(|| problems.join("; "));
-    verdict
+    (verdict, overflow)
 }
 
 fn add_tokens(sum: &mut Option<i64>, v: Option<i64>) {
@@ -1059,6 +1103,52 @@ pub fn unscored_reason(status: &str, error: Option<&str>) -> String {
         .map_or_else(|| "judge call failed".to_string(), str::to_string)
 }
 
+/// What to say when judge prompts outgrew the judge's context: how long they were, what
+/// the server said, and what to do. Empty when none did.
+pub fn overflow_advice(overflows: &[OverflowedPrompt], settings: &JudgeSettings) -> String {
+    let (Some(min), Some(max)) = (
+        overflows.iter().map(|o| o.o200k_tokens).min(),
+        overflows.iter().map(|o| o.o200k_tokens).max(),
+    ) else {
+        return String::new();
+    };
+    let size = if min == max {
+        format!("{} o200k tokens", thousands(max as u64))
+    } else {
+        format!(
+            "{}–{} o200k tokens",
+            thousands(min as u64),
+            thousands(max as u64)
+        )
+    };
+    let window = overflows
+        .iter()
+        .filter_map(|o| o.server.window_tokens)
+        .max()
+        .map_or(String::new(), |w| {
+            format!(
+                "; the judge's server said its window is {} tokens",
+                thousands(w as u64)
+            )
+        });
+    let reasoning = if settings.include_reasoning {
+        ", or `include_reasoning = false` in the judge file (the transcripts carry the answers' reasoning)"
+    } else {
+        ""
+    };
+    format!(
+        "context_overflow: {} outgrew judge {}'s context (model {}): the prompts were {size}{window}\n  \
+         fix: a judge served with a larger context window{reasoning}, or a shorter transcript rendering (a shorter `template`); \
+         `turnbench judge --dry-run` prints each prompt's size before anything is sent\n",
+        match overflows.len() {
+            1 => "1 judge prompt".to_string(),
+            n => format!("{n} judge prompts"),
+        },
+        settings.id,
+        settings.model,
+    )
+}
+
 /// The closing summary of a run: what was sent and how it ended, the judgments left
 /// unscored and why, then the table of current judgments per rubric and judge (read from
 /// the store's `current_judgments` view, as reports read it).
@@ -1111,6 +1201,7 @@ pub fn format_summary(
             }
         ));
     }
+    out.push_str(&overflow_advice(&report.overflows, settings));
     if report.pairwise.is_some() || report.anchors {
         return out;
     }

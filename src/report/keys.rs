@@ -55,6 +55,8 @@ pub enum TableKey {
     PerTurn,
     /// Conversations and turns, failures by class: the drill-down's failure links sit under it.
     Reliability,
+    /// Cells whose conversations outgrew the context (`crate::report::overflow`).
+    ContextOverflow,
     CacheAndCost,
     /// Each cell run by run.
     Trend,

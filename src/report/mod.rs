@@ -46,6 +46,7 @@ mod load;
 pub mod margin;
 pub mod matrix;
 pub mod model;
+mod overflow;
 mod pairwise;
 pub mod replay;
 
@@ -128,6 +129,8 @@ pub struct Facts {
     /// The family each judge's settings wrote (the judge card).
     families: Vec<crate::store::judgments::JudgeFamily>,
     replay: Vec<crate::store::replay::ReplayTurnFact>,
+    /// The sizes the servers stated on the conversations that outgrew the context.
+    overflow: overflow::OverflowRead,
     /// The selected scenarios' repeats, counted for CONSISTENCY ACROSS REPEATS.
     repeats: consistency::Tallies,
     /// Every rubric and judge with a judgment (for the notes when none is shown).
@@ -174,6 +177,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
         families: crate::store::judgments::judge_families(&conn)?,
         replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
+        overflow: overflow::read(&conn, &selected)?,
         repeats: {
             let mut t = consistency::Tallies::default();
             crate::store::repeats::repeat_groups(&conn, &sel, |g| t.add(&g))?;
@@ -198,6 +202,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         anchors,
         families,
         replay,
+        overflow: overflow_read,
         repeats,
         judged,
         drilldown: drilldown_read,
@@ -246,6 +251,9 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         },
     );
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
+    let replayed: std::collections::HashSet<i64> =
+        replay.iter().map(|t| t.conversation_id).collect();
+    let context_overflow = overflow::section(&facts, &report_cells, &overflow_read, &replayed);
     let replay = replay::section(&replay);
     let only_replay = only_replay(replay.as_ref(), &facts);
     let mut notes = notes(
@@ -294,6 +302,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         human_agreement,
         judge_card,
         notes,
+        context_overflow,
         replay,
         trend,
         comparison,

@@ -65,6 +65,12 @@ pub struct Report {
     pub judge_card: Vec<JudgeCard>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
+    /// CONTEXT OVERFLOW: the cells whose conversations outgrew the server's context window
+    /// (`context_overflow`), at which turn, and the model labels that overflow at one
+    /// provider but not at another; `None` when no conversation overflowed
+    /// (`crate::report::overflow`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_overflow: Option<ContextOverflowSection>,
     /// Replayed agent sessions (`turnbench replay`), when the selection holds any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<super::replay::ReplaySection>,
@@ -623,6 +629,85 @@ pub struct Flags {
     pub content_filtered_turns: u64,
     /// Turns that needed more than one attempt (retries on).
     pub retried_turns: u64,
+}
+
+/// CONTEXT OVERFLOW: conversations that outgrew the context window a provider serves a
+/// model with. A property of the workload and of the provider's window, not a serving fault.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ContextOverflowSection {
+    /// One per cell with a conversation ended by `context_overflow`, in the cells' order.
+    pub cells: Vec<OverflowFlag>,
+    /// Model labels whose conversations outgrew the context at some providers but, as far
+    /// as they went, not at others.
+    pub contrasts: Vec<OverflowContrast>,
+}
+
+/// A cell whose conversations outgrew the context: how many, at which turn, and the sizes
+/// the server stated.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverflowFlag {
+    pub provider: String,
+    /// The model label.
+    pub model: String,
+    pub simulated: bool,
+    /// Conversations that ended in `context_overflow`, of `attempted`.
+    pub conversations: u64,
+    pub attempted: u64,
+    /// Replayed agent sessions (`turnbench replay`): a turn is the session's turn.
+    pub replay: bool,
+    /// Turn (1-based) → conversations that overflowed at it.
+    pub turns: BTreeMap<u32, u64>,
+    /// Replayed sessions only: each overflowed pass's session, round and turn (1-based),
+    /// ordered by session then round.
+    pub sessions: Vec<SessionTurn>,
+    /// Median prompt tokens the server stated, over the `prompt_stated` conversations
+    /// whose server stated it; `None` when none did.
+    pub prompt_tokens: Option<f64>,
+    pub prompt_stated: u64,
+    /// The context window the server stated (the most common value, the largest of
+    /// equally common ones), over `window_stated` conversations; `None` when none did.
+    pub window_tokens: Option<i64>,
+    pub window_stated: u64,
+    /// Distinct windows stated, ascending (more than one: the provider served several).
+    pub windows: Vec<i64>,
+    /// The flag's sentence, every format prints it.
+    pub text: String,
+}
+
+/// One replayed session's pass that outgrew the context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionTurn {
+    pub session: String,
+    pub round: u32,
+    /// 1-based: the session's turn.
+    pub turn: u32,
+}
+
+/// A model label that outgrows the context at some providers and not at others.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverflowContrast {
+    pub model: String,
+    /// Providers where it overflowed.
+    pub overflows_at: Vec<OverflowSide>,
+    /// Providers where no conversation overflowed though some went at least as far as
+    /// the earliest overflow turn above.
+    pub fits_at: Vec<OverflowSide>,
+    /// The sentence every format prints.
+    pub text: String,
+}
+
+/// One provider of an [`OverflowContrast`].
+#[derive(Debug, Clone, Serialize)]
+pub struct OverflowSide {
+    pub provider: String,
+    /// Conversations that ended in `context_overflow`, of `attempted`.
+    pub overflowed: u64,
+    pub attempted: u64,
+    /// Overflowing side: the earliest overflow turn; fitting side: the furthest turn any
+    /// of its conversations answered (1-based).
+    pub turn: u32,
+    /// The window the server stated, when it did (overflowing side only).
+    pub window_tokens: Option<i64>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -41,9 +41,10 @@ impl<'c> ConversationInserter<'c> {
                      finish_reason, http_status, outcome, error, attempts, pause_ms, start_ms,
                      ttft_ms, ttfa_ms, e2e_ms, prompt_tokens, completion_tokens,
                      reasoning_tokens, cached_tokens, visible_tokens, request_id, chunk_offsets,
-                     wall_ms, has_answer, has_reasoning)
+                     wall_ms, has_answer, has_reasoning, overflow_prompt_tokens,
+                     overflow_window_tokens, overflow_completion_tokens)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
+                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
             )?,
             attempt: conn.prepare_cached(
                 "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status,
@@ -128,6 +129,9 @@ impl<'c> ConversationInserter<'c> {
                 t.wall_ms,
                 t.has_visible_text(),
                 t.reasoning.as_deref().is_some_and(|r| !r.is_empty()),
+                t.context.and_then(|c| c.prompt_tokens),
+                t.context.and_then(|c| c.window_tokens),
+                t.context.and_then(|c| c.completion_tokens),
             ])?;
         }
         for a in &c.attempts {
@@ -238,6 +242,7 @@ mod tests {
                     cached_tokens: None,
                     reasoning_tokens: Some(1),
                 },
+                context: None,
                 request_id: Some("req-1".into()),
                 chunk_offsets_us: vec![1, 2, 3],
             },

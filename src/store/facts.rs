@@ -404,6 +404,32 @@ pub fn turns(
     Ok(())
 }
 
+/// What the server said about sizes on each of these turns (conversation id, 0-based
+/// index), in order: the `overflow_*` columns of `turn_facts`, each turn found by its
+/// primary key. A turn not found, or one the server said nothing about, has no sizes.
+pub fn overflow_sizes(
+    conn: &Connection,
+    turns: &[(i64, u32)],
+) -> Result<Vec<crate::client::ContextSizes>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT overflow_prompt_tokens, overflow_window_tokens, overflow_completion_tokens
+         FROM turn_facts WHERE conversation_id = ?1 AND idx = ?2",
+    )?;
+    let mut out = Vec::with_capacity(turns.len());
+    for &(id, idx) in turns {
+        let mut rows = stmt.query(rusqlite::params![id, idx])?;
+        out.push(match rows.next()? {
+            Some(r) => crate::client::ContextSizes {
+                prompt_tokens: r.get(0)?,
+                window_tokens: r.get(1)?,
+                completion_tokens: r.get(2)?,
+            },
+            None => crate::client::ContextSizes::default(),
+        });
+    }
+    Ok(out)
+}
+
 /// A current check definition (`current_check_definitions`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CheckDefinitionFact {

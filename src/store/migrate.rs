@@ -36,6 +36,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "010_rubric_scales",
         include_str!("../../db/010_rubric_scales.sql"),
     ),
+    (
+        "011_context_overflow",
+        include_str!("../../db/011_context_overflow.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

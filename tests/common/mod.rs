@@ -148,6 +148,8 @@ pub struct ScriptedRequest {
     /// 0 for the first request on its connection, 1 for the next (keep-alive), …
     pub on_connection: usize,
     pub headers: String,
+    /// The request body as JSON (null when it was not JSON).
+    pub body: serde_json::Value,
 }
 
 /// What the scripted server does with a request.
@@ -206,6 +208,7 @@ impl Scripted {
                             model: json["model"].as_str().unwrap_or_default().to_string(),
                             on_connection,
                             headers: head,
+                            body: json,
                         };
                         match script(&req) {
                             Reply::Close(bytes) => {

@@ -102,7 +102,6 @@ pub async fn audit(
             // The store is the one judging writes: created or upgraded now, as judging
             // would, so an empty one is reported as empty (with its fix), not as missing.
             crate::store::open(&job.opts.db)?;
-            check_endpoint(&job.opts.settings)?;
         }
         let opts = JudgeOptions {
             mode: match job.opts.mode {
@@ -120,18 +119,6 @@ pub async fn audit(
         });
     }
     Ok(audit)
-}
-
-/// What a judge needs to send, checked before any judge of the panel sends: its key
-/// variable set, its header variables set, its URL well formed (the built-in mock's is
-/// known only once it runs).
-fn check_endpoint(settings: &JudgeSettings) -> Result<(), JudgeError> {
-    settings.api_key()?;
-    settings.header_values()?;
-    if let JudgeEndpoint::Url(base) = &settings.endpoint {
-        settings.request_url(base)?;
-    }
-    Ok(())
 }
 
 /// Plans and audits every job, and — when the jobs judge ([`Mode::Judge`]) and the audit
@@ -274,10 +261,16 @@ fn this_judge_anchors(
 
 /// Judge settings from a file (on disk, else built in: `judges/…`), keyed for the mock
 /// grader when simulated: simulated judgments are the grader's, so its version is part of
-/// their key.
-pub fn load_settings(path: &std::path::Path) -> Result<JudgeSettings, JudgeError> {
+/// their key. `to_send`: the variables its endpoint names must be set (checked now, as a
+/// bench's are, so that what stops one judge of a panel stops them all before any sends);
+/// a dry run or an audit needs none.
+pub fn load_settings(path: &std::path::Path, to_send: bool) -> Result<JudgeSettings, JudgeError> {
     let path = crate::config::embedded::resolve_file(path, "judges");
-    let mut settings = JudgeSettings::load(&path)?;
+    let mut settings = if to_send {
+        JudgeSettings::load(&path)?
+    } else {
+        JudgeSettings::load_without_keys(&path)?
+    };
     if settings.simulated {
         settings.grader_version = Some(crate::mock::grade::GRADER_VERSION);
     }

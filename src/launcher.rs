@@ -189,12 +189,13 @@ pub fn describe_target(
     body: &serde_json::Value,
 ) {
     use std::fmt::Write;
-    let key = match &t.api_key_env {
+    let key = match &t.credentials.api_key_env {
         Some(var) if crate::config::headers::env_is_set(var) => format!("${var} (set)"),
         Some(var) => format!("${var} (NOT SET or empty: {command} will refuse to start)"),
         None => "none".to_string(),
     };
-    let headers = crate::config::headers::describe(&t.headers, &t.headers_env);
+    let headers =
+        crate::config::headers::describe(&t.credentials.headers, &t.credentials.headers_env);
     // A JSON value always serialises.
     let body = serde_json::to_string_pretty(body).expect("json");
     let _ = writeln!(
@@ -204,8 +205,12 @@ pub fn describe_target(
     );
     let _ = writeln!(out, "  POST {}", endpoint.url);
     let _ = writeln!(out, "  key {key}; extra headers: {headers}");
-    if !t.url_secrets.is_empty() {
-        let _ = writeln!(out, "  URL credentials: {}", t.url_secrets.describe());
+    if !t.credentials.url_secrets.is_empty() {
+        let _ = writeln!(
+            out,
+            "  URL credentials: {}",
+            t.credentials.url_secrets.describe()
+        );
     }
     let _ = writeln!(out, "  {what}:");
     for line in body.lines() {
@@ -222,7 +227,7 @@ pub fn store_targets(
     for t in &cfg.targets {
         let params = serde_json::json!({
             "request": t.request,
-            "header_names": t.headers.keys().collect::<Vec<_>>(),
+            "header_names": t.credentials.headers.keys().collect::<Vec<_>>(),
         })
         .to_string();
         // Three numbers: serialising them cannot fail.

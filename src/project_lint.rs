@@ -67,7 +67,7 @@ fn rubrics(input: &LintInput) -> LintFindings {
 /// needed to lint.
 fn judges(input: &LintInput) -> LintFindings {
     each_file(&input.project.join("judges"), |p| {
-        crate::config::JudgeSettings::load(p).map(drop)
+        crate::config::JudgeSettings::load_without_keys(p).map(drop)
     })
 }
 

@@ -817,3 +817,107 @@ fn the_readme_documents_what_changed() {
         assert!(readme.contains(needle), "README does not mention {needle}");
     }
 }
+
+/// Issue 31: a bench's target and a judge name their endpoint with the same keys, checked
+/// by one function when the file is loaded. The same mistake in either file is the same
+/// error (its file, its line, the same message and fix) before anything is sent; a dry
+/// run, which sends nothing, needs no variable; `lint` reads both the same way.
+#[test]
+fn the_same_endpoint_mistake_in_a_bench_and_a_judge_is_the_same_error_at_load() {
+    let project = Project::new(&[("alpha", &two_turn_scenario("alpha", 0))]);
+    project.write("t.md", "{{criteria}}\n{{transcript}}\n");
+    let rubric = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rubrics/support-tone.toml");
+    let rubric = rubric.to_str().unwrap();
+    // What a message says once its file, line and endpoint's name are taken out.
+    let said = |err: &str, at: &str, owner: &str| -> String {
+        let start = err.find(at).unwrap_or_else(|| panic!("no {at} in {err}"));
+        err[start + at.len()..]
+            .trim_end()
+            .replace(owner, "<endpoint>")
+    };
+    for (mistake, var) in [
+        ("api_key_env = \"TB_SAME_UNSET_KEY\"", "TB_SAME_UNSET_KEY"),
+        (
+            "headers_env = { \"x-api-key\" = \"TB_SAME_UNSET_HDR\" }",
+            "TB_SAME_UNSET_HDR",
+        ),
+        (
+            "query_env = { key = \"TB_SAME_UNSET_Q\" }",
+            "TB_SAME_UNSET_Q",
+        ),
+    ] {
+        project.write(
+            "bench.toml",
+            &format!(
+                "name = \"same\"\n{}",
+                target("acme", "m", "http://127.0.0.1:9/v1", mistake)
+            ),
+        );
+        project.write(
+            "judge.toml",
+            &format!(
+                "base_url = \"http://127.0.0.1:9/v1\"\nmodel = \"j\"\ntemplate = \"t.md\"\n{mistake}\n"
+            ),
+        );
+        let collect = project
+            .cmd(&["collect", "--config", "bench.toml"])
+            .output()
+            .unwrap();
+        let judge = ["judge", "--judge", "judge.toml", "--rubric", rubric];
+        let judged = project.cmd(&judge).output().unwrap();
+        for out in [&collect, &judged] {
+            assert_eq!(out.status.code(), Some(1), "{mistake}: {}", stderr(out));
+            assert!(stderr(out).contains(var), "{}", stderr(out));
+        }
+        let bench_says = said(&stderr(&collect), "bench.toml:7:", "acme / m");
+        let judge_says = said(&stderr(&judged), "judge.toml:4:", "judge judge");
+        assert_eq!(bench_says, judge_says, "{mistake}");
+        assert!(bench_says.contains("not set or empty") && bench_says.contains("\n  fix: export"));
+        assert!(!project.db().exists(), "{mistake}: a store was made");
+
+        // Sending nothing needs no variable.
+        let dry = project
+            .cmd(&["collect", "--config", "bench.toml", "--dry-run"])
+            .output()
+            .unwrap();
+        assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+        let dry = project
+            .cmd(&[&judge[..], &["--dry-run"]].concat())
+            .output()
+            .unwrap();
+        assert!(
+            !stderr(&dry).contains("not set or empty"),
+            "{}",
+            stderr(&dry)
+        );
+    }
+
+    // A header name no HTTP request can carry, found by `lint` in both files alike.
+    std::fs::create_dir(project.path("judges")).unwrap();
+    let bad = "headers = { \"x team\" = \"blue\" }";
+    project.write(
+        "bench.toml",
+        &format!(
+            "name = \"same\"\n{}",
+            target("acme", "m", "http://127.0.0.1:9/v1", bad)
+        ),
+    );
+    project.write(
+        "judges/judge.toml",
+        &format!(
+            "base_url = \"http://127.0.0.1:9/v1\"\nmodel = \"j\"\ntemplate = \"t.md\"\n{bad}\n"
+        ),
+    );
+    project.write("judges/t.md", "{{criteria}}\n{{transcript}}\n");
+    let out = project.cmd(&["lint"]).output().unwrap();
+    let err = format!("{}{}", stdout(&out), stderr(&out));
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    let bench_says = said(&err, "bench.toml:7:", "acme / m");
+    let judge_says = said(&err, "judge.toml:4:", "judge judge");
+    let first = |s: &str| s.lines().take(2).collect::<Vec<_>>().join("\n");
+    assert_eq!(first(&bench_says), first(&judge_says), "{err}");
+    assert!(
+        first(&bench_says).contains("not a valid HTTP header name"),
+        "{err}"
+    );
+}

@@ -184,7 +184,7 @@ impl JudgeArgs {
         };
         let mut panel: Vec<JudgeOptions> = Vec::new();
         for path in &self.judges {
-            let settings = self.settings(path)?;
+            let settings = self.settings(path, mode == Mode::Judge)?;
             check_differs(&panel, &settings)?;
             panel.push(JudgeOptions {
                 db: global.db.clone(),
@@ -259,8 +259,8 @@ impl JudgeArgs {
     }
 
     /// One judge's settings with the flags applied over them.
-    fn settings(&self, path: &std::path::Path) -> Result<JudgeSettings> {
-        let mut settings = judge_panel::load_settings(path)?;
+    fn settings(&self, path: &std::path::Path, to_send: bool) -> Result<JudgeSettings> {
+        let mut settings = judge_panel::load_settings(path, to_send)?;
         if let Some(n) = self.replicates {
             settings.replicates = n;
         }

@@ -6,7 +6,6 @@ use anyhow::{Result, bail};
 use super::Global;
 use crate::exit::Exit;
 use crate::export::conversation_view::text_view;
-use crate::report::drilldown;
 
 /// Show one stored conversation in full: identity, outcome, every turn (messages, answer,
 /// timings, tokens, finish reason, error), its checks with their explanations and the
@@ -30,7 +29,10 @@ impl ShowArgs {
                 global.db.display()
             );
         }
-        let Some(c) = drilldown::conversation(&global.db, &self.conversation)? else {
+        // The command opens the store and reads the one conversation from it, as a view
+        // shows it; the report's own door to the store (`report::load`) is not involved.
+        let conn = crate::store::open(&global.db)?;
+        let Some(c) = crate::store::detail::find(&conn, &self.conversation)? else {
             bail!(
                 "no conversation {:?} in {}\n  fix: pass a conversation's uid or numeric id (the HTML report's views and `turnbench export conversations` name them)",
                 self.conversation,

@@ -39,14 +39,10 @@ pub struct Endpoint {
 impl Endpoint {
     pub fn for_target(target: &TargetConfig) -> Self {
         Endpoint {
-            url: SecretUrl::build_lenient(
-                &target.base_url,
-                "chat/completions",
-                &target.url_secrets,
-            ),
+            url: target.credentials.request_url(&target.base_url),
             model: target.model.clone(),
-            api_key: target.api_key(),
-            headers: target.header_values(),
+            api_key: target.credentials.api_key(),
+            headers: target.credentials.header_values(),
             params: target.request.clone(),
         }
     }

@@ -160,7 +160,7 @@ struct BenchDoc {
     #[serde(default)]
     replay: super::replay::ReplaySettings,
     #[serde(rename = "target")]
-    targets: Spanned<Vec<TargetDoc>>,
+    targets: Spanned<Vec<Spanned<TargetDoc>>>,
 }
 
 fn default_scenarios() -> PathBuf {
@@ -179,29 +179,19 @@ fn one_f() -> f64 {
     1.0
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TargetDoc {
-    provider: String,
-    model: String,
-    label: Option<String>,
-    base_url: Spanned<String>,
-    api_key_env: Option<Spanned<String>>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    /// Header name → the environment variable that holds its value.
-    #[serde(default)]
-    headers_env: BTreeMap<String, String>,
-    /// The variable holding the URL's user-info (`user:password`).
-    userinfo_env: Option<String>,
-    /// Query parameter name → the variable that holds its value.
-    #[serde(default)]
-    query_env: BTreeMap<String, String>,
-    #[serde(default)]
-    request: RequestParams,
-    price: Option<Prices>,
-    #[serde(default)]
-    replay: super::replay::TargetReplay,
+super::endpoint::with_endpoint_keys! {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct TargetDoc {
+        provider: String,
+        model: String,
+        label: Option<String>,
+        #[serde(default)]
+        request: RequestParams,
+        price: Option<Prices>,
+        #[serde(default)]
+        replay: super::replay::TargetReplay,
+    }
 }
 
 /// A resolved `bench.toml`. Serialises without secrets (it is stored with the run).
@@ -235,18 +225,9 @@ pub struct TargetConfig {
     pub label: String,
     /// As written in the file, checked to hold no credential (see [`super::url`]).
     pub base_url: String,
-    /// Where the URL's credentials come from (variable names; left out when none).
+    /// The key, header and URL-credential variables, and the literal headers.
     #[serde(flatten)]
-    pub url_secrets: super::url::UrlSecrets,
-    /// Name of the variable; the value is looked up when requests are built, never stored.
-    pub api_key_env: Option<String>,
-    /// Extra headers with their values as written in the file; only the names are stored.
-    #[serde(serialize_with = "super::headers::names_only")]
-    pub headers: BTreeMap<String, String>,
-    /// Extra headers whose values are read from environment variables (header name →
-    /// variable name), looked up when requests are built, never stored.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers_env: BTreeMap<String, String>,
+    pub credentials: super::endpoint::Credentials,
     pub request: RequestParams,
     pub price: Option<Prices>,
     #[serde(skip_serializing_if = "super::replay::TargetReplay::is_default")]
@@ -262,33 +243,6 @@ impl TargetConfig {
     /// The host part of `base_url` (for blinding and display), or of `stable_url`.
     pub fn host(&self) -> String {
         host_of(self.stable_url.as_deref().unwrap_or(&self.base_url))
-    }
-
-    /// The key from the environment, if the target names a variable that holds one.
-    pub fn api_key(&self) -> Option<String> {
-        self.api_key_env
-            .as_ref()
-            .and_then(|v| std::env::var(v).ok())
-            .filter(|v| !v.trim().is_empty())
-    }
-
-    /// The extra headers to send, `headers_env` values read now. A variable checked when
-    /// the file was loaded but emptied since is sent as no header at all, never as a
-    /// header with a made-up value.
-    pub fn header_values(&self) -> Vec<(String, String)> {
-        let mut out: Vec<(String, String)> = self
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        for (name, var) in &self.headers_env {
-            if let Ok(v) = std::env::var(var)
-                && !v.trim().is_empty()
-            {
-                out.push((name.clone(), v));
-            }
-        }
-        out
     }
 }
 
@@ -407,51 +361,38 @@ fn check_numbers(src: &SourceText, doc: &BenchDoc) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// One target, checked (its URL, its key variable when keys are required, its headers),
-/// with the file's request parameters under its own; and where its `base_url` stands,
-/// to point at when it appears twice.
+/// One target, checked (its endpoint, with its variables when keys are required), with
+/// the file's request parameters under its own; and where its `base_url` stands, to point
+/// at when it appears twice.
 fn target_config(
     src: &SourceText,
-    t: TargetDoc,
+    t: Spanned<TargetDoc>,
     request: &RequestParams,
     require_keys: bool,
 ) -> Result<(TargetConfig, std::ops::Range<usize>), ConfigError> {
+    let table = t.span();
+    let mut t = t.into_inner();
     let owner = format!("{} / {}", t.provider, t.model);
-    let url_secrets = super::url::UrlSecrets {
-        userinfo_env: t.userinfo_env,
-        query_env: t.query_env,
-    };
-    let url = super::url::check_base_url(src, &owner, &t.base_url, &url_secrets, require_keys)?;
-    if let Some(env) = &t.api_key_env
-        && require_keys
-        && !super::headers::env_is_set(env.get_ref())
-    {
+    let endpoint = t.take_endpoint();
+    let span = endpoint
+        .base_url
+        .as_ref()
+        .map_or(table.clone(), |u| u.span());
+    let (url, credentials) = super::endpoint::check(src, &owner, endpoint, require_keys)?;
+    let Some(base_url) = url else {
         return Err(src.invalid(
-            env.span(),
-            format!(
-                "environment variable {} (api_key_env of {} / {}) is not set or empty",
-                env.get_ref(),
-                t.provider,
-                t.model
-            ),
-            format!(
-                "export {}=... before running, or remove this target",
-                env.get_ref()
-            ),
+            table,
+            format!("target {owner} has no base_url"),
+            "add base_url = \"https://.../v1\" to this [[target]]",
         ));
-    }
-    super::headers::validate(src, &owner, &t.headers, &t.headers_env, require_keys)?;
-    let span = t.base_url.span();
+    };
     let label = t.label.unwrap_or_else(|| t.model.clone());
     let target = TargetConfig {
         provider: t.provider,
         model: t.model,
         label,
-        base_url: url,
-        url_secrets,
-        api_key_env: t.api_key_env.map(Spanned::into_inner),
-        headers: t.headers,
-        headers_env: t.headers_env,
+        base_url,
+        credentials,
         request: request.merged(&t.request),
         price: t.price,
         replay: t.replay,
@@ -570,7 +511,7 @@ price = { input = 0.5, cached = 0.1, output = 2.0 }
             "headers = { \"x-team\" = \"hdr-file-secret\" }\nheaders_env = { \"x-api-key\" = \"TURNBENCH_TEST_HEADER_KEY\" }\nprice =",
         );
         let cfg = BenchConfig::from_source(&src(&text)).unwrap();
-        let sent = cfg.targets[0].header_values();
+        let sent = cfg.targets[0].credentials.header_values();
         assert!(sent.contains(&("x-team".into(), "hdr-file-secret".into())));
         assert!(sent.contains(&("x-api-key".into(), "hdr-env-secret".into())));
         let json = serde_json::to_string(&cfg).unwrap();
@@ -648,7 +589,10 @@ price = { input = 0.5, cached = 0.1, output = 2.0 }
         unsafe { std::env::set_var("TURNBENCH_TEST_KEY_A", "sk-secret-value") };
         let text = OK.replace("price =", "api_key_env = \"TURNBENCH_TEST_KEY_A\"\nprice =");
         let cfg = BenchConfig::from_source(&src(&text)).unwrap();
-        assert_eq!(cfg.targets[0].api_key().as_deref(), Some("sk-secret-value"));
+        assert_eq!(
+            cfg.targets[0].credentials.api_key().as_deref(),
+            Some("sk-secret-value")
+        );
         let json = serde_json::to_string(&cfg).unwrap();
         assert!(!json.contains("sk-secret-value"));
         assert!(json.contains("TURNBENCH_TEST_KEY_A"));

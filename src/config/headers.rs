@@ -78,7 +78,7 @@ pub fn validate(
                 format!(
                     "environment variable {var} (headers_env {name:?} of {owner}) is not set or empty"
                 ),
-                format!("export {var}=... before running, or remove the header"),
+                super::endpoint::unset_fix(var, &format!("the header {name:?}")),
             ));
         }
         if let Ok(value) = std::env::var(var)

@@ -29,7 +29,6 @@
 //! The key's value never enters a settings value: only the variable's name does, and it is
 //! looked up when requests are built.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -137,18 +136,10 @@ pub struct JudgeSettings {
     pub path: PathBuf,
     pub endpoint: JudgeEndpoint,
     pub model: String,
-    pub api_key_env: Option<String>,
-    /// Line of `api_key_env`, for the "variable not set" error raised when sending.
-    #[serde(skip)]
-    pub api_key_env_line: usize,
-    /// Extra headers as written in the file; only the names are ever stored.
-    #[serde(serialize_with = "super::headers::names_only")]
-    pub headers: BTreeMap<String, String>,
-    /// Extra headers whose values come from environment variables (name → variable).
-    pub headers_env: BTreeMap<String, String>,
-    /// Where the URL's credentials come from (variable names; left out when none).
+    /// The key, header and URL-credential variables, and the literal headers: checked
+    /// when the settings were loaded, as a bench's targets are.
     #[serde(flatten)]
-    pub url_secrets: super::url::UrlSecrets,
+    pub credentials: super::endpoint::Credentials,
     /// Without `response_format`, which [`ResponseFormat`] describes (a table written in
     /// the file, or `{"type": "json_object"}`, stays here and is sent as it is).
     pub request: RequestParams,
@@ -241,61 +232,13 @@ pub fn family_of(model: &str) -> Option<&'static str> {
 }
 
 impl JudgeSettings {
-    /// The key from the environment; an error naming the file and line when it is unset.
-    pub fn api_key(&self) -> Result<Option<String>, ConfigError> {
-        let Some(var) = &self.api_key_env else {
-            return Ok(None);
-        };
-        match std::env::var(var) {
-            Ok(v) if !v.trim().is_empty() => Ok(Some(v)),
-            _ => Err(ConfigError::invalid(
-                &self.path,
-                self.api_key_env_line,
-                format!(
-                    "environment variable {var} (api_key_env of judge {}) is not set or empty",
-                    self.id
-                ),
-                format!("export {var}=... before running; --dry-run and --audit need no key"),
-            )),
-        }
-    }
-
-    /// The extra headers to send, `headers_env` values read now; an unset or empty
-    /// variable is an error naming the file.
-    pub fn header_values(&self) -> Result<Vec<(String, String)>, ConfigError> {
-        super::headers::resolve(&self.headers, &self.headers_env).map_err(|var| {
-            ConfigError::invalid(
-                &self.path,
-                1,
-                format!(
-                    "environment variable {var} (headers_env of judge {}) is not set or empty",
-                    self.id
-                ),
-                format!("export {var}=... before running; --dry-run and --audit need no value"),
-            )
-        })
-    }
-
     /// The URL judge requests go to: `base` (the settings' base URL, or the built-in
-    /// mock's) with the credentials of the settings read from the environment now; an
-    /// unset or empty variable is an error naming the file.
-    pub fn request_url(&self, base: &str) -> Result<super::url::SecretUrl, ConfigError> {
-        let none = super::url::UrlSecrets::default();
-        let secrets = match &self.endpoint {
-            JudgeEndpoint::Url(_) => &self.url_secrets,
-            JudgeEndpoint::BuiltinMock => &none,
-        };
-        super::url::SecretUrl::build(base, "chat/completions", secrets).map_err(|var| {
-            ConfigError::invalid(
-                &self.path,
-                1,
-                format!(
-                    "environment variable {var} (userinfo_env or query_env of judge {}) is not set or empty",
-                    self.id
-                ),
-                format!("export {var}=... before running; --dry-run and --audit need no value"),
-            )
-        })
+    /// mock's) with the URL credentials of the settings read now (the mock takes none).
+    pub fn request_url(&self, base: &str) -> super::url::SecretUrl {
+        match &self.endpoint {
+            JudgeEndpoint::Url(_) => self.credentials.request_url(base),
+            JudgeEndpoint::BuiltinMock => super::endpoint::Credentials::default().request_url(base),
+        }
     }
 
     /// The judge's host, or `builtin-mock`.
@@ -307,51 +250,44 @@ impl JudgeSettings {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct JudgeDoc {
-    id: Option<Spanned<String>>,
-    base_url: Option<Spanned<String>>,
-    #[serde(default)]
-    builtin_mock: bool,
-    model: Spanned<String>,
-    api_key_env: Option<Spanned<String>>,
-    #[serde(default)]
-    headers: BTreeMap<String, String>,
-    #[serde(default)]
-    headers_env: BTreeMap<String, String>,
-    userinfo_env: Option<String>,
-    #[serde(default)]
-    query_env: BTreeMap<String, String>,
-    template: Spanned<String>,
-    pairwise_template: Option<Spanned<String>>,
-    system: Option<String>,
-    #[serde(default = "first")]
-    sample: Sample,
-    #[serde(default = "one")]
-    replicates: Spanned<u32>,
-    vary: Option<Spanned<Vec<Variation>>>,
-    #[serde(default)]
-    seed: u64,
-    #[serde(default = "default_concurrency")]
-    concurrency: Spanned<usize>,
-    #[serde(default = "default_timeout")]
-    timeout_s: Spanned<f64>,
-    #[serde(default = "default_reasks")]
-    reasks: u32,
-    #[serde(default)]
-    include_reasoning: bool,
-    #[serde(default)]
-    redact: Vec<Spanned<String>>,
-    #[serde(default = "yes")]
-    builtin_redactions: bool,
-    #[serde(default)]
-    simulated: bool,
-    family: Option<Spanned<String>>,
-    #[serde(default)]
-    request: RequestParams,
-    #[serde(default = "default_retry")]
-    retry: RetryPolicy,
+super::endpoint::with_endpoint_keys! {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct JudgeDoc {
+        id: Option<Spanned<String>>,
+        #[serde(default)]
+        builtin_mock: bool,
+        model: Spanned<String>,
+        template: Spanned<String>,
+        pairwise_template: Option<Spanned<String>>,
+        system: Option<String>,
+        #[serde(default = "first")]
+        sample: Sample,
+        #[serde(default = "one")]
+        replicates: Spanned<u32>,
+        vary: Option<Spanned<Vec<Variation>>>,
+        #[serde(default)]
+        seed: u64,
+        #[serde(default = "default_concurrency")]
+        concurrency: Spanned<usize>,
+        #[serde(default = "default_timeout")]
+        timeout_s: Spanned<f64>,
+        #[serde(default = "default_reasks")]
+        reasks: u32,
+        #[serde(default)]
+        include_reasoning: bool,
+        #[serde(default)]
+        redact: Vec<Spanned<String>>,
+        #[serde(default = "yes")]
+        builtin_redactions: bool,
+        #[serde(default)]
+        simulated: bool,
+        family: Option<Spanned<String>>,
+        #[serde(default)]
+        request: RequestParams,
+        #[serde(default = "default_retry")]
+        retry: RetryPolicy,
+    }
 }
 
 fn first() -> Sample {
@@ -401,23 +337,16 @@ fn judge_id(src: &SourceText, doc: &JudgeDoc, path: &Path) -> Result<String, Con
     })
 }
 
-/// A URL, or the built-in mock judge: exactly one of them.
+/// A URL, or the built-in mock judge: exactly one of them; the endpoint checked as every
+/// endpoint is ([`super::endpoint::check`]).
 fn endpoint(
     src: &SourceText,
-    doc: &JudgeDoc,
+    doc: &mut JudgeDoc,
     id: &str,
-    url_secrets: &super::url::UrlSecrets,
-) -> Result<JudgeEndpoint, ConfigError> {
-    Ok(match (&doc.base_url, doc.builtin_mock) {
-        // Variables are checked when sending (dry runs and audits need none).
-        (Some(url), false) => JudgeEndpoint::Url(super::url::check_base_url(
-            src,
-            &format!("judge {id}"),
-            url,
-            url_secrets,
-            false,
-        )?),
-        (None, true) => JudgeEndpoint::BuiltinMock,
+    require_vars: bool,
+) -> Result<(JudgeEndpoint, super::endpoint::Credentials), ConfigError> {
+    let written = doc.take_endpoint();
+    match (&written.base_url, doc.builtin_mock) {
         (Some(url), true) => {
             return Err(src.invalid(
                 url.span(),
@@ -432,11 +361,18 @@ fn endpoint(
                 "set base_url = \"https://.../v1\", or builtin_mock = true",
             ));
         }
-    })
+        _ => {}
+    }
+    let owner = format!("judge {id}");
+    let (url, credentials) = super::endpoint::check(src, &owner, written, require_vars)?;
+    Ok((
+        url.map_or(JudgeEndpoint::BuiltinMock, JudgeEndpoint::Url),
+        credentials,
+    ))
 }
 
-/// The model named, counts positive, headers well formed, at least one attempt.
-fn check_values(src: &SourceText, doc: &JudgeDoc, id: &str) -> Result<(), ConfigError> {
+/// The model named, counts positive, at least one attempt.
+fn check_values(src: &SourceText, doc: &JudgeDoc) -> Result<(), ConfigError> {
     if doc.model.get_ref().trim().is_empty() {
         return Err(src.invalid(doc.model.span(), "empty model", "name the judge model"));
     }
@@ -463,14 +399,6 @@ fn check_values(src: &SourceText, doc: &JudgeDoc, id: &str) -> Result<(), Config
     )?;
     let t = *doc.timeout_s.get_ref();
     positive(t.is_finite() && t > 0.0, doc.timeout_s.span(), "timeout_s")?;
-    // Variables are checked when sending (dry runs and audits need none).
-    super::headers::validate(
-        src,
-        &format!("judge {id}"),
-        &doc.headers,
-        &doc.headers_env,
-        false,
-    )?;
     if doc.retry.attempts == 0 {
         return Err(ConfigError::invalid(
             &src.path,
@@ -595,17 +523,24 @@ fn response_format(
 }
 
 impl JudgeSettings {
-    /// Reads the settings and the template file they name.
+    /// Reads the settings and the template file they name, with every variable the
+    /// endpoint names set (for a command about to send).
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        Self::read(path, true)
+    }
+
+    /// [`JudgeSettings::load`] without requiring the endpoint's variables: for `lint`,
+    /// dry runs and audits, which send nothing.
+    pub fn load_without_keys(path: &Path) -> Result<Self, ConfigError> {
+        Self::read(path, false)
+    }
+
+    fn read(path: &Path, require_vars: bool) -> Result<Self, ConfigError> {
         let src = SourceText::read(path)?;
-        let doc: JudgeDoc = src.parse()?;
+        let mut doc: JudgeDoc = src.parse()?;
         let id = judge_id(&src, &doc, path)?;
-        let url_secrets = super::url::UrlSecrets {
-            userinfo_env: doc.userinfo_env.clone(),
-            query_env: doc.query_env.clone(),
-        };
-        let endpoint = endpoint(&src, &doc, &id, &url_secrets)?;
-        check_values(&src, &doc, &id)?;
+        let (endpoint, credentials) = endpoint(&src, &mut doc, &id, require_vars)?;
+        check_values(&src, &doc)?;
         let t = *doc.timeout_s.get_ref();
         let redact = redact_terms(&src, &doc)?;
 
@@ -637,14 +572,7 @@ impl JudgeSettings {
             path: path.to_path_buf(),
             endpoint,
             model: doc.model.into_inner(),
-            api_key_env_line: doc
-                .api_key_env
-                .as_ref()
-                .map_or(1, |v| src.line_of(v.span().start)),
-            api_key_env: doc.api_key_env.map(Spanned::into_inner),
-            headers: doc.headers,
-            headers_env: doc.headers_env,
-            url_secrets,
+            credentials,
             request,
             response_format,
             response_format_line,
@@ -964,23 +892,24 @@ mod tests {
     }
 
     #[test]
-    fn unset_key_is_reported_only_when_asked() {
+    fn unset_key_is_reported_at_load_only_when_asked() {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), "t.md", TEMPLATE);
+        let text = "base_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"t.md\"\napi_key_env = \"TURNBENCH_TEST_UNSET_JUDGE_KEY\"\n";
+        let p = write(dir.path(), "j.toml", text);
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("j.toml:4:"), "{err}");
+        assert!(err.contains("TURNBENCH_TEST_UNSET_JUDGE_KEY"), "{err}");
+        assert!(JudgeSettings::load_without_keys(&p).is_ok());
+        // SAFETY: no other test reads this variable.
+        unsafe { std::env::set_var("TURNBENCH_TEST_EMPTY_JUDGE_KEY", " ") };
         let p = write(
             dir.path(),
             "j.toml",
-            "base_url = \"http://x/v1\"\nmodel = \"m\"\ntemplate = \"t.md\"\napi_key_env = \"TURNBENCH_TEST_UNSET_JUDGE_KEY\"\n",
+            &text.replace("UNSET_JUDGE_KEY", "EMPTY_JUDGE_KEY"),
         );
-        let s = JudgeSettings::load(&p).unwrap();
-        let err = s.api_key().unwrap_err().to_string();
-        assert!(err.contains("j.toml:4:"), "{err}");
-        assert!(err.contains("TURNBENCH_TEST_UNSET_JUDGE_KEY"), "{err}");
-        // SAFETY: no other test reads this variable.
-        unsafe { std::env::set_var("TURNBENCH_TEST_EMPTY_JUDGE_KEY", " ") };
-        let mut s = s;
-        s.api_key_env = Some("TURNBENCH_TEST_EMPTY_JUDGE_KEY".into());
-        assert!(s.api_key().unwrap_err().to_string().contains("or empty"));
+        let err = JudgeSettings::load(&p).unwrap_err().to_string();
+        assert!(err.contains("or empty"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Definition files: parse and validate. Every error names the file, the line and the fix.
 
 pub mod embedded;
+pub mod endpoint;
 pub mod error;
 pub mod headers;
 pub mod scenario;

@@ -207,7 +207,7 @@ pub fn check_base_url(
                 &src.path,
                 src.key_line(key),
                 format!("environment variable {var} ({what} of {owner}) is not set or empty"),
-                format!("export {var}=... before running, or remove it from {key}"),
+                super::endpoint::unset_fix(var, &format!("it from {key}")),
             ));
         }
     }

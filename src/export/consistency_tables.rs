@@ -252,7 +252,7 @@ mod tests {
             pairs: 4,
             matching: 3,
             share: Some(0.75),
-            interval: Some(crate::stats::Interval { lo: 0.4, hi: 0.9 }),
+            interval: Some(crate::report::model::Interval { lo: 0.4, hi: 0.9 }),
             scenarios: 2,
         };
         assert_eq!(share(&s), "75.0 % [40.0, 90.0] (3/4)");

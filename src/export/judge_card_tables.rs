@@ -103,7 +103,7 @@ fn controls(c: &JudgeCard) -> String {
     })
 }
 
-fn rho(rho: Option<f64>, interval: Option<crate::stats::Interval>, n: usize) -> String {
+fn rho(rho: Option<f64>, interval: Option<crate::report::model::Interval>, n: usize) -> String {
     rho.map_or(format!("- (n {n})"), |v| {
         Figure::new(v, Unit::Signed)
             .within(interval)

@@ -385,7 +385,7 @@ fn reliability(r: &Report, m: Marks) -> Table {
                 if rel.failures.is_empty() {
                     "-".into()
                 } else {
-                    crate::report::cells::failure_text(&rel.failures)
+                    crate::report::model::failure_text(&rel.failures)
                 },
             ],
         );

@@ -469,7 +469,7 @@ pub fn record_definitions(
         "builtin_redactions": settings.builtin_redactions,
         "names_version": names::shipped().version,
         "vary": settings.vary,
-        "header_names": settings.headers.keys().chain(settings.headers_env.keys()).collect::<Vec<_>>(),
+        "header_names": settings.credentials.headers.keys().chain(settings.credentials.headers_env.keys()).collect::<Vec<_>>(),
         "judge_hash": judge_hash,
     });
     // Written only when set, so that settings without it store what they stored before.
@@ -643,10 +643,10 @@ fn call_context(
             .ok_or(JudgeError::MockJudgeNotStarted)?,
     };
     let endpoint = Endpoint {
-        url: settings.request_url(&base_url)?,
+        url: settings.request_url(&base_url),
         model: settings.model.clone(),
-        api_key: settings.api_key()?,
-        headers: settings.header_values()?,
+        api_key: settings.credentials.api_key(),
+        headers: settings.credentials.header_values(),
         params: crate::config::RequestParams {
             response_format: plan.response_format.clone(),
             ..settings.request.clone()

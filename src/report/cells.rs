@@ -2,8 +2,6 @@
 //! cache, cost and flags, from the loaded facts. Definitions: `docs/metrics.md`; the
 //! statistics themselves are `crate::stats`.
 
-use std::collections::BTreeMap;
-
 use super::load::{Conv, Facts, Finish, NO_COUNT, Turn, is_usable};
 use super::model::{
     Cache, Cell, CellChecks, Cost, Estimate, Flags, Median, Percentiles, Rate, Reliability,
@@ -487,15 +485,8 @@ fn flags<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> Flags 
     f
 }
 
-/// Failures by class summed over cells, for sentences.
-pub fn failure_text(failures: &BTreeMap<String, u64>) -> String {
-    let mut v: Vec<(&String, &u64)> = failures.iter().collect();
-    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    v.iter()
-        .map(|(class, n)| format!("{n} {class}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
+/// Kept under this name for `report::sentences`; the one copy is the model's.
+pub use super::model::failure_text;
 
 #[cfg(test)]
 mod tests {

@@ -98,16 +98,6 @@ impl Drilldown {
     }
 }
 
-/// The conversation with this uid or numeric id in the store at `db`, in full, as a
-/// view shows it (`turnbench show`); `None` when the store has none.
-pub fn conversation(
-    db: &std::path::Path,
-    key: &str,
-) -> Result<Option<ConversationDetail>, StoreError> {
-    let conn = crate::store::open(db)?;
-    detail::find(&conn, key)
-}
-
 /// When a rubric's scale is not stored (it always is): 1, the usual minimum.
 const LOWEST_BAND: i64 = 1;
 

@@ -19,6 +19,7 @@ use crate::store::facts::{
     self, CheckDefinitionFact, ConversationFact, JudgmentFact, JudgmentFilter, RunFact, Selection,
     TurnFact,
 };
+use crate::store::repeats::RepeatGroup;
 
 /// "Not reported" for a token count.
 pub(super) const NO_COUNT: u32 = u32::MAX;
@@ -225,11 +226,14 @@ pub(super) struct Facts {
     pub uncounted: u64,
 }
 
+/// Reads the facts; and fills in the check results and turn verdicts of the members of
+/// `repeats` (CONSISTENCY ACROSS REPEATS) from the same pass over those tables.
 pub(super) fn load(
     db: &Path,
     conn: &rusqlite::Connection,
     sel: &Selection,
     judgment_filter: &JudgmentFilter,
+    repeats: &mut [RepeatGroup],
 ) -> Result<Facts, super::ReportError> {
     let definitions = facts::check_definitions(conn)?;
     let mut checks = check_definitions(definitions);
@@ -273,9 +277,26 @@ pub(super) fn load(
         }
     }
     f.uncounted = uncounted;
-    let (tallies, kept) = tally_turn_verdicts(db, &checks, &f.convs, &index, (lo, mid, hi))?;
-    checks.turn_tallies = tallies;
-    checks.kept = kept;
+    let mut repeated = vec![false; index.ids.len()];
+    for m in repeats.iter().flat_map(|g| &g.members) {
+        if let Ok(i) = index.ids.binary_search(&m.conversation_id) {
+            repeated[i] = true;
+        }
+    }
+    let verdicts = tally_turn_verdicts(db, &checks, &f.convs, &index, &repeated, (lo, mid, hi))?;
+    checks.turn_tallies = verdicts.tallies;
+    checks.kept = verdicts.kept;
+    let mut of_repeats = verdicts.of_repeats;
+    for m in repeats.iter_mut().flat_map(|g| &mut g.members) {
+        let Ok(i) = index.ids.binary_search(&m.conversation_id) else {
+            continue;
+        };
+        m.verdicts = of_repeats.remove(&i).unwrap_or_default();
+        m.checks = checks.per_conv[i]
+            .as_ref()
+            .map(|c| (c.passed, c.passed + c.failed))
+            .filter(|&(_, scored)| scored > 0);
+    }
     f.checks = checks;
     f.judges = judges;
     mark_structure_failures(&mut f);
@@ -561,56 +582,83 @@ type TallyKey = (usize, usize);
 /// (conversation id, definition id): one (conversation, check) pair as stored.
 type PairId = (i64, i64);
 
+/// What the pass over the turn verdicts keeps: tallies, retention pairs, and the verdicts
+/// themselves of the conversations that have repeats.
+#[derive(Debug, Default)]
+struct TurnVerdicts {
+    tallies: BTreeMap<TallyKey, Tally>,
+    kept: Vec<Kept>,
+    /// By conversation index, for the conversations marked repeated: (turn, definition id,
+    /// passed), in the order read (by definition, then turn).
+    of_repeats: HashMap<usize, Vec<(u32, i64, bool)>>,
+}
+
 /// The turn verdicts of the selected conversations tallied per (cell, tag): two readers,
-/// one per half of the conversation ids, as for the check results.
+/// one per half of the conversation ids, as for the check results. Those of conversations
+/// `repeated` (by index) are kept one by one too.
 fn tally_turn_verdicts(
     db: &Path,
     checks: &CheckFacts,
     convs: &[Conv],
     index: &Index,
+    repeated: &[bool],
     (lo, mid, hi): (i64, i64, i64),
-) -> Result<(BTreeMap<TallyKey, Tally>, Vec<Kept>), super::ReportError> {
+) -> Result<TurnVerdicts, super::ReportError> {
     if checks.definitions.is_empty() || convs.is_empty() {
-        return Ok((BTreeMap::new(), vec![Kept::default(); convs.len()]));
+        return Ok(TurnVerdicts {
+            kept: vec![Kept::default(); convs.len()],
+            ..TurnVerdicts::default()
+        });
     }
+    let read = |ids| read_turn_verdicts(db, checks, convs, index, repeated, ids);
     let (low, high) = std::thread::scope(|s| {
-        let low = s.spawn(move || read_turn_verdicts(db, checks, convs, index, lo..=mid));
-        let high = s.spawn(move || read_turn_verdicts(db, checks, convs, index, mid + 1..=hi));
+        let low = s.spawn(move || read(lo..=mid));
+        let high = s.spawn(move || read(mid + 1..=hi));
         let gone = || super::ReportError::Thread("the turn verdict reader panicked".into());
         let low = low.join().map_err(|_| gone())??;
         let high = high.join().map_err(|_| gone())??;
         Ok::<_, super::ReportError>((low, high))
     })?;
-    let ((mut all, mut kept), (high, high_kept)) = (low, high);
-    for (key, t) in high {
-        all.entry(key).or_default().merge(&t);
+    let mut all = low;
+    for (key, t) in high.tallies {
+        all.tallies.entry(key).or_default().merge(&t);
     }
-    for (k, h) in kept.iter_mut().zip(high_kept) {
+    for (k, h) in all.kept.iter_mut().zip(high.kept) {
         k.held_before += h.held_before;
         k.held_again += h.held_again;
     }
-    Ok((all, kept))
+    all.of_repeats.extend(high.of_repeats);
+    Ok(all)
 }
 
 /// The turn verdicts of the selected conversations with ids in `ids`, tallied per (cell,
-/// tag index). Rows come by conversation, definition, turn: each (conversation, check)
-/// pair's verdicts are consecutive and are added as one pair.
+/// tag index), and kept one by one for the conversations `repeated`. Rows come by
+/// conversation, definition, turn: each (conversation, check) pair's verdicts are
+/// consecutive and are added as one pair.
 fn read_turn_verdicts(
     db: &Path,
     checks: &CheckFacts,
     convs: &[Conv],
     index: &Index,
+    repeated: &[bool],
     ids: std::ops::RangeInclusive<i64>,
-) -> Result<(BTreeMap<TallyKey, Tally>, Vec<Kept>), StoreError> {
+) -> Result<TurnVerdicts, StoreError> {
     let mut out: BTreeMap<TallyKey, Tally> = BTreeMap::new();
     let mut kept = vec![Kept::default(); convs.len()];
+    let mut of_repeats: HashMap<usize, Vec<(u32, i64, bool)>> = HashMap::new();
     if ids.is_empty() {
-        return Ok((out, kept));
+        return Ok(TurnVerdicts {
+            tallies: out,
+            kept,
+            of_repeats,
+        });
     }
     let conn = crate::store::open_read_only(db)?;
     // The pair being read: (conversation id, definition id), its (conversation index,
     // (cell, tag)), its verdicts.
     let mut pair: Option<(PairId, Option<(usize, TallyKey)>)> = None;
+    // The conversation index of the pair being read, when its verdicts are kept one by one.
+    let mut keep: Option<usize> = None;
     let mut verdicts: Vec<(u32, bool)> = Vec::new();
     let mut at = 0;
     let mut flush = |key: Option<(usize, TallyKey)>, verdicts: &mut Vec<(u32, bool)>| {
@@ -634,6 +682,7 @@ fn read_turn_verdicts(
                 flush(key, &mut verdicts);
             }
             let conv = index.seek(&mut at, conversation);
+            keep = conv.filter(|&c| repeated.get(c).copied().unwrap_or(false));
             let cell = conv.and_then(|c| convs.get(c)).map(|c| c.cell);
             let tag = checks.definitions.get(&definition).map(|d| d.tag);
             let key = conv.zip(cell.zip(tag));
@@ -642,12 +691,22 @@ fn read_turn_verdicts(
         // The table allows only turns from 1 on.
         if let Ok(turn) = u32::try_from(turn) {
             verdicts.push((turn, passed));
+            if let Some(c) = keep {
+                of_repeats
+                    .entry(c)
+                    .or_default()
+                    .push((turn, definition, passed));
+            }
         }
     })?;
     if let Some((_, key)) = pair {
         flush(key, &mut verdicts);
     }
-    Ok((out, kept))
+    Ok(TurnVerdicts {
+        tallies: out,
+        kept,
+        of_repeats,
+    })
 }
 
 /// The scope a stored definition covers: its `turn` or `from_turn` (1-based), else the

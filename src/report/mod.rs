@@ -162,7 +162,10 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
     }
     let sel = Selection::resolve(&conn, &filter)?;
     let baseline = read_baseline(db, &conn, &filter, opts, chosen.as_ref())?;
-    let selected = load::load(db, &conn, &sel, &opts.judgments)?;
+    // The repeats' members first: the pass over check results and turn verdicts keeps
+    // theirs, and only their texts are read apart (`store::repeats::with_texts`).
+    let mut repeat_groups = crate::store::repeats::repeat_members(&conn, &sel)?;
+    let selected = load::load(db, &conn, &sel, &opts.judgments, &mut repeat_groups)?;
     let drilldown = drilldown::read(
         &conn,
         &selected,
@@ -180,7 +183,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         overflow: overflow::read(&conn, &selected)?,
         repeats: {
             let mut t = consistency::Tallies::default();
-            crate::store::repeats::repeat_groups(&conn, &sel, |g| t.add(&g))?;
+            crate::store::repeats::with_texts(&conn, repeat_groups, |g| t.add(&g))?;
             t
         },
         judged: judged_rubrics_and_judges(&conn)?,
@@ -498,7 +501,7 @@ fn read_baseline(
     both.run = None;
     both.run_ids = Some(selected.iter().chain(baseline).copied().collect());
     let sel = Selection::resolve(conn, &both)?;
-    let facts = load::load(db, conn, &sel, &opts.judgments)?;
+    let facts = load::load(db, conn, &sel, &opts.judgments, &mut [])?;
     let mut by_id: std::collections::HashMap<i64, Option<String>> =
         std::collections::HashMap::new();
     crate::store::facts::scenario_versions(conn, &sel, |id, v| {

@@ -545,6 +545,17 @@ pub struct Reliability {
     pub turns_answered: u64,
 }
 
+/// Failures by class as tables and sentences write them, the most frequent first:
+/// `3 timeout, 1 http_5xx`.
+pub fn failure_text(failures: &BTreeMap<String, u64>) -> String {
+    let mut v: Vec<(&String, &u64)> = failures.iter().collect();
+    v.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .map(|(class, n)| format!("{n} {class}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Per-turn figures over the turns of completed conversations.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct TurnStats {

@@ -157,7 +157,8 @@ fn judge_jobs(
     }
     let mut jobs = Vec::new();
     for j in &judge_files {
-        let settings = judge_panel::load_settings(j)?;
+        // `run` judges what it collects: the judges' variables are needed, as the bench's are.
+        let settings = judge_panel::load_settings(j, true)?;
         for r in &rubric_files {
             let rubric = Rubric::load(&embedded::resolve_file(r, "rubrics"))?;
             jobs.push((settings.clone(), rubric));

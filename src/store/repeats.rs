@@ -9,10 +9,12 @@
 //! when the stored texts are byte-equal. What the report derives from that (a request is the
 //! scenario's messages plus the earlier answers) is the report's.
 //!
-//! Memory: one group's texts at a time (each group is handed on, then dropped), plus the
-//! list of repeated conversations and their check verdicts.
+//! The groups' members are read first ([`repeat_members`]); their check results and turn
+//! verdicts come from the report's one pass over those tables, and their texts
+//! ([`with_texts`]) by conversation, one group at a time (each group is handed on, then
+//! dropped).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use rusqlite::Connection;
 
@@ -88,13 +90,11 @@ pub(crate) const TURNS_SQL: &str = "SELECT idx, prompt, answer, outcome, has_ans
 
 type GroupKey = (i64, i64, i64, String);
 
-/// Calls `f` with every group of repeats among the selected conversations (see the
-/// module's text), in the order of [`members_sql`]; one group's texts are read at a time.
-pub fn repeat_groups(
-    conn: &Connection,
-    sel: &Selection,
-    mut f: impl FnMut(RepeatGroup),
-) -> Result<(), StoreError> {
+/// Every group of repeats among the selected conversations (see the module's text), in the
+/// order of [`members_sql`], without texts, verdicts or check results: who belongs where.
+/// The report's own pass over check results and turn verdicts fills those in
+/// (`crate::report::load`), and [`with_texts`] adds the texts, one group at a time.
+pub fn repeat_members(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGroup>, StoreError> {
     let mut stmt = conn.prepare(&members_sql())?;
     let mut rows = stmt.query(&sel.params()[..])?;
     let mut groups: Vec<RepeatGroup> = Vec::new();
@@ -122,37 +122,23 @@ pub fn repeat_groups(
             });
         }
     }
-    drop(rows);
-    let ids: HashSet<i64> = groups
-        .iter()
-        .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
-        .collect();
-    let (Some(&lo), Some(&hi)) = (ids.iter().min(), ids.iter().max()) else {
-        return Ok(());
-    };
-    let mut verdicts: HashMap<i64, Vec<(u32, i64, bool)>> = HashMap::new();
-    super::facts::check_turn_results(conn, lo..=hi, |conv, def, turn, passed| {
-        if ids.contains(&conv) {
-            let turn = u32::try_from(turn).unwrap_or(0);
-            verdicts.entry(conv).or_default().push((turn, def, passed));
-        }
-    })?;
-    let mut checks: HashMap<i64, (u32, u32)> = HashMap::new();
-    super::facts::check_results(conn, lo..=hi, |conv, _, passed| {
-        if let (true, Some(p)) = (ids.contains(&conv), passed) {
-            let c = checks.entry(conv).or_default();
-            c.0 += u32::from(p);
-            c.1 += 1;
-        }
-    })?;
+    Ok(groups)
+}
+
+/// Calls `f` with each group, its members' turns read (by conversation, through the
+/// turns' index): the texts, which no other read of the report needs, one group's at a
+/// time.
+pub fn with_texts(
+    conn: &Connection,
+    groups: Vec<RepeatGroup>,
+    mut f: impl FnMut(RepeatGroup),
+) -> Result<(), StoreError> {
     let mut turns = conn.prepare(TURNS_SQL)?;
     for mut g in groups {
         // Texts of this group only: each distinct text gets the next number.
         let mut prompts: HashMap<String, u32> = HashMap::new();
         let mut answers: HashMap<String, u32> = HashMap::new();
         for m in &mut g.members {
-            m.verdicts = verdicts.remove(&m.conversation_id).unwrap_or_default();
-            m.checks = checks.remove(&m.conversation_id);
             let mut rows = turns.query([m.conversation_id])?;
             while let Some(r) = rows.next()? {
                 let idx: i64 = r.get(0)?;
@@ -243,7 +229,8 @@ mod tests {
         ]);
         let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
         let mut groups = Vec::new();
-        repeat_groups(&conn, &sel, |g| groups.push(g)).unwrap();
+        let members = repeat_members(&conn, &sel).unwrap();
+        with_texts(&conn, members, |g| groups.push(g)).unwrap();
         assert_eq!(groups.len(), 1, "{groups:#?}");
         let g = &groups[0];
         assert_eq!((g.provider.as_str(), g.scenario.as_str()), ("a", "s"));

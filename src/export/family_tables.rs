@@ -11,7 +11,8 @@ use crate::figure::p_value;
 use crate::report::keys::{RowKey, TableKey};
 use crate::report::model::{Claim, Family, Report, Shortfall};
 use crate::report::sentences::{
-    equivalence_interval_text, gap_text, margin_text, statistic_value, what,
+    equivalence_interval_text, gap_text, margin_text, member_figure, member_name as name,
+    statistic_value, what,
 };
 
 use Align::{Left as L, Right as R};
@@ -99,14 +100,6 @@ pub fn tables(r: &Report) -> Vec<Table> {
     out
 }
 
-/// A cell as the family's rows name it: its provider within a model label, else whole.
-fn name(f: &Family, label: Option<&str>, cell: &str) -> String {
-    match (label, f.members.iter().find(|m| m.cell == cell)) {
-        (Some(_), Some(m)) => m.provider.clone(),
-        _ => cell.to_string(),
-    }
-}
-
 fn value(f: &Family, v: Option<f64>) -> String {
     v.map_or("-".into(), |v| statistic_value(f.statistic, v))
 }
@@ -153,15 +146,7 @@ fn ranking(f: &Family, label: Option<&str>) -> String {
     let ranked: Vec<String> = f
         .members
         .iter()
-        .map(|m| {
-            format!(
-                "{} {} (n {})",
-                name(f, label, &m.cell),
-                m.figure
-                    .map_or("-".into(), |v| statistic_value(f.statistic, v)),
-                m.n
-            )
-        })
+        .map(|m| format!("{} {}", name(f, label, &m.cell), member_figure(f, &m.cell)))
         .collect();
     format!("ranked by each cell's own figure: {}", ranked.join(", "))
 }

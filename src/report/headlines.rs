@@ -430,10 +430,7 @@ pub(super) fn claim_of(
     a: String,
     b: String,
 ) -> Claim {
-    let ratio = matches!(
-        stat,
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio
-    );
+    let ratio = stat.scale() == super::model::Scale::Ratio;
     let sign = if leader_first { 1.0 } else { -1.0 };
     let t = j.test;
     let to_scale = |x: f64| if ratio { x.exp() } else { x };

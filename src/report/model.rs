@@ -279,6 +279,31 @@ pub enum ClaimStatistic {
     RetentionDifference,
 }
 
+impl ClaimStatistic {
+    /// What the statistic's figures are: how every format writes its values, differences
+    /// and margins.
+    pub fn scale(self) -> Scale {
+        match self {
+            ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => Scale::Ratio,
+            ClaimStatistic::SuccessDifference
+            | ClaimStatistic::TaskSuccessDifference
+            | ClaimStatistic::RetentionDifference => Scale::Share,
+            ClaimStatistic::JudgeMeanDifference | ClaimStatistic::PairwiseNet => Scale::Score,
+        }
+    }
+}
+
+/// What a claim's figures are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Latency in ms, compared as a ratio a / b.
+    Ratio,
+    /// A share of conversations (or of turn pairs), compared as a difference in points.
+    Share,
+    /// A score (or a net verdict), compared as a difference.
+    Score,
+}
+
 /// A headline family: every comparison that the headline's sentence could rest on,
 /// adjusted together so that the chance of any false "established" in it is at most
 /// `alpha` (`docs/metrics.md`, "Claims").

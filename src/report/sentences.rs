@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use super::model::{
-    Change, ChangeVerdict, Claim, ClaimStatistic, Family, Flags, Headline, Rate, Said, Shortfall,
+    Change, ChangeVerdict, Claim, ClaimStatistic, Family, Flags, Headline, Rate, Said, Scale,
+    Shortfall,
 };
 use crate::figure::{Figure, Unit, duration, percent};
 use crate::stats::inference;
@@ -168,22 +169,8 @@ fn scope(h: &Headline) -> String {
 /// many others the lead is established. Within a model label the cells are named by
 /// provider; the family's table (FAMILIES) holds every comparison.
 fn family_line(what: &str, label: Option<&str>, f: &Family) -> String {
-    let name = |cell: &str| -> String {
-        match (label, f.members.iter().find(|m| m.cell == cell)) {
-            (Some(_), Some(m)) => m.provider.clone(),
-            _ => cell.to_string(),
-        }
-    };
-    let member = |cell: &str| f.members.iter().find(|m| m.cell == cell);
-    let figure = |cell: &str| match member(cell) {
-        Some(m) => format!(
-            "{} (n {})",
-            m.figure
-                .map_or("-".into(), |v| statistic_value(f.statistic, v)),
-            m.n
-        ),
-        None => "-".into(),
-    };
+    let name = |cell: &str| member_name(f, label, cell);
+    let figure = |cell: &str| member_figure(f, cell);
     let Some(next) = f.claims.first() else {
         return match &f.leader {
             Some(l) => format!("{what}: {} {}", name(l), figure(l)),
@@ -229,6 +216,28 @@ fn family_line(what: &str, label: Option<&str>, f: &Family) -> String {
     line
 }
 
+/// A cell as a family's sentence and table name it: its provider within a model label,
+/// else `provider / model label`.
+pub fn member_name(f: &Family, label: Option<&str>, cell: &str) -> String {
+    match (label, f.members.iter().find(|m| m.cell == cell)) {
+        (Some(_), Some(m)) => m.provider.clone(),
+        _ => cell.to_string(),
+    }
+}
+
+/// A family cell's own figure with its n: `765 ms (n 29)`.
+pub fn member_figure(f: &Family, cell: &str) -> String {
+    match f.members.iter().find(|m| m.cell == cell) {
+        Some(m) => format!(
+            "{} (n {})",
+            m.figure
+                .map_or("-".into(), |v| statistic_value(f.statistic, v)),
+            m.n
+        ),
+        None => "-".into(),
+    }
+}
+
 /// A claim's difference and verdict: `44 % lower [35, 51], established`, with its
 /// equivalence when one was asked for.
 pub fn verdict_line(c: &Claim, statistic: ClaimStatistic) -> String {
@@ -255,14 +264,10 @@ pub fn verdict_line(c: &Claim, statistic: ClaimStatistic) -> String {
 
 /// A margin as `--margin` takes it: `10 %`, `5 points`, `0.25`.
 pub fn margin_text(m: f64, statistic: ClaimStatistic) -> String {
-    match statistic {
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => {
-            format!("{} %", trim_number(m * 100.0))
-        }
-        ClaimStatistic::SuccessDifference
-        | ClaimStatistic::TaskSuccessDifference
-        | ClaimStatistic::RetentionDifference => format!("{} points", trim_number(m * 100.0)),
-        _ => trim_number(m),
+    match statistic.scale() {
+        Scale::Ratio => format!("{} %", trim_number(m * 100.0)),
+        Scale::Share => format!("{} points", trim_number(m * 100.0)),
+        Scale::Score => trim_number(m),
     }
 }
 
@@ -274,23 +279,19 @@ fn trim_number(x: f64) -> String {
 
 /// A side's own figure as a headline prints it: a duration, a share in %, a score.
 pub fn statistic_value(statistic: ClaimStatistic, v: f64) -> String {
-    match statistic {
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => duration(v),
-        ClaimStatistic::SuccessDifference
-        | ClaimStatistic::TaskSuccessDifference
-        | ClaimStatistic::RetentionDifference => percent(v),
-        _ => Figure::new(v, Unit::Score).to_string(),
+    match statistic.scale() {
+        Scale::Ratio => duration(v),
+        Scale::Share => percent(v),
+        Scale::Score => Figure::new(v, Unit::Score).to_string(),
     }
 }
 
 /// A claim's estimate with its interval, in the statistic's unit; `None` without one.
 pub fn gap_text(c: &Claim, statistic: ClaimStatistic) -> Option<String> {
-    match statistic {
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => lower_text(c),
-        ClaimStatistic::SuccessDifference
-        | ClaimStatistic::TaskSuccessDifference
-        | ClaimStatistic::RetentionDifference => points_text(c),
-        _ => score_text(c),
+    match statistic.scale() {
+        Scale::Ratio => lower_text(c),
+        Scale::Share => points_text(c),
+        Scale::Score => score_text(c),
     }
 }
 
@@ -303,21 +304,19 @@ pub fn equivalence_interval_text(c: &Claim, statistic: ClaimStatistic) -> Option
         let k = 10f64.powi(digits);
         (x * k).round() / k + 0.0
     };
-    let text = match statistic {
+    let text = match statistic.scale() {
         // As the claim's difference reads: % lower (1 − the ratio).
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => format!(
+        Scale::Ratio => format!(
             "[{:.0}, {:.0}] % lower",
             r((1.0 - i.hi) * 100.0, 0),
             r((1.0 - i.lo) * 100.0, 0)
         ),
-        ClaimStatistic::SuccessDifference
-        | ClaimStatistic::TaskSuccessDifference
-        | ClaimStatistic::RetentionDifference => format!(
+        Scale::Share => format!(
             "[{:+.1}, {:+.1}] points",
             r(i.lo * 100.0, 1),
             r(i.hi * 100.0, 1)
         ),
-        _ => format!("[{:+.2}, {:+.2}]", r(i.lo, 2), r(i.hi, 2)),
+        Scale::Score => format!("[{:+.2}, {:+.2}]", r(i.lo, 2), r(i.hi, 2)),
     };
     Some(text.replace('-', "−"))
 }
@@ -482,12 +481,10 @@ pub fn change_text(c: &Change) -> String {
     let Some(e) = c.claim.estimate else {
         return "-".into();
     };
-    let unit = match c.statistic {
-        ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => Unit::Change,
-        ClaimStatistic::SuccessDifference
-        | ClaimStatistic::TaskSuccessDifference
-        | ClaimStatistic::RetentionDifference => Unit::Points,
-        _ => Unit::Signed,
+    let unit = match c.statistic.scale() {
+        Scale::Ratio => Unit::Change,
+        Scale::Share => Unit::Points,
+        Scale::Score => Unit::Signed,
     };
     Figure::new(e, unit).within(c.claim.interval).to_string()
 }

@@ -120,14 +120,15 @@ fn span(text: &str) -> Result<Span, String> {
 }
 
 impl ReportArgs {
-    pub fn run(self, global: &Global) -> Result<Exit> {
-        let exporter = export::find(REPORT_FORMATS, &self.format)?;
+    /// What to report, from the flags: the store's selection, judgments, statistics and
+    /// runs. A malformed `--margin` is refused here, naming its part.
+    fn options(&self) -> Result<ReportOptions> {
         let defaults = Bootstrap::default();
-        let opts = ReportOptions {
-            filter: self.select.filter(),
+        Ok(ReportOptions {
+            filter: self.select.clone().filter(),
             judgments: JudgmentFilter {
-                rubric: self.rubric,
-                judge: self.judge,
+                rubric: self.rubric.clone(),
+                judge: self.judge.clone(),
             },
             sla_ms: self.sla_ms,
             bootstrap: Bootstrap {
@@ -148,8 +149,8 @@ impl ReportArgs {
             runs: RunChoice {
                 since: self.since,
                 last: self.last,
-                runs: self.runs,
-                baseline: match (self.baseline_run, self.baseline_window) {
+                runs: self.runs.clone(),
+                baseline: match (self.baseline_run.clone(), self.baseline_window) {
                     (Some(r), _) => Some(Baseline::Run(r)),
                     (None, Some(w)) => Some(Baseline::Window(w)),
                     (None, None) => None,
@@ -162,7 +163,12 @@ impl ReportArgs {
                 report::drilldown::ConversationViews::None
             },
             views_cap: Some(self.conversations_cap),
-        };
+        })
+    }
+
+    pub fn run(self, global: &Global) -> Result<Exit> {
+        let exporter = export::find(REPORT_FORMATS, &self.format)?;
+        let opts = self.options()?;
         if self.fail_on_regression && opts.runs.baseline.is_none() {
             anyhow::bail!(
                 "--fail-on-regression needs a baseline\n  fix: add --baseline-run R or --baseline-window SPAN"
@@ -174,11 +180,11 @@ impl ReportArgs {
             turn_rows: self.turns,
             families: self.verbose,
         };
-        match self.out.filter(|p| p.as_os_str() != "-") {
+        match self.out.as_ref().filter(|p| p.as_os_str() != "-") {
             Some(path) => {
-                export::write_file(exporter, &report, &format, &path)?;
+                export::write_file(exporter, &report, &format, path)?;
                 if !global.quiet {
-                    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                    let size = std::fs::metadata(path).map_or(0, |m| m.len());
                     let views = if self.format == "html" {
                         format!(", {} conversation views", report.drilldown.views.len())
                     } else {
@@ -195,6 +201,13 @@ impl ReportArgs {
             }
             None => export::write_stdout(exporter, &report, &format)?,
         }
+        Ok(self.exit_for(&report))
+    }
+
+    /// The exit the report's findings ask for: a regression against the baseline with
+    /// `--fail-on-regression`, an untrusted judge with `--require-trusted-judge`, each said
+    /// on stderr.
+    fn exit_for(&self, report: &report::model::Report) -> Exit {
         let regressions = report.comparison.as_ref().map_or(0, |c| c.regressions);
         if self.fail_on_regression && regressions > 0 {
             eprintln!(
@@ -202,7 +215,7 @@ impl ReportArgs {
                 if regressions == 1 { "" } else { "s" },
                 Exit::Regression.code()
             );
-            return Ok(Exit::Regression);
+            return Exit::Regression;
         }
         let untrusted = report::judge_card::untrusted(&report.judge_card);
         if self.require_trusted_judge && !untrusted.is_empty() {
@@ -222,8 +235,8 @@ impl ReportArgs {
                     .join(", "),
                 Exit::UntrustedJudge.code()
             );
-            return Ok(Exit::UntrustedJudge);
+            return Exit::UntrustedJudge;
         }
-        Ok(Exit::Success)
+        Exit::Success
     }
 }

@@ -275,102 +275,145 @@ fn family(
     if sides.len() < 2 {
         return None;
     }
-    let FamilyTest {
-        stat,
-        claim,
-        margin,
-    } = test;
     let name = |s: &Side| cells.get(s.cell).map(cell_name).unwrap_or_default();
-    let index: Vec<(usize, usize)> = (0..sides.len())
-        .flat_map(|x| (x + 1..sides.len()).map(move |y| (x, y)))
-        .collect();
-    let samples: Vec<PairedSample> = index
-        .iter()
-        .map(|&(x, y)| pairs(&sides[x], &sides[y]))
-        .collect();
-    let seeds: Vec<u64> = index
-        .iter()
-        .map(|&(x, y)| {
-            let seed_key = format!("{key}|{}|{}", name(&sides[x]), name(&sides[y]));
-            inference::seed_for(seed, &seed_key)
-        })
-        .collect();
-    let seeded: Vec<(&PairedSample, u64)> = samples.iter().zip(seeds.iter().copied()).collect();
-    let judged = inference::judge_family(&seeded, stat);
+    let tested = Tested::of(sides, test.stat, |x, y| {
+        inference::seed_for(seed, &format!("{key}|{}|{}", name(x), name(y)))
+    });
     let figures: Vec<Option<f64>> = sides.iter().map(|s| s.figure).collect();
-    let leader = inference::leader(&figures, stat.higher_is_better());
-    let rank = ranking(&figures, stat.higher_is_better());
+    let leader = inference::leader(&figures, test.stat.higher_is_better());
+    let rank = ranking(&figures, test.stat.higher_is_better());
+    let (mut claims, others) = stated(&tested, leader, &rank, test.claim, |i| {
+        sides.get(i).map(name).unwrap_or_default()
+    });
+    if let Some(m) = test.margin {
+        equivalences(&tested, leader, &mut claims, test.stat, m);
+    }
+    Some(Family {
+        statistic: test.claim,
+        comparisons: tested.index.len(),
+        cells: sides.len(),
+        method: "holm",
+        alpha: inference::FAMILY_ALPHA,
+        leader: leader.and_then(|l| sides.get(l)).map(name),
+        claims: claims.into_iter().map(|(_, c)| c).collect(),
+        members: rank
+            .iter()
+            .filter_map(|&i| sides.get(i))
+            .map(|s| Member {
+                cell: name(s),
+                provider: cells
+                    .get(s.cell)
+                    .map(|c| c.provider.clone())
+                    .unwrap_or_default(),
+                figure: s.figure,
+                n: s.values.len(),
+            })
+            .collect(),
+        others,
+    })
+}
+
+/// Every pair of a family's sides, its paired sample with its seed, and the family's
+/// verdicts on them (Holm together).
+struct Tested {
+    /// The sides of each pair, `(x, y)` with `x < y`.
+    index: Vec<(usize, usize)>,
+    samples: Vec<PairedSample>,
+    seeds: Vec<u64>,
+    judged: Vec<inference::Judged>,
+}
+
+impl Tested {
+    fn of(sides: &[Side], stat: Statistic, seed: impl Fn(&Side, &Side) -> u64) -> Tested {
+        let index: Vec<(usize, usize)> = (0..sides.len())
+            .flat_map(|x| (x + 1..sides.len()).map(move |y| (x, y)))
+            .collect();
+        let (samples, seeds): (Vec<PairedSample>, Vec<u64>) = index
+            .iter()
+            .filter_map(|&(x, y)| Some((sides.get(x)?, sides.get(y)?)))
+            .map(|(x, y)| (pairs(x, y), seed(x, y)))
+            .unzip();
+        let seeded: Vec<(&PairedSample, u64)> = samples.iter().zip(seeds.iter().copied()).collect();
+        let judged = inference::judge_family(&seeded, stat);
+        Tested {
+            index,
+            samples,
+            seeds,
+            judged,
+        }
+    }
+}
+
+/// The family's pairs as claims: the leader's comparisons, closest figure first (the next
+/// best is named first), each with the index of its pair; and every other pair, the
+/// better-ranked side first, in rank order.
+fn stated(
+    tested: &Tested,
+    leader: Option<usize>,
+    rank: &[usize],
+    claim: ClaimStatistic,
+    name: impl Fn(usize) -> String,
+) -> (Vec<(usize, Claim)>, Vec<Claim>) {
     let place = |i: usize| rank.iter().position(|&r| r == i).unwrap_or(usize::MAX);
-    // The leader's comparisons, closest figure first (the next best is named first), with
-    // the index of their sample; every other pair, the better-ranked side first.
-    let mut claims: Vec<(f64, usize, Claim)> = Vec::new();
+    let figure_gap = |x: usize, y: usize| {
+        let at = |i: usize| rank.iter().position(|&r| r == i);
+        // Ranks stand in for figures: the next-ranked side is the closest to the leader.
+        at(x).zip(at(y)).map_or(usize::MAX, |(a, b)| a.abs_diff(b))
+    };
+    let mut claims: Vec<(usize, usize, Claim)> = Vec::new();
     let mut others: Vec<((usize, usize), Claim)> = Vec::new();
-    for (k, (&(x, y), j)) in index.iter().zip(&judged).enumerate() {
+    for (k, (&(x, y), j)) in tested.index.iter().zip(&tested.judged).enumerate() {
         match leader {
             Some(l) if x == l || y == l => {
                 let other = if x == l { y } else { x };
-                let gap = match (sides[l].figure, sides[other].figure) {
-                    (Some(a), Some(b)) => (a - b).abs(),
-                    _ => f64::INFINITY,
-                };
-                let c = claim_of(j, x == l, claim, name(&sides[l]), name(&sides[other]));
-                claims.push((gap, k, c));
+                let c = claim_of(j, x == l, claim, name(l), name(other));
+                claims.push((figure_gap(l, other), k, c));
             }
             _ => {
                 let (first, second) = if place(x) <= place(y) { (x, y) } else { (y, x) };
-                let c = claim_of(
-                    j,
-                    first == x,
-                    claim,
-                    name(&sides[first]),
-                    name(&sides[second]),
-                );
+                let c = claim_of(j, first == x, claim, name(first), name(second));
                 others.push(((place(first), place(second)), c));
             }
         }
     }
-    claims.sort_by(|a, b| a.0.total_cmp(&b.0));
+    claims.sort_by_key(|c| c.0);
     others.sort_by_key(|o| o.0);
-    if let Some(m) = margin {
-        let leader_samples: Vec<(&PairedSample, u64)> =
-            claims.iter().map(|&(_, k, _)| seeded[k]).collect();
-        let ratio = stat.percentile().is_some();
-        let on_test_scale = if ratio { m.ln_1p() } else { m };
-        let tested = inference::equivalence_family(&leader_samples, stat, on_test_scale);
-        for ((_, k, c), e) in claims.iter_mut().zip(tested) {
-            let leader_first = leader == Some(index[*k].0);
-            c.equivalence = Some(EquivalenceClaim {
-                margin: m,
-                established: e.established,
-                interval: e.interval.map(|i| on_claim_scale(i, leader_first, ratio)),
-            });
-        }
+    (
+        claims.into_iter().map(|(_, k, c)| (k, c)).collect(),
+        others.into_iter().map(|(_, c)| c).collect(),
+    )
+}
+
+/// Gives each of the leader's claims its equivalence within `margin` (on the claim's
+/// scale), from the test its claim already rests on.
+fn equivalences(
+    tested: &Tested,
+    leader: Option<usize>,
+    claims: &mut [(usize, Claim)],
+    stat: Statistic,
+    margin: f64,
+) {
+    let ratio = stat.percentile().is_some();
+    let on_test_scale = if ratio { margin.ln_1p() } else { margin };
+    let of_leader: Vec<(&PairedSample, u64, Option<&inference::Test>)> = claims
+        .iter()
+        .filter_map(|&(k, _)| {
+            Some((
+                tested.samples.get(k)?,
+                *tested.seeds.get(k)?,
+                tested.judged.get(k)?.test.as_ref(),
+            ))
+        })
+        .collect();
+    let found = inference::equivalence_of(&of_leader, stat, on_test_scale);
+    for ((k, c), e) in claims.iter_mut().zip(found) {
+        let leader_first = leader.is_some() && leader == tested.index.get(*k).map(|p| p.0);
+        c.equivalence = Some(EquivalenceClaim {
+            margin,
+            established: e.established,
+            interval: e.interval.map(|i| on_claim_scale(i, leader_first, ratio)),
+        });
     }
-    Some(Family {
-        statistic: claim,
-        comparisons: index.len(),
-        cells: sides.len(),
-        method: "holm",
-        alpha: inference::FAMILY_ALPHA,
-        leader: leader.map(|l| name(&sides[l])),
-        claims: claims.into_iter().map(|(_, _, c)| c).collect(),
-        members: rank
-            .iter()
-            .map(|&i| {
-                let s = &sides[i];
-                Member {
-                    cell: name(s),
-                    provider: cells
-                        .get(s.cell)
-                        .map(|c| c.provider.clone())
-                        .unwrap_or_default(),
-                    figure: s.figure,
-                    n: s.values.len(),
-                }
-            })
-            .collect(),
-        others: others.into_iter().map(|(_, c)| c).collect(),
-    })
 }
 
 /// What a family tests: the statistic, how its claims state it, and the equivalence

@@ -1106,43 +1106,40 @@ pub fn equivalence_table(stores: usize, seed: u64) -> Vec<EquivalenceRow> {
     rows
 }
 
-fn equivalence_latency(
-    margin: f64,
+/// One equivalence row: `stores` simulated two-cell stores of `n` conversations per cell,
+/// drawn by `cells` (the rng, the scenarios' count, and each conversation's scenario), and
+/// the share in which the two one-sided tests find the cells equivalent within `margin` (on
+/// the test's scale).
+fn equivalence_row(
+    claim: &'static str,
+    (stat, margin, test_margin): (Statistic, f64, f64),
     at_margin: bool,
-    n: usize,
-    stores: usize,
-    seed: u64,
+    (n, stores, seed): (usize, usize, u64),
+    cells: impl Fn(&mut Rng, usize, &[u32]) -> Vec<Vec<f64>>,
 ) -> EquivalenceRow {
     let (s, repeats) = design(n);
-    let name = format!("equivalence latency {margin} {at_margin} {n}");
+    let kind = if claim == "latency p50" {
+        "latency"
+    } else {
+        "success"
+    };
+    let name = format!("equivalence {kind} {margin} {at_margin} {n}");
     let mut hits = 0usize;
     for store in 0..stores {
         let mut rng = rng(seed, &name, store);
-        let effects: Vec<f64> = (0..s)
-            .map(|_| 8000f64.ln() + 0.5 * normal(&mut rng))
-            .collect();
         let scenario = slot_scenarios(s, repeats);
-        let slow = if at_margin { margin.ln_1p() } else { 0.0 };
-        let values = vec![
-            latencies(&mut rng, &effects, &scenario, 0.0, 0.5),
-            latencies(&mut rng, &effects, &scenario, slow, 0.5),
-        ];
         let st = Store {
-            values,
+            values: cells(&mut rng, s, &scenario),
             scenario,
             run: Vec::new(),
         };
         let sample = st.pairs(0, 1);
         let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
-        let e = inference::equivalence_family(
-            &[(&sample, store_seed)],
-            Statistic::LatencyP50,
-            margin.ln_1p(),
-        );
+        let e = inference::equivalence_family(&[(&sample, store_seed)], stat, test_margin);
         hits += usize::from(e.first().is_some_and(|e| e.established));
     }
     EquivalenceRow {
-        claim: "latency p50",
+        claim,
         margin,
         at_margin,
         n,
@@ -1151,6 +1148,34 @@ fn equivalence_latency(
     }
 }
 
+/// Conversation p50 within ±`margin`: cell 1's latency (1 + margin)× cell 0's at the
+/// margin, the same otherwise.
+fn equivalence_latency(
+    margin: f64,
+    at_margin: bool,
+    n: usize,
+    stores: usize,
+    seed: u64,
+) -> EquivalenceRow {
+    let slow = if at_margin { margin.ln_1p() } else { 0.0 };
+    let test = (Statistic::LatencyP50, margin, margin.ln_1p());
+    equivalence_row(
+        "latency p50",
+        test,
+        at_margin,
+        (n, stores, seed),
+        |rng, s, scenario| {
+            let effects: Vec<f64> = (0..s).map(|_| 8000f64.ln() + 0.5 * normal(rng)).collect();
+            vec![
+                latencies(rng, &effects, scenario, 0.0, 0.5),
+                latencies(rng, &effects, scenario, slow, 0.5),
+            ]
+        },
+    )
+}
+
+/// Task success within ±`margin` points: cell 0's success probability per scenario in
+/// [margin, 1]; cell 1's lower by exactly the margin (at the margin) or the same.
 fn equivalence_success(
     margin: f64,
     at_margin: bool,
@@ -1158,45 +1183,29 @@ fn equivalence_success(
     stores: usize,
     seed: u64,
 ) -> EquivalenceRow {
-    let (s, repeats) = design(n);
-    let name = format!("equivalence success {margin} {at_margin} {n}");
-    let mut hits = 0usize;
-    for store in 0..stores {
-        let mut rng = rng(seed, &name, store);
-        // Cell 0's success probability per scenario, in [margin, 1]; cell 1's is lower by
-        // exactly the margin (at the margin) or the same.
-        let p0: Vec<f64> = (0..s)
-            .map(|_| margin + (1.0 - margin) * logistic(1.0 + 1.2 * normal(&mut rng)))
-            .collect();
-        let scenario = slot_scenarios(s, repeats);
-        let shift = if at_margin { margin } else { 0.0 };
-        let values: Vec<Vec<f64>> = (0..2)
-            .map(|cell| {
-                scenario
-                    .iter()
-                    .map(|&k| {
-                        let p = p0[k as usize] - if cell == 1 { shift } else { 0.0 };
-                        f64::from(u8::from(uniform(&mut rng) < p))
-                    })
-                    .collect()
-            })
-            .collect();
-        let st = Store {
-            values,
-            scenario,
-            run: Vec::new(),
-        };
-        let sample = st.pairs(0, 1);
-        let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
-        let e = inference::equivalence_family(&[(&sample, store_seed)], Statistic::Mean, margin);
-        hits += usize::from(e.first().is_some_and(|e| e.established));
-    }
-    EquivalenceRow {
-        claim: "task success",
-        margin,
+    let shift = if at_margin { margin } else { 0.0 };
+    let test = (Statistic::Mean, margin, margin);
+    equivalence_row(
+        "task success",
+        test,
         at_margin,
-        n,
-        stores,
-        equivalent: hits as f64 / stores.max(1) as f64,
-    }
+        (n, stores, seed),
+        |rng, s, scenario| {
+            let p0: Vec<f64> = (0..s)
+                .map(|_| margin + (1.0 - margin) * logistic(1.0 + 1.2 * normal(rng)))
+                .collect();
+            (0..2)
+                .map(|cell| {
+                    scenario
+                        .iter()
+                        .map(|&k| {
+                            let p = p0.get(k as usize).copied().unwrap_or(0.0)
+                                - if cell == 1 { shift } else { 0.0 };
+                            f64::from(u8::from(uniform(rng) < p))
+                        })
+                        .collect()
+                })
+                .collect()
+        },
+    )
 }

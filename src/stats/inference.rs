@@ -1293,12 +1293,32 @@ pub fn equivalence_family(
     stat: Statistic,
     margin: f64,
 ) -> Vec<Equivalence> {
-    let alpha = FAMILY_ALPHA / samples.len().max(1) as f64;
-    samples
+    let tests: Vec<Option<Test>> = samples
         .iter()
-        .map(|&(sample, seed)| {
-            let level = 1.0 - 2.0 * alpha;
-            let interval = paired_test(sample, stat, seed)
+        .map(|&(sample, seed)| paired_test(sample, stat, seed))
+        .collect();
+    let tested: Vec<(&PairedSample, u64, Option<&Test>)> = samples
+        .iter()
+        .zip(&tests)
+        .map(|(&(sample, seed), t)| (sample, seed, t.as_ref()))
+        .collect();
+    equivalence_of(&tested, stat, margin)
+}
+
+/// [`equivalence_family`] for comparisons already tested (each sample with its seed and the
+/// [`paired_test`] [`judge_family`] made of it, in [`Judged::test`]): the report's claims
+/// reuse their own tests rather than run them again.
+pub fn equivalence_of(
+    tested: &[(&PairedSample, u64, Option<&Test>)],
+    stat: Statistic,
+    margin: f64,
+) -> Vec<Equivalence> {
+    let alpha = FAMILY_ALPHA / tested.len().max(1) as f64;
+    let level = 1.0 - 2.0 * alpha;
+    tested
+        .iter()
+        .map(|&(sample, seed, test)| {
+            let interval = test
                 .filter(|_| sample.len() >= min_pairs(stat))
                 .and_then(|t| {
                     // Every pair's difference equal (no spread): the claim prints no interval,
@@ -1309,7 +1329,7 @@ pub fn equivalence_family(
                             sample.a.iter().zip(&sample.b).map(|(x, y)| x - y).collect();
                         return flip_interval(&d, &Clusters::of(&sample.cluster), seed, level);
                     }
-                    comparison_interval(sample, stat, seed, &t, level)
+                    comparison_interval(sample, stat, seed, t, level)
                 });
             Equivalence {
                 interval,

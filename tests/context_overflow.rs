@@ -11,7 +11,6 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::common::*;
-use turnbench::checks::JsonSchema;
 
 /// The window every refusing dialect serves the model with, in the server's own "tokens"
 /// (characters of the messages ÷ 4): turns 1 and 2 fit, turn 3 does not.
@@ -294,15 +293,7 @@ fn the_report_flags_each_overflowing_cell_at_its_turn_and_the_provider_that_fits
     let c = collected();
     let (json, _) = c.project.run_ok(&["report", "--format", "json"]);
     let r: Value = serde_json::from_str(&json).unwrap();
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo("docs/report.schema.json")).unwrap())
-            .unwrap();
-    let errors: Vec<String> = JsonSchema::compile(&schema)
-        .unwrap()
-        .violations(&r)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let errors = crate::common::schema_violations(&r);
     assert!(errors.is_empty(), "{errors:#?}");
     let section = &r["context_overflow"];
     let flags = section["cells"].as_array().unwrap();
@@ -340,6 +331,19 @@ fn the_report_flags_each_overflowing_cell_at_its_turn_and_the_provider_that_fits
         line.contains("anthropic (1 of 1 conversations, from turn 3; window 250)"),
         "{line}"
     );
+    // The contrast is a headline too, with the same sentence, before the flags.
+    let heads = r["headlines"].as_array().unwrap();
+    let at = heads
+        .iter()
+        .position(|h| h["kind"] == "context_overflow")
+        .unwrap_or_else(|| panic!("no context_overflow headline: {heads:#?}"));
+    assert_eq!(heads[at]["text"].as_str(), Some(line));
+    assert_eq!(heads[at]["model"], "small");
+    assert!(heads[at]["established"].is_null());
+    assert!(
+        heads[..at].iter().all(|h| h["kind"] != "flag"),
+        "a flag before the contrast: {heads:#?}"
+    );
     // Every denominator holds them: RELIABILITY counts them under their class.
     let roomy = r["cells"].as_array().unwrap();
     let anthropic = roomy.iter().find(|c| c["provider"] == "anthropic").unwrap();
@@ -360,6 +364,23 @@ fn the_report_flags_each_overflowing_cell_at_its_turn_and_the_provider_that_fits
         "{terminal}"
     );
     assert!(flat.contains("but not at roomy"), "{terminal}");
+    // Among the headlines, under their own group.
+    let heads = terminal
+        .split("CONTEXT OVERFLOW")
+        .next()
+        .unwrap_or_default();
+    assert!(heads.contains("context overflow"), "{terminal}");
+    assert!(
+        heads
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .contains("small outgrew the context at "),
+        "{terminal}"
+    );
+    let (md, _) = c.project.run_ok(&["report", "--format", "md"]);
+    let md_heads = md.split("\n## ").nth(1).unwrap_or_default();
+    assert!(md_heads.contains("small outgrew the context at "), "{md}");
 
     // The conversation view names the turn.
     let id: i64 = c

@@ -76,14 +76,7 @@ fn store() -> Project {
         std::fs::write(keep, &text).unwrap();
     }
     let file = project.write("t.jsonl", &text);
-    project.run_ok(&["import", file.to_str().unwrap()]);
-    project.run_ok(&[
-        "check",
-        "--checks",
-        repo("checks").to_str().unwrap(),
-        "--scenarios",
-        repo("scenarios").to_str().unwrap(),
-    ]);
+    import_and_check(&project, &file);
     project
 }
 

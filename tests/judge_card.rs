@@ -435,15 +435,6 @@ async fn the_card_trusts_a_reading_judge_and_flags_a_length_biased_and_a_positio
     let out = fx.run(&["report", "--format", "json"]).await;
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["judge_card"].as_array().unwrap().len(), 4);
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(root().join("docs/report.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = turnbench::checks::JsonSchema::compile(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .violations(&report)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let errors = crate::common::schema_violations(&report);
     assert!(errors.is_empty(), "{errors:#?}");
 }

@@ -4,7 +4,6 @@
 
 use crate::common::*;
 use serde_json::Value;
-use turnbench::checks::JsonSchema;
 use turnbench::exit::Exit;
 use turnbench::mock::Profile;
 use turnbench::mock::profile::Delay;
@@ -152,20 +151,7 @@ fn a_slowed_provider_is_flagged_against_the_baseline_and_nothing_else() {
         "{first}"
     );
     // The report JSON, comparison included, is what docs/report.schema.json says.
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/docs/report.schema.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let errors: Vec<String> = JsonSchema::compile(&schema)
-        .unwrap()
-        .violations(&r)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let errors = crate::common::schema_violations(&r);
     assert!(errors.is_empty(), "{errors:#?}");
 
     // Run 2 against run 1: the same truth, no change established.

@@ -245,19 +245,7 @@ fn planted_repeats_come_out_exactly_in_every_format() {
     assert!(close(&d["by_scenario"][0]["p90"], 1.0));
 
     // The shape other tools read, and the schema that documents it.
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    let validator = turnbench::checks::JsonSchema::compile(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .violations(&report)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let errors = crate::common::schema_violations(&report);
     assert!(errors.is_empty(), "{errors:#?}");
     let keys = |v: &Value| -> Vec<String> {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();

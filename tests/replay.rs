@@ -8,7 +8,6 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::*;
-use turnbench::checks::JsonSchema;
 use turnbench::mock::Profile;
 
 fn repo(path: &str) -> String {
@@ -129,15 +128,7 @@ fn every_target_gets_the_same_prompts_and_pauses_and_block_twins_send_the_same()
     // The report's replay section: valid against the schema, counts as the store says.
     let (json, _) = openai.run_ok(&["report", "--format", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo("docs/report.schema.json")).unwrap())
-            .unwrap();
-    let validator = JsonSchema::compile(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .violations(&report)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let errors = crate::common::schema_violations(&report);
     assert!(errors.is_empty(), "{errors:#?}");
     let cells = report["replay"]["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 4);

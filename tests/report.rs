@@ -167,18 +167,6 @@ fn fixture_lines() -> String {
     out
 }
 
-/// Imports `file` into the project's store and checks it with the shipped suite.
-fn import_and_check(project: &Project, file: &Path) {
-    project.run_ok(&["import", file.to_str().unwrap()]);
-    project.run_ok(&[
-        "check",
-        "--checks",
-        repo("checks").to_str().unwrap(),
-        "--scenarios",
-        repo("scenarios").to_str().unwrap(),
-    ]);
-}
-
 /// A project holding the fixture store: imported, checked and (optionally) judged.
 fn fixture(judged: bool) -> Project {
     let project = Project::new(&[]);

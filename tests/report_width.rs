@@ -31,14 +31,7 @@ fn store() -> &'static Project {
         assert_eq!(scenarios.len(), 15);
         let project = Project::new(&[]);
         let file = project.write("width.jsonl", &width::lines(&scenarios, 25));
-        project.run_ok(&["import", file.to_str().unwrap()]);
-        project.run_ok(&[
-            "check",
-            "--checks",
-            repo("checks").to_str().unwrap(),
-            "--scenarios",
-            repo("scenarios").to_str().unwrap(),
-        ]);
+        import_and_check(&project, &file);
         project
     })
 }

@@ -996,6 +996,7 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
                 Some(label) => format!("quality · {label}"),
                 None => "quality across models".into(),
             },
+            K::ContextOverflow => "context overflow".into(),
             K::Flag => "flags".into(),
             K::Change => "against the baseline".into(),
         };

@@ -257,6 +257,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
     let replayed: std::collections::HashSet<i64> =
         replay.iter().map(|t| t.conversation_id).collect();
     let context_overflow = overflow::section(&facts, &report_cells, &overflow_read, &replayed);
+    overflow::headlines(context_overflow.as_ref(), &report_cells, &mut headlines);
     let replay = replay::section(&replay);
     let only_replay = only_replay(replay.as_ref(), &facts);
     let mut notes = notes(

@@ -156,6 +156,10 @@ pub enum HeadlineKind {
     /// The provider of a model label that least lets go of a requirement it met:
     /// constraint retention across turns (CONSTRAINTS ACROSS TURNS).
     ConstraintRetention,
+    /// A model label whose conversations outgrew the context at some providers and not at
+    /// others (CONTEXT OVERFLOW): a finding about the providers' windows, not a claim
+    /// tested on samples (an overflow is decided by the prompt's size, not by chance).
+    ContextOverflow,
     /// Something a reader must know: truncation, reasoning that used the budget, filters.
     Flag,
     /// A change against the baseline run(s): a regression or improvement the data
@@ -229,6 +233,8 @@ pub enum Said {
     },
     /// A cell's truncation, content filtering and retries.
     CellFlags { cell: String, flags: Flags },
+    /// A model label that outgrew the context at some providers and not at others.
+    ContextOverflow(OverflowContrast),
     /// A judge that failed its reference anchors.
     Anchors(AnchorSection),
     /// Cells served by the built-in mock: `all`, or those marked.

@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, HashSet};
 
 use super::load::Facts;
 use super::model::{
-    Cell, ContextOverflowSection, OverflowContrast, OverflowFlag, OverflowSide, SessionTurn,
+    Cell, ContextOverflowSection, Headline, HeadlineKind, OverflowContrast, OverflowFlag,
+    OverflowSide, Said, SessionTurn,
 };
 use crate::client::ContextSizes;
 use crate::figure::thousands;
@@ -67,6 +68,41 @@ pub(super) fn section(
         cells: flags.into_iter().map(|(_, f)| f).collect(),
         contrasts,
     })
+}
+
+/// A headline per contrast (a model label that overflows at one provider and not at
+/// another), placed before the flags: the reader learns it where the findings are, not only
+/// in the section.
+pub(super) fn headlines(
+    section: Option<&ContextOverflowSection>,
+    cells: &[Cell],
+    out: &mut Vec<Headline>,
+) {
+    let Some(section) = section else {
+        return;
+    };
+    let at = out
+        .iter()
+        .position(|h| h.kind == HeadlineKind::Flag)
+        .unwrap_or(out.len());
+    // Simulated when any provider it names is served by the built-in mock.
+    let simulated = |c: &OverflowContrast| {
+        c.overflows_at.iter().chain(&c.fits_at).any(|side| {
+            cells.iter().any(|cell| {
+                cell.model == c.model && cell.provider == side.provider && cell.simulated
+            })
+        })
+    };
+    let lines = section.contrasts.iter().map(|c| Headline {
+        kind: HeadlineKind::ContextOverflow,
+        model: Some(c.model.clone()),
+        text: String::new(),
+        said: Said::ContextOverflow(c.clone()),
+        established: None,
+        simulated: simulated(c),
+        family: None,
+    });
+    out.splice(at..at, lines.collect::<Vec<_>>());
 }
 
 /// One cell's flag, when any of its conversations overflowed.

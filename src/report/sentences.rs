@@ -85,6 +85,7 @@ fn text(h: &Headline) -> String {
             rate_text(rate)
         ),
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
+        Said::ContextOverflow(contrast) => contrast.text.clone(),
         Said::Anchors(a) => super::anchor_check::sentence(a),
         Said::Simulated { all } => {
             let which = if *all {

@@ -288,3 +288,31 @@ pub async fn turnbench_quiet<S: AsRef<std::ffi::OsStr>>(
         .await
         .unwrap()
 }
+
+/// Where `report` breaks docs/report.schema.json, one line per violation (empty: valid):
+/// the shape other tools read, checked by the same validator the `json_schema` check uses.
+pub fn schema_violations(report: &serde_json::Value) -> Vec<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/report.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    turnbench::checks::JsonSchema::compile(&schema)
+        .unwrap()
+        .violations(report)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// Imports `file` into the project's store and checks it with the shipped suite (the
+/// shipped checks against the shipped scenarios).
+pub fn import_and_check(project: &Project, file: &Path) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    project.run_ok(&["import", file.to_str().unwrap()]);
+    project.run_ok(&[
+        "check",
+        "--checks",
+        repo.join("checks").to_str().unwrap(),
+        "--scenarios",
+        repo.join("scenarios").to_str().unwrap(),
+    ]);
+}

@@ -132,6 +132,14 @@ pub struct MessageLine {
         skip_serializing_if = "Option::is_none"
     )]
     pub usage: Option<UsageLine>,
+    /// For a turn that outgrew the context (`outcome` `context_overflow`): the sizes the
+    /// server stated, when it stated any.
+    #[serde(
+        default,
+        deserialize_with = "optional_object",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub context: Option<ContextLine>,
 }
 
 impl MessageLine {
@@ -147,6 +155,7 @@ impl MessageLine {
             http_status: None,
             timing: None,
             usage: None,
+            context: None,
         }
     }
 
@@ -160,6 +169,7 @@ impl MessageLine {
             ("http_status", self.http_status.is_some()),
             ("timing", self.timing.is_some()),
             ("usage", self.usage.is_some()),
+            ("context", self.context.is_some()),
         ]
         .into_iter()
         .find_map(|(name, set)| set.then_some(name))
@@ -199,6 +209,27 @@ pub struct UsageLine {
 impl UsageLine {
     pub fn is_empty(&self) -> bool {
         *self == UsageLine::default()
+    }
+}
+
+/// What a server said about sizes when it refused a request that outgrew the model's
+/// context; absent = not stated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContextLine {
+    /// The prompt's tokens as the server counted them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<i64>,
+    /// The context window the server serves the model with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_tokens: Option<i64>,
+    /// The completion room the request asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<i64>,
+}
+
+impl ContextLine {
+    pub fn is_empty(&self) -> bool {
+        *self == ContextLine::default()
     }
 }
 

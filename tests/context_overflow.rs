@@ -545,3 +545,86 @@ fn a_replayed_session_that_outgrows_the_context_is_flagged_with_its_turn() {
         "{text}"
     );
 }
+
+/// The sizes a server stated travel through the exchange format: `export conversations`
+/// writes them on the overflowed turn (`context`), `import` stores them again, and the
+/// report of the imported store flags the same cells with the same sizes. A `context` on a
+/// turn that did not overflow is refused, naming the field.
+#[test]
+fn stated_sizes_survive_export_and_import() {
+    let c = collected();
+    let (jsonl, _) = c.project.run_ok(&["export", "conversations"]);
+    type Stated = (String, Option<i64>, Option<i64>, Option<i64>);
+    let sizes = |conn: &rusqlite::Connection| -> Vec<Stated> {
+        let mut stmt = conn
+            .prepare(
+                "SELECT provider, overflow_prompt_tokens, overflow_window_tokens,
+                        overflow_completion_tokens
+                 FROM turn_facts WHERE outcome = 'context_overflow' ORDER BY provider",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let before = sizes(&c.project.conn());
+    assert_eq!(before.len(), DIALECTS.len());
+    assert!(
+        before.iter().any(|s| s.1.is_some() && s.2.is_some()),
+        "no dialect stated sizes: {before:?}"
+    );
+    // Written on the overflowed turn only, as the store holds them.
+    let stated: usize = jsonl
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| !m["context"].is_null())
+                .inspect(|m| assert_eq!(m["outcome"], "context_overflow", "{m}"))
+                .count()
+        })
+        .sum();
+    assert_eq!(
+        stated,
+        before
+            .iter()
+            .filter(|s| s.1.is_some() || s.2.is_some() || s.3.is_some())
+            .count()
+    );
+
+    let fresh = Project::new(&[]);
+    let file = fresh.write("all.jsonl", &jsonl);
+    fresh.run_ok(&["import", file.to_str().unwrap()]);
+    assert_eq!(sizes(&fresh.conn()), before);
+    let flags = |p: &Project| -> Vec<String> {
+        let (json, _) = p.run_ok(&["report", "--format", "json"]);
+        let r: Value = serde_json::from_str(&json).unwrap();
+        r["context_overflow"]["cells"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["text"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(flags(&fresh), flags(&c.project));
+
+    // A `context` on a turn that answered is refused, naming the field.
+    let bad = r#"{"provider":"p","model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello","context":{"window_tokens":4096}}]}"#;
+    let file = fresh.write("bad.jsonl", &format!("{bad}\n"));
+    let out = fresh
+        .cmd(&["import", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("bad.jsonl:1")
+            && err.contains("messages[1].context")
+            && err.contains("context_overflow"),
+        "{err}"
+    );
+}

@@ -18,7 +18,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::exchange::{ConversationLine, MessageLine, Object, UsageLine};
+use crate::exchange::{ContextLine, ConversationLine, MessageLine, Object, UsageLine};
 use crate::jsonl::LineProblem;
 
 /// `--format`: which shapes a file's records may take.
@@ -414,6 +414,38 @@ pub(super) fn optional_objects<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 }
 
 /// Usage counts as a record states them: none negative, cached within the prompt.
+/// A turn's stated context sizes: none negative, and only on a turn that outgrew the
+/// context (the store keeps them for those turns alone).
+pub(super) fn check_context(
+    c: &ContextLine,
+    overflowed: bool,
+    at: &dyn Fn(&str) -> String,
+) -> Result<(), LineProblem> {
+    if !overflowed {
+        return Err(LineProblem::new(
+            at("context"),
+            "given, but the turn's outcome is not context_overflow; the sizes a server \
+             states belong to a turn that outgrew the context (leave `context` out, or give \
+             \"outcome\": \"context_overflow\")",
+        ));
+    }
+    for (name, v) in [
+        ("prompt_tokens", c.prompt_tokens),
+        ("window_tokens", c.window_tokens),
+        ("completion_tokens", c.completion_tokens),
+    ] {
+        if let Some(v) = v
+            && v < 0
+        {
+            return Err(LineProblem::new(
+                at(&format!("context.{name}")),
+                format!("{v} is negative; leave sizes the server did not state out"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn check_usage(u: &UsageLine, at: &dyn Fn(&str) -> String) -> Result<(), LineProblem> {
     for (name, v) in [
         ("prompt_tokens", u.prompt_tokens),

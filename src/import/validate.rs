@@ -7,12 +7,12 @@
 //! for every shape.
 
 use super::format::read_record;
-use super::shape::{MessagePaths, Shape, ShapeFilter, check_usage};
+use super::shape::{MessagePaths, Shape, ShapeFilter, check_context, check_usage};
 use crate::chat::Message;
 use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
 pub use crate::jsonl::LineProblem;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
-use crate::store::records::{ConversationRecord, TurnRecord, TurnResult, Usage};
+use crate::store::records::{ContextSizes, ConversationRecord, TurnRecord, TurnResult, Usage};
 
 /// A valid conversation, built whole on the reader thread; the writer only sets the ids
 /// the store gives it (run, target, scenario link) and the repeat when none was given.
@@ -320,6 +320,9 @@ fn prepare_turn(
     check_timing(&timing, at)?;
     let usage = m.usage.unwrap_or_default();
     check_usage(&usage, at)?;
+    if let Some(context) = &m.context {
+        check_context(context, outcome == TurnOutcome::ContextOverflow, at)?;
+    }
     Ok(TurnRecord {
         result: TurnResult {
             answer: m.content,
@@ -338,6 +341,11 @@ fn prepare_turn(
                 cached_tokens: usage.cached_tokens,
                 reasoning_tokens: usage.reasoning_tokens,
             },
+            context: m.context.map(|c| ContextSizes {
+                prompt_tokens: c.prompt_tokens,
+                window_tokens: c.window_tokens,
+                completion_tokens: c.completion_tokens,
+            }),
             ..Default::default()
         },
         prompt,

@@ -10,7 +10,8 @@ use rusqlite::{Connection, Row, named_params};
 use super::StoreError;
 use crate::chat::Message;
 use crate::exchange::{
-    CheckLine, ConversationLine, JudgmentLine, MessageLine, Role, TimingLine, UsageLine,
+    CheckLine, ContextLine, ConversationLine, JudgmentLine, MessageLine, Role, TimingLine,
+    UsageLine,
 };
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 
@@ -613,7 +614,9 @@ pub fn conversation_lines<E: From<StoreError>>(
                     (SELECT uid FROM conversations s WHERE s.id = c.superseded_by),
                     u.prompt, u.answer, u.reasoning, u.finish_reason, u.outcome, u.error,
                     u.http_status, u.ttft_ms, u.ttfa_ms, u.e2e_ms, u.prompt_tokens,
-                    u.completion_tokens, u.cached_tokens, u.reasoning_tokens
+                    u.completion_tokens, u.cached_tokens, u.reasoning_tokens,
+                    u.overflow_prompt_tokens, u.overflow_window_tokens,
+                    u.overflow_completion_tokens
              FROM conversation_facts c JOIN turn_facts u ON u.conversation_id = c.conversation_id
              WHERE {SELECTED_C}
              ORDER BY c.conversation_id, u.idx"
@@ -678,6 +681,11 @@ fn push_turn(line: &mut ConversationLine, row: &Row) -> Result<(), StoreError> {
         cached_tokens: row.get(22)?,
         reasoning_tokens: row.get(23)?,
     };
+    let context = ContextLine {
+        prompt_tokens: row.get(24)?,
+        window_tokens: row.get(25)?,
+        completion_tokens: row.get(26)?,
+    };
     let outcome: TurnOutcome = row.get(14)?;
     line.messages.push(MessageLine {
         role: Role::Assistant,
@@ -689,6 +697,7 @@ fn push_turn(line: &mut ConversationLine, row: &Row) -> Result<(), StoreError> {
         http_status: row.get(16)?,
         timing: (!timing.is_empty()).then_some(timing),
         usage: (!usage.is_empty()).then_some(usage),
+        context: (!context.is_empty()).then_some(context),
     });
     Ok(())
 }

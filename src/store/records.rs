@@ -5,7 +5,7 @@ use crate::client::{Attempt, Reply};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 
 /// Token counts as the client read them; `None` = not reported (never 0 in its place).
-pub use crate::client::{TurnResult, Usage};
+pub use crate::client::{ContextSizes, TurnResult, Usage};
 
 /// One answered (or failed) turn: what the client read ([`TurnResult`], reached through
 /// `Deref`: `turn.e2e_ms`) and what the stage adds.

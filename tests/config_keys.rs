@@ -36,7 +36,7 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
             "repeats = 2",
             "repeats = -1",
             &[
-                "`repeats` is the number of conversations per target × scenario",
+                "`repeats`: the number of conversations per target × scenario",
                 "a whole number, 1 or more",
             ],
         ),
@@ -45,7 +45,7 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
             "version = 1",
             "version = \"one\"",
             &[
-                "`version` is the rubric's version",
+                "`version`: the rubric's version",
                 "a whole number, 1 or more",
             ],
         ),
@@ -53,14 +53,14 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
             "rubrics/support-tone.toml",
             "scale = { min = 1, max = 5 }",
             "scale = { min = 1, max = 4.5 }",
-            &["`max` is the highest score", "a whole number above min"],
+            &["`max`: the highest score", "a whole number above min"],
         ),
         (
             "judges/default.toml",
             "replicates = 1",
             "replicates = 0",
             &[
-                "`replicates` is the number of judgments per conversation",
+                "`replicates`: the number of judgments per conversation",
                 "a whole number, 1 or more",
             ],
         ),
@@ -69,7 +69,7 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
             "builtin_mock = true",
             "builtin_mock = \"yes\"",
             &[
-                "`builtin_mock` is whether the built-in mock judge answers",
+                "`builtin_mock`: whether the built-in mock judge answers",
                 "true or false",
             ],
         ),
@@ -78,7 +78,7 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
             "max = 5",
             "max = -5",
             &[
-                "`max` is the longest answer allowed",
+                "`max`: the longest answer allowed",
                 "a whole number, 0 or more",
             ],
         ),
@@ -87,7 +87,7 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
             "from_turn = 2",
             "from_turn = \"second\"",
             &[
-                "`from_turn` is the first turn of the turns the check applies to",
+                "`from_turn`: the first turn of the turns the check applies to",
                 "a turn number, 1 or more",
             ],
         ),
@@ -96,7 +96,7 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
             "price = { input = 0.20, output = 0.80 }",
             "price = { input = \"cheap\", output = 0.80 }",
             &[
-                "`input` is the price in USD per million input tokens",
+                "`input`: the price in USD per million input tokens",
                 "a number of USD, 0 or more",
             ],
         ),
@@ -105,7 +105,7 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
             "pause_ms = [1500, 6000]",
             "pause_ms = \"soon\"",
             &[
-                "`pause_ms` is the simulated user pause",
+                "`pause_ms`: the simulated user pause",
                 "[min, max], whole numbers with min ≤ max",
             ],
         ),

@@ -30,7 +30,7 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
     p.run_ok(&["init", "."]);
     // One wrong value per file, in each kind of definition file: a type the parser
     // refuses, or a value out of the key's range.
-    let cases: [(&str, &str, &str, &[&str]); 9] = [
+    let cases: [(&str, &str, &str, &[&str]); 10] = [
         (
             "bench.toml",
             "repeats = 2",
@@ -109,20 +109,31 @@ fn lint_names_the_key_its_meaning_and_its_range_in_every_kind_of_file() {
                 "[min, max], whole numbers with min ≤ max",
             ],
         ),
+        (
+            "bench.toml",
+            "[[target]]",
+            "[replay]\nsessions_in_flight = 0\n\n[[target]]",
+            &[
+                "`sessions_in_flight`: the number of sessions in flight per target",
+                "a whole number, 1 or more",
+            ],
+        ),
     ];
-    // A file reports its first problem, and a broken scenario hides the checks: two
+    // A file reports its first problem, and a broken scenario hides the checks: three
     // rounds, each file edited once per round and restored after it.
-    let (first, second) = cases.split_at(7);
-    for (round, expect_n) in [(first, 7), (second, 2)] {
+    let rounds = [(&cases[..7], 7), (&cases[7..9], 2), (&cases[9..], 1)];
+    for (round, expect_n) in rounds {
         let mut expected = Vec::new();
         let mut originals = Vec::new();
         for (rel, from, to, says) in round {
             originals.push((*rel, std::fs::read_to_string(p.path(rel)).unwrap()));
             edit(&p, rel, from, to);
+            // The line of the wrong value: the one of `to`'s lines that sets a key.
+            let needle = to.lines().find(|l| l.contains(" = ")).unwrap_or(to);
             let needle = if to.contains("cheap") {
                 "\"cheap\""
             } else {
-                to
+                needle
             };
             expected.push((*rel, line_of(&p, rel, needle), *says));
         }

@@ -357,11 +357,25 @@ fn check_numbers(src: &SourceText, doc: &BenchDoc) -> Result<(), ConfigError> {
         ));
     }
     if let Err(problem) = doc.replay.check() {
-        return Err(ConfigError::invalid(
-            &src.path,
-            src.key_line("replay"),
-            problem,
-            "see docs/replay.md for the [replay] table",
+        // The key's line inside the [replay] table (else the table's, else 1).
+        let lines: Vec<&str> = src.text.lines().collect();
+        let table = lines.iter().position(|l| l.trim() == "[replay]");
+        let line = table.map_or(1, |t| {
+            lines
+                .iter()
+                .skip(t)
+                .position(|l| {
+                    l.trim_start()
+                        .strip_prefix(problem.key)
+                        .is_some_and(|r| r.trim_start().starts_with('='))
+                })
+                .map_or(t + 1, |i| t + i + 1)
+        });
+        return Err(src.out_of_range(
+            FileKind::Bench,
+            &["replay", problem.key],
+            line,
+            problem.message,
         ));
     }
     Ok(())

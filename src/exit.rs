@@ -12,7 +12,7 @@ pub enum Exit {
     /// built-in run and a dry run's plan are results, not failures).
     Success,
     /// An error: a definition, usage or setup problem, an unreadable input, or `lint`
-    /// found problems; the message names the file, line and fix.
+    /// found problems or nothing to check; the message names the file, line and fix.
     Error,
     /// Finished, but some items failed: conversations or passes that failed (stored with
     /// their class), judgments stored unscored, records an import skipped.
@@ -56,7 +56,7 @@ impl Exit {
             exit: Exit::Error,
             name: "error",
             commands: "every command",
-            meaning: "a definition, usage or setup error, or an unreadable input; lint: problems found",
+            meaning: "a definition, usage or setup error, or an unreadable input; lint: problems found, or nothing to check",
         },
         ExitRow {
             exit: Exit::SomeFailed,

@@ -143,18 +143,22 @@ fn check_without_checks_lint_problems_and_show_unknown_are_errors() {
         &["check", "--checks", no_checks.to_str().unwrap()],
         Exit::Error,
     );
-    // A folder with nothing to lint: an error naming the folder and the fix, not a pass.
+    // A folder with nothing to lint (none of its folders holding a definition file), or
+    // no folder at all: an error naming the folder, why and the fix, never a pass.
     let empty = tempfile::tempdir().unwrap();
-    let out = p
-        .cmd(&["lint", empty.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(Exit::Error.code()));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("lint: nothing to check in") && err.contains("fix: "),
-        "{err}"
-    );
+    std::fs::create_dir(empty.path().join("scenarios")).unwrap();
+    let gone = empty.path().join("gone");
+    for (dir, why) in [
+        (empty.path(), "no bench.toml, and no *.toml in scenarios/"),
+        (gone.as_path(), "no such folder"),
+    ] {
+        let out = p.cmd(&["lint", dir.to_str().unwrap()]).output().unwrap();
+        assert_eq!(out.status.code(), Some(Exit::Error.code()));
+        let err = String::from_utf8_lossy(&out.stderr);
+        let head = format!("lint: nothing to check in {}: {why}", dir.display());
+        assert!(err.contains(&head) && err.contains("\n  fix: "), "{err}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("no problems"));
+    }
     p.write("bench.toml", "name = \"x\"\n");
     ends(&p, &["lint", "."], Exit::Error);
     ends(&p, &["show", "nope"], Exit::Error);

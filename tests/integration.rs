@@ -18,6 +18,7 @@ mod client_dialects;
 mod collect_faults;
 mod collect_resume;
 mod collect_runs;
+mod config_keys;
 mod constraints_across_turns;
 mod context_overflow;
 mod doc_paths;

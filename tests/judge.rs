@@ -1401,6 +1401,12 @@ model = "mock-judge-random"
 ttft_ms = { dist = "fixed", ms = 1 }
 gap_ms = { dist = "fixed", ms = 0 }
 judge = { random = 1.0 }
+
+[[profile]]
+model = "mock-judge-reading-decimal"
+ttft_ms = { dist = "fixed", ms = 1 }
+gap_ms = { dist = "fixed", ms = 0 }
+judge = { decimal_scores = 1.0 }
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1541,6 +1547,26 @@ async fn reference_anchors_pass_a_reading_judge_fail_a_random_one_and_flag_it_in
         "{text}"
     );
     assert!(text.contains("REFERENCE ANCHORS"), "{text}");
+
+    // The anchors' path reads scores as conversations' does: a reading judge that writes
+    // every score as 4.0 has every anchor scored, as the integers, and passes.
+    let decimal = judge_file("mock-judge-reading-decimal");
+    let out = run(judge_args(&decimal, &["--anchors"])).await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("it tells references from spoiled answers"),
+        "{}",
+        stdout(&out)
+    );
+    let judged = "FROM anchor_judgments WHERE judge_id = 'mock-judge-reading-decimal'";
+    assert_eq!(count(&format!("SELECT COUNT(*) {judged}")), variants);
+    assert_eq!(
+        count(&format!(
+            "SELECT COUNT(*) {judged} AND status = 'ok' AND raw_output LIKE '%.0%' \
+             AND scores NOT LIKE '%.0%'"
+        )),
+        variants
+    );
 }
 
 /// `response_format = "rubric_schema"`: every request carries a strict schema built from

@@ -12,6 +12,7 @@ use toml::de::{DeTable, DeValue};
 use super::defect::{Defect, DefectDoc};
 use super::kinds::{self, KindFields, Rule};
 use super::toml_json::toml_to_json;
+use crate::config::keys::FileKind;
 use crate::config::scenario::{toml_files, valid_id};
 use crate::config::{ConfigError, SourceText};
 
@@ -140,7 +141,7 @@ impl CheckSet {
     }
 
     pub fn from_source(src: &SourceText) -> Result<Self, ConfigError> {
-        let doc: CheckFileDoc = src.parse()?;
+        let doc: CheckFileDoc = src.parse(FileKind::Checks)?;
         let scenario = doc.scenario.get_ref().clone();
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         if !valid_id(&scenario) {
@@ -236,11 +237,11 @@ impl Check {
                 head_table.insert(k, v);
             }
         }
-        let head = CheckHead::deserialize(toml::de::Deserializer::from(Spanned::new(
-            span.clone(),
-            head_table,
-        )))
-        .map_err(|e| src.toml_error(e))?;
+        let head: CheckHead = src.deserialize(
+            toml::de::Deserializer::from(Spanned::new(span.clone(), head_table)),
+            FileKind::Checks,
+            &["check"],
+        )?;
 
         let id = head.id.get_ref().clone();
         if !valid_id(&id) {

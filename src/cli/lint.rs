@@ -1,5 +1,5 @@
 //! `turnbench lint`: print every problem in the project's definition files, then a one-line
-//! verdict; exit 1 if any.
+//! verdict; exit 1 if any, or if it found no definition file to check.
 
 use std::path::PathBuf;
 
@@ -11,7 +11,7 @@ use crate::project_lint::{LintInput, lint_project};
 
 /// Validate every definition file of a project: bench.toml, scenarios, checks, rubrics,
 /// judges, and bench files given with --bench. Each problem names its file, line and
-/// fix; exits 1 if any.
+/// fix; exits 1 if any, or if there is nothing to check.
 #[derive(clap::Args)]
 pub struct LintArgs {
     /// The project folder (holding bench.toml, scenarios/, checks/, rubrics/, judges/).
@@ -41,8 +41,13 @@ impl LintArgs {
         }
         // A linter that read nothing has not passed.
         if files == 0 {
+            let why = if self.dir.is_dir() {
+                "no bench.toml, and no *.toml in scenarios/, checks/, rubrics/ or judges/"
+            } else {
+                "no such folder"
+            };
             eprintln!(
-                "lint: nothing to check in {}: no bench.toml, scenarios/, checks/, rubrics/ or judges/ there\n  fix: run it in a project folder (`turnbench init DIR` makes one), name one (`turnbench lint DIR`), or name a bench file with --bench FILE",
+                "lint: nothing to check in {}: {why}\n  fix: run it in a project folder (`turnbench init DIR` makes one), name one (`turnbench lint DIR`), or name a bench file with --bench FILE",
                 self.dir.display()
             );
             return Ok(Exit::Error);

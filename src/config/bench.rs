@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::error::{ConfigError, SourceText};
+use super::keys::FileKind;
 
 /// Request parameters; a target's table overrides the run's defaults field by field.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -272,7 +273,7 @@ impl BenchConfig {
     }
 
     fn parse(src: &SourceText, require_keys: bool) -> Result<Self, ConfigError> {
-        let doc: BenchDoc = src.parse()?;
+        let doc: BenchDoc = src.parse(FileKind::Bench)?;
         let base = src.path.parent().unwrap_or(Path::new("."));
         if doc.targets.get_ref().is_empty() {
             return Err(src.invalid(
@@ -325,37 +326,56 @@ impl BenchConfig {
 /// The run's numbers in range: counts and the timeout above 0, the pause scale 0 or more,
 /// and the `[replay]` table's own rules.
 fn check_numbers(src: &SourceText, doc: &BenchDoc) -> Result<(), ConfigError> {
-    let positive = |v: f64, what: &str| -> Result<(), ConfigError> {
+    // The key's path, for its meaning and range in the fix; its name, for its line.
+    let positive = |v: f64, path: &[&str]| -> Result<(), ConfigError> {
+        let what = path.last().copied().unwrap_or_default();
         if v.is_finite() && v > 0.0 {
             Ok(())
         } else {
-            Err(ConfigError::invalid(
-                &src.path,
+            Err(src.out_of_range(
+                FileKind::Bench,
+                path,
                 src.key_line(what),
                 format!("{what} must be a positive number"),
-                format!("set {what} to a value above 0"),
             ))
         }
     };
-    positive(doc.turn_timeout_s, "turn_timeout_s")?;
-    positive(doc.concurrency as f64, "concurrency")?;
-    positive(doc.per_target_concurrency as f64, "per_target_concurrency")?;
-    positive(doc.repeats as f64, "repeats")?;
-    positive(doc.retry.attempts as f64, "attempts")?;
+    positive(doc.turn_timeout_s, &["turn_timeout_s"])?;
+    positive(doc.concurrency as f64, &["concurrency"])?;
+    positive(
+        doc.per_target_concurrency as f64,
+        &["per_target_concurrency"],
+    )?;
+    positive(doc.repeats as f64, &["repeats"])?;
+    positive(doc.retry.attempts as f64, &["retry", "attempts"])?;
     if !(doc.pause_scale.is_finite() && doc.pause_scale >= 0.0) {
-        return Err(ConfigError::invalid(
-            &src.path,
+        return Err(src.out_of_range(
+            FileKind::Bench,
+            &["pause_scale"],
             src.key_line("pause_scale"),
             "pause_scale must be 0 or more",
-            "set pause_scale = 1.0 for the scenarios' own pauses, 0 for none",
         ));
     }
     if let Err(problem) = doc.replay.check() {
-        return Err(ConfigError::invalid(
-            &src.path,
-            src.key_line("replay"),
-            problem,
-            "see docs/replay.md for the [replay] table",
+        // The key's line inside the [replay] table (else the table's, else 1).
+        let lines: Vec<&str> = src.text.lines().collect();
+        let table = lines.iter().position(|l| l.trim() == "[replay]");
+        let line = table.map_or(1, |t| {
+            lines
+                .iter()
+                .skip(t)
+                .position(|l| {
+                    l.trim_start()
+                        .strip_prefix(problem.key)
+                        .is_some_and(|r| r.trim_start().starts_with('='))
+                })
+                .map_or(t + 1, |i| t + i + 1)
+        });
+        return Err(src.out_of_range(
+            FileKind::Bench,
+            &["replay", problem.key],
+            line,
+            problem.message,
         ));
     }
     Ok(())

@@ -2,7 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer};
+use serde_path_to_error::Segment;
+
+use super::keys::{self, FileKind, KeyDoc};
 
 /// A problem with a definition file (bench, scenario, check, rubric, judge).
 #[derive(Debug, thiserror::Error)]
@@ -84,22 +88,86 @@ impl SourceText {
         })
     }
 
-    /// Deserializes the whole file; parser errors become `file:line: message`.
-    pub fn parse<T: DeserializeOwned>(&self) -> Result<T, ConfigError> {
-        toml::from_str(&self.text).map_err(|e| self.toml_error(e))
+    /// Deserializes the whole file, a file of `kind`; parser errors become
+    /// `file:line: message` with a fix that names the key, what it is for and what it
+    /// takes ([`super::keys`]).
+    pub fn parse<T: DeserializeOwned>(&self, kind: FileKind) -> Result<T, ConfigError> {
+        let de = toml::de::Deserializer::parse(&self.text).map_err(|e| self.toml_error(e))?;
+        self.deserialize(de, kind, &[])
     }
 
-    /// A TOML error in this file as `file:line: message` (line 1 when it has no position).
+    /// Deserializes one part of this file (a check's table: `within` = `["check"]`) with
+    /// the path of the key an error is about, for its fix.
+    pub fn deserialize<'de, T, D>(
+        &self,
+        de: D,
+        kind: FileKind,
+        within: &[&str],
+    ) -> Result<T, ConfigError>
+    where
+        T: Deserialize<'de>,
+        D: Deserializer<'de, Error = toml::de::Error>,
+    {
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let mut path: Vec<String> = within.iter().map(|s| s.to_string()).collect();
+            path.extend(e.path().iter().filter_map(|seg| match seg {
+                // Spanned values are read through private keys: not the user's.
+                Segment::Map { key } if !key.starts_with("$__") => Some(key.clone()),
+                _ => None,
+            }));
+            let names: Vec<&str> = path.iter().map(String::as_str).collect();
+            let message = e.inner().message().trim().to_string();
+            let known = keys::find(kind, &names).filter(|_| about_a_value(&message));
+            self.keyed_error(e.into_inner(), names.last().copied(), known)
+        })
+    }
+
+    /// A TOML error in this file as `file:line: message` (line 1 when it has no position),
+    /// its fix from the parser's message and the key on its line.
     pub fn toml_error(&self, e: toml::de::Error) -> ConfigError {
+        self.keyed_error(e, None, None)
+    }
+
+    /// A TOML error about `key` (`None`: the key on the error's line), with the fix
+    /// `known` says when the key's entry is known, else one from the parser's message.
+    fn keyed_error(
+        &self,
+        e: toml::de::Error,
+        key: Option<&str>,
+        known: Option<&KeyDoc>,
+    ) -> ConfigError {
         let line = e.span().map_or(1, |s| self.line_of(s.start));
         let message = e.message().trim().to_string();
-        let key = self.text.lines().nth(line - 1).and_then(key_of);
+        let fix = match known {
+            Some(doc) => keys::fix_for(doc),
+            None => {
+                let key = key.or_else(|| self.text.lines().nth(line - 1).and_then(key_of));
+                parse_fix(&message, key)
+            }
+        };
         ConfigError::Parse {
             path: self.path.clone(),
             line,
-            fix: parse_fix(&message, key),
+            fix,
             message,
         }
+    }
+
+    /// A value of a file of `kind` out of the range its key takes (a check after
+    /// parsing): `file:line: message` with the key's meaning and range as the fix.
+    pub fn out_of_range(
+        &self,
+        kind: FileKind,
+        path: &[&str],
+        line: usize,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        let key = path.last().copied().unwrap_or("this key");
+        let fix = keys::find(kind, path).map_or_else(
+            || format!("set `{key}` to an accepted value"),
+            keys::fix_for,
+        );
+        ConfigError::invalid(&self.path, line, message, fix)
     }
 
     /// 1-based line of a byte offset.
@@ -141,6 +209,19 @@ fn key_of(line: &str) -> Option<&str> {
     let (key, _) = line.split_once('=')?;
     let key = key.trim().rsplit('.').next()?.trim().trim_matches('"');
     (!key.is_empty() && !key.starts_with('[') && !key.starts_with('#')).then_some(key)
+}
+
+/// Whether a parser error is about a key's value (a wrong type, a value out of the type's
+/// range, a value its own parser refused), rather than about keys or syntax.
+fn about_a_value(message: &str) -> bool {
+    ![
+        "unknown field",
+        "missing field",
+        "duplicate key",
+        "invalid key",
+    ]
+    .iter()
+    .any(|p| message.starts_with(p))
 }
 
 /// What to do about a parser error: the accepted values of the key's type (from the
@@ -212,7 +293,7 @@ mod tests {
     #[test]
     fn unknown_key_names_its_line() {
         let err = source("name = \"a\"\ncount = 1\ncolour = 3\n")
-            .parse::<Demo>()
+            .parse::<Demo>(FileKind::Mock)
             .unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("demo.toml:3:"), "{text}");
@@ -222,14 +303,14 @@ mod tests {
     #[test]
     fn wrong_type_names_its_line() {
         let err = source("name = \"a\"\n\ncount = \"many\"\n")
-            .parse::<Demo>()
+            .parse::<Demo>(FileKind::Mock)
             .unwrap_err();
         assert!(err.to_string().starts_with("demo.toml:3:"), "{err}");
     }
 
     #[test]
     fn every_parser_error_says_what_the_key_takes() {
-        let fix = |text: &str| match source(text).parse::<Demo>().unwrap_err() {
+        let fix = |text: &str| match source(text).parse::<Demo>(FileKind::Mock).unwrap_err() {
             ConfigError::Parse { fix, .. } => fix,
             other => panic!("{other}"),
         };
@@ -245,14 +326,16 @@ mod tests {
         assert!(fix("name = \"a\"\n").starts_with("add count = …"));
         assert!(fix("name = \"a\n").starts_with("check the TOML syntax"));
         let err = source("name = \"a\"\ncount = -1\n")
-            .parse::<Demo>()
+            .parse::<Demo>(FileKind::Mock)
             .unwrap_err();
         assert!(err.to_string().contains("\n  fix: `count` takes"), "{err}");
     }
 
     #[test]
     fn missing_field_is_reported() {
-        let err = source("name = \"a\"\n").parse::<Demo>().unwrap_err();
+        let err = source("name = \"a\"\n")
+            .parse::<Demo>(FileKind::Mock)
+            .unwrap_err();
         assert!(err.to_string().contains("count"), "{err}");
     }
 }

@@ -36,6 +36,7 @@ use toml::Spanned;
 
 use super::bench::{RequestParams, RetryPolicy};
 use super::error::{ConfigError, SourceText};
+use super::keys::FileKind;
 use super::scenario::valid_id;
 
 /// Which stored conversations a judge run scores.
@@ -376,35 +377,44 @@ fn check_values(src: &SourceText, doc: &JudgeDoc) -> Result<(), ConfigError> {
     if doc.model.get_ref().trim().is_empty() {
         return Err(src.invalid(doc.model.span(), "empty model", "name the judge model"));
     }
-    let positive = |ok: bool, span: std::ops::Range<usize>, what: &str| {
+    // The fix: the key's meaning and range (`config::keys`).
+    let in_range = |ok: bool, span: std::ops::Range<usize>, what: &str, range: &str| {
         if ok {
             Ok(())
         } else {
-            Err(src.invalid(
-                span,
-                format!("{what} must be at least 1"),
-                format!("set {what} to a positive value"),
+            Err(src.out_of_range(
+                FileKind::Judge,
+                &[what],
+                src.line_of(span.start),
+                format!("{what} must be {range}"),
             ))
         }
     };
-    positive(
+    in_range(
         *doc.replicates.get_ref() >= 1,
         doc.replicates.span(),
         "replicates",
+        "at least 1",
     )?;
-    positive(
+    in_range(
         *doc.concurrency.get_ref() >= 1,
         doc.concurrency.span(),
         "concurrency",
+        "at least 1",
     )?;
     let t = *doc.timeout_s.get_ref();
-    positive(t.is_finite() && t > 0.0, doc.timeout_s.span(), "timeout_s")?;
+    in_range(
+        t.is_finite() && t > 0.0,
+        doc.timeout_s.span(),
+        "timeout_s",
+        "above 0",
+    )?;
     if doc.retry.attempts == 0 {
-        return Err(ConfigError::invalid(
-            &src.path,
+        return Err(src.out_of_range(
+            FileKind::Judge,
+            &["retry", "attempts"],
             src.key_line("attempts"),
-            "retry attempts must be at least 1",
-            "set attempts = 1 for no retries",
+            "retry attempts must be at least 1 (1: no retries)",
         ));
     }
     Ok(())
@@ -537,7 +547,7 @@ impl JudgeSettings {
 
     fn read(path: &Path, require_vars: bool) -> Result<Self, ConfigError> {
         let src = SourceText::read(path)?;
-        let mut doc: JudgeDoc = src.parse()?;
+        let mut doc: JudgeDoc = src.parse(FileKind::Judge)?;
         let id = judge_id(&src, &doc, path)?;
         let (endpoint, credentials) = endpoint(&src, &mut doc, &id, require_vars)?;
         check_values(&src, &doc)?;
@@ -667,7 +677,7 @@ impl BenchTargetNames {
     }
 
     pub fn load(path: &Path) -> Result<Vec<Self>, ConfigError> {
-        let doc: BenchNamesDoc = SourceText::read(path)?.parse()?;
+        let doc: BenchNamesDoc = SourceText::read(path)?.parse(FileKind::Bench)?;
         Ok(doc
             .targets
             .into_iter()

@@ -12,6 +12,7 @@ pub use scenario::{Scenario, ScenarioTurn};
 pub mod bench;
 pub use bench::{BenchConfig, Prices, RequestParams, RetryPolicy, TargetConfig};
 pub mod judge;
+pub mod keys;
 pub mod replay;
 pub mod rubric;
 pub use judge::{BenchTargetNames, JudgeEndpoint, JudgeSettings, Sample, Variation};

@@ -133,20 +133,39 @@ impl ReplaySettings {
     }
 
     /// What is wrong with these settings, if anything.
-    pub fn check(&self) -> Result<(), String> {
-        if self.rounds == 0 || self.sessions_in_flight == 0 {
-            return Err("replay: rounds and sessions_in_flight must be at least 1".into());
+    pub fn check(&self) -> Result<(), ReplayProblem> {
+        for (key, v) in [
+            ("rounds", self.rounds as usize),
+            ("sessions_in_flight", self.sessions_in_flight),
+        ] {
+            if v == 0 {
+                return Err(ReplayProblem {
+                    key,
+                    message: format!("replay: {key} must be at least 1"),
+                });
+            }
         }
-        for (name, v) in [
+        for (key, v) in [
             ("pause_cap_s", self.pause_cap_s),
             ("pause_scale", self.pause_scale),
         ] {
             if !(v.is_finite() && v >= 0.0) {
-                return Err(format!("replay: {name} must be a number ≥ 0"));
+                return Err(ReplayProblem {
+                    key,
+                    message: format!("replay: {key} must be a number ≥ 0"),
+                });
             }
         }
         Ok(())
     }
+}
+
+/// A `[replay]` setting out of range: its key, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ReplayProblem {
+    pub key: &'static str,
+    pub message: String,
 }
 
 /// How a target is told which requests belong to one conversation, so that a provider

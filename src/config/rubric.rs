@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::error::{ConfigError, SourceText};
+use super::keys::FileKind;
 use super::scenario::valid_id;
 
 /// What is wrong with an answer's scores ([`Rubric::check_scores`]).
@@ -114,7 +115,7 @@ impl Rubric {
     }
 
     pub fn from_source(src: &SourceText) -> Result<Self, ConfigError> {
-        let doc: RubricDoc = src.parse()?;
+        let doc: RubricDoc = src.parse(FileKind::Rubric)?;
         let id = doc.id.get_ref().clone();
         if !valid_id(&id) {
             return Err(src.invalid(

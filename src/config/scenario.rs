@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use super::error::{ConfigError, SourceText};
+use super::keys::FileKind;
 
 /// One scenario, validated. `hash` versions it: an edited prompt is a new scenario version.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -65,7 +66,7 @@ impl Scenario {
     }
 
     pub fn from_source(src: &SourceText) -> Result<Self, ConfigError> {
-        let doc: ScenarioDoc = src.parse()?;
+        let doc: ScenarioDoc = src.parse(FileKind::Scenario)?;
         let stem = src.path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
         let id = doc.id.get_ref().clone();
         if !valid_id(&id) {

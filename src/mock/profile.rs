@@ -30,6 +30,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::forget::Forgetting;
+use crate::config::keys::FileKind;
 use crate::config::{ConfigError, SourceText};
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -279,7 +280,7 @@ impl Profile {
 impl MockConfig {
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let src = SourceText::read(path)?;
-        let cfg: MockConfig = src.parse()?;
+        let cfg: MockConfig = src.parse(FileKind::Mock)?;
         for p in &cfg.profiles {
             let line = src
                 .text

@@ -68,7 +68,9 @@ pub async fn replay(
     interrupts: tokio::sync::mpsc::Receiver<()>,
 ) -> Result<ReplayReport, ReplayError> {
     let settings = cfg.replay.clone();
-    settings.check().map_err(ReplayError::Settings)?;
+    settings
+        .check()
+        .map_err(|p| ReplayError::Settings(p.to_string()))?;
     let conn = crate::store::open(&opts.db)?;
     let _lock = crate::store::lock::RunLock::acquire(&opts.db, &format!("replay {:?}", cfg.name))?;
     let hash = sessions.hash();

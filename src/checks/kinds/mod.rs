@@ -20,6 +20,7 @@ use toml::Spanned;
 use toml::de::DeTable;
 
 use super::answer_json::{Answer, JsonPointer};
+use crate::config::keys::FileKind;
 use crate::config::{ConfigError, SourceText};
 
 /// A compiled check kind: judges one answer.
@@ -91,7 +92,7 @@ impl<'a> KindFields<'a> {
     /// Deserializes the kind's parameters; unknown keys and wrong types name their line.
     pub fn parse<P: DeserializeOwned>(&self) -> Result<P, ConfigError> {
         let de = toml::de::Deserializer::from(self.table.clone());
-        P::deserialize(de).map_err(|e| self.src.toml_error(e))
+        self.src.deserialize(de, FileKind::Checks, &["check"])
     }
 
     /// The span of the whole `[[check]]` table, for errors about a missing field.

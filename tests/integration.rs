@@ -25,6 +25,7 @@ mod doc_paths;
 mod equivalence;
 mod exit_codes;
 mod forgetful_mock;
+mod frontier;
 mod hardening;
 mod import;
 mod install;

@@ -115,10 +115,27 @@ pub fn header() -> Vec<String> {
             "context_overflow_first_turn",
             "context_overflow_prompt_tokens",
             "context_overflow_window_tokens",
+            "frontier",
         ]
         .map(String::from),
     );
     h
+}
+
+/// The cell's place on its label's efficient frontier: why it is on it (`fastest`,
+/// `best_quality`, `fastest_and_best`, `not_beaten`), `off`, or empty when its label has
+/// no frontier.
+fn frontier_field(r: &Report, provider: &str, model: &str) -> String {
+    let Some(f) = r.frontier.iter().find(|f| f.model == model) else {
+        return String::new();
+    };
+    if let Some(c) = f.cells.iter().find(|c| c.provider == provider) {
+        return c.why.as_str().to_string();
+    }
+    if f.off.iter().any(|o| o.provider == provider) {
+        return "off".into();
+    }
+    String::new()
 }
 
 /// CONTEXT OVERFLOW's figures of one cell: conversations that outgrew the context (0 when
@@ -423,6 +440,7 @@ impl Exporter<Report> for Csv {
             }
             row.extend(super::consistency_tables::csv_row(r, &c.provider, &c.model));
             row.extend(overflow_row(r, &c.provider, &c.model));
+            row.push(frontier_field(r, &c.provider, &c.model));
             w.write_record(row.into_iter().map(inert))?;
         }
         w.flush()?;

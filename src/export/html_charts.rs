@@ -144,6 +144,18 @@ fn quality_figure<'a>(
     series: &dyn Fn(usize) -> Series<'a>,
 ) -> Option<Figure> {
     let judge = axis.judge.and_then(|j| r.judges.get(j));
+    let frontier = r.frontier.iter().find(|f| f.model == label_name);
+    let on_frontier = |provider: &str| {
+        let f = frontier?;
+        if f.cells.iter().any(|c| c.provider == provider) {
+            Some(true)
+        } else {
+            f.off
+                .iter()
+                .any(|o| o.provider == provider)
+                .then_some(false)
+        }
+    };
     let points: Vec<QualityPoint> = in_label
         .iter()
         .filter_map(|&i| {
@@ -165,6 +177,7 @@ fn quality_figure<'a>(
                 p50_interval: p50.interval.map(|i| (i.lo, i.hi)),
                 quality: q,
                 quality_interval: qi,
+                frontier: on_frontier(&c.provider),
             })
         })
         .collect();
@@ -185,12 +198,21 @@ fn quality_figure<'a>(
         svg,
         format!(
             "{label_name}: {} The quality axis runs from {} to {} of the scale {}–{}. \
-             Whiskers: 95 % intervals (latency: order statistics of the p50; quality: over scenarios).",
+             Whiskers: 95 % intervals (latency: order statistics of the p50; quality: over scenarios).{}",
             axis.caption,
             svg::tick_label(lo),
             svg::tick_label(hi),
             svg::tick_label(scale.0),
-            svg::tick_label(scale.1)
+            svg::tick_label(scale.1),
+            frontier.map_or(String::new(), |f| format!(
+                " Ringed: the efficient frontier by {} and conversation p50 (no other cell is \
+                 established both faster and better); faded: beaten on both.",
+                if f.judge.is_some() {
+                    "the judge's mean"
+                } else {
+                    "task success"
+                }
+            ))
         ),
     ))
 }

@@ -81,11 +81,7 @@ fn tag_text(t: &TagTally) -> String {
 
 /// The judge section whose means the cell tables show: the first real one, else the first.
 pub fn primary_judge(r: &Report) -> Option<(usize, &JudgeSection)> {
-    r.judges
-        .iter()
-        .enumerate()
-        .find(|(_, s)| !s.simulated)
-        .or_else(|| r.judges.iter().enumerate().next())
+    r.primary_judge()
 }
 
 /// Every table of the report, in reading order.
@@ -997,6 +993,10 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
                 None => "quality across models".into(),
             },
             K::ContextOverflow => "context overflow".into(),
+            K::Frontier => match &h.model {
+                Some(label) => format!("quality × speed · {label}"),
+                None => "quality × speed".into(),
+            },
             K::Flag => "flags".into(),
             K::Change => "against the baseline".into(),
         };

@@ -508,6 +508,9 @@ pub struct QualityPoint<'a> {
     pub p50_interval: Option<(f64, f64)>,
     pub quality: f64,
     pub quality_interval: Option<(f64, f64)>,
+    /// On its label's efficient frontier (`Some(true)`: ringed), beaten on both
+    /// (`Some(false)`: faded), or no frontier drawn (`None`).
+    pub frontier: Option<bool>,
 }
 
 /// The quality axis: from where the data (with their intervals) start to where they end,
@@ -613,6 +616,17 @@ pub fn quality_vs_latency(
     for p in points {
         let (x, y) = (f.x(p.p50_ms / 1000.0), clamp_y(p.quality));
         let c = p.series.style.colour;
+        match p.frontier {
+            Some(true) => {
+                let _ = write!(
+                    out,
+                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"11\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" data-frontier=\"on\"/>"
+                );
+                out.push_str("<g>");
+            }
+            Some(false) => out.push_str("<g opacity=\"0.35\" data-frontier=\"off\">"),
+            None => out.push_str("<g>"),
+        }
         if let Some((lo, hi)) = p.p50_interval {
             let _ = write!(
                 out,
@@ -636,6 +650,7 @@ pub fn quality_vs_latency(
             6.0,
             &format!("<title>{}</title>", esc(p.series.name)),
         ));
+        out.push_str("</g>");
         anchors.push((x, y, p.series.name));
     }
     direct_labels(&mut out, &f, &anchors);
@@ -1133,6 +1148,7 @@ mod tests {
             },
         };
         let p = QualityPoint {
+            frontier: None,
             series: s,
             p50_ms: 1000.0,
             p50_interval: None,

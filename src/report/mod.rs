@@ -37,6 +37,7 @@ mod check_agreement;
 pub mod compare;
 pub mod consistency;
 pub mod drilldown;
+mod frontier;
 pub mod headlines;
 pub mod human_agreement;
 pub mod judge_card;
@@ -254,6 +255,11 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         },
     );
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
+    let mut frontier = frontier::frontier(&headlines, &judge_sections, &report_cells);
+    for f in &mut frontier {
+        f.text = sentences::frontier_text(f);
+    }
+    frontier::headlines(&frontier, &mut headlines);
     let replayed: std::collections::HashSet<i64> =
         replay.iter().map(|t| t.conversation_id).collect();
     let context_overflow = overflow::section(&facts, &report_cells, &overflow_read, &replayed);
@@ -306,6 +312,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         human_agreement,
         judge_card,
         notes,
+        frontier,
         context_overflow,
         replay,
         trend,

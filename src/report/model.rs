@@ -65,6 +65,10 @@ pub struct Report {
     pub judge_card: Vec<JudgeCard>,
     /// What the report could not show and what to run to get it.
     pub notes: Vec<String>,
+    /// The efficient frontier of each model label: the cells no other cell of the label
+    /// beats on both quality and conversation p50 by an established margin
+    /// (`crate::report::frontier`). Empty when no label has two cells with both figures.
+    pub frontier: Vec<FrontierLabel>,
     /// CONTEXT OVERFLOW: the cells whose conversations outgrew the server's context window
     /// (`context_overflow`), at which turn, and the model labels that overflow at one
     /// provider but not at another; `None` when no conversation overflowed
@@ -100,6 +104,21 @@ impl Report {
             || self.judges.iter().any(|j| j.simulated)
             || self.pairwise.iter().any(|p| p.simulated)
     }
+
+    /// The judge whose mean score stands for quality where one figure must (the quality
+    /// chart, the frontier): the first real judge, else the first.
+    pub fn primary_judge(&self) -> Option<(usize, &JudgeSection)> {
+        primary_judge(&self.judges)
+    }
+}
+
+/// [`Report::primary_judge`] over the judge sections, before the report is whole.
+pub fn primary_judge(judges: &[JudgeSection]) -> Option<(usize, &JudgeSection)> {
+    judges
+        .iter()
+        .enumerate()
+        .find(|(_, s)| !s.simulated)
+        .or_else(|| judges.iter().enumerate().next())
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -160,6 +179,9 @@ pub enum HeadlineKind {
     /// others (CONTEXT OVERFLOW): a finding about the providers' windows, not a claim
     /// tested on samples (an overflow is decided by the prompt's size, not by chance).
     ContextOverflow,
+    /// A model label's efficient frontier: the cells a chooser picks from (no other cell
+    /// is established both faster and better).
+    Frontier,
     /// Something a reader must know: truncation, reasoning that used the budget, filters.
     Flag,
     /// A change against the baseline run(s): a regression or improvement the data
@@ -233,6 +255,8 @@ pub enum Said {
     },
     /// A cell's truncation, content filtering and retries.
     CellFlags { cell: String, flags: Flags },
+    /// A model label's efficient frontier.
+    Frontier(FrontierLabel),
     /// A model label that outgrew the context at some providers and not at others.
     ContextOverflow(OverflowContrast),
     /// A judge that failed its reference anchors.
@@ -671,6 +695,72 @@ pub struct Flags {
     pub content_filtered_turns: u64,
     /// Turns that needed more than one attempt (retries on).
     pub retried_turns: u64,
+}
+
+/// One model label's efficient frontier: which cells are on it and why, which are off it
+/// and who beats them. Quality is the primary judge's mean score when the report has a
+/// judge ([`Report::primary_judge`]), else task success; speed is conversation p50; "beats"
+/// is an established claim of the label's headline families, both ways at once.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrontierLabel {
+    /// The model label.
+    pub model: String,
+    /// The quality statistic: `judge_mean_difference` or `task_success_difference`.
+    pub quality: ClaimStatistic,
+    /// With a judge: `rubric · judge` (simulated or not as the judge is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<String>,
+    /// On the frontier, fastest first.
+    pub cells: Vec<FrontierCell>,
+    /// Off it: each with the cells established both faster and better.
+    pub off: Vec<OffFrontier>,
+    pub simulated: bool,
+    /// The headline's sentence.
+    pub text: String,
+}
+
+/// A cell on the frontier and why: it leads on speed, on quality, or no cell beats it on
+/// both.
+#[derive(Debug, Clone, Serialize)]
+pub struct FrontierCell {
+    pub provider: String,
+    /// `provider / model label`.
+    pub cell: String,
+    pub why: FrontierWhy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FrontierWhy {
+    /// The label's fastest by conversation p50 (and best on quality too).
+    FastestAndBest,
+    /// The label's fastest by conversation p50.
+    Fastest,
+    /// The label's best on quality.
+    BestQuality,
+    /// Neither, but no cell is established both faster and better.
+    NotBeaten,
+}
+
+impl FrontierWhy {
+    /// As the JSON writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FrontierWhy::FastestAndBest => "fastest_and_best",
+            FrontierWhy::Fastest => "fastest",
+            FrontierWhy::BestQuality => "best_quality",
+            FrontierWhy::NotBeaten => "not_beaten",
+        }
+    }
+}
+
+/// A cell off the frontier: `beaten_by` are established both faster and better.
+#[derive(Debug, Clone, Serialize)]
+pub struct OffFrontier {
+    pub provider: String,
+    pub cell: String,
+    /// Providers (of the same label).
+    pub beaten_by: Vec<String>,
 }
 
 /// CONTEXT OVERFLOW: conversations that outgrew the context window a provider serves a

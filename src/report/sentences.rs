@@ -86,6 +86,7 @@ fn text(h: &Headline) -> String {
         ),
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
         Said::ContextOverflow(contrast) => contrast.text.clone(),
+        Said::Frontier(f) => frontier_text(f),
         Said::Anchors(a) => super::anchor_check::sentence(a),
         Said::Simulated { all } => {
             let which = if *all {
@@ -500,6 +501,94 @@ pub fn verdict_text(c: &Change) -> String {
             None => "no established change".into(),
         },
     }
+}
+
+/// A label's frontier in one line: `frontier on glm (task success × conversation p50): a
+/// (fastest), b (best quality); off it: c (beaten on both by a)`. At width it names the
+/// leaders and counts the rest (the JSON `frontier`, the CSV column and the chart name
+/// every cell).
+pub fn frontier_text(f: &super::model::FrontierLabel) -> String {
+    use super::model::FrontierWhy as W;
+    let quality = if f.judge.is_some() {
+        "judge mean"
+    } else {
+        "task success"
+    };
+    let head = format!("frontier on {} ({quality} × conversation p50)", f.model);
+    let named = |whys: &[W]| {
+        let names: Vec<&str> = f
+            .cells
+            .iter()
+            .filter(|c| whys.contains(&c.why))
+            .map(|c| c.provider.as_str())
+            .collect();
+        match names.len() {
+            1 | 2 => names.join(" and "),
+            n => format!("{n} cells tied"),
+        }
+    };
+    let mut on = vec![
+        format!("fastest {}", named(&[W::Fastest, W::FastestAndBest])),
+        format!(
+            "best quality {}",
+            named(&[W::BestQuality, W::FastestAndBest])
+        ),
+    ];
+    if f.off.is_empty() {
+        let all = match f.cells.len() {
+            2 => "both cells".to_string(),
+            n => format!("all {n} cells"),
+        };
+        return format!(
+            "{head}: {all}, none established both faster and better; {}",
+            on.join(", ")
+        );
+    }
+    let others = f.cells.iter().filter(|c| c.why == W::NotBeaten).count();
+    if others > 0 {
+        on.push(format!(
+            "{} not beaten on both",
+            if others <= 2 {
+                named(&[W::NotBeaten])
+            } else {
+                format!("{others} others")
+            }
+        ));
+    }
+    format!("{head}: {}; off it: {}", on.join(", "), off_text(&f.off))
+}
+
+/// The cells off a frontier: with who beats them when few, else counted.
+fn off_text(off: &[super::model::OffFrontier]) -> String {
+    if off.len() > 3 {
+        return format!(
+            "{} cells, each beaten on both by a faster, better one",
+            off.len()
+        );
+    }
+    // Cells beaten by the same cells are named together.
+    let mut groups: Vec<(Vec<&str>, &[String])> = Vec::new();
+    for o in off {
+        match groups
+            .iter_mut()
+            .find(|(_, by)| *by == o.beaten_by.as_slice())
+        {
+            Some((names, _)) => names.push(&o.provider),
+            None => groups.push((vec![&o.provider], &o.beaten_by)),
+        }
+    }
+    groups
+        .iter()
+        .map(|(names, by)| {
+            let by = if by.len() > 2 {
+                format!("{} cells", by.len())
+            } else {
+                by.join(" and ")
+            };
+            format!("{} (beaten on both by {by})", names.join(" and "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

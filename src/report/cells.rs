@@ -98,7 +98,7 @@ fn one_cell(facts: &Facts, cell: usize, indices: &[usize], opts: &CellOptions) -
             };
             latency(&completed_values(&convs, wall))
         }),
-        turns: turn_stats(&convs, &turns_of),
+        turns: turn_stats(facts, &convs, &turns_of),
         usable,
         checks,
         cache: cache(&convs, &turns_of),
@@ -228,7 +228,11 @@ fn median(values: &[f64]) -> Median {
     }
 }
 
-fn turn_stats<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> TurnStats {
+fn turn_stats<'f>(
+    facts: &'f Facts,
+    convs: &[&Conv],
+    turns_of: &impl Fn(&Conv) -> &'f [Turn],
+) -> TurnStats {
     let (mut ttft, mut ttfa, mut e2e, mut tps, mut visible) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut missing = 0;
@@ -251,6 +255,7 @@ fn turn_stats<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> T
             }
         }
     }
+    let (itl_ms, tpot_ms) = super::stream::stream_stats(facts, convs, turns_of);
     TurnStats {
         ttft: plain_percentiles(&ttft),
         ttfa: plain_percentiles(&ttfa),
@@ -258,6 +263,8 @@ fn turn_stats<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> T
         decode_tps: median(&tps),
         visible_tokens: median(&visible),
         visible_tokens_missing: missing,
+        itl_ms,
+        tpot_ms,
     }
 }
 
@@ -531,6 +538,7 @@ mod tests {
             completion_tokens: completion,
             visible_tokens: 7,
             structure_failed: false,
+            gaps: None,
         }
     }
 

@@ -53,6 +53,7 @@ pub mod replay;
 pub mod rows;
 pub mod sentences;
 pub mod simulated;
+mod stream;
 pub mod survival;
 mod trend;
 pub mod vs_fastest;

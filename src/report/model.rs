@@ -593,6 +593,36 @@ pub struct TurnStats {
     pub visible_tokens: Median,
     /// Answers whose visible tokens could not be known (never counted as 0).
     pub visible_tokens_missing: u64,
+    /// Inter-token latency: the gaps between consecutive answer- or reasoning-bearing SSE
+    /// events, pooled over the turns (`docs/metrics.md`).
+    pub itl_ms: Itl,
+    /// Time per output token: (E2E − TTFT) ÷ (output tokens − 1), per turn of ≥ 2 tokens.
+    pub tpot_ms: Tpot,
+}
+
+/// Inter-token latency of a cell: p50 / p95 / p99 of every gap of its measured turns
+/// pooled (n gaps). Turns whose stored offsets cannot say which events bore text
+/// (imported, not streamed, or stored before migration 012) have none: counted in
+/// `turns_unmeasured`, never as 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Itl {
+    /// Gaps pooled.
+    pub n: usize,
+    pub p50: Option<Estimate>,
+    pub p95: Option<Estimate>,
+    pub p99: Option<Estimate>,
+    /// Turns whose gaps are in `n`.
+    pub turns: usize,
+    /// Turns without known event offsets and kinds.
+    pub turns_unmeasured: u64,
+}
+
+/// Time per output token of a cell: the median over its turns of ≥ 2 output tokens with
+/// TTFT and E2E known (n turns).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Tpot {
+    pub n: usize,
+    pub p50: Option<Estimate>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

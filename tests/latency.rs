@@ -24,7 +24,7 @@ const TAIL_MS: f64 = 8.0;
 fn planted_gaps(model: &str) -> Vec<f64> {
     (1..TOKENS)
         .map(|i| match model {
-            "steady" => 10.0,
+            "steady" | "flaky" => 10.0,
             "bursty" => {
                 if i % 3 == 0 {
                     45.0
@@ -55,6 +55,9 @@ fn turn_of(body: &Value) -> usize {
 /// gaps after it (the bursty provider's first ten as reasoning), then finish, usage and
 /// `[DONE]` `TAIL_MS` after the last token.
 fn planted(model: &str, body: &Value) -> Reply {
+    if model == "flaky" && turn_of(body) == 3 {
+        return Reply::Close(http("500 Internal Server Error", "", r#"{"error":"down"}"#));
+    }
     let data = |v: Value| format!("data: {v}\n\n").into_bytes();
     let mut head =
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n".to_vec();
@@ -103,20 +106,34 @@ struct Collected {
 /// One collect of every provider (label `m`), two conversations of each at a time, in a
 /// store of its own.
 fn collect() -> Collected {
+    let (c, code) = collect_of(&PROVIDERS, REPEATS);
+    assert_eq!(code, Some(0));
+    c
+}
+
+/// One collect of `providers`, `repeats` conversations each, and its exit status.
+fn collect_of(providers: &[&str], repeats: usize) -> (Collected, Option<i32>) {
     let server = Scripted::start(|req| planted(&req.model, &req.body));
     let project = Project::new(&[("steps", &scenario("steps"))]);
     let mut bench = format!(
-        "name = \"latency\"\nrepeats = {REPEATS}\nturn_timeout_s = 30\nconcurrency = 24\nper_target_concurrency = 2\n[retry]\nattempts = 1\n"
+        "name = \"latency\"\nrepeats = {repeats}\nturn_timeout_s = 30\nconcurrency = 24\nper_target_concurrency = 2\n[retry]\nattempts = 1\n"
     );
-    for p in PROVIDERS {
+    for p in providers {
         bench.push_str(&target(p, p, &server.url(), "label = \"m\""));
     }
     let bench = project.write("bench.toml", &bench);
-    project.run_ok(&["collect", "-q", "--config", bench.to_str().unwrap()]);
-    Collected {
-        project,
-        _server: server,
-    }
+    let out = project
+        .cmd(&["collect", "-q", "--config", bench.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let code = out.status.code();
+    (
+        Collected {
+            project,
+            _server: server,
+        },
+        code,
+    )
 }
 
 fn report_json(project: &Project, args: &[&str]) -> Value {
@@ -230,4 +247,88 @@ fn imported_turns_have_no_itl_and_the_report_says_so() {
     assert!(unmeasured > 0, "{report}");
     let (text, _) = project.run_ok(&["report"]);
     assert!(text.contains("no ITL for them, never 0"), "{text}");
+}
+
+/// Goodput counts are exact: the bounds sit far from every planted figure, so only the
+/// planted shapes decide. steady meets every bound; stalls' own ITL p95 (a 200 ms stall
+/// every tenth token) breaks `itl_p95=100ms` on every turn; flaky fails its third turn
+/// (HTTP 500), so of its conversations none meets the objective and of its turns two in
+/// three do.
+#[test]
+fn goodput_counts_turns_and_conversations_that_meet_every_bound() {
+    let (c, code) = collect_of(&["steady", "stalls", "flaky"], 2);
+    assert_eq!(code, Some(2), "flaky's conversations fail");
+    let report = report_json(
+        &c.project,
+        &["--slo", "ttft=1s,tpot=50ms,itl_p95=100ms,e2e=5000ms"],
+    );
+    let goodput = report["goodput"].as_array().unwrap();
+    let row = |p: &str| {
+        goodput
+            .iter()
+            .find(|g| g["provider"] == p)
+            .unwrap_or_else(|| panic!("no goodput row for {p}: {goodput:?}"))
+    };
+    // (turns, turns met, conversations, conversations met)
+    for (p, want) in [
+        ("steady", (6, 6, 2, 2)),
+        ("stalls", (6, 0, 2, 0)),
+        ("flaky", (6, 4, 2, 0)),
+    ] {
+        let g = row(p);
+        let got = (
+            g["turns"].as_u64().unwrap(),
+            g["turns_met"].as_u64().unwrap(),
+            g["conversations"].as_u64().unwrap(),
+            g["conversations_met"].as_u64().unwrap(),
+        );
+        assert_eq!(got, want, "{p}: {g}");
+        assert_eq!(g["label"], "m");
+        assert_eq!(g["turns_unmeasured"], 0, "{p}");
+        let rate = g["rate"].as_f64().unwrap();
+        assert!((rate - want.1 as f64 / want.0 as f64).abs() < 1e-9, "{p}");
+        let (lo, hi) = (
+            g["interval"]["lo"].as_f64().unwrap(),
+            g["interval"]["hi"].as_f64().unwrap(),
+        );
+        assert!(
+            lo <= rate && rate <= hi && hi <= 1.0 && lo >= 0.0,
+            "{p}: {g}"
+        );
+        assert_eq!(g["slo"]["itl_p95_ms"], 100.0);
+        assert_eq!(g["slo"]["ttft_ms"], 1000.0);
+    }
+    // Without the ITL bound, stalls meets it too: the bounds are what decides.
+    let report = report_json(&c.project, &["--slo", "ttft=1s,e2e=5s"]);
+    let stalls = report["goodput"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["provider"] == "stalls")
+        .unwrap();
+    assert_eq!(stalls["turns_met"], 6);
+    // The table says it too, and no --slo means no section.
+    let (text, _) = c.project.run_ok(&["report", "--slo", "itl_p95=100ms"]);
+    assert!(text.contains("GOODPUT"), "{text}");
+    assert!(report_json(&c.project, &[]).get("goodput").is_none());
+}
+
+#[test]
+fn a_malformed_slo_is_refused_naming_the_part() {
+    let project = Project::new(&[]);
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/transcripts.jsonl");
+    project.run_ok(&["import", sample]);
+    for (slo, part, problem) in [
+        ("ttft=500ms,p99=3ms", "`p99=3ms`", "no bound `p99`"),
+        ("ttft=500", "`ttft=500`", "no unit"),
+        ("e2e=-2s", "`e2e=-2s`", "above 0"),
+    ] {
+        let out = project.cmd(&["report", "--slo", slo]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{slo} accepted");
+        assert!(
+            stderr.contains(part) && stderr.contains(problem) && stderr.contains("fix:"),
+            "{slo}: {stderr}"
+        );
+    }
 }

@@ -20,6 +20,7 @@ mod html;
 mod html_charts;
 mod json;
 mod judge_card_tables;
+mod latency_tables;
 mod markdown;
 mod matrix_view;
 mod over_time_tables;

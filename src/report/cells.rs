@@ -283,6 +283,10 @@ fn decode_tps(t: &Turn) -> Option<f64> {
 
 /// Whether a conversation is in the quality denominators: it ran to its end or to its
 /// failure (an interrupted one, or one that turnbench itself failed, is in none).
+pub(super) fn counted_conversation(c: &Conv) -> bool {
+    counted(c)
+}
+
 fn counted(c: &Conv) -> bool {
     c.outcome.is_completed()
         || c.outcome
@@ -391,7 +395,7 @@ fn quality<'f>(
 /// · the cluster-robust standard error over scenarios, held to [0, 1] and widened to hold
 /// Wilson's interval for the same share over the conversations (so that a rate of 100 %
 /// from 15 conversations reads [79.6, 100], never [100, 100]).
-fn ratio_rate(num: &[f64], den: &[f64], cluster: &[u32]) -> Rate {
+pub(super) fn ratio_rate(num: &[f64], den: &[f64], cluster: &[u32]) -> Rate {
     let (a, b): (f64, f64) = (num.iter().sum(), den.iter().sum());
     let value = (b > 0.0).then(|| a / b);
     let interval = value.and_then(|r| {

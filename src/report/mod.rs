@@ -37,6 +37,7 @@ mod check_agreement;
 pub mod compare;
 pub mod consistency;
 pub mod drilldown;
+mod goodput;
 pub mod headlines;
 pub mod human_agreement;
 pub mod judge_card;
@@ -53,6 +54,7 @@ pub mod replay;
 pub mod rows;
 pub mod sentences;
 pub mod simulated;
+pub mod slo;
 mod stream;
 pub mod survival;
 mod trend;
@@ -111,6 +113,8 @@ pub struct ReportOptions {
     /// Equivalence margins per statistic (`--margin`): each of a leader's comparisons of a
     /// statistic given one is also tested for equivalence.
     pub margins: margin::Margins,
+    /// Per-request objectives for GOODPUT (`--slo`); `None`: no goodput section.
+    pub slo: Option<slo::Slo>,
 }
 
 /// Everything a report is built from, read from the store in one step ([`load`]):
@@ -217,6 +221,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         sla_ms: opts.sla_ms,
     };
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
+    let goodput = goodput::section(&facts, &by_cell, &report_cells, opts.slo.as_ref());
     let attempted: Vec<u64> = report_cells
         .iter()
         .map(|c| c.reliability.attempted)
@@ -310,6 +315,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         replay,
         trend,
         comparison,
+        goodput,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
         matrix,
         drilldown,

@@ -80,6 +80,10 @@ pub struct Report {
     /// The selected run(s) against a baseline (`--baseline-run`, `--baseline-window`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// GOODPUT (`--slo`): per cell, the turns and conversations that met every bound;
+    /// absent without `--slo`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub goodput: Vec<Goodput>,
     /// Per-conversation rows, built one at a time as they are written; present only when
     /// asked for. The JSON format writes them itself, last, one compact row a line
     /// (`crate::export::json`).
@@ -615,6 +619,32 @@ pub struct Itl {
     pub turns: usize,
     /// Turns without known event offsets and kinds.
     pub turns_unmeasured: u64,
+}
+
+/// GOODPUT of one cell under `--slo` (`crate::report::goodput`): of the turns sent in its
+/// attempted conversations (a failed turn counts as sent and not met), those that met
+/// every bound; of its attempted conversations, those that completed with every turn met.
+#[derive(Debug, Clone, Serialize)]
+pub struct Goodput {
+    /// The model label.
+    pub label: String,
+    pub provider: String,
+    pub simulated: bool,
+    /// The bounds (ms).
+    pub slo: super::slo::Slo,
+    pub turns: u64,
+    pub turns_met: u64,
+    /// turns_met ÷ turns; its interval: cluster-robust over scenarios, widened to hold
+    /// Wilson's (as usable turns).
+    pub rate: Option<f64>,
+    pub interval: Option<Interval>,
+    /// Turns not met because a bounded figure was not measured (no TTFT, no event offsets).
+    pub turns_unmeasured: u64,
+    pub conversations: u64,
+    pub conversations_met: u64,
+    /// conversations_met ÷ conversations, Wilson interval.
+    pub conversation_rate: Option<f64>,
+    pub conversation_interval: Option<Interval>,
 }
 
 /// Time per output token of a cell: the median over its turns of ≥ 2 output tokens with

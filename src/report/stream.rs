@@ -20,6 +20,13 @@ pub(super) fn tpot_ms(t: &Turn) -> Option<f64> {
         .then(|| span / f64::from(tokens - 1))
 }
 
+/// The 95th percentile of one turn's own gaps, ms; `None` when its gaps are not known or
+/// it has none (one text event or fewer).
+pub(super) fn turn_itl_p95(facts: &Facts, t: &Turn) -> Option<f64> {
+    let gaps: Vec<f64> = facts.gaps_of(t)?.iter().map(|&g| f64::from(g)).collect();
+    stats::percentiles(&gaps, &[95.0])?.first().copied()
+}
+
 /// ITL and TPOT of a cell over the turns of its completed conversations.
 pub(super) fn stream_stats<'f>(
     facts: &'f Facts,

@@ -24,7 +24,7 @@ const TAIL_MS: f64 = 8.0;
 fn planted_gaps(model: &str) -> Vec<f64> {
     (1..TOKENS)
         .map(|i| match model {
-            "steady" | "flaky" => 10.0,
+            "steady" | "flaky" | "growing" | "flat" => 10.0,
             "bursty" => {
                 if i % 3 == 0 {
                     45.0
@@ -42,6 +42,43 @@ fn planted_gaps(model: &str) -> Vec<f64> {
             other => panic!("no provider {other}"),
         })
         .collect()
+}
+
+/// Conversations of the flat provider so far: each gets a tag in its first answer, which
+/// the history carries to its later turns.
+static FLAT_CONVERSATIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The planted TTFT (ms) of a request, and the tag its first answer starts with.
+/// `growing`: 20 ms + 0.05 ms per prompt token (the usage reports 1,000 per user message:
+/// 50 ms per 1,000 tokens). `flat`: 40 ms, plus 60 ms at the third turn of even
+/// conversations and at the first turn of odd ones — spread that does not grow with the
+/// prompt (its least-squares slope is 0 over an even number of conversations), so the
+/// interval is wide and holds 0. The others: `TTFT_MS`.
+fn first_token(model: &str, body: &Value) -> (f64, Option<String>) {
+    let turn = turn_of(body);
+    match model {
+        "growing" => (20.0 + 0.05 * (1000 * turn) as f64, None),
+        "flat" => {
+            let (id, tag) = if turn == 1 {
+                let id = FLAT_CONVERSATIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                (id, Some(format!("c{id}")))
+            } else {
+                let history = body["messages"].to_string();
+                let id = history
+                    .split("c")
+                    .filter_map(|s| s.split(' ').next()?.parse::<usize>().ok())
+                    .next()
+                    .expect("the first answer's tag in the history");
+                (id, None)
+            };
+            let extra = match (id % 2, turn) {
+                (0, 3) | (1, 1) => 60.0,
+                _ => 0.0,
+            };
+            (40.0 + extra, tag)
+        }
+        _ => (TTFT_MS, None),
+    }
 }
 
 /// How many user messages a request carries: its turn, 1-based.
@@ -65,7 +102,7 @@ fn planted(model: &str, body: &Value) -> Reply {
         serde_json::json!({"choices": [{"delta": {"role": "assistant"}}]}),
     ));
     let mut pieces = vec![(Duration::ZERO, head)];
-    let mut at = TTFT_MS;
+    let (mut at, tag) = first_token(model, body);
     let gaps = planted_gaps(model);
     for i in 0..TOKENS {
         if i > 0 {
@@ -76,7 +113,11 @@ fn planted(model: &str, body: &Value) -> Reply {
         } else {
             "content"
         };
-        let chunk = serde_json::json!({"choices": [{"delta": {field: format!("w{i} ")}}]});
+        let text = match (i, &tag) {
+            (0, Some(tag)) => format!("{tag} "),
+            _ => format!("w{i} "),
+        };
+        let chunk = serde_json::json!({"choices": [{"delta": {field: text}}]});
         pieces.push((Duration::from_secs_f64(at / 1000.0), data(chunk)));
     }
     let usage = serde_json::json!({"choices": [], "usage": {
@@ -330,5 +371,65 @@ fn a_malformed_slo_is_refused_naming_the_part() {
             stderr.contains(part) && stderr.contains(problem) && stderr.contains("fix:"),
             "{slo}: {stderr}"
         );
+    }
+}
+
+/// TTFT by turn: a provider whose TTFT is linear in the prompt (50 ms per 1,000 tokens)
+/// gets that slope back within 15 %, and its p50 at each turn; one whose TTFT does not grow
+/// with the prompt gets an interval that holds 0. The HTML draws both lines.
+#[test]
+fn ttft_by_turn_and_its_slope_on_prompt_tokens() {
+    let (c, code) = collect_of(&["growing", "flat"], 4);
+    assert_eq!(code, Some(0));
+    let report = report_json(&c.project, &[]);
+    let rows = report["ttft_by_turn"].as_array().unwrap();
+    let row = |p: &str| rows.iter().find(|r| r["provider"] == p).unwrap();
+    let growing = row("growing");
+    let slope = growing["slope_ms_per_1k_prompt_tokens"].as_f64().unwrap();
+    assert!(
+        (slope / 50.0 - 1.0).abs() <= 0.15,
+        "growing: {slope} ms per 1k"
+    );
+    assert_eq!(growing["slope_n"], 12);
+    assert_eq!(growing["slope_conversations"], 4);
+    let turns = growing["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 3);
+    for (t, planted) in turns.iter().zip([70.0, 120.0, 170.0]) {
+        assert_eq!(t["n"], 4);
+        let p50 = t["p50"].as_f64().unwrap();
+        // The planted TTFT plus the request's own way there and back.
+        assert!(p50 >= planted && p50 <= planted + 15.0, "{t}");
+    }
+    let flat = row("flat");
+    let (lo, hi) = (
+        flat["interval"]["lo"].as_f64().unwrap(),
+        flat["interval"]["hi"].as_f64().unwrap(),
+    );
+    assert!(lo < 0.0 && 0.0 < hi, "flat: [{lo}, {hi}]");
+    let (lo, hi) = (
+        growing["interval"]["lo"].as_f64().unwrap(),
+        growing["interval"]["hi"].as_f64().unwrap(),
+    );
+    assert!(
+        lo > 0.0 && lo <= slope && slope <= hi,
+        "growing: [{lo}, {hi}]"
+    );
+    let (text, _) = c.project.run_ok(&["report", "--format", "md"]);
+    assert!(text.contains("TTFT BY TURN"), "{text}");
+    let html = c.project.dir.path().join("report.html");
+    c.project.run_ok(&[
+        "report",
+        "--format",
+        "html",
+        "--out",
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("id=\"chart-ttft-turn-1\""),
+        "no TTFT-by-turn chart"
+    );
+    if let Ok(keep) = std::env::var("TURNBENCH_TTFT_HTML") {
+        std::fs::copy(&html, keep).unwrap();
     }
 }

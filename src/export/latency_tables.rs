@@ -73,3 +73,87 @@ pub fn goodput(r: &Report) -> Option<Table> {
     }
     Some(t)
 }
+
+/// Turn columns TTFT BY TURN shows at most; later turns are in the JSON and the chart.
+const TURN_COLUMNS: u32 = 8;
+
+/// TTFT BY TURN, one row per cell in the report's order: TTFT p50 at each turn (n), and
+/// the slope on prompt tokens with its interval.
+pub fn ttft_by_turn(r: &Report) -> Option<Table> {
+    if r.ttft_by_turn.is_empty() {
+        return None;
+    }
+    let m = Marks::all_of(r.ttft_by_turn.iter().map(|t| t.simulated));
+    let last = r
+        .ttft_by_turn
+        .iter()
+        .flat_map(|t| t.turns.iter().map(|x| x.turn))
+        .max()
+        .unwrap_or(1);
+    let shown = last.min(TURN_COLUMNS);
+    let names: Vec<String> = (1..=shown).map(|t| format!("turn {t}")).collect();
+    let mut columns: Vec<(&str, Align)> = vec![("cell", L)];
+    columns.extend(names.iter().map(|n| (n.as_str(), R)));
+    columns.push(("ms per 1k prompt tokens", R));
+    columns.push(("n", R));
+    let mut t = Table::new(
+        TableKey::TtftByTurn,
+        "TTFT BY TURN",
+        Some("TTFT p50 at each turn (ms, n) · slope of TTFT on prompt tokens".into()),
+        &columns,
+    )
+    .simulated(m.all);
+    for &i in &r.order {
+        let Some(c) = r.cells.get(i) else { continue };
+        let Some(x) = r
+            .ttft_by_turn
+            .iter()
+            .find(|x| x.provider == c.provider && x.label == c.model)
+        else {
+            continue;
+        };
+        let mut cells = vec![format!(
+            "{} / {}{}",
+            x.provider,
+            x.label,
+            m.row(x.simulated)
+        )];
+        cells.extend((1..=shown).map(|turn| {
+            x.turns
+                .iter()
+                .find(|a| a.turn == turn)
+                .and_then(|a| Some(format!("{:.0} ({})", a.p50?, a.n)))
+                .unwrap_or_else(|| "-".into())
+        }));
+        cells.push(x.slope_ms_per_1k_prompt_tokens.map_or("-".into(), |s| {
+            let mut f = format!("{s:.1}");
+            if let Some(i) = x.interval {
+                f.push_str(&format!(" [{:.1}, {:.1}]", i.lo, i.hi));
+            }
+            f
+        }));
+        cells.push(format!(
+            "{} turns, {} conv.",
+            x.slope_n, x.slope_conversations
+        ));
+        t.push(
+            RowKey::Cell(CellKey::new(&x.provider, &x.label)),
+            x.simulated,
+            cells,
+        );
+    }
+    t.footnotes.push(
+        "Turns of completed conversations. Slope: least squares of TTFT on the prompt tokens the \
+         provider reported, per 1,000 tokens, 95 % interval clustered by conversation; a provider \
+         whose prefix cache works stays flat as the history grows, one that pays for the whole \
+         prompt every turn climbs. - where prompt tokens were not reported."
+            .into(),
+    );
+    if last > TURN_COLUMNS {
+        t.footnotes.push(format!(
+            "Turns {}–{last}: in the JSON (ttft_by_turn) and the HTML chart.",
+            TURN_COLUMNS + 1
+        ));
+    }
+    Some(t)
+}

@@ -30,6 +30,7 @@ mod survival_tables;
 mod svg;
 mod terminal;
 mod text_table;
+mod ttft_chart;
 mod turn_chart;
 
 use std::fs::File;

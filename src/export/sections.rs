@@ -95,6 +95,7 @@ pub fn tables(r: &Report) -> Vec<Table> {
     cells_by_model(r, m, &mut out);
     out.push(quality(r, m));
     out.push(per_turn(r, m));
+    out.extend(super::latency_tables::ttft_by_turn(r));
     out.extend(super::latency_tables::goodput(r));
     out.push(reliability(r, m));
     out.extend(context_overflow(r, m));

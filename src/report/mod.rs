@@ -58,6 +58,7 @@ pub mod slo;
 mod stream;
 pub mod survival;
 mod trend;
+mod ttft_by_turn;
 pub mod vs_fastest;
 pub mod window;
 
@@ -221,6 +222,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         sla_ms: opts.sla_ms,
     };
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
+    let ttft_by_turn = ttft_by_turn::section(&facts, &by_cell, &report_cells);
     let goodput = goodput::section(&facts, &by_cell, &report_cells, opts.slo.as_ref());
     let attempted: Vec<u64> = report_cells
         .iter()
@@ -315,6 +317,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         replay,
         trend,
         comparison,
+        ttft_by_turn,
         goodput,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
         matrix,

@@ -80,6 +80,9 @@ pub struct Report {
     /// The selected run(s) against a baseline (`--baseline-run`, `--baseline-window`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// TTFT BY TURN: per cell, TTFT p50 at each turn index and the slope of TTFT on prompt
+    /// tokens (`crate::report::ttft_by_turn`).
+    pub ttft_by_turn: Vec<TtftByTurn>,
     /// GOODPUT (`--slo`): per cell, the turns and conversations that met every bound;
     /// absent without `--slo`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -619,6 +622,35 @@ pub struct Itl {
     pub turns: usize,
     /// Turns without known event offsets and kinds.
     pub turns_unmeasured: u64,
+}
+
+/// TTFT BY TURN of one cell, over the turns of its completed conversations with TTFT
+/// known.
+#[derive(Debug, Clone, Serialize)]
+pub struct TtftByTurn {
+    /// The model label.
+    pub label: String,
+    pub provider: String,
+    pub simulated: bool,
+    /// TTFT p50 at each turn index (1-based) that has one.
+    pub turns: Vec<TtftAtTurn>,
+    /// Least-squares slope of TTFT (ms) on prompt tokens, per 1,000 tokens; `None`
+    /// without reported prompt tokens that vary.
+    pub slope_ms_per_1k_prompt_tokens: Option<f64>,
+    /// Its 95 % interval, cluster-robust by conversation (CR1, t with clusters − 1 df);
+    /// `None` from fewer than two conversations.
+    pub interval: Option<Interval>,
+    /// Turns and conversations behind the slope.
+    pub slope_n: usize,
+    pub slope_conversations: usize,
+}
+
+/// TTFT at one turn index: its median over n turns.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TtftAtTurn {
+    pub turn: u32,
+    pub n: usize,
+    pub p50: Option<f64>,
 }
 
 /// GOODPUT of one cell under `--slo` (`crate::report::goodput`): of the turns sent in its

@@ -303,6 +303,22 @@ fn goodput_counts_turns_and_conversations_that_meet_every_bound() {
         &c.project,
         &["--slo", "ttft=1s,tpot=50ms,itl_p95=100ms,e2e=5000ms"],
     );
+    // The report with every new section is what docs/report.schema.json says.
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/report.schema.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let errors: Vec<String> = turnbench::checks::JsonSchema::compile(&schema)
+        .unwrap()
+        .violations(&report)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
     let goodput = report["goodput"].as_array().unwrap();
     let row = |p: &str| {
         goodput
@@ -339,6 +355,23 @@ fn goodput_counts_turns_and_conversations_that_meet_every_bound() {
         assert_eq!(g["slo"]["itl_p95_ms"], 100.0);
         assert_eq!(g["slo"]["ttft_ms"], 1000.0);
     }
+    // A goodput headline per model label, a family like the others: steady leads.
+    let headline = report["headlines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "goodput")
+        .expect("a goodput headline");
+    assert_eq!(headline["model"], "m");
+    let text = headline["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("goodput (ttft=1000ms,tpot=50ms,itl_p95=100ms,e2e=5000ms) on m"),
+        "{text}"
+    );
+    assert!(text.contains("steady"), "{text}");
+    let family = &headline["family"];
+    assert_eq!(family["statistic"], "goodput_difference", "{family}");
+    assert_eq!(family["leader"], "steady / m", "{family}");
     // Without the ITL bound, stalls meets it too: the bounds are what decides.
     let report = report_json(&c.project, &["--slo", "ttft=1s,e2e=5s"]);
     let stalls = report["goodput"]

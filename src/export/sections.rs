@@ -1025,6 +1025,10 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
                 Some(label) => format!("quality · {label}"),
                 None => "quality across models".into(),
             },
+            K::Goodput => match &h.model {
+                Some(label) => format!("goodput · {label}"),
+                None => "goodput across models".into(),
+            },
             K::Flag => "flags".into(),
             K::Change => "against the baseline".into(),
         };

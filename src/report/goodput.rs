@@ -48,6 +48,18 @@ pub(super) fn meets(facts: &Facts, t: &Turn, slo: &Slo) -> Option<bool> {
     }
 }
 
+/// Conversation `i`'s share of turns that met every bound: `None` when it is in no
+/// denominator (interrupted, a turnbench fault) or sent no turn.
+pub(super) fn conversation_share(facts: &Facts, i: usize, slo: &Slo) -> Option<f64> {
+    let c = facts.convs.get(i).filter(|c| counted_conversation(c))?;
+    let turns = facts.turns.get(c.first_turn..c.first_turn + c.n_turns)?;
+    let met = turns
+        .iter()
+        .filter(|t| meets(facts, t, slo) == Some(true))
+        .count();
+    (!turns.is_empty()).then(|| met as f64 / turns.len() as f64)
+}
+
 /// GOODPUT of every cell under `slo`; empty when no bound is given.
 pub(super) fn section(
     facts: &Facts,

@@ -245,6 +245,17 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         },
         opts.bootstrap.seed,
     );
+    if let Some(slo) = opts.slo.filter(|s| s.any()) {
+        let share = |i: usize| goodput::conversation_share(&facts, i, &slo);
+        headlines.extend(headlines::goodput(
+            &facts,
+            &by_cell,
+            &report_cells,
+            &goodput,
+            &share,
+            opts.bootstrap.seed,
+        ));
+    }
     let comparison = comparison.map(|(cmp, mut changes)| {
         changes.append(&mut headlines);
         headlines = changes;

@@ -163,6 +163,8 @@ pub enum HeadlineKind {
     /// The provider of a model label that least lets go of a requirement it met:
     /// constraint retention across turns (CONSTRAINTS ACROSS TURNS).
     ConstraintRetention,
+    /// The provider of a model label whose turns most often meet every `--slo` bound.
+    Goodput,
     /// Something a reader must know: truncation, reasoning that used the budget, filters.
     Flag,
     /// A change against the baseline run(s): a regression or improvement the data
@@ -215,6 +217,13 @@ pub enum Said {
     },
     /// The task-success leader (`provider / model label`) and its rate.
     TaskSuccess { leader: String, rate: Rate },
+    /// The goodput leader (`provider / model label`): its turns that met every bound of
+    /// `slo` (as `--slo` writes it).
+    Goodput {
+        leader: String,
+        rate: Rate,
+        slo: String,
+    },
     /// The retention leader (`provider / model label`): of `held_before` consecutive
     /// scored turns where a check held first, `held_again` where it held again.
     Retention {
@@ -284,6 +293,9 @@ pub enum ClaimStatistic {
     /// next: 1 − the forgetting ratio), a conversation's share over its checks, over the
     /// paired slots: compared as the difference a − b.
     RetentionDifference,
+    /// Goodput under `--slo`: a conversation's share of turns that met every bound, over
+    /// the paired slots: compared as the difference a − b.
+    GoodputDifference,
 }
 
 impl ClaimStatistic {
@@ -294,7 +306,8 @@ impl ClaimStatistic {
             ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => Scale::Ratio,
             ClaimStatistic::SuccessDifference
             | ClaimStatistic::TaskSuccessDifference
-            | ClaimStatistic::RetentionDifference => Scale::Share,
+            | ClaimStatistic::RetentionDifference
+            | ClaimStatistic::GoodputDifference => Scale::Share,
             ClaimStatistic::JudgeMeanDifference | ClaimStatistic::PairwiseNet => Scale::Score,
         }
     }

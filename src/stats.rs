@@ -22,6 +22,7 @@
 pub mod calibration;
 pub mod inference;
 pub mod kappa;
+pub mod regression;
 
 /// A two-sided interval, `lo <= hi`: the one interval type of every figure (the report
 /// writes it as `{"lo": …, "hi": …}`).

@@ -149,6 +149,27 @@ fn the_built_in_run_shows_real_differences_and_a_rerun_does_no_work_twice() {
     }
     let rate = |p: &str| cell(p)["reliability"]["success"]["value"].as_f64().unwrap();
     assert!(rate("sim-flaky") < rate("sim-swift"));
+    // sim-flaky's tokens come in bursts (a stall after every tenth): its ITL p95 stands
+    // far above its p50, sim-swift's does not. sim-burst keeps no prefix cache: its TTFT
+    // climbs with the prompt, sim-swift's does not.
+    let itl = |p: &str, q: &str| cell(p)["turns"]["itl_ms"][q]["value"].as_f64().unwrap();
+    assert!(itl("sim-flaky", "p95") > 5.0 * itl("sim-flaky", "p50"));
+    assert!(itl("sim-swift", "p95") < 5.0 * itl("sim-swift", "p50"));
+    let slope = |p: &str| {
+        let row = r["ttft_by_turn"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["provider"] == p)
+            .unwrap();
+        (
+            row["interval"]["lo"].as_f64().unwrap(),
+            row["interval"]["hi"].as_f64().unwrap(),
+        )
+    };
+    assert!(slope("sim-burst").0 > 0.0, "{:?}", slope("sim-burst"));
+    let (lo, hi) = slope("sim-swift");
+    assert!(lo < 0.0 && 0.0 < hi, "sim-swift: [{lo}, {hi}]");
     // The reasoning model's reasoning sometimes uses the whole budget.
     assert!(
         cell("sim-thinker")["flags"]["reasoning_used_budget"]

@@ -100,6 +100,11 @@ pub struct ReportArgs {
     /// one-sided tests at the family's level).
     #[arg(long, value_name = "NAME=M,…")]
     margin: Option<String>,
+    /// Goodput: per-turn objectives (any subset) ttft=500ms,tpot=50ms,itl_p95=100ms,e2e=3s;
+    /// GOODPUT then gives per cell the share of turns meeting every bound (a failed turn
+    /// counts as sent and not met) and of conversations whose every turn met it.
+    #[arg(long, value_name = "NAME=DURATION,…")]
+    slo: Option<String>,
     /// The terminal also prints every headline's family of comparisons as a table
     /// (FAMILIES); Markdown and HTML always carry them.
     #[arg(long, short)]
@@ -145,6 +150,12 @@ impl ReportArgs {
                     report::margin::Margins::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?
                 }
                 None => report::margin::Margins::default(),
+            },
+            slo: match &self.slo {
+                Some(text) => {
+                    Some(report::slo::Slo::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?)
+                }
+                None => None,
             },
             runs: RunChoice {
                 since: self.since,

@@ -411,6 +411,34 @@ impl AnswerAccumulator {
         }
     }
 
+    /// How much output has been read so far: answer bytes, reasoning bytes, tool-call
+    /// bytes. Compared before and after an event, it says what the event carried.
+    pub fn output_size(&self) -> (usize, usize, usize) {
+        let tools = self
+            .tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.len())
+            .sum();
+        (self.raw.len(), self.reasoning_field.len(), tools)
+    }
+
+    /// What an event carried, from [`Self::output_size`] before and after it.
+    pub fn kind_between(
+        before: (usize, usize, usize),
+        after: (usize, usize, usize),
+    ) -> super::ChunkKind {
+        use super::ChunkKind;
+        if after.0 > before.0 {
+            ChunkKind::Answer
+        } else if after.1 > before.1 {
+            ChunkKind::Reasoning
+        } else if after.2 > before.2 {
+            ChunkKind::Tool
+        } else {
+            ChunkKind::Other
+        }
+    }
+
     /// Whether the response said it was done: a finish reason, or `[DONE]`.
     pub fn saw_finish(&self) -> bool {
         self.finish_reason.is_some() || self.done_ms.is_some()

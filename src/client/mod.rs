@@ -22,7 +22,7 @@ use crate::config::url::SecretUrl;
 use crate::config::{RequestParams, RetryPolicy, TargetConfig};
 use crate::outcome::TurnOutcome;
 use completion::{AnswerAccumulator, clip};
-pub use reply::{Attempt, ContextSizes, Reply, ToolCall, TurnResult, Usage};
+pub use reply::{Attempt, ChunkKind, ContextSizes, Reply, ToolCall, TurnResult, Usage};
 use sse::SseParser;
 
 /// Where and how to send a turn; the key, header values and URL credentials are held in
@@ -511,7 +511,11 @@ async fn read_events(
         for event in events.drain(..) {
             turn.chunk_offsets_us
                 .push((now.duration_since(t0).as_micros()).min(u32::MAX as u128) as u32);
-            if !acc.on_event(event, at) {
+            let before = acc.output_size();
+            let go_on = acc.on_event(event, at);
+            turn.chunk_kinds
+                .push(AnswerAccumulator::kind_between(before, acc.output_size()));
+            if !go_on {
                 break 'read;
             }
         }

@@ -79,6 +79,48 @@ pub struct TurnResult {
     pub request_id: Option<String>,
     /// Microseconds from request start, one per SSE event.
     pub chunk_offsets_us: Vec<u32>,
+    /// What each of those events carried, one per offset (same order): the events that
+    /// bear answer or reasoning text are the ones inter-token latency is measured on.
+    pub chunk_kinds: Vec<ChunkKind>,
+}
+
+/// What one SSE event carried, as stored beside its offset (`turns.chunk_kinds`, one byte
+/// per event: the discriminant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ChunkKind {
+    /// Nothing measured as output: a role-only delta, a finish, usage, `[DONE]`, an error.
+    Other = 0,
+    /// Answer text (`content`, `<think>` tags included).
+    Answer = 1,
+    /// Reasoning text (`reasoning_content`, `reasoning`).
+    Reasoning = 2,
+    /// A tool call's name or arguments, and no text.
+    Tool = 3,
+}
+
+impl ChunkKind {
+    /// The stored byte.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The kind a stored byte names; `None` for a byte no build wrote.
+    pub fn from_code(b: u8) -> Option<ChunkKind> {
+        Some(match b {
+            0 => ChunkKind::Other,
+            1 => ChunkKind::Answer,
+            2 => ChunkKind::Reasoning,
+            3 => ChunkKind::Tool,
+            _ => return None,
+        })
+    }
+
+    /// Whether an event of this kind bears answer or reasoning text (a token, for
+    /// inter-token latency).
+    pub fn bears_text(self) -> bool {
+        matches!(self, ChunkKind::Answer | ChunkKind::Reasoning)
+    }
 }
 
 /// One request's answer, or how it failed; every fault is data here, never an error.

@@ -116,6 +116,14 @@ pub fn header() -> Vec<String> {
             "context_overflow_prompt_tokens",
             "context_overflow_window_tokens",
             "frontier",
+            "itl_n",
+            "itl_turns",
+            "itl_turns_unmeasured",
+            "itl_p50_ms",
+            "itl_p95_ms",
+            "itl_p99_ms",
+            "tpot_n",
+            "tpot_p50_ms",
         ]
         .map(String::from),
     );
@@ -136,6 +144,22 @@ fn frontier_field(r: &Report, provider: &str, model: &str) -> String {
         return "off".into();
     }
     String::new()
+}
+
+/// ITL and TPOT of a cell (PER TURN): gaps, turns measured and not, p50 / p95 / p99, and
+/// TPOT's n and median.
+fn stream_row(t: &crate::report::model::TurnStats) -> [String; 8] {
+    let v = |e: Option<crate::report::model::Estimate>| num(e.map(|e| e.value));
+    [
+        t.itl_ms.n.to_string(),
+        t.itl_ms.turns.to_string(),
+        t.itl_ms.turns_unmeasured.to_string(),
+        v(t.itl_ms.p50),
+        v(t.itl_ms.p95),
+        v(t.itl_ms.p99),
+        t.tpot_ms.n.to_string(),
+        v(t.tpot_ms.p50),
+    ]
 }
 
 /// CONTEXT OVERFLOW's figures of one cell: conversations that outgrew the context (0 when
@@ -441,6 +465,7 @@ impl Exporter<Report> for Csv {
             row.extend(super::consistency_tables::csv_row(r, &c.provider, &c.model));
             row.extend(overflow_row(r, &c.provider, &c.model));
             row.push(frontier_field(r, &c.provider, &c.model));
+            row.extend(stream_row(&c.turns));
             w.write_record(row.into_iter().map(inert))?;
         }
         w.flush()?;

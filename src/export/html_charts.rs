@@ -60,6 +60,9 @@ pub fn charts(h: &mut String, r: &Report) {
         if let Some((svg, caption)) = trend_chart(r, label_name, k, &series) {
             figures.push((Some(label_name.to_string()), svg, caption));
         }
+        if let Some((svg, caption)) = ttft_turn_chart(r, label_name, k, &series) {
+            figures.push((Some(label_name.to_string()), svg, caption));
+        }
     }
     figures.extend(outcome_figure(r, &names));
     write_figures(h, figures);
@@ -322,6 +325,70 @@ fn trend_chart<'a>(
              whiskers its 95 % interval (order statistics); n is the completed conversations over every run. \
              Ringed ({apart}): the run's interval misses the window's (the pooled p50 interval in the CELLS table).",
             t.runs
+        ),
+    ))
+}
+
+/// TTFT BY TURN of one model label: TTFT p50 against turn index, one line per provider,
+/// each legend entry with its slope on prompt tokens.
+fn ttft_turn_chart<'a>(
+    r: &'a Report,
+    label: &str,
+    k: usize,
+    series: &dyn Fn(usize) -> Series<'a>,
+) -> Option<(String, String)> {
+    use super::ttft_chart::{TtftLine, ttft_turns};
+    let mut lines: Vec<TtftLine> = Vec::new();
+    let mut slopes: Vec<String> = Vec::new();
+    for i in r
+        .order
+        .iter()
+        .copied()
+        .filter(|&i| r.cells.get(i).is_some_and(|c| c.model == label))
+    {
+        let c = &r.cells[i];
+        let Some(x) = r
+            .ttft_by_turn
+            .iter()
+            .find(|x| x.provider == c.provider && x.label == c.model)
+        else {
+            continue;
+        };
+        let points: Vec<(u32, f64, usize)> = x
+            .turns
+            .iter()
+            .filter_map(|t| Some((t.turn, t.p50?, t.n)))
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        slopes.push(
+            x.slope_ms_per_1k_prompt_tokens
+                .map_or(format!("{} (no prompt tokens)", series(i).name), |s| {
+                    format!("{} ({s:+.0} ms/1k tok)", series(i).name)
+                }),
+        );
+        lines.push(TtftLine {
+            series: series(i),
+            points,
+        });
+    }
+    let legend: Vec<(&Series, String)> = lines
+        .iter()
+        .zip(&slopes)
+        .map(|(l, s)| (&l.series, s.clone()))
+        .collect();
+    let svg = ttft_turns(
+        &chart_id("ttft-turn", k),
+        &format!("TTFT p50 by turn on {label}"),
+        &lines,
+        &legend,
+    )?;
+    Some((
+        svg,
+        format!(
+            "{label}: TTFT p50 at each turn index over the turns of completed conversations (n in each point's \
+             tooltip); the legend gives each provider's slope of TTFT on prompt tokens (TTFT BY TURN has its interval)."
         ),
     ))
 }

@@ -20,6 +20,7 @@ mod html;
 mod html_charts;
 mod json;
 mod judge_card_tables;
+mod latency_tables;
 mod markdown;
 mod matrix_view;
 mod over_time_tables;
@@ -29,6 +30,7 @@ mod survival_tables;
 mod svg;
 mod terminal;
 mod text_table;
+mod ttft_chart;
 mod turn_chart;
 
 use std::fs::File;

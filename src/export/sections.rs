@@ -91,6 +91,8 @@ pub fn tables(r: &Report) -> Vec<Table> {
     cells_by_model(r, m, &mut out);
     out.push(quality(r, m));
     out.push(per_turn(r, m));
+    out.extend(super::latency_tables::ttft_by_turn(r));
+    out.extend(super::latency_tables::goodput(r));
     out.push(reliability(r, m));
     out.extend(context_overflow(r, m));
     out.push(cache_and_cost(r, m));
@@ -310,11 +312,18 @@ fn per_turn(r: &Report, m: Marks) -> Table {
             ("p99", R),
             ("tok/s", R),
             ("vis tok", R),
+            ("ITL n", R),
+            ("ITL p50", R),
+            ("p95", R),
+            ("p99", R),
+            ("TPOT p50", R),
         ],
     )
     .simulated(m.all);
+    let mut unmeasured = 0;
     for c in &r.cells {
         let s = &c.turns;
+        unmeasured += s.itl_ms.turns_unmeasured;
         if s.e2e.n == 0 && s.visible_tokens.n == 0 {
             continue;
         }
@@ -341,6 +350,11 @@ fn per_turn(r: &Report, m: Marks) -> Table {
                 s.visible_tokens
                     .value
                     .map_or("-".into(), |v| format!("{v:.0}")),
+                s.itl_ms.n.to_string(),
+                ms(s.itl_ms.p50),
+                ms(s.itl_ms.p95),
+                ms(s.itl_ms.p99),
+                ms(s.tpot_ms.p50),
             ],
         );
     }
@@ -349,7 +363,22 @@ fn per_turn(r: &Report, m: Marks) -> Table {
          tok/s: median of output tokens ÷ (E2E − TTFT); vis tok: median visible answer tokens (o200k_base)."
             .into(),
     );
+    t.footnotes.push(itl_note());
+    if unmeasured > 0 {
+        t.footnotes.push(format!(
+            "ITL: {unmeasured} turns have no stored event offsets and kinds (imported, not streamed, \
+             or collected before store migration 012): no ITL for them, never 0."
+        ));
+    }
     t
+}
+
+/// What ITL and TPOT are.
+fn itl_note() -> String {
+    "ITL: gaps between consecutive answer- or reasoning-bearing stream events, pooled over \
+     the turns (ITL n: gaps); TPOT: median of (E2E − TTFT) ÷ (output tokens − 1) over the \
+     turns of ≥ 2 output tokens (their n: tpot_ms.n in JSON)."
+        .to_string()
 }
 
 fn reliability(r: &Report, m: Marks) -> Table {
@@ -996,6 +1025,10 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
             K::Frontier => match &h.model {
                 Some(label) => format!("quality × speed · {label}"),
                 None => "quality × speed".into(),
+            },
+            K::Goodput => match &h.model {
+                Some(label) => format!("goodput · {label}"),
+                None => "goodput across models".into(),
             },
             K::Flag => "flags".into(),
             K::Change => "against the baseline".into(),

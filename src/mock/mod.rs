@@ -266,6 +266,9 @@ async fn answer(
     if let Some(retention) = profile.cache_retention_s {
         st.serve_from_cache(&req, served_by.as_ref(), retention, arrived, &mut plan);
     }
+    // Prefill of the prompt the cache did not hold delays the first token.
+    let uncached = (plan.prompt_tokens - plan.cached_tokens).max(0) as f64;
+    plan.delay_first_token(profile.prefill_ms_per_1k_tokens * uncached / 1000.0);
     if let Some(offered) = req.tools.as_deref().map(tools::offered) {
         tools::apply(&mut plan, &profile.tools, key, &offered);
     }

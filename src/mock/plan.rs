@@ -72,6 +72,22 @@ pub struct Plan {
     pub nominal_ttft_ms: Option<f64>,
 }
 
+impl Plan {
+    /// Delays everything after the role chunk by `ms`: prefill before the first token.
+    pub fn delay_first_token(&mut self, ms: f64) {
+        if !(ms.is_finite() && ms > 0.0) {
+            return;
+        }
+        for p in self.pieces.iter_mut().filter(|p| p.kind != PieceKind::Role) {
+            p.at_ms += ms;
+        }
+        self.end_ms += ms;
+        if let Some(t) = &mut self.nominal_ttft_ms {
+            *t += ms;
+        }
+    }
+}
+
 /// Reference answers by user message, for answering scenario turns.
 #[derive(Debug, Default)]
 pub struct ScenarioIndex {
@@ -283,12 +299,22 @@ fn timed_pieces(
         .map_or(1.0, |d| d.sample(rng.unit(), rng.unit()));
     let gap = |rng: &mut Draw| profile.gap_ms.sample(rng.unit(), rng.unit()) * slowdown;
     let nominal_ttft_ms = (!reasoning.is_empty() || !answer_chunks.is_empty()).then_some(t);
+    // Text chunks so far: a burst profile stalls after every `every`-th (no draw, so the
+    // other timings keep their seeds).
+    let mut sent = 0u32;
     let mut push = |kind: PieceKind, rng: &mut Draw, first: &mut bool| {
         if !*first {
             t += gap(rng);
         }
         *first = false;
         pieces.push(Piece { at_ms: t, kind });
+        sent += 1;
+        if let Some(b) = profile
+            .burst
+            .filter(|b| b.every > 0 && sent.is_multiple_of(b.every))
+        {
+            t += b.stall_ms;
+        }
     };
     let mut first = true;
     let think = profile.reasoning_style == ReasoningStyle::Think;
@@ -483,6 +509,34 @@ mod tests {
             })
             .count();
         assert!((400..600).contains(&faults), "{faults}");
+    }
+
+    #[test]
+    fn a_burst_profile_stalls_after_every_nth_chunk_and_prefill_delays_the_first_token() {
+        let mut p = Profile::quick("m", 10.0, 2.0);
+        p.burst = Some(super::super::profile::Burst {
+            every: 3,
+            stall_ms: 50.0,
+        });
+        let msgs = vec![Message::new("user", "hello")];
+        let mut plan = make_plan(&p, [7; 32], &msgs, &ScenarioIndex::default());
+        let at: Vec<f64> = plan
+            .pieces
+            .iter()
+            .filter(|x| x.kind != PieceKind::Role)
+            .map(|x| x.at_ms)
+            .collect();
+        assert!(at.len() > 6, "{at:?}");
+        let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        for (i, g) in gaps.iter().enumerate() {
+            let want = if (i + 1) % 3 == 0 { 52.0 } else { 2.0 };
+            assert!((g - want).abs() < 1e-9, "gap {i}: {g}");
+        }
+        let end = plan.end_ms;
+        plan.delay_first_token(100.0);
+        assert_eq!(plan.nominal_ttft_ms, Some(110.0));
+        assert_eq!(plan.pieces[0].at_ms, 0.0, "the role chunk goes at once");
+        assert!((plan.end_ms - end - 100.0).abs() < 1e-9);
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //! faults = { rate_limited = 0.02, http_500 = 0.01, stream_cut = 0.01, reasoning_budget = 0.02 }
 //! defects = { stale = 0.1, missing_field = 0.1, prose = 0.05, fence = 0.05 }
 //! forgetting = { per_turn = 0.08, persist = 0.8 }   # slips back to its first answer (mock::forget)
+//! burst = { every = 10, stall_ms = 200 }  # tokens in bursts: a stall after every tenth
+//! prefill_ms_per_1k_tokens = 200          # first token later by this per 1,000 prompt tokens not cached
 //! ```
 //!
 //! `time_scale` multiplies every delay a response is planned with (first token, gaps, the
@@ -226,6 +228,27 @@ pub struct Profile {
     /// Play a gateway in front of several providers (see `mock::cache`).
     #[serde(default)]
     pub gateway: Option<super::cache::Gateway>,
+    /// Tokens that arrive in bursts: after every `every`-th text chunk the stream stalls
+    /// `stall_ms` more (scaled by `time_scale`). None: every gap drawn alike.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<Burst>,
+    /// Prefill time: the first token comes this many ms later per 1,000 prompt tokens the
+    /// prefix cache did not hold (scaled by `time_scale`). 0: TTFT does not depend on the
+    /// prompt.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prefill_ms_per_1k_tokens: f64,
+}
+
+/// A stall after every `every`-th text chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    pub every: u32,
+    pub stall_ms: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 fn default_style() -> ReasoningStyle {
@@ -261,6 +284,8 @@ impl Profile {
             cache_retention_s: None,
             tools: ToolBehaviour::default(),
             gateway: None,
+            burst: None,
+            prefill_ms_per_1k_tokens: 0.0,
         }
     }
 
@@ -272,6 +297,11 @@ impl Profile {
             gap_ms: self.gap_ms.scaled(factor),
             stall_ms: self.stall_ms * factor,
             cache_retention_s: self.cache_retention_s.map(|s| s * factor),
+            burst: self.burst.map(|b| Burst {
+                stall_ms: b.stall_ms * factor,
+                ..b
+            }),
+            prefill_ms_per_1k_tokens: self.prefill_ms_per_1k_tokens * factor,
             ..self.clone()
         }
     }
@@ -310,6 +340,14 @@ impl MockConfig {
             }
             if let Some(s) = &p.slowdown {
                 s.check().map_err(&bad)?;
+            }
+            if p.burst
+                .is_some_and(|b| b.every == 0 || !(b.stall_ms.is_finite() && b.stall_ms >= 0.0))
+            {
+                return Err(bad("burst needs every ≥ 1 (chunks) and stall_ms ≥ 0".into()));
+            }
+            if !(p.prefill_ms_per_1k_tokens.is_finite() && p.prefill_ms_per_1k_tokens >= 0.0) {
+                return Err(bad("prefill_ms_per_1k_tokens must be ≥ 0".into()));
             }
             let total = p.faults.total();
             if !(0.0..=1.0).contains(&total) {
@@ -395,6 +433,10 @@ impl MockConfig {
             per_turn: 0.08,
             persist: 0.8,
         };
+        // No working prefix cache (and none reported): every turn pays prefill for the
+        // whole history, so its TTFT climbs as the conversation grows.
+        burst.cache_retention_s = Some(0.0);
+        burst.prefill_ms_per_1k_tokens = 400.0;
 
         let mut flaky = Profile::quick("sim-flaky", 0.0, 0.0);
         flaky.ttft_ms = lognormal(700.0, 0.45);
@@ -411,6 +453,11 @@ impl MockConfig {
             switch_rate: 0.1,
             header: "x-served-by".into(),
             field: None,
+        });
+        // A congested gateway: tokens arrive in bursts, a stall after every tenth.
+        flaky.burst = Some(Burst {
+            every: 10,
+            stall_ms: 200.0,
         });
         flaky.faults = FaultRates {
             rate_limited: 0.02,

@@ -98,7 +98,7 @@ fn one_cell(facts: &Facts, cell: usize, indices: &[usize], opts: &CellOptions) -
             };
             latency(&completed_values(&convs, wall))
         }),
-        turns: turn_stats(&convs, &turns_of),
+        turns: turn_stats(facts, &convs, &turns_of),
         usable,
         checks,
         cache: cache(&convs, &turns_of),
@@ -228,7 +228,11 @@ fn median(values: &[f64]) -> Median {
     }
 }
 
-fn turn_stats<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> TurnStats {
+fn turn_stats<'f>(
+    facts: &'f Facts,
+    convs: &[&Conv],
+    turns_of: &impl Fn(&Conv) -> &'f [Turn],
+) -> TurnStats {
     let (mut ttft, mut ttfa, mut e2e, mut tps, mut visible) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut missing = 0;
@@ -251,6 +255,7 @@ fn turn_stats<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> T
             }
         }
     }
+    let (itl_ms, tpot_ms) = super::stream::stream_stats(facts, convs, turns_of);
     TurnStats {
         ttft: plain_percentiles(&ttft),
         ttfa: plain_percentiles(&ttfa),
@@ -258,6 +263,8 @@ fn turn_stats<'f>(convs: &[&Conv], turns_of: &impl Fn(&Conv) -> &'f [Turn]) -> T
         decode_tps: median(&tps),
         visible_tokens: median(&visible),
         visible_tokens_missing: missing,
+        itl_ms,
+        tpot_ms,
     }
 }
 
@@ -276,6 +283,10 @@ fn decode_tps(t: &Turn) -> Option<f64> {
 
 /// Whether a conversation is in the quality denominators: it ran to its end or to its
 /// failure (an interrupted one, or one that turnbench itself failed, is in none).
+pub(super) fn counted_conversation(c: &Conv) -> bool {
+    counted(c)
+}
+
 fn counted(c: &Conv) -> bool {
     c.outcome.is_completed()
         || c.outcome
@@ -384,7 +395,7 @@ fn quality<'f>(
 /// · the cluster-robust standard error over scenarios, held to [0, 1] and widened to hold
 /// Wilson's interval for the same share over the conversations (so that a rate of 100 %
 /// from 15 conversations reads [79.6, 100], never [100, 100]).
-fn ratio_rate(num: &[f64], den: &[f64], cluster: &[u32]) -> Rate {
+pub(super) fn ratio_rate(num: &[f64], den: &[f64], cluster: &[u32]) -> Rate {
     let (a, b): (f64, f64) = (num.iter().sum(), den.iter().sum());
     let value = (b > 0.0).then(|| a / b);
     let interval = value.and_then(|r| {
@@ -531,6 +542,7 @@ mod tests {
             completion_tokens: completion,
             visible_tokens: 7,
             structure_failed: false,
+            gaps: None,
         }
     }
 

@@ -684,6 +684,69 @@ fn retention(ctx: &Ctx, by_cell: &[Vec<usize>], out: &mut Vec<Headline>) {
     );
 }
 
+/// Goodput under `--slo` per model label (a family like the others, calibrated as every
+/// share is): the provider whose turns most often met every bound against every other,
+/// paired by slot; a slot's value is its conversation's share of turns met
+/// (`conversation_share`, `None` outside the denominators). Empty without `--slo`.
+pub(super) fn goodput(
+    facts: &Facts,
+    by_cell: &[Vec<usize>],
+    cells: &[Cell],
+    rows: &[super::model::Goodput],
+    conversation_share: &dyn Fn(usize) -> Option<f64>,
+    seed: u64,
+) -> Vec<Headline> {
+    let mut out = Vec::new();
+    let row = |i: usize| {
+        let c = cells.get(i)?;
+        rows.iter()
+            .find(|g| g.provider == c.provider && g.label == c.model && g.turns > 0)
+    };
+    let Some(slo) = rows.first().map(|g| g.slo.text()) else {
+        return out;
+    };
+    let slots: Vec<Vec<(Slot, usize)>> = by_cell.iter().map(|c| slots(facts, c)).collect();
+    let scope = Scope {
+        across_models: false,
+        margins: Margins::default(),
+    };
+    let ctx = Ctx {
+        facts,
+        slots: &slots,
+        cells,
+        scope: &scope,
+        seed,
+    };
+    mean_headlines(
+        &ctx,
+        &MeanClaim {
+            key: "goodput",
+            kind: HeadlineKind::Goodput,
+            claim: ClaimStatistic::GoodputDifference,
+            takes_part: &|i| row(i).is_some(),
+            figure: &|i| row(i).and_then(|g| g.rate),
+            value: conversation_share,
+            said: &|i| {
+                let g = row(i)?;
+                Some(Said::Goodput {
+                    leader: cell_name(&cells[i]),
+                    rate: super::model::Rate {
+                        k: g.turns_met,
+                        n: g.turns,
+                        value: g.rate,
+                        interval: g.interval,
+                    },
+                    slo: slo.clone(),
+                })
+            },
+            simulated: false,
+            margin: None,
+        },
+        &mut out,
+    );
+    out
+}
+
 fn judge(ctx: &Ctx, section: &JudgeSection, scores: &HashMap<usize, f64>, out: &mut Vec<Headline>) {
     let cells = ctx.cells;
     let key = format!(

@@ -53,6 +53,10 @@ pub enum TableKey {
     },
     Quality,
     PerTurn,
+    /// GOODPUT under `--slo` (`crate::report::goodput`).
+    Goodput,
+    /// TTFT BY TURN (`crate::report::ttft_by_turn`).
+    TtftByTurn,
     /// Conversations and turns, failures by class: the drill-down's failure links sit under it.
     Reliability,
     /// Cells whose conversations outgrew the context (`crate::report::overflow`).

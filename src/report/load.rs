@@ -113,6 +113,25 @@ pub(super) struct Turn {
     /// Some structure check (json_validity, required_fields, format) covering this turn
     /// failed.
     pub structure_failed: bool,
+    /// Its inter-token gaps in [`Facts::gaps`]; `None` when not known (no offsets or no
+    /// kinds stored), never an empty measurement.
+    pub gaps: Option<GapSpan>,
+}
+
+/// A turn's inter-token gaps: `Facts::gaps[start .. start + len]`, ms, in arrival order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct GapSpan {
+    pub start: u32,
+    pub len: u32,
+}
+
+impl Facts {
+    /// The inter-token gaps (ms) of `t`, `None` when not known.
+    pub(super) fn gaps_of(&self, t: &Turn) -> Option<&[f32]> {
+        let span = t.gaps?;
+        let start = span.start as usize;
+        self.gaps.get(start..start + span.len as usize)
+    }
 }
 
 /// What a current check definition says about the report.
@@ -219,6 +238,9 @@ pub(super) struct Facts {
     pub scenarios: Vec<String>,
     pub convs: Vec<Conv>,
     pub turns: Vec<Turn>,
+    /// Every turn's inter-token gaps (ms) end to end: a turn holds its span
+    /// ([`Turn::gaps`]), so a million turns cost one allocation, not a million.
+    pub gaps: Vec<f32>,
     pub checks: CheckFacts,
     pub judges: JudgeFacts,
     /// Answers stored without a visible-token count (written by other means than collect,
@@ -267,8 +289,14 @@ pub(super) fn load(
             checks.per_conv[conv] = Some(c);
         }
     }
-    let (turns, spans, uncounted) = turns;
+    let TurnsRead {
+        turns,
+        spans,
+        uncounted,
+        gaps,
+    } = turns;
     f.turns = turns;
+    f.gaps = gaps;
     let mut at = 0;
     for (id, first, n) in spans {
         if let Some(conv) = index.seek(&mut at, id) {
@@ -395,8 +423,14 @@ fn order_cells(f: &mut Facts) {
     f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
 }
 
-/// The turns, each conversation's (id, first turn, turn count), answers without a count.
-type TurnsRead = (Vec<Turn>, Vec<(i64, usize, usize)>, u64);
+/// The turns, each conversation's (id, first turn, turn count), answers without a count,
+/// and the turns' inter-token gaps.
+struct TurnsRead {
+    turns: Vec<Turn>,
+    spans: Vec<(i64, usize, usize)>,
+    uncounted: u64,
+    gaps: Vec<f32>,
+}
 
 /// The selected conversations' ids, ascending: rows that come by conversation are matched
 /// to their conversation by a cursor that only moves forward.
@@ -421,16 +455,47 @@ impl Index {
 /// Every turn of the selected conversations, with each conversation's span.
 /// The turns of two ranges of conversation ids, the lower first, as one read.
 fn join_turns(low: TurnsRead, high: TurnsRead) -> TurnsRead {
-    let (mut turns, mut spans, uncounted) = low;
-    let (more, more_spans, more_uncounted) = high;
+    let TurnsRead {
+        mut turns,
+        mut spans,
+        uncounted,
+        mut gaps,
+    } = low;
     let offset = turns.len();
-    turns.extend(more);
+    let gap_offset = gaps.len() as u32;
+    turns.extend(high.turns.into_iter().map(|mut t| {
+        if let Some(g) = &mut t.gaps {
+            g.start += gap_offset;
+        }
+        t
+    }));
+    gaps.extend(high.gaps);
     spans.extend(
-        more_spans
+        high.spans
             .into_iter()
             .map(|(id, first, n)| (id, first + offset, n)),
     );
-    (turns, spans, uncounted + more_uncounted)
+    TurnsRead {
+        turns,
+        spans,
+        uncounted: uncounted + high.uncounted,
+        gaps,
+    }
+}
+
+/// Appends the gaps between consecutive text-bearing events (offsets in µs) to `gaps`, in
+/// ms: the turn's span there.
+fn push_gaps(offsets: &[u32], gaps: &mut Vec<f32>) -> GapSpan {
+    let start = gaps.len() as u32;
+    gaps.extend(
+        offsets
+            .windows(2)
+            .map(|w| w[1].saturating_sub(w[0]) as f32 / 1000.0),
+    );
+    GapSpan {
+        start,
+        len: gaps.len() as u32 - start,
+    }
 }
 
 /// The turns of the conversations whose ids are in `ids`.
@@ -443,6 +508,7 @@ fn read_turns(
     let mut turns = Vec::new();
     let mut spans: Vec<(i64, usize, usize)> = Vec::new();
     let mut uncounted = 0;
+    let mut gaps = Vec::new();
     let count = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NO_COUNT);
     facts::turns(&conn, sel, ids, |t: &TurnFact| {
         match spans.last_mut() {
@@ -465,9 +531,15 @@ fn read_turns(
             completion_tokens: count(t.completion_tokens),
             visible_tokens: count(t.visible_tokens),
             structure_failed: false,
+            gaps: t.text_offsets_us.map(|o| push_gaps(o, &mut gaps)),
         });
     })?;
-    Ok((turns, spans, uncounted))
+    Ok(TurnsRead {
+        turns,
+        spans,
+        uncounted,
+        gaps,
+    })
 }
 
 /// Tags in the order reports show them; tags not listed here follow, by name.

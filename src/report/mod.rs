@@ -38,6 +38,7 @@ pub mod compare;
 pub mod consistency;
 pub mod drilldown;
 mod frontier;
+mod goodput;
 pub mod headlines;
 pub mod human_agreement;
 pub mod judge_card;
@@ -54,8 +55,11 @@ pub mod replay;
 pub mod rows;
 pub mod sentences;
 pub mod simulated;
+pub mod slo;
+mod stream;
 pub mod survival;
 mod trend;
+mod ttft_by_turn;
 pub mod vs_fastest;
 pub mod window;
 
@@ -111,6 +115,8 @@ pub struct ReportOptions {
     /// Equivalence margins per statistic (`--margin`): each of a leader's comparisons of a
     /// statistic given one is also tested for equivalence.
     pub margins: margin::Margins,
+    /// Per-request objectives for GOODPUT (`--slo`); `None`: no goodput section.
+    pub slo: Option<slo::Slo>,
 }
 
 /// Everything a report is built from, read from the store in one step ([`load`]):
@@ -217,6 +223,8 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         sla_ms: opts.sla_ms,
     };
     let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
+    let ttft_by_turn = ttft_by_turn::section(&facts, &by_cell, &report_cells);
+    let goodput = goodput::section(&facts, &by_cell, &report_cells, opts.slo.as_ref());
     let attempted: Vec<u64> = report_cells
         .iter()
         .map(|c| c.reliability.attempted)
@@ -238,6 +246,17 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         },
         opts.bootstrap.seed,
     );
+    if let Some(slo) = opts.slo.filter(|s| s.any()) {
+        let share = |i: usize| goodput::conversation_share(&facts, i, &slo);
+        headlines.extend(headlines::goodput(
+            &facts,
+            &by_cell,
+            &report_cells,
+            &goodput,
+            &share,
+            opts.bootstrap.seed,
+        ));
+    }
     let comparison = comparison.map(|(cmp, mut changes)| {
         changes.append(&mut headlines);
         headlines = changes;
@@ -317,6 +336,8 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         replay,
         trend,
         comparison,
+        ttft_by_turn,
+        goodput,
         conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
         matrix,
         drilldown,

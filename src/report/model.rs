@@ -84,6 +84,13 @@ pub struct Report {
     /// The selected run(s) against a baseline (`--baseline-run`, `--baseline-window`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// TTFT BY TURN: per cell, TTFT p50 at each turn index and the slope of TTFT on prompt
+    /// tokens (`crate::report::ttft_by_turn`).
+    pub ttft_by_turn: Vec<TtftByTurn>,
+    /// GOODPUT (`--slo`): per cell, the turns and conversations that met every bound;
+    /// absent without `--slo`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub goodput: Vec<Goodput>,
     /// Per-conversation rows, built one at a time as they are written; present only when
     /// asked for. The JSON format writes them itself, last, one compact row a line
     /// (`crate::export::json`).
@@ -182,6 +189,8 @@ pub enum HeadlineKind {
     /// A model label's efficient frontier: the cells a chooser picks from (no other cell
     /// is established both faster and better).
     Frontier,
+    /// The provider of a model label whose turns most often meet every `--slo` bound.
+    Goodput,
     /// Something a reader must know: truncation, reasoning that used the budget, filters.
     Flag,
     /// A change against the baseline run(s): a regression or improvement the data
@@ -234,6 +243,13 @@ pub enum Said {
     },
     /// The task-success leader (`provider / model label`) and its rate.
     TaskSuccess { leader: String, rate: Rate },
+    /// The goodput leader (`provider / model label`): its turns that met every bound of
+    /// `slo` (as `--slo` writes it).
+    Goodput {
+        leader: String,
+        rate: Rate,
+        slo: String,
+    },
     /// The retention leader (`provider / model label`): of `held_before` consecutive
     /// scored turns where a check held first, `held_again` where it held again.
     Retention {
@@ -307,6 +323,9 @@ pub enum ClaimStatistic {
     /// next: 1 − the forgetting ratio), a conversation's share over its checks, over the
     /// paired slots: compared as the difference a − b.
     RetentionDifference,
+    /// Goodput under `--slo`: a conversation's share of turns that met every bound, over
+    /// the paired slots: compared as the difference a − b.
+    GoodputDifference,
 }
 
 impl ClaimStatistic {
@@ -317,7 +336,8 @@ impl ClaimStatistic {
             ClaimStatistic::LatencyP50Ratio | ClaimStatistic::LatencyP95Ratio => Scale::Ratio,
             ClaimStatistic::SuccessDifference
             | ClaimStatistic::TaskSuccessDifference
-            | ClaimStatistic::RetentionDifference => Scale::Share,
+            | ClaimStatistic::RetentionDifference
+            | ClaimStatistic::GoodputDifference => Scale::Share,
             ClaimStatistic::JudgeMeanDifference | ClaimStatistic::PairwiseNet => Scale::Score,
         }
     }
@@ -623,6 +643,91 @@ pub struct TurnStats {
     pub visible_tokens: Median,
     /// Answers whose visible tokens could not be known (never counted as 0).
     pub visible_tokens_missing: u64,
+    /// Inter-token latency: the gaps between consecutive answer- or reasoning-bearing SSE
+    /// events, pooled over the turns (`docs/metrics.md`).
+    pub itl_ms: Itl,
+    /// Time per output token: (E2E − TTFT) ÷ (output tokens − 1), per turn of ≥ 2 tokens.
+    pub tpot_ms: Tpot,
+}
+
+/// Inter-token latency of a cell: p50 / p95 / p99 of every gap of its measured turns
+/// pooled (n gaps). Turns whose stored offsets cannot say which events bore text
+/// (imported, not streamed, or stored before migration 012) have none: counted in
+/// `turns_unmeasured`, never as 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Itl {
+    /// Gaps pooled.
+    pub n: usize,
+    pub p50: Option<Estimate>,
+    pub p95: Option<Estimate>,
+    pub p99: Option<Estimate>,
+    /// Turns whose gaps are in `n`.
+    pub turns: usize,
+    /// Turns without known event offsets and kinds.
+    pub turns_unmeasured: u64,
+}
+
+/// TTFT BY TURN of one cell, over the turns of its completed conversations with TTFT
+/// known.
+#[derive(Debug, Clone, Serialize)]
+pub struct TtftByTurn {
+    /// The model label.
+    pub label: String,
+    pub provider: String,
+    pub simulated: bool,
+    /// TTFT p50 at each turn index (1-based) that has one.
+    pub turns: Vec<TtftAtTurn>,
+    /// Least-squares slope of TTFT (ms) on prompt tokens, per 1,000 tokens; `None`
+    /// without reported prompt tokens that vary.
+    pub slope_ms_per_1k_prompt_tokens: Option<f64>,
+    /// Its 95 % interval, cluster-robust by conversation (CR1, t with clusters − 1 df);
+    /// `None` from fewer than two conversations.
+    pub interval: Option<Interval>,
+    /// Turns and conversations behind the slope.
+    pub slope_n: usize,
+    pub slope_conversations: usize,
+}
+
+/// TTFT at one turn index: its median over n turns.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TtftAtTurn {
+    pub turn: u32,
+    pub n: usize,
+    pub p50: Option<f64>,
+}
+
+/// GOODPUT of one cell under `--slo` (`crate::report::goodput`): of the turns sent in its
+/// attempted conversations (a failed turn counts as sent and not met), those that met
+/// every bound; of its attempted conversations, those that completed with every turn met.
+#[derive(Debug, Clone, Serialize)]
+pub struct Goodput {
+    /// The model label.
+    pub label: String,
+    pub provider: String,
+    pub simulated: bool,
+    /// The bounds (ms).
+    pub slo: super::slo::Slo,
+    pub turns: u64,
+    pub turns_met: u64,
+    /// turns_met ÷ turns; its interval: cluster-robust over scenarios, widened to hold
+    /// Wilson's (as usable turns).
+    pub rate: Option<f64>,
+    pub interval: Option<Interval>,
+    /// Turns not met because a bounded figure was not measured (no TTFT, no event offsets).
+    pub turns_unmeasured: u64,
+    pub conversations: u64,
+    pub conversations_met: u64,
+    /// conversations_met ÷ conversations, Wilson interval.
+    pub conversation_rate: Option<f64>,
+    pub conversation_interval: Option<Interval>,
+}
+
+/// Time per output token of a cell: the median over its turns of ≥ 2 output tokens with
+/// TTFT and E2E known (n turns).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Tpot {
+    pub n: usize,
+    pub p50: Option<Estimate>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -31,6 +31,7 @@ pub fn what(h: &Headline) -> Option<String> {
         Said::Reliability { .. } => format!("conversations completed {}", scope(h)),
         Said::TaskSuccess { .. } => format!("task success {}", scope(h)),
         Said::Retention { .. } => format!("constraints kept {}", scope(h)),
+        Said::Goodput { slo, .. } => format!("goodput ({slo}) {}", scope(h)),
         Said::JudgeMean {
             rubric,
             judge,
@@ -83,6 +84,12 @@ fn text(h: &Headline) -> String {
         } => format!(
             "constraints kept: {leader} {} ({held_again} of {held_before} held again)",
             rate_text(rate)
+        ),
+        Said::Goodput { leader, rate, slo } => format!(
+            "goodput ({slo}): {leader} {} ({} of {} turns)",
+            rate_text(rate),
+            rate.k,
+            rate.n
         ),
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
         Said::ContextOverflow(contrast) => contrast.text.clone(),
@@ -468,6 +475,7 @@ pub fn statistic_name(c: &Change) -> String {
             format!("judge mean ({})", c.judge.as_deref().unwrap_or("?"))
         }
         ClaimStatistic::PairwiseNet => "pairwise net".into(),
+        ClaimStatistic::GoodputDifference => "goodput".into(),
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use rusqlite::{CachedStatement, Connection, OptionalExtension, params};
 
 use super::StoreError;
-use super::records::{ConversationRecord, encode_offsets};
+use super::records::{ConversationRecord, encode_kinds, encode_offsets};
 use crate::outcome::ConversationOutcome;
 
 pub struct ConversationInserter<'c> {
@@ -42,9 +42,9 @@ impl<'c> ConversationInserter<'c> {
                      ttft_ms, ttfa_ms, e2e_ms, prompt_tokens, completion_tokens,
                      reasoning_tokens, cached_tokens, visible_tokens, request_id, chunk_offsets,
                      wall_ms, has_answer, has_reasoning, overflow_prompt_tokens,
-                     overflow_window_tokens, overflow_completion_tokens)
+                     overflow_window_tokens, overflow_completion_tokens, chunk_kinds)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
             )?,
             attempt: conn.prepare_cached(
                 "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status,
@@ -103,6 +103,11 @@ impl<'c> ConversationInserter<'c> {
         for (idx, (t, prompt)) in c.turns.iter().zip(prompts).enumerate() {
             let offsets =
                 (!t.chunk_offsets_us.is_empty()).then(|| encode_offsets(&t.chunk_offsets_us));
+            // One kind per offset, or none at all: a reader never pairs a kind with the
+            // wrong event.
+            let kinds = (!t.chunk_offsets_us.is_empty()
+                && t.chunk_kinds.len() == t.chunk_offsets_us.len())
+            .then(|| encode_kinds(&t.chunk_kinds));
             self.turn.execute(params![
                 id,
                 idx as i64,
@@ -132,6 +137,7 @@ impl<'c> ConversationInserter<'c> {
                 t.context.and_then(|c| c.prompt_tokens),
                 t.context.and_then(|c| c.window_tokens),
                 t.context.and_then(|c| c.completion_tokens),
+                kinds,
             ])?;
         }
         for a in &c.attempts {
@@ -192,6 +198,7 @@ impl<'c> ConversationInserter<'c> {
 mod tests {
     use super::*;
     use crate::chat::Message;
+    use crate::client::ChunkKind;
     use crate::outcome::TurnOutcome;
     use crate::store::inserts::{
         NewRun, NewTarget, insert_conversation, insert_run, upsert_target,
@@ -208,7 +215,7 @@ mod tests {
             "SELECT json_array(c.uid, t.idx, t.prompt, t.answer, t.reasoning, t.finish_reason,
                  t.http_status, t.outcome, t.error, t.attempts, t.pause_ms, t.start_ms, t.ttft_ms,
                  t.ttfa_ms, t.e2e_ms, t.prompt_tokens, t.completion_tokens, t.reasoning_tokens,
-                 t.cached_tokens, t.visible_tokens, t.request_id, hex(t.chunk_offsets), t.wall_ms)
+                 t.cached_tokens, t.visible_tokens, t.request_id, hex(t.chunk_offsets), t.wall_ms, hex(t.chunk_kinds))
              FROM turns t JOIN conversations c ON c.id = t.conversation_id ORDER BY c.uid, t.idx",
             "SELECT json_array(c.uid, a.turn_idx, a.attempt, a.outcome, a.http_status, a.error,
                  a.e2e_ms, a.waited_ms)
@@ -245,6 +252,7 @@ mod tests {
                 context: None,
                 request_id: Some("req-1".into()),
                 chunk_offsets_us: vec![1, 2, 3],
+                chunk_kinds: vec![ChunkKind::Other, ChunkKind::Reasoning, ChunkKind::Answer],
             },
             prompt: vec![Message::new("system", "S"), Message::new("user", "Q \"1\"")],
             pause_ms: Some(12.5),

@@ -200,7 +200,8 @@ pub(crate) fn turns_sql() -> String {
     format!(
         "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
                 e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
-                cached_tokens, visible_tokens, has_answer, has_reasoning
+                cached_tokens, visible_tokens, has_answer, has_reasoning, chunk_offsets,
+                chunk_kinds
          FROM turn_facts WHERE counts AND {SELECTED} AND conversation_id BETWEEN :lo AND :hi
          ORDER BY conversation_id, idx"
     )
@@ -346,6 +347,17 @@ pub struct TurnFact<'r> {
     pub visible_tokens: Option<i64>,
     pub has_answer: bool,
     pub has_reasoning: bool,
+    /// Offsets (µs from the send) of the SSE events that bore answer or reasoning text, in
+    /// arrival order; `None` when not known (`super::records::text_offsets`).
+    pub text_offsets_us: Option<&'r [u32]>,
+}
+
+/// Column `i` as a blob borrowed from the row (`None` for NULL); any other type is a
+/// damaged store.
+fn blob<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r [u8]>> {
+    r.get_ref(i)?.as_blob_or_null().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Blob, e.into())
+    })
 }
 
 /// Column `i` as text borrowed from the row, not copied; text that is not UTF-8 is a
@@ -372,7 +384,9 @@ pub fn turns(
     params.push((":lo", &lo));
     params.push((":hi", &hi));
     let mut rows = stmt.query(&params[..])?;
+    let mut offsets = Vec::new();
     while let Some(r) = rows.next()? {
+        let known = super::records::text_offsets(blob(r, 16)?, blob(r, 17)?, &mut offsets);
         let outcome = match text(r, 2)? {
             None => None,
             Some(o) => Some(o.parse::<TurnOutcome>().map_err(|e| {
@@ -400,6 +414,7 @@ pub fn turns(
                 .get::<_, Option<bool>>(14)?
                 .unwrap_or(outcome == Some(TurnOutcome::Ok)),
             has_reasoning: r.get::<_, Option<bool>>(15)?.unwrap_or(false),
+            text_offsets_us: known.then_some(&offsets[..]),
         });
     }
     Ok(())

@@ -40,6 +40,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "011_context_overflow",
         include_str!("../../db/011_context_overflow.sql"),
     ),
+    (
+        "012_chunk_kinds",
+        include_str!("../../db/012_chunk_kinds.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

@@ -138,12 +138,40 @@ pub fn encode_offsets(offsets: &[u32]) -> Vec<u8> {
     offsets.iter().flat_map(|o| o.to_le_bytes()).collect()
 }
 
-/// The inverse of [`encode_offsets`]; nothing reads the offsets back yet but its test.
-#[cfg(test)]
-pub fn decode_offsets(blob: &[u8]) -> Vec<u32> {
+/// Encodes what each event carried: one byte per offset (`ChunkKind::code`).
+pub fn encode_kinds(kinds: &[crate::client::ChunkKind]) -> Vec<u8> {
+    kinds.iter().map(|k| k.code()).collect()
+}
+
+/// The inverse of [`encode_offsets`]: a trailing partial offset (a damaged blob) is
+/// dropped, never a panic.
+pub fn decode_offsets(blob: &[u8]) -> impl Iterator<Item = u32> + '_ {
     blob.chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
+}
+
+/// The offsets (µs) of the events that bore answer or reasoning text, into `out`
+/// (cleared first): the token arrivals inter-token latency is measured on. False, with
+/// `out` empty, when they cannot be known: no offsets stored (imported, non-streamed), no
+/// kinds stored (collected before migration 012), or kinds that do not match the offsets
+/// one for one (a damaged row).
+pub fn text_offsets(offsets: Option<&[u8]>, kinds: Option<&[u8]>, out: &mut Vec<u32>) -> bool {
+    out.clear();
+    let (Some(offsets), Some(kinds)) = (offsets, kinds) else {
+        return false;
+    };
+    if offsets.len() != kinds.len() * 4 {
+        return false;
+    }
+    out.extend(
+        decode_offsets(offsets)
+            .zip(kinds)
+            .filter(|(_, k)| {
+                crate::client::ChunkKind::from_code(**k).is_some_and(|k| k.bears_text())
+            })
+            .map(|(o, _)| o),
+    );
+    true
 }
 
 #[cfg(test)]
@@ -153,7 +181,23 @@ mod tests {
     #[test]
     fn offsets_round_trip() {
         let v = vec![0, 1, 250_000, u32::MAX];
-        assert_eq!(decode_offsets(&encode_offsets(&v)), v);
+        assert_eq!(decode_offsets(&encode_offsets(&v)).collect::<Vec<_>>(), v);
+    }
+
+    #[test]
+    fn text_offsets_keep_only_text_bearing_events() {
+        use crate::client::ChunkKind::*;
+        let offsets = encode_offsets(&[10, 20, 30, 40, 50, 60]);
+        let kinds = encode_kinds(&[Other, Reasoning, Answer, Tool, Answer, Other]);
+        let mut out = vec![7];
+        assert!(text_offsets(Some(&offsets), Some(&kinds), &mut out));
+        assert_eq!(out, vec![20, 30, 50]);
+        // No kinds, no offsets, or kinds that do not pair one for one: not known, never
+        // an empty measurement.
+        assert!(!text_offsets(Some(&offsets), None, &mut out));
+        assert!(out.is_empty());
+        assert!(!text_offsets(None, Some(&kinds), &mut out));
+        assert!(!text_offsets(Some(&offsets), Some(&kinds[1..]), &mut out));
     }
 
     #[test]

@@ -160,6 +160,9 @@ pub enum Reply {
     KeepAlive(Vec<u8>),
     /// Close the connection without answering.
     Hangup,
+    /// Each piece written at its offset from the moment the request was read (sleeping
+    /// until then, so delays do not add up), then the connection closes.
+    Paced(Vec<(std::time::Duration, Vec<u8>)>),
 }
 
 /// A raw HTTP/1.1 server on 127.0.0.1 that answers each request by its model with
@@ -221,6 +224,20 @@ impl Scripted {
                                 }
                             }
                             Reply::Hangup => return,
+                            Reply::Paced(pieces) => {
+                                let _ = sock.set_nodelay(true);
+                                let t0 = std::time::Instant::now();
+                                for (at, bytes) in pieces {
+                                    let due = t0 + at;
+                                    std::thread::sleep(
+                                        due.saturating_duration_since(std::time::Instant::now()),
+                                    );
+                                    if sock.write_all(&bytes).is_err() {
+                                        return;
+                                    }
+                                }
+                                return;
+                            }
                         }
                     }
                 });

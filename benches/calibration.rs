@@ -36,7 +36,11 @@ fn main() {
             Truth::Gap(g) if r.claim == "run vs baseline" => {
                 format!("one cell {g}× slower (power)")
             }
-            Truth::Gap(g) if r.claim == "task success" || r.claim == "constraint retention" => {
+            Truth::Gap(g)
+                if r.claim == "task success"
+                    || r.claim == "constraint retention"
+                    || r.claim == "reliability" =>
+            {
                 format!("+{:.0} points (power)", g * 100.0)
             }
             Truth::Gap(g) => format!("+{g} (power)"),

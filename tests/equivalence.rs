@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use turnbench::config::Scenario;
 
 use crate::common::*;
-use crate::synthetic::Rng;
+use crate::paired::{self, Provider};
 
 fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
@@ -30,39 +30,26 @@ fn stale(provider: &str, s: usize, r: u32) -> bool {
 /// `cheap` is 2 % slower than `current` on the median, `slow` 40 %; each conversation has
 /// its own noise (±10 %).
 fn lines(scenarios: &[Scenario]) -> String {
-    let mut rng = Rng::new(33);
-    let mut out = String::new();
-    for (provider, speed) in [("current", 1.0), ("cheap", 1.02), ("slow", 1.4)] {
-        for (s, sc) in scenarios.iter().enumerate() {
-            for repeat in 1..=REPEATS {
-                let noise = (0.2 * (rng.unit() - 0.5)).exp();
-                let scenario_speed = 1.0 + 0.2 * (s % 5) as f64;
-                let mut messages = vec![json!({"role": "system", "content": sc.system})];
-                for (t, turn) in sc.turns.iter().enumerate() {
-                    messages.push(json!({"role": "user", "content": turn.user}));
-                    let e2e = ((600.0 + 150.0 * t as f64) * speed * scenario_speed * noise).round();
-                    let answer = if t == 1 && stale(provider, s, repeat) {
-                        sc.turns[0].reference.clone().unwrap_or_default()
-                    } else {
-                        turn.reference.clone().unwrap_or_default()
-                    };
-                    messages.push(json!({
-                        "role": "assistant", "content": answer, "finish_reason": "stop",
-                        "timing": {"ttft_ms": e2e * 0.2, "ttfa_ms": e2e * 0.2, "e2e_ms": e2e},
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 80},
-                    }));
-                }
-                let line = json!({
-                    "id": format!("{provider}-{}-{repeat}", sc.id),
-                    "provider": provider, "model": "glm-5.3-flash", "scenario": sc.id,
-                    "repeat": repeat, "messages": messages,
-                });
-                out.push_str(&line.to_string());
-                out.push('\n');
-            }
-        }
-    }
-    out
+    let stale = |provider: &'static str| move |s: usize, r: u32| stale(provider, s, r);
+    let (current, cheap, slow) = (stale("current"), stale("cheap"), stale("slow"));
+    let providers = [
+        Provider {
+            name: "current",
+            speed: 1.0,
+            stale: &current,
+        },
+        Provider {
+            name: "cheap",
+            speed: 1.02,
+            stale: &cheap,
+        },
+        Provider {
+            name: "slow",
+            speed: 1.4,
+            stale: &slow,
+        },
+    ];
+    paired::lines(scenarios, &providers, REPEATS, 33)
 }
 
 fn store() -> Project {

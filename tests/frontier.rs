@@ -9,83 +9,41 @@ use serde_json::{Value, json};
 use turnbench::config::Scenario;
 
 use crate::common::*;
-use crate::synthetic::Rng;
+use crate::paired::{self, Provider};
 
 fn repo(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
 }
 
-/// One provider's conversations: `speed` multiplies every latency; `stale` repeats the
-/// first answer at the second turn of every conversation (a shipped check catches it, so
-/// none meets the task).
-struct Provider {
-    name: &'static str,
-    speed: f64,
-    stale: bool,
+/// quick is fastest; careful 30 % slower and as good; sloppy slowest and answers every
+/// second turn stale (a shipped check catches it, so none of its conversations meets the
+/// task).
+fn lines(scenarios: &[Scenario], repeats: u32) -> String {
+    let (fresh, stale) = (|_: usize, _: u32| false, |_: usize, _: u32| true);
+    let providers = [
+        Provider {
+            name: "quick",
+            speed: 1.0,
+            stale: &fresh,
+        },
+        Provider {
+            name: "careful",
+            speed: 1.3,
+            stale: &fresh,
+        },
+        Provider {
+            name: "sloppy",
+            speed: 1.6,
+            stale: &stale,
+        },
+    ];
+    paired::lines(scenarios, &providers, repeats, 39)
 }
-
-fn lines(scenarios: &[Scenario], providers: &[Provider], repeats: u32) -> String {
-    let mut rng = Rng::new(39);
-    let mut out = String::new();
-    for p in providers {
-        for (s, sc) in scenarios.iter().enumerate() {
-            for repeat in 1..=repeats {
-                let noise = (0.2 * (rng.unit() - 0.5)).exp();
-                let scenario_speed = 1.0 + 0.2 * (s % 5) as f64;
-                let mut messages = vec![json!({"role": "system", "content": sc.system})];
-                for (t, turn) in sc.turns.iter().enumerate() {
-                    messages.push(json!({"role": "user", "content": turn.user}));
-                    let e2e =
-                        ((600.0 + 150.0 * t as f64) * p.speed * scenario_speed * noise).round();
-                    let answer = if t == 1 && p.stale {
-                        sc.turns[0].reference.clone().unwrap_or_default()
-                    } else {
-                        turn.reference.clone().unwrap_or_default()
-                    };
-                    messages.push(json!({
-                        "role": "assistant", "content": answer, "finish_reason": "stop",
-                        "timing": {"ttft_ms": e2e * 0.2, "ttfa_ms": e2e * 0.2, "e2e_ms": e2e},
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 80},
-                    }));
-                }
-                let line = json!({
-                    "id": format!("{}-{}-{repeat}", p.name, sc.id),
-                    "provider": p.name, "model": "glm-5.3-flash", "scenario": sc.id,
-                    "repeat": repeat, "messages": messages,
-                });
-                out.push_str(&line.to_string());
-                out.push('\n');
-            }
-        }
-    }
-    out
-}
-
-const PROVIDERS: [Provider; 3] = [
-    Provider {
-        name: "quick",
-        speed: 1.0,
-        stale: false,
-    },
-    Provider {
-        name: "careful",
-        speed: 1.3,
-        stale: false,
-    },
-    Provider {
-        name: "sloppy",
-        speed: 1.6,
-        stale: true,
-    },
-];
 
 fn store(scenarios: usize, repeats: u32) -> Project {
     let all = Scenario::load_dir(&repo("scenarios")).unwrap();
     let project = Project::new(&[]);
-    let file = project.write(
-        "t.jsonl",
-        &lines(&all[..scenarios.min(all.len())], &PROVIDERS, repeats),
-    );
+    let file = project.write("t.jsonl", &lines(&all[..scenarios.min(all.len())], repeats));
     import_and_check(&project, &file);
     project
 }

@@ -7,6 +7,8 @@
 mod common;
 #[path = "support/legibility.rs"]
 mod legibility;
+#[path = "support/paired.rs"]
+mod paired;
 #[path = "support/synthetic.rs"]
 mod synthetic;
 #[path = "support/width.rs"]

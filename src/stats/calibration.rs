@@ -633,23 +633,18 @@ fn task_success(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
                     .collect()
             })
             .collect();
-        let st = Store {
-            values,
-            scenario,
-            run: Vec::new(),
-        };
-        let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
-        let family = st.family(Statistic::Mean, store_seed);
-        tally.add(score(&family, true));
         let truth_gap = (0..s)
             .map(|k| completion(k) * (prob(0, k) - prob(1, k)))
             .sum::<f64>()
             / s as f64;
-        tally.cover_comparison(&st, Statistic::Mean, truth_gap, store_seed);
-        let k = st.values[0].iter().filter(|&&x| x > 0.0).count() as u64;
-        let interval = super::wilson(k, st.values[0].len() as u64);
         let truth_rate = (0..s).map(|k| completion(k) * prob(0, k)).sum::<f64>() / s as f64;
-        tally.cover(interval, truth_rate);
+        let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
+        tally_shares(
+            &mut tally,
+            (values, scenario),
+            store_seed,
+            (truth_gap, truth_rate),
+        );
     }
     tally.row("task success", truth, None, n)
 }
@@ -679,22 +674,39 @@ fn reliability(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
                     .collect()
             })
             .collect();
-        let st = Store {
-            values,
-            scenario,
-            run: Vec::new(),
-        };
-        let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
-        let family = st.family(Statistic::Mean, store_seed);
-        tally.add(score(&family, true));
         let truth_gap = (0..s).map(|k| prob(0, k) - prob(1, k)).sum::<f64>() / s as f64;
-        tally.cover_comparison(&st, Statistic::Mean, truth_gap, store_seed);
-        let done = st.values[0].iter().filter(|&&x| x > 0.0).count() as u64;
-        let interval = super::wilson(done, st.values[0].len() as u64);
         let truth_rate = (0..s).map(|k| prob(0, k)).sum::<f64>() / s as f64;
-        tally.cover(interval, truth_rate);
+        let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
+        tally_shares(
+            &mut tally,
+            (values, scenario),
+            store_seed,
+            (truth_gap, truth_rate),
+        );
     }
     tally.row("reliability", truth, None, n)
+}
+
+/// Scores one store of 0/1 slots (cells × slots, each slot's scenario) into `tally`: the
+/// family's verdicts (a mean claim), the comparison's coverage of the true difference of
+/// cells 0 and 1, and cell 0's Wilson interval against its true rate.
+fn tally_shares(
+    tally: &mut Tally,
+    (values, scenario): (Vec<Vec<f64>>, Vec<u32>),
+    store_seed: u64,
+    (truth_gap, truth_rate): (f64, f64),
+) {
+    let st = Store {
+        values,
+        scenario,
+        run: Vec::new(),
+    };
+    let family = st.family(Statistic::Mean, store_seed);
+    tally.add(score(&family, true));
+    tally.cover_comparison(&st, Statistic::Mean, truth_gap, store_seed);
+    let first = st.values.first().map_or(&[][..], Vec::as_slice);
+    let k = first.iter().filter(|&&x| x > 0.0).count() as u64;
+    tally.cover(super::wilson(k, first.len() as u64), truth_rate);
 }
 
 /// Constraint retention (the headline's claim of CONSTRAINTS ACROSS TURNS): each completed

@@ -304,20 +304,7 @@ fn goodput_counts_turns_and_conversations_that_meet_every_bound() {
         &["--slo", "ttft=1s,tpot=50ms,itl_p95=100ms,e2e=5000ms"],
     );
     // The report with every new section is what docs/report.schema.json says.
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/docs/report.schema.json"
-        ))
-        .unwrap(),
-    )
-    .unwrap();
-    let errors: Vec<String> = turnbench::checks::JsonSchema::compile(&schema)
-        .unwrap()
-        .violations(&report)
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let errors = crate::common::schema_violations(&report);
     assert!(errors.is_empty(), "{errors:#?}");
     let goodput = report["goodput"].as_array().unwrap();
     let row = |p: &str| {
@@ -381,6 +368,33 @@ fn goodput_counts_turns_and_conversations_that_meet_every_bound() {
         .find(|g| g["provider"] == "stalls")
         .unwrap();
     assert_eq!(stalls["turns_met"], 6);
+    // The CSV carries the same counts, and empty fields without --slo.
+    let csv_of = |args: &[&str]| {
+        let mut all = vec!["report", "--format", "csv"];
+        all.extend_from_slice(args);
+        let (text, _) = c.project.run_ok(&all);
+        let mut rows = csv::Reader::from_reader(text.as_bytes());
+        let header = rows.headers().unwrap().clone();
+        rows.records()
+            .map(|r| {
+                let r = r.unwrap();
+                header
+                    .iter()
+                    .zip(r.iter())
+                    .map(|(h, v)| (h.to_string(), v.to_string()))
+                    .collect::<std::collections::BTreeMap<String, String>>()
+            })
+            .collect::<Vec<_>>()
+    };
+    let rows = csv_of(&["--slo", "ttft=1s,tpot=50ms,itl_p95=100ms,e2e=5000ms"]);
+    for (p, (turns, met, convs, convs_met)) in [("steady", (6, 6, 2, 2)), ("flaky", (6, 4, 2, 0))] {
+        let r = rows.iter().find(|r| r["provider"] == p).unwrap();
+        assert_eq!(r["goodput_turns"], turns.to_string(), "{p}");
+        assert_eq!(r["goodput_turns_met"], met.to_string(), "{p}");
+        assert_eq!(r["goodput_conversations"], convs.to_string(), "{p}");
+        assert_eq!(r["goodput_conversations_met"], convs_met.to_string(), "{p}");
+    }
+    assert!(csv_of(&[]).iter().all(|r| r["goodput_turns"].is_empty()));
     // The table says it too, and no --slo means no section.
     let (text, _) = c.project.run_ok(&["report", "--slo", "itl_p95=100ms"]);
     assert!(text.contains("GOODPUT"), "{text}");

@@ -124,10 +124,41 @@ pub fn header() -> Vec<String> {
             "itl_p99_ms",
             "tpot_n",
             "tpot_p50_ms",
+            "goodput_turns",
+            "goodput_turns_met",
+            "goodput_rate",
+            "goodput_rate_lo",
+            "goodput_rate_hi",
+            "goodput_conversations",
+            "goodput_conversations_met",
         ]
         .map(String::from),
     );
     h
+}
+
+/// GOODPUT of one cell under `--slo`: turns sent and met, the rate with its interval,
+/// conversations attempted and met; empty without `--slo`.
+fn goodput_row(r: &Report, provider: &str, model: &str) -> [String; 7] {
+    match r
+        .goodput
+        .iter()
+        .find(|g| g.provider == provider && g.label == model)
+    {
+        None => Default::default(),
+        Some(g) => {
+            let [lo, hi] = interval(g.interval);
+            [
+                g.turns.to_string(),
+                g.turns_met.to_string(),
+                num(g.rate),
+                lo,
+                hi,
+                g.conversations.to_string(),
+                g.conversations_met.to_string(),
+            ]
+        }
+    }
 }
 
 /// The cell's place on its label's efficient frontier: why it is on it (`fastest`,
@@ -466,6 +497,7 @@ impl Exporter<Report> for Csv {
             row.extend(overflow_row(r, &c.provider, &c.model));
             row.push(frontier_field(r, &c.provider, &c.model));
             row.extend(stream_row(&c.turns));
+            row.extend(goodput_row(r, &c.provider, &c.model));
             w.write_record(row.into_iter().map(inert))?;
         }
         w.flush()?;

@@ -527,23 +527,7 @@ mod tests {
     }
 
     fn turn(ttft: f64, e2e: f64, completion: u32) -> Turn {
-        Turn {
-            outcome: TurnOutcome::Ok,
-            finish: Finish::Stop,
-            has_answer: true,
-            has_reasoning: false,
-            attempts: 1,
-            ttft,
-            ttfa: ttft,
-            e2e,
-            wall: e2e,
-            prompt_tokens: 100,
-            cached_tokens: NO_COUNT,
-            completion_tokens: completion,
-            visible_tokens: 7,
-            structure_failed: false,
-            gaps: None,
-        }
+        Turn::sample(ttft, e2e, completion, 7)
     }
 
     #[test]

@@ -690,16 +690,7 @@ mod tests {
     }
 
     fn anchor(scenario: &str, defect: Option<&str>, mean: Option<f64>) -> AnchorRow {
-        AnchorRow {
-            rubric: "r@1".into(),
-            judge_id: "j".into(),
-            judge_model: "m".into(),
-            simulated: false,
-            scenario: scenario.into(),
-            defect: defect.map(String::from),
-            mean_score: mean,
-            scale: Some((1, 5)),
-        }
+        AnchorRow::sample(scenario, defect, mean)
     }
 
     #[test]

@@ -118,6 +118,31 @@ pub(super) struct Turn {
     pub gaps: Option<GapSpan>,
 }
 
+#[cfg(test)]
+impl Turn {
+    /// A test turn that answered (`stop`, one attempt, 100 prompt tokens, nothing cached,
+    /// no gaps known) with these timings and counts.
+    pub fn sample(ttft: f64, e2e: f64, completion: u32, visible: u32) -> Turn {
+        Turn {
+            outcome: TurnOutcome::Ok,
+            finish: Finish::Stop,
+            has_answer: true,
+            has_reasoning: false,
+            attempts: 1,
+            ttft,
+            ttfa: ttft,
+            e2e,
+            wall: e2e,
+            prompt_tokens: 100,
+            cached_tokens: NO_COUNT,
+            completion_tokens: completion,
+            visible_tokens: visible,
+            structure_failed: false,
+            gaps: None,
+        }
+    }
+}
+
 /// A turn's inter-token gaps: `Facts::gaps[start .. start + len]`, ms, in arrival order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct GapSpan {

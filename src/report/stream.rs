@@ -83,26 +83,9 @@ pub(super) fn stream_stats<'f>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::TurnOutcome;
 
     fn turn(ttft: f64, e2e: f64, completion: u32, visible: u32) -> Turn {
-        Turn {
-            outcome: TurnOutcome::Ok,
-            finish: super::super::load::Finish::Stop,
-            has_answer: true,
-            has_reasoning: false,
-            attempts: 1,
-            ttft,
-            ttfa: ttft,
-            e2e,
-            wall: e2e,
-            prompt_tokens: 100,
-            cached_tokens: NO_COUNT,
-            completion_tokens: completion,
-            visible_tokens: visible,
-            structure_failed: false,
-            gaps: None,
-        }
+        Turn::sample(ttft, e2e, completion, visible)
     }
 
     #[test]

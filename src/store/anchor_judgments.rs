@@ -111,6 +111,23 @@ pub struct AnchorRow {
     pub scale: Option<(i64, i64)>,
 }
 
+#[cfg(test)]
+impl AnchorRow {
+    /// A test row of rubric `r@1` on a 1–5 scale, judge `j` (model `m`), real.
+    pub fn sample(scenario: &str, defect: Option<&str>, mean: Option<f64>) -> AnchorRow {
+        AnchorRow {
+            rubric: "r@1".into(),
+            judge_id: "j".into(),
+            judge_model: "m".into(),
+            simulated: false,
+            scenario: scenario.into(),
+            defect: defect.map(String::from),
+            mean_score: mean,
+            scale: Some((1, 5)),
+        }
+    }
+}
+
 /// Every current anchor judgment, by rubric, judge, scenario.
 pub fn current_anchor_judgments(conn: &Connection) -> Result<Vec<AnchorRow>, StoreError> {
     let mut stmt = conn.prepare(

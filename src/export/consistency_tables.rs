@@ -5,7 +5,7 @@
 //! aptitude and unreliability with the scenarios they average. Formatting only; the
 //! figures are `crate::report::consistency`'s.
 
-use super::text_table::{Align, Table};
+use super::text_table::{Align, Table, distinct_turns};
 use crate::figure::{Figure, rate};
 use crate::report::consistency::{Consistency, Share};
 use crate::report::keys::{CellKey, RowKey, TableKey};
@@ -41,57 +41,33 @@ fn spread_figure(value: Option<f64>, scenarios: u64) -> String {
 
 /// One table per model label, in the report's order of cells; none without repeats.
 pub fn tables(r: &Report) -> Vec<Table> {
-    let rows = &r.consistency;
-    let mut labels: Vec<&str> = rows.iter().map(|s| s.label.as_str()).collect();
-    labels.dedup();
-    let rank = |s: &Consistency| {
-        r.order
-            .iter()
-            .position(|&i| {
-                r.cells
-                    .get(i)
-                    .is_some_and(|c| c.provider == s.provider && c.model == s.label)
-            })
-            .unwrap_or(usize::MAX)
-    };
-    labels
-        .into_iter()
-        .map(|label| {
-            let mut of: Vec<&Consistency> = rows.iter().filter(|s| s.label == label).collect();
-            of.sort_by_key(|s| rank(s));
-            table(label, &of)
-        })
-        .collect()
+    super::sections::per_label(
+        r,
+        &r.consistency,
+        |s| (s.label.as_str(), s.provider.as_str()),
+        table,
+    )
 }
 
 fn table(label: &str, rows: &[&Consistency]) -> Table {
     let m = Marks::all_of(rows.iter().map(|s| s.simulated));
-    let mut turns: Vec<u32> = rows
-        .iter()
-        .flat_map(|s| s.turns.iter().map(|t| t.turn))
-        .collect();
-    turns.sort_unstable();
-    turns.dedup();
-    let names: Vec<String> = turns.iter().map(|t| format!("turn {t}")).collect();
-    let mut columns: Vec<(&str, Align)> = vec![
-        ("provider", L),
-        ("scenarios", R),
-        ("identical answers", R),
-        ("agreeing verdicts", R),
-    ];
-    columns.extend(names.iter().map(|n| (n.as_str(), R)));
-    columns.push(("aptitude P90", R));
-    columns.push(("unreliability P90−P10", R));
-    let mut t = Table::new(
+    let turns = distinct_turns(rows.iter().flat_map(|s| s.turns.iter().map(|t| t.turn)));
+    let mut t = Table::by_turn(
         TableKey::ConsistencyAcrossRepeats {
             model: label.to_string(),
         },
         format!("CONSISTENCY ACROSS REPEATS · {label}"),
-        Some(
-            "repeats sent byte-identical requests: identical answers and agreeing check verdicts (pairs of repeats) · identical answers per turn · task success across repeats (Laban et al.)"
-                .into(),
+        "repeats sent byte-identical requests: identical answers and agreeing check verdicts (pairs of repeats) · identical answers per turn · task success across repeats (Laban et al.)",
+        (
+            &[
+                ("provider", L),
+                ("scenarios", R),
+                ("identical answers", R),
+                ("agreeing verdicts", R),
+            ],
+            &turns,
+            &[("aptitude P90", R), ("unreliability P90−P10", R)],
         ),
-        &columns,
     )
     .simulated(m.all)
     .lead(1);

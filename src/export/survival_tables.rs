@@ -3,7 +3,7 @@
 //! tag — the pass rate at each turn, the forgetting and the recovery ratio, each with the
 //! counts it rests on. Formatting only; the figures are `crate::report::survival`'s.
 
-use super::text_table::{Align, Table};
+use super::text_table::{Align, Table, distinct_turns};
 use crate::figure::percent;
 use crate::report::keys::{CellKey, RowKey, TableKey};
 use crate::report::model::Report;
@@ -24,54 +24,28 @@ fn share(k: u64, n: u64, value: Option<f64>) -> String {
 /// label's providers come in the order its cell tables show them (`--sort`), each
 /// provider's tags in the report's tag order.
 pub fn tables(r: &Report) -> Vec<Table> {
-    let rows = &r.constraint_survival;
-    let mut labels: Vec<&str> = rows.iter().map(|s| s.label.as_str()).collect();
-    labels.dedup();
-    // A cell's place in the report's order; cells it lacks after, as they come.
-    let rank = |s: &ConstraintSurvival| {
-        r.order
-            .iter()
-            .position(|&i| {
-                r.cells
-                    .get(i)
-                    .is_some_and(|c| c.provider == s.provider && c.model == s.label)
-            })
-            .unwrap_or(usize::MAX)
-    };
-    labels
-        .into_iter()
-        .map(|label| {
-            let mut of: Vec<&ConstraintSurvival> =
-                rows.iter().filter(|s| s.label == label).collect();
-            of.sort_by_key(|s| rank(s));
-            table(label, &of)
-        })
-        .collect()
+    super::sections::per_label(
+        r,
+        &r.constraint_survival,
+        |s| (s.label.as_str(), s.provider.as_str()),
+        table,
+    )
 }
 
 fn table(label: &str, rows: &[&ConstraintSurvival]) -> Table {
     let m = Marks::all_of(rows.iter().map(|s| s.simulated));
-    let mut turns: Vec<u32> = rows
-        .iter()
-        .flat_map(|s| s.turns.iter().map(|t| t.turn))
-        .collect();
-    turns.sort_unstable();
-    turns.dedup();
-    let names: Vec<String> = turns.iter().map(|t| format!("turn {t}")).collect();
-    let mut columns: Vec<(&str, Align)> = vec![("provider", L), ("tag", L)];
-    columns.extend(names.iter().map(|n| (n.as_str(), R)));
-    columns.push(("forgetting", R));
-    columns.push(("recovery", R));
-    let mut t = Table::new(
+    let turns = distinct_turns(rows.iter().flat_map(|s| s.turns.iter().map(|t| t.turn)));
+    let mut t = Table::by_turn(
         TableKey::ConstraintsAcrossTurns {
             model: label.to_string(),
         },
         format!("CONSTRAINTS ACROSS TURNS · {label}"),
-        Some(
-            "pass rate at each turn (held/scored) · forgetting: lost ÷ held at the previous scored turn · recovery: regained ÷ failing"
-                .into(),
+        "pass rate at each turn (held/scored) · forgetting: lost ÷ held at the previous scored turn · recovery: regained ÷ failing",
+        (
+            &[("provider", L), ("tag", L)],
+            &turns,
+            &[("forgetting", R), ("recovery", R)],
         ),
-        &columns,
     )
     .simulated(m.all)
     .lead(2);

@@ -41,6 +41,17 @@ pub struct Row {
     pub cells: Vec<String>,
 }
 
+/// A column's header and alignment.
+pub(super) type Column<'a> = (&'a str, Align);
+
+/// The distinct turns of `turns`, ascending: the columns of a table by turn.
+pub(super) fn distinct_turns(turns: impl Iterator<Item = u32>) -> Vec<u32> {
+    let mut out: Vec<u32> = turns.collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 impl Table {
     pub(super) fn new(
         key: TableKey,
@@ -59,6 +70,21 @@ impl Table {
             footnotes: Vec::new(),
             lead: 1,
         }
+    }
+
+    /// A table by turn: the `before` columns, one `turn N` column per turn that any row
+    /// has (ascending), then the `after` columns.
+    pub(super) fn by_turn(
+        key: TableKey,
+        title: impl Into<String>,
+        detail: &str,
+        (before, turns, after): (&[Column], &[u32], &[Column]),
+    ) -> Table {
+        let names: Vec<String> = turns.iter().map(|t| format!("turn {t}")).collect();
+        let mut columns: Vec<(&str, Align)> = before.to_vec();
+        columns.extend(names.iter().map(|n| (n.as_str(), Align::Right)));
+        columns.extend_from_slice(after);
+        Table::new(key, title, Some(detail.to_string()), &columns)
     }
 
     /// Rows are named by the first `lead` columns (at least one).

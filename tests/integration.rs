@@ -34,7 +34,6 @@ mod install;
 mod judge;
 mod judge_card;
 mod labels;
-mod latency;
 mod over_time;
 mod properties;
 mod reliability;

@@ -2,7 +2,8 @@
 //! server plants exact timings per provider — constant token gaps, gaps of 5, 5, 45 ms
 //! repeating, a 200 ms stall every tenth token — behind a role-only chunk and before a
 //! finish, usage and `[DONE]` that must not count as tokens; `turnbench collect`, then
-//! `turnbench report` reads them back as ITL percentiles and TPOT.
+//! `turnbench report` reads them back as ITL percentiles and TPOT. A module of the `timing`
+//! test binary (tests/timing.rs), one test at a time.
 
 use std::time::Duration;
 
@@ -235,6 +236,7 @@ fn itl_misses(report: &Value) -> Vec<String> {
 /// for a token, a wrong unit) misses every time.
 #[test]
 fn itl_and_tpot_read_back_the_planted_gaps() {
+    let _serial = crate::serial();
     let mut attempts = Vec::new();
     let c = loop {
         let c = collect();
@@ -271,6 +273,7 @@ fn itl_and_tpot_read_back_the_planted_gaps() {
 
 #[test]
 fn imported_turns_have_no_itl_and_the_report_says_so() {
+    let _serial = crate::serial();
     let project = Project::new(&[]);
     let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/transcripts.jsonl");
     project.run_ok(&["import", sample]);
@@ -297,6 +300,7 @@ fn imported_turns_have_no_itl_and_the_report_says_so() {
 /// three do.
 #[test]
 fn goodput_counts_turns_and_conversations_that_meet_every_bound() {
+    let _serial = crate::serial();
     let (c, code) = collect_of(&["steady", "stalls", "flaky"], 2);
     assert_eq!(code, Some(2), "flaky's conversations fail");
     let report = report_json(
@@ -403,6 +407,7 @@ fn goodput_counts_turns_and_conversations_that_meet_every_bound() {
 
 #[test]
 fn a_malformed_slo_is_refused_naming_the_part() {
+    let _serial = crate::serial();
     let project = Project::new(&[]);
     let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/transcripts.jsonl");
     project.run_ok(&["import", sample]);
@@ -426,6 +431,7 @@ fn a_malformed_slo_is_refused_naming_the_part() {
 /// with the prompt gets an interval that holds 0. The HTML draws both lines.
 #[test]
 fn ttft_by_turn_and_its_slope_on_prompt_tokens() {
+    let _serial = crate::serial();
     let (c, code) = collect_of(&["growing", "flat"], 4);
     assert_eq!(code, Some(0));
     let report = report_json(&c.project, &[]);

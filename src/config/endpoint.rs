@@ -14,7 +14,7 @@ use serde::Serialize;
 use toml::Spanned;
 
 use super::error::{ConfigError, SourceText};
-use super::headers::env_is_set;
+use super::headers::{env_is_set, unset_fix};
 use super::url::{SecretUrl, UrlSecrets};
 
 /// Declares the serde struct of a table that names an endpoint (a bench's `[[target]]`, a
@@ -173,11 +173,4 @@ pub fn check(
         headers_env: doc.headers_env,
     };
     Ok((base_url, credentials))
-}
-
-/// The fix for a variable an endpoint names and nobody set: the same words for every key.
-pub fn unset_fix(var: &str, remove: &str) -> String {
-    format!(
-        "export {var}=... before running, or remove {remove}; what sends nothing (lint, --dry-run, judge --audit) needs no value"
-    )
 }

@@ -78,7 +78,7 @@ pub fn validate(
                 format!(
                     "environment variable {var} (headers_env {name:?} of {owner}) is not set or empty"
                 ),
-                super::endpoint::unset_fix(var, &format!("the header {name:?}")),
+                unset_fix(var, &format!("the header {name:?}")),
             ));
         }
         if let Ok(value) = std::env::var(var)
@@ -136,4 +136,11 @@ pub fn describe(literal: &BTreeMap<String, String>, from_env: &BTreeMap<String, 
     } else {
         parts.join(", ")
     }
+}
+
+/// The fix for a variable an endpoint names and nobody set: the same words for every key.
+pub fn unset_fix(var: &str, remove: &str) -> String {
+    format!(
+        "export {var}=... before running, or remove {remove}; what sends nothing (lint, --dry-run, judge --audit) needs no value"
+    )
 }

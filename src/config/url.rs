@@ -18,7 +18,7 @@ use serde::Serialize;
 use toml::Spanned;
 
 use super::error::{ConfigError, SourceText};
-use super::headers::env_is_set;
+use super::headers::{env_is_set, unset_fix};
 
 /// Query parameters whose values are taken as secrets (compared case-insensitively).
 pub const SECRET_PARAMS: [&str; 11] = [
@@ -207,7 +207,7 @@ pub fn check_base_url(
                 &src.path,
                 src.key_line(key),
                 format!("environment variable {var} ({what} of {owner}) is not set or empty"),
-                super::endpoint::unset_fix(var, &format!("it from {key}")),
+                unset_fix(var, &format!("it from {key}")),
             ));
         }
     }

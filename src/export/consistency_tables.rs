@@ -41,7 +41,7 @@ fn spread_figure(value: Option<f64>, scenarios: u64) -> String {
 
 /// One table per model label, in the report's order of cells; none without repeats.
 pub fn tables(r: &Report) -> Vec<Table> {
-    super::sections::per_label(
+    super::text_table::per_label(
         r,
         &r.consistency,
         |s| (s.label.as_str(), s.provider.as_str()),

@@ -24,7 +24,7 @@ fn share(k: u64, n: u64, value: Option<f64>) -> String {
 /// label's providers come in the order its cell tables show them (`--sort`), each
 /// provider's tags in the report's tag order.
 pub fn tables(r: &Report) -> Vec<Table> {
-    super::sections::per_label(
+    super::text_table::per_label(
         r,
         &r.constraint_survival,
         |s| (s.label.as_str(), s.provider.as_str()),

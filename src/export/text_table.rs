@@ -41,6 +41,38 @@ pub struct Row {
     pub cells: Vec<String>,
 }
 
+/// One table per model label of `rows` (labels as they first come), each label's rows in
+/// the order its cell tables show them (`--sort`; rows of cells the report lacks after, as
+/// they come). `of` gives a row's (model label, provider).
+pub(super) fn per_label<'a, T>(
+    r: &crate::report::model::Report,
+    rows: &'a [T],
+    of: impl Fn(&T) -> (&str, &str),
+    table: impl Fn(&str, &[&'a T]) -> Table,
+) -> Vec<Table> {
+    let mut labels: Vec<&str> = rows.iter().map(|s| of(s).0).collect();
+    labels.dedup();
+    let rank = |s: &T| {
+        let (label, provider) = of(s);
+        r.order
+            .iter()
+            .position(|&i| {
+                r.cells
+                    .get(i)
+                    .is_some_and(|c| c.provider == provider && c.model == label)
+            })
+            .unwrap_or(usize::MAX)
+    };
+    labels
+        .into_iter()
+        .map(|label| {
+            let mut these: Vec<&T> = rows.iter().filter(|s| of(s).0 == label).collect();
+            these.sort_by_key(|s| rank(s));
+            table(label, &these)
+        })
+        .collect()
+}
+
 /// A column's header and alignment.
 pub(super) type Column<'a> = (&'a str, Align);
 

@@ -5,9 +5,8 @@
 
 use std::io::Write;
 
-use super::sections::primary_judge;
 use super::{ExportError, Exporter, FormatOptions};
-use crate::report::model::{Estimate, Interval, Percentiles, Rate, Report};
+use crate::report::model::{Estimate, FrontierPlace, Interval, Percentiles, Rate, Report};
 
 pub struct Csv;
 
@@ -165,16 +164,11 @@ fn goodput_row(r: &Report, provider: &str, model: &str) -> [String; 7] {
 /// `best_quality`, `fastest_and_best`, `not_beaten`), `off`, or empty when its label has
 /// no frontier.
 fn frontier_field(r: &Report, provider: &str, model: &str) -> String {
-    let Some(f) = r.frontier.iter().find(|f| f.model == model) else {
-        return String::new();
-    };
-    if let Some(c) = f.cells.iter().find(|c| c.provider == provider) {
-        return c.why.as_str().to_string();
+    match r.frontier_place(provider, model) {
+        Some(FrontierPlace::On(why)) => why.as_str().to_string(),
+        Some(FrontierPlace::Off) => "off".into(),
+        None => String::new(),
     }
-    if f.off.iter().any(|o| o.provider == provider) {
-        return "off".into();
-    }
-    String::new()
 }
 
 /// ITL and TPOT of a cell (PER TURN): gaps, turns measured and not, p50 / p95 / p99, and
@@ -413,7 +407,7 @@ impl Exporter<Report> for Csv {
             return turns(&r.constraint_survival, &mut w);
         }
         w.write_record(header())?;
-        let judge = primary_judge(r);
+        let judge = r.primary_judge();
         for (i, c) in r.cells.iter().enumerate() {
             let rel = &c.reliability;
             let mut row = vec![

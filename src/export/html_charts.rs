@@ -5,9 +5,8 @@
 
 use std::fmt::Write as _;
 
-use super::sections::primary_judge;
 use super::svg::{self, Curve, OutcomeBar, QualityPoint, Series, Style, TrendDot, TrendLine, esc};
-use crate::report::model::Report;
+use crate::report::model::{FrontierPlace, Report};
 use crate::report::simulated::LEGEND_MARK;
 
 /// One style per provider of the report, the same in every chart and table swatch.
@@ -83,7 +82,7 @@ struct QualityAxis {
 
 impl QualityAxis {
     fn of(r: &Report) -> QualityAxis {
-        match primary_judge(r) {
+        match r.primary_judge() {
             Some((j, s)) => QualityAxis {
                 judge: Some(j),
                 what: "judge mean score",
@@ -149,15 +148,8 @@ fn quality_figure<'a>(
     let judge = axis.judge.and_then(|j| r.judges.get(j));
     let frontier = r.frontier.iter().find(|f| f.model == label_name);
     let on_frontier = |provider: &str| {
-        let f = frontier?;
-        if f.cells.iter().any(|c| c.provider == provider) {
-            Some(true)
-        } else {
-            f.off
-                .iter()
-                .any(|o| o.provider == provider)
-                .then_some(false)
-        }
+        r.frontier_place(provider, label_name)
+            .map(|p| matches!(p, FrontierPlace::On(_)))
     };
     let points: Vec<QualityPoint> = in_label
         .iter()

@@ -79,11 +79,6 @@ fn tag_text(t: &TagTally) -> String {
     }
 }
 
-/// The judge section whose means the cell tables show: the first real one, else the first.
-pub fn primary_judge(r: &Report) -> Option<(usize, &JudgeSection)> {
-    r.primary_judge()
-}
-
 /// Every table of the report, in reading order.
 pub fn tables(r: &Report) -> Vec<Table> {
     let m = Marks::of(r);
@@ -230,7 +225,7 @@ fn delta(d: Option<&crate::report::vs_fastest::Delta>) -> String {
 }
 
 fn quality(r: &Report, m: Marks) -> Table {
-    let judge = primary_judge(r);
+    let judge = r.primary_judge();
     let judge_head = match judge {
         Some((_, s)) => format!("judge{}", if s.simulated { HEADER_MARK } else { "" }),
         None => "judge".into(),

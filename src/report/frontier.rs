@@ -28,6 +28,10 @@ pub(super) fn frontier(
     labels
         .into_iter()
         .filter_map(|label| one_label(label, headlines, judge, cells))
+        .map(|mut f| {
+            f.text = super::sentences::frontier_text(&f);
+            f
+        })
         .collect()
 }
 
@@ -172,10 +176,6 @@ fn one_label(
 
 /// A frontier headline per label, before the flags.
 pub(super) fn headlines(frontier: &[FrontierLabel], out: &mut Vec<Headline>) {
-    let at = out
-        .iter()
-        .position(|h| h.kind == HeadlineKind::Flag)
-        .unwrap_or(out.len());
     let lines = frontier.iter().map(|f| Headline {
         kind: HeadlineKind::Frontier,
         model: Some(f.model.clone()),
@@ -185,5 +185,5 @@ pub(super) fn headlines(frontier: &[FrontierLabel], out: &mut Vec<Headline>) {
         simulated: f.simulated,
         family: None,
     });
-    out.splice(at..at, lines.collect::<Vec<_>>());
+    super::headlines::before_flags(out, lines.collect());
 }

@@ -257,6 +257,16 @@ fn reliability_said(c: &Cell) -> Said {
     }
 }
 
+/// Puts `lines` before the first flag headline (findings before what a reader must also
+/// know), or at the end when there is none.
+pub(super) fn before_flags(out: &mut Vec<Headline>, lines: Vec<Headline>) {
+    let at = out
+        .iter()
+        .position(|h| h.kind == HeadlineKind::Flag)
+        .unwrap_or(out.len());
+    out.splice(at..at, lines);
+}
+
 pub(super) fn cell_name(c: &Cell) -> String {
     format!("{} / {}", c.provider, c.model)
 }

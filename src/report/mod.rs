@@ -235,28 +235,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
     let human_agreement = human_agreement::sections(&facts, &opts.bootstrap);
     let pairwise = pairwise::sections(&pairwise_read, &facts, &opts.judgments, opts.bootstrap.seed);
     let anchor_sections = anchor_check::sections(&anchors);
-    let mut headlines = headlines::headlines(
-        &facts,
-        &by_cell,
-        &report_cells,
-        &scored,
-        &headlines::Scope {
-            across_models: opts.across_models,
-            margins: opts.margins,
-        },
-        opts.bootstrap.seed,
-    );
-    if let Some(slo) = opts.slo.filter(|s| s.any()) {
-        let share = |i: usize| goodput::conversation_share(&facts, i, &slo);
-        headlines.extend(headlines::goodput(
-            &facts,
-            &by_cell,
-            &report_cells,
-            &goodput,
-            &share,
-            opts.bootstrap.seed,
-        ));
-    }
+    let mut headlines = claims(&facts, &by_cell, &report_cells, &scored, &goodput, opts);
     let comparison = comparison.map(|(cmp, mut changes)| {
         changes.append(&mut headlines);
         headlines = changes;
@@ -274,10 +253,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         },
     );
     let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
-    let mut frontier = frontier::frontier(&headlines, &judge_sections, &report_cells);
-    for f in &mut frontier {
-        f.text = sentences::frontier_text(f);
-    }
+    let frontier = frontier::frontier(&headlines, &judge_sections, &report_cells);
     frontier::headlines(&frontier, &mut headlines);
     let replayed: std::collections::HashSet<i64> =
         replay.iter().map(|t| t.conversation_id).collect();
@@ -342,6 +318,35 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         matrix,
         drilldown,
     }
+}
+
+/// The headlines that state claims: every family of the cells' figures and judges, and
+/// goodput's under `--slo`.
+fn claims(
+    facts: &load::Facts,
+    by_cell: &[Vec<usize>],
+    cells: &[model::Cell],
+    scored: &[(model::JudgeSection, std::collections::HashMap<usize, f64>)],
+    goodput: &[model::Goodput],
+    opts: &ReportOptions,
+) -> Vec<model::Headline> {
+    let scope = headlines::Scope {
+        across_models: opts.across_models,
+        margins: opts.margins,
+    };
+    let mut out = headlines::headlines(facts, by_cell, cells, scored, &scope, opts.bootstrap.seed);
+    if let Some(slo) = opts.slo.filter(|s| s.any()) {
+        let share = |i: usize| goodput::conversation_share(facts, i, &slo);
+        out.extend(headlines::goodput(
+            facts,
+            by_cell,
+            cells,
+            goodput,
+            &share,
+            opts.bootstrap.seed,
+        ));
+    }
+    out
 }
 
 /// The options a report cannot be built with: no store, or an SLA that is no duration.

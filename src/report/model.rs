@@ -117,6 +117,20 @@ impl Report {
     pub fn primary_judge(&self) -> Option<(usize, &JudgeSection)> {
         primary_judge(&self.judges)
     }
+
+    /// A cell's place on its label's efficient frontier; `None` when the label has none or
+    /// the cell is not in it.
+    pub fn frontier_place(&self, provider: &str, model: &str) -> Option<FrontierPlace> {
+        let f = self.frontier.iter().find(|f| f.model == model)?;
+        match f.cells.iter().find(|c| c.provider == provider) {
+            Some(c) => Some(FrontierPlace::On(c.why)),
+            None => f
+                .off
+                .iter()
+                .any(|o| o.provider == provider)
+                .then_some(FrontierPlace::Off),
+        }
+    }
 }
 
 /// [`Report::primary_judge`] over the judge sections, before the report is whole.
@@ -857,6 +871,14 @@ impl FrontierWhy {
             FrontierWhy::NotBeaten => "not_beaten",
         }
     }
+}
+
+/// A cell's place on its label's frontier ([`Report::frontier_place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontierPlace {
+    On(FrontierWhy),
+    /// Beaten on both by another cell.
+    Off,
 }
 
 /// A cell off the frontier: `beaten_by` are established both faster and better.

@@ -81,10 +81,6 @@ pub(super) fn headlines(
     let Some(section) = section else {
         return;
     };
-    let at = out
-        .iter()
-        .position(|h| h.kind == HeadlineKind::Flag)
-        .unwrap_or(out.len());
     // Simulated when any provider it names is served by the built-in mock.
     let simulated = |c: &OverflowContrast| {
         c.overflows_at.iter().chain(&c.fits_at).any(|side| {
@@ -102,7 +98,7 @@ pub(super) fn headlines(
         simulated: simulated(c),
         family: None,
     });
-    out.splice(at..at, lines.collect::<Vec<_>>());
+    super::headlines::before_flags(out, lines.collect());
 }
 
 /// One cell's flag, when any of its conversations overflowed.

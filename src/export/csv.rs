@@ -139,11 +139,7 @@ pub fn header() -> Vec<String> {
 /// GOODPUT of one cell under `--slo`: turns sent and met, the rate with its interval,
 /// conversations attempted and met; empty without `--slo`.
 fn goodput_row(r: &Report, provider: &str, model: &str) -> [String; 7] {
-    match r
-        .goodput
-        .iter()
-        .find(|g| g.provider == provider && g.label == model)
-    {
+    match r.goodput_of(provider, model) {
         None => Default::default(),
         Some(g) => {
             let [lo, hi] = interval(g.interval);

@@ -339,11 +339,7 @@ fn ttft_turn_chart<'a>(
         .filter(|&i| r.cells.get(i).is_some_and(|c| c.model == label))
     {
         let c = &r.cells[i];
-        let Some(x) = r
-            .ttft_by_turn
-            .iter()
-            .find(|x| x.provider == c.provider && x.label == c.model)
-        else {
+        let Some(x) = r.ttft_by_turn_of(&c.provider, &c.model) else {
             continue;
         };
         let points: Vec<(u32, f64, usize)> = x

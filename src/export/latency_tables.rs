@@ -36,11 +36,7 @@ pub fn goodput(r: &Report) -> Option<Table> {
     let mut unmeasured = 0;
     for &i in &r.order {
         let Some(c) = r.cells.get(i) else { continue };
-        let Some(g) = r
-            .goodput
-            .iter()
-            .find(|g| g.provider == c.provider && g.label == c.model)
-        else {
+        let Some(g) = r.goodput_of(&c.provider, &c.model) else {
             continue;
         };
         unmeasured += g.turns_unmeasured;
@@ -91,25 +87,21 @@ pub fn ttft_by_turn(r: &Report) -> Option<Table> {
         .max()
         .unwrap_or(1);
     let shown = last.min(TURN_COLUMNS);
-    let names: Vec<String> = (1..=shown).map(|t| format!("turn {t}")).collect();
-    let mut columns: Vec<(&str, Align)> = vec![("cell", L)];
-    columns.extend(names.iter().map(|n| (n.as_str(), R)));
-    columns.push(("ms per 1k prompt tokens", R));
-    columns.push(("n", R));
-    let mut t = Table::new(
+    let turns: Vec<u32> = (1..=shown).collect();
+    let mut t = Table::by_turn(
         TableKey::TtftByTurn,
         "TTFT BY TURN",
-        Some("TTFT p50 at each turn (ms, n) · slope of TTFT on prompt tokens".into()),
-        &columns,
+        "TTFT p50 at each turn (ms, n) · slope of TTFT on prompt tokens",
+        (
+            &[("cell", L)],
+            &turns,
+            &[("ms per 1k prompt tokens", R), ("n", R)],
+        ),
     )
     .simulated(m.all);
     for &i in &r.order {
         let Some(c) = r.cells.get(i) else { continue };
-        let Some(x) = r
-            .ttft_by_turn
-            .iter()
-            .find(|x| x.provider == c.provider && x.label == c.model)
-        else {
+        let Some(x) = r.ttft_by_turn_of(&c.provider, &c.model) else {
             continue;
         };
         let mut cells = vec![format!(

@@ -118,6 +118,20 @@ impl Report {
         primary_judge(&self.judges)
     }
 
+    /// GOODPUT of a cell (`provider`, model `label`), under `--slo`.
+    pub fn goodput_of(&self, provider: &str, label: &str) -> Option<&Goodput> {
+        self.goodput
+            .iter()
+            .find(|g| g.provider == provider && g.label == label)
+    }
+
+    /// TTFT BY TURN of a cell (`provider`, model `label`).
+    pub fn ttft_by_turn_of(&self, provider: &str, label: &str) -> Option<&TtftByTurn> {
+        self.ttft_by_turn
+            .iter()
+            .find(|x| x.provider == provider && x.label == label)
+    }
+
     /// A cell's place on its label's efficient frontier; `None` when the label has none or
     /// the cell is not in it.
     pub fn frontier_place(&self, provider: &str, model: &str) -> Option<FrontierPlace> {

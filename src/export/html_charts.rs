@@ -350,12 +350,16 @@ fn ttft_turn_chart<'a>(
         if points.is_empty() {
             continue;
         }
-        slopes.push(
-            x.slope_ms_per_1k_prompt_tokens
-                .map_or(format!("{} (no prompt tokens)", series(i).name), |s| {
+        slopes.push(x.slope_ms_per_1k_prompt_tokens.map_or(
+            format!("{} (no prompt tokens)", series(i).name),
+            |s| {
+                {
+                    // A slope that rounds to 0 reads "+0", never "-0".
+                    let s = if s.round() == 0.0 { 0.0 } else { s };
                     format!("{} ({s:+.0} ms/1k tok)", series(i).name)
-                }),
-        );
+                }
+            },
+        ));
         lines.push(TtftLine {
             series: series(i),
             points,

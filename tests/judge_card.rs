@@ -94,7 +94,9 @@ seed = 3
 repeats = 1
 scenarios = "{scenarios}"
 pause_scale = 0
-concurrency = 8
+# One conversation at a time: the card's verdicts rest on one draw of the collected
+# answers, which must not depend on how concurrent requests interleave.
+concurrency = 1
 turn_timeout_s = 10
 
 [[target]]

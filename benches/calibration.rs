@@ -6,12 +6,13 @@
 //!
 //!     cargo bench --bench calibration                    # 1,000 stores per row
 //!     CALIBRATION_STORES=200 cargo bench --bench calibration
+//!     CALIBRATION_ONLY=ttft-slope cargo bench --bench calibration   # those rows alone
 //!
 //! Deterministic (fixed seeds): the same build prints the same table.
 
 use std::time::Instant;
 
-use turnbench::stats::calibration::{Truth, table};
+use turnbench::stats::calibration::{Truth, table, ttft_slope_table};
 
 fn main() {
     let stores: usize = std::env::var("CALIBRATION_STORES")
@@ -19,7 +20,13 @@ fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000);
     let start = Instant::now();
-    let rows = table(stores, turnbench::stats::DEFAULT_SEED);
+    // `CALIBRATION_ONLY=ttft-slope`: the TTFT-slope rows alone (a few seconds).
+    let only_slope = std::env::var("CALIBRATION_ONLY").is_ok_and(|v| v == "ttft-slope");
+    let rows = if only_slope {
+        ttft_slope_table(stores, turnbench::stats::DEFAULT_SEED)
+    } else {
+        table(stores, turnbench::stats::DEFAULT_SEED)
+    };
     println!(
         "SIMULATED: {stores} stores per row, 3 cells each, n conversations per cell in min(n, 10) \
          scenarios (pooled-run rows: 10 scenarios × runs, a shock per run and cell of σ 0.3); \
@@ -43,6 +50,9 @@ fn main() {
             {
                 format!("+{:.0} points (power)", g * 100.0)
             }
+            Truth::Gap(g) if r.claim == "TTFT slope" => {
+                format!("{g} ms per 1k prompt tokens lower (power)")
+            }
             Truth::Gap(g) => format!("+{g} (power)"),
         };
         let sigma = r.sigma.map_or("-".to_string(), |s| format!("{s}"));
@@ -64,6 +74,9 @@ fn main() {
             coverage,
             comparison
         );
+    }
+    if only_slope {
+        return;
     }
     println!();
     println!(

@@ -46,6 +46,9 @@ pub enum Unit {
     TokensPerSecond,
     /// US dollars: `$1.250`.
     Usd,
+    /// A slope of milliseconds on prompt tokens, signed, one decimal: `+50.0 ms per 1k
+    /// prompt tokens`.
+    MsPer1k,
 }
 
 /// One figure: a value in its unit, with the interval and n it carries.
@@ -104,6 +107,7 @@ impl Figure {
             Unit::Score => format!("{x:.2}"),
             Unit::Signed => signed(x, 2),
             Unit::Points => signed(x * 100.0, 1),
+            Unit::MsPer1k => signed(x, 1),
             Unit::Change => signed((x - 1.0) * 100.0, self.change_digits()),
             Unit::Usd if x < 0.01 => format!("${x:.5}"),
             Unit::Usd => format!("${x:.3}"),
@@ -137,6 +141,7 @@ fn suffix(u: Unit) -> &'static str {
         Unit::Millis => " ms",
         Unit::Points => " points",
         Unit::TokensPerSecond => " t/s",
+        Unit::MsPer1k => " ms per 1k prompt tokens",
         Unit::Duration | Unit::Score | Unit::Signed | Unit::Usd => "",
     }
 }

@@ -37,16 +37,19 @@ fn lines(scenarios: &[Scenario]) -> String {
             name: "current",
             speed: 1.0,
             stale: &current,
+            ttft_per_1k: 0.0,
         },
         Provider {
             name: "cheap",
             speed: 1.02,
             stale: &cheap,
+            ttft_per_1k: 0.0,
         },
         Provider {
             name: "slow",
             speed: 1.4,
             stale: &slow,
+            ttft_per_1k: 0.0,
         },
     ];
     paired::lines(scenarios, &providers, REPEATS, 33)

@@ -25,16 +25,19 @@ fn lines(scenarios: &[Scenario], repeats: u32) -> String {
             name: "quick",
             speed: 1.0,
             stale: &fresh,
+            ttft_per_1k: 0.0,
         },
         Provider {
             name: "careful",
             speed: 1.3,
             stale: &fresh,
+            ttft_per_1k: 0.0,
         },
         Provider {
             name: "sloppy",
             speed: 1.6,
             stale: &stale,
+            ttft_per_1k: 0.0,
         },
     ];
     paired::lines(scenarios, &providers, repeats, 39)

@@ -497,8 +497,9 @@ fn one_or_two_conversations_per_cell_establish_nothing() {
                 }
             }
         }
-        // The latency p50 and p95 and the reliability families each compare alpha with beta.
-        assert_eq!(claims, 3, "{per_cell} per cell: {}", r["headlines"]);
+        // The latency p50 and p95, reliability and TTFT-slope families each compare alpha
+        // with beta.
+        assert_eq!(claims, 4, "{per_cell} per cell: {}", r["headlines"]);
     }
 }
 

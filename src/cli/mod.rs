@@ -153,7 +153,8 @@ pub enum Command {
     Mock(mock::MockArgs),
     Replay(replay::ReplayArgs),
     Import(import::ImportArgs),
-    Report(report::ReportArgs),
+    // (Boxed: the largest of the arguments.)
+    Report(Box<report::ReportArgs>),
     Run(run::RunArgs),
     Show(show::ShowArgs),
     Init(init::InitArgs),

@@ -105,6 +105,9 @@ pub struct ReportArgs {
     /// counts as sent and not met) and of conversations whose every turn met it.
     #[arg(long, value_name = "NAME=DURATION,…")]
     slo: Option<String>,
+    /// A bench.toml whose `[report]` table gives defaults (`slo`); a flag overrides it.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// The terminal also prints every headline's family of comparisons as a table
     /// (FAMILIES); Markdown and HTML always carry them.
     #[arg(long, short)]
@@ -151,11 +154,15 @@ impl ReportArgs {
                 }
                 None => report::margin::Margins::default(),
             },
-            slo: match &self.slo {
-                Some(text) => {
-                    Some(report::slo::Slo::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?)
+            slo: match (&self.slo, &self.config) {
+                (Some(text), _) => {
+                    Some(crate::config::slo::Slo::parse(text).map_err(|e| anyhow::anyhow!("{e}"))?)
                 }
-                None => None,
+                (None, Some(path)) => {
+                    let src = crate::config::SourceText::read(path)?;
+                    crate::config::BenchConfig::from_source_without_keys(&src)?.report_slo
+                }
+                (None, None) => None,
             },
             runs: RunChoice {
                 since: self.since,

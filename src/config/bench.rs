@@ -160,6 +160,9 @@ struct BenchDoc {
     /// What `replay` adds (rounds, pauses, breaks); unused by `collect`.
     #[serde(default)]
     replay: super::replay::ReplaySettings,
+    /// The report's defaults (`run`, and `report --config`); unused by `collect`.
+    #[serde(default)]
+    report: ReportDoc,
     #[serde(rename = "target")]
     targets: Spanned<Vec<Spanned<TargetDoc>>>,
 }
@@ -178,6 +181,14 @@ fn default_per_target() -> usize {
 }
 fn one_f() -> f64 {
     1.0
+}
+
+/// `[report]`: what a report of this bench shows by default; a flag overrides it.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ReportDoc {
+    /// As `--slo` takes it: `ttft=500ms,e2e=3s`.
+    slo: Option<Spanned<String>>,
 }
 
 super::endpoint::with_endpoint_keys! {
@@ -216,6 +227,10 @@ pub struct BenchConfig {
     #[serde(skip_serializing_if = "super::replay::ReplaySettings::is_default")]
     pub replay: super::replay::ReplaySettings,
     pub targets: Vec<TargetConfig>,
+    /// `[report] slo`: goodput's objectives when `--slo` is not given. Not a collection
+    /// setting: left out of the stored settings (a run's identity does not change with it).
+    #[serde(skip)]
+    pub report_slo: Option<super::slo::Slo>,
 }
 
 /// A provider, the model id it is sent, and the label cells group by.
@@ -305,7 +320,18 @@ impl BenchConfig {
             .only
             .as_ref()
             .map(|o| (src.path.clone(), src.line_of(o.span().start)));
+        let report_slo = match &doc.report.slo {
+            Some(text) => Some(super::slo::Slo::parse(text.get_ref()).map_err(|e| {
+                src.invalid(
+                    text.span(),
+                    format!("[report] slo: `{}`: {}", e.part, e.problem),
+                    super::slo::FIX,
+                )
+            })?),
+            None => None,
+        };
         Ok(BenchConfig {
+            report_slo,
             only_at,
             name: doc.name,
             seed: doc.seed,

@@ -208,6 +208,8 @@ const BENCH: &[KeyDoc] = &[
     k(B, "request", "the request parameters every target is sent", "a [request] table"),
     k(B, "retry", "how a failed request is retried", "a [retry] table"),
     k(B, "replay", "what `turnbench replay` adds", "a [replay] table"),
+    k(B, "report", "what a report of this bench shows by default (`run`, `report --config`)", "a [report] table"),
+    k(B, "report.slo", "goodput's per-turn objectives when `--slo` is not given", "a quoted list of NAME=DURATION (e.g. \"ttft=500ms,e2e=3s\")"),
     k(B, "target", "the endpoints and models sent to", "[[target]] tables, each with provider, model and base_url"),
 ];
 

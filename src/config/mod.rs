@@ -5,6 +5,7 @@ pub mod endpoint;
 pub mod error;
 pub mod headers;
 pub mod scenario;
+pub mod slo;
 pub mod url;
 
 pub use error::{ConfigError, SourceText};

@@ -136,7 +136,8 @@ pub fn ttft_by_turn(r: &Report) -> Option<Table> {
     }
     t.footnotes.push(
         "Turns of completed conversations. Slope: least squares of TTFT on the prompt tokens the \
-         provider reported, per 1,000 tokens, 95 % interval clustered by conversation; a provider \
+         provider reported within each conversation (its own intercept), per 1,000 tokens, 95 % \
+         interval clustered by conversation; a provider \
          whose prefix cache works stays flat as the history grows, one that pays for the whole \
          prompt every turn climbs. - where prompt tokens were not reported."
             .into(),

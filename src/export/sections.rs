@@ -1021,6 +1021,10 @@ pub fn headline_groups(r: &Report) -> Vec<(String, Vec<String>)> {
                 Some(label) => format!("quality × speed · {label}"),
                 None => "quality × speed".into(),
             },
+            K::TtftSlope => match &h.model {
+                Some(label) => format!("TTFT as the prompt grows · {label}"),
+                None => "TTFT as the prompt grows across models".into(),
+            },
             K::Goodput => match &h.model {
                 Some(label) => format!("goodput · {label}"),
                 None => "goodput across models".into(),

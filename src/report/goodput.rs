@@ -5,8 +5,8 @@
 use super::cells::{cluster_of, counted_conversation, ratio_rate, wilson_rate};
 use super::load::{Conv, Facts, NO_COUNT, Turn};
 use super::model::{Cell, Goodput};
-use super::slo::Slo;
 use super::stream::{tpot_ms, turn_itl_p95};
+use crate::config::slo::Slo;
 
 /// Whether a turn met every bound of `slo`: `Some(true)` met, `Some(false)` missed
 /// (a failed turn misses), `None` when a bounded figure was not measured (the turn is

@@ -290,8 +290,8 @@ fn family(
         inference::seed_for(seed, &format!("{key}|{}|{}", name(x), name(y)))
     });
     let figures: Vec<Option<f64>> = sides.iter().map(|s| s.figure).collect();
-    let leader = inference::leader(&figures, test.stat.higher_is_better());
-    let rank = ranking(&figures, test.stat.higher_is_better());
+    let leader = inference::leader(&figures, test.claim.higher_is_better());
+    let rank = ranking(&figures, test.claim.higher_is_better());
     let (mut claims, others) = stated(&tested, leader, &rank, test.claim, |i| {
         sides.get(i).map(name).unwrap_or_default()
     });
@@ -699,62 +699,117 @@ fn retention(ctx: &Ctx, by_cell: &[Vec<usize>], out: &mut Vec<Headline>) {
 /// paired by slot; a slot's value is its conversation's share of turns met
 /// (`conversation_share`, `None` outside the denominators). Empty without `--slo`.
 pub(super) fn goodput(
-    facts: &Facts,
-    by_cell: &[Vec<usize>],
-    cells: &[Cell],
+    on: &PerLabel,
     rows: &[super::model::Goodput],
     conversation_share: &dyn Fn(usize) -> Option<f64>,
-    seed: u64,
 ) -> Vec<Headline> {
-    let mut out = Vec::new();
+    let cells = on.cells;
     let row = |i: usize| {
         let c = cells.get(i)?;
         rows.iter()
             .find(|g| g.provider == c.provider && g.label == c.model && g.turns > 0)
     };
     let Some(slo) = rows.first().map(|g| g.slo.text()) else {
-        return out;
+        return Vec::new();
     };
-    let slots: Vec<Vec<(Slot, usize)>> = by_cell.iter().map(|c| slots(facts, c)).collect();
-    let scope = Scope {
-        across_models: false,
-        margins: Margins::default(),
-    };
-    let ctx = Ctx {
-        facts,
-        slots: &slots,
-        cells,
-        scope: &scope,
-        seed,
-    };
-    mean_headlines(
-        &ctx,
-        &MeanClaim {
-            key: "goodput",
-            kind: HeadlineKind::Goodput,
-            claim: ClaimStatistic::GoodputDifference,
-            takes_part: &|i| row(i).is_some(),
-            figure: &|i| row(i).and_then(|g| g.rate),
-            value: conversation_share,
-            said: &|i| {
-                let g = row(i)?;
-                Some(Said::Goodput {
-                    leader: cell_name(&cells[i]),
-                    rate: super::model::Rate {
-                        k: g.turns_met,
-                        n: g.turns,
-                        value: g.rate,
-                        interval: g.interval,
-                    },
-                    slo: slo.clone(),
-                })
-            },
-            simulated: false,
-            margin: None,
+    on.headlines(&MeanClaim {
+        key: "goodput",
+        kind: HeadlineKind::Goodput,
+        claim: ClaimStatistic::GoodputDifference,
+        takes_part: &|i| row(i).is_some(),
+        figure: &|i| row(i).and_then(|g| g.rate),
+        value: conversation_share,
+        said: &|i| {
+            let g = row(i)?;
+            Some(Said::Goodput {
+                leader: cell_name(&cells[i]),
+                rate: super::model::Rate {
+                    k: g.turns_met,
+                    n: g.turns,
+                    value: g.rate,
+                    interval: g.interval,
+                },
+                slo: slo.clone(),
+            })
         },
-        &mut out,
-    );
-    out
+        simulated: false,
+        margin: None,
+    })
+}
+
+/// TTFT's growth with the prompt per model label (a family like the others, calibrated:
+/// `crate::stats::calibration`, "TTFT slope"): the provider whose TTFT grows least per
+/// 1,000 prompt tokens (TTFT BY TURN's pooled slope chooses it) against every other,
+/// paired by slot; a slot's value is its conversation's own least-squares slope
+/// (`conversation_slope`, `None` without two turns of different prompt sizes).
+pub(super) fn ttft_slope(
+    on: &PerLabel,
+    rows: &[super::model::TtftByTurn],
+    conversation_slope: &dyn Fn(usize) -> Option<f64>,
+) -> Vec<Headline> {
+    let cells = on.cells;
+    let row = |i: usize| {
+        let c = cells.get(i)?;
+        rows.iter().find(|r| {
+            r.provider == c.provider
+                && r.label == c.model
+                && r.slope_ms_per_1k_prompt_tokens.is_some()
+        })
+    };
+    on.headlines(&MeanClaim {
+        key: "ttft slope",
+        kind: HeadlineKind::TtftSlope,
+        claim: ClaimStatistic::TtftSlopeDifference,
+        takes_part: &|i| row(i).is_some(),
+        figure: &|i| row(i)?.slope_ms_per_1k_prompt_tokens,
+        value: conversation_slope,
+        said: &|i| {
+            let r = row(i)?;
+            Some(Said::TtftSlope {
+                leader: cell_name(&cells[i]),
+                slope: super::model::Estimate {
+                    value: r.slope_ms_per_1k_prompt_tokens?,
+                    interval: r.interval,
+                    too_few: false,
+                },
+                turns: r.slope_n,
+                conversations: r.slope_conversations,
+            })
+        },
+        simulated: false,
+        margin: None,
+    })
+}
+
+/// What the families within each model label (never across labels) are built from: the
+/// cells, their conversations and the report's seed.
+pub(super) struct PerLabel<'a> {
+    pub facts: &'a Facts,
+    pub by_cell: &'a [Vec<usize>],
+    pub cells: &'a [Cell],
+    pub seed: u64,
+}
+
+impl PerLabel<'_> {
+    /// A headline per model label of `m` with two or more cells.
+    fn headlines(&self, m: &MeanClaim) -> Vec<Headline> {
+        let slots: Vec<Vec<(Slot, usize)>> =
+            self.by_cell.iter().map(|c| slots(self.facts, c)).collect();
+        let scope = Scope {
+            across_models: false,
+            margins: Margins::default(),
+        };
+        let ctx = Ctx {
+            facts: self.facts,
+            slots: &slots,
+            cells: self.cells,
+            scope: &scope,
+            seed: self.seed,
+        };
+        let mut out = Vec::new();
+        mean_headlines(&ctx, m, &mut out);
+        out
+    }
 }
 
 fn judge(ctx: &Ctx, section: &JudgeSection, scores: &HashMap<usize, f64>, out: &mut Vec<Headline>) {

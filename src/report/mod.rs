@@ -55,7 +55,6 @@ pub mod replay;
 pub mod rows;
 pub mod sentences;
 pub mod simulated;
-pub mod slo;
 mod stream;
 pub mod survival;
 mod trend;
@@ -116,7 +115,7 @@ pub struct ReportOptions {
     /// statistic given one is also tested for equivalence.
     pub margins: margin::Margins,
     /// Per-request objectives for GOODPUT (`--slo`); `None`: no goodput section.
-    pub slo: Option<slo::Slo>,
+    pub slo: Option<crate::config::slo::Slo>,
 }
 
 /// Everything a report is built from, read from the store in one step ([`load`]):
@@ -235,7 +234,14 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
     let human_agreement = human_agreement::sections(&facts, &opts.bootstrap);
     let pairwise = pairwise::sections(&pairwise_read, &facts, &opts.judgments, opts.bootstrap.seed);
     let anchor_sections = anchor_check::sections(&anchors);
-    let mut headlines = claims(&facts, &by_cell, &report_cells, &scored, &goodput, opts);
+    let mut headlines = claims(
+        &facts,
+        &by_cell,
+        &report_cells,
+        &scored,
+        (&goodput, &ttft_by_turn),
+        opts,
+    );
     let comparison = comparison.map(|(cmp, mut changes)| {
         changes.append(&mut headlines);
         headlines = changes;
@@ -320,14 +326,14 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
     }
 }
 
-/// The headlines that state claims: every family of the cells' figures and judges, and
-/// goodput's under `--slo`.
+/// The headlines that state claims: every family of the cells' figures and judges, TTFT's
+/// slope on prompt tokens, and goodput's under `--slo` (before the flags).
 fn claims(
     facts: &load::Facts,
     by_cell: &[Vec<usize>],
     cells: &[model::Cell],
     scored: &[(model::JudgeSection, std::collections::HashMap<usize, f64>)],
-    goodput: &[model::Goodput],
+    (goodput, ttft_by_turn): (&[model::Goodput], &[model::TtftByTurn]),
     opts: &ReportOptions,
 ) -> Vec<model::Headline> {
     let scope = headlines::Scope {
@@ -335,17 +341,19 @@ fn claims(
         margins: opts.margins,
     };
     let mut out = headlines::headlines(facts, by_cell, cells, scored, &scope, opts.bootstrap.seed);
+    let on = headlines::PerLabel {
+        facts,
+        by_cell,
+        cells,
+        seed: opts.bootstrap.seed,
+    };
+    let slope = |i: usize| ttft_by_turn::conversation_slope(facts, i);
+    let mut more = headlines::ttft_slope(&on, ttft_by_turn, &slope);
     if let Some(slo) = opts.slo.filter(|s| s.any()) {
         let share = |i: usize| goodput::conversation_share(facts, i, &slo);
-        out.extend(headlines::goodput(
-            facts,
-            by_cell,
-            cells,
-            goodput,
-            &share,
-            opts.bootstrap.seed,
-        ));
+        more.extend(headlines::goodput(&on, goodput, &share));
     }
+    headlines::before_flags(&mut out, more);
     out
 }
 

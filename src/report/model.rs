@@ -219,6 +219,9 @@ pub enum HeadlineKind {
     Frontier,
     /// The provider of a model label whose turns most often meet every `--slo` bound.
     Goodput,
+    /// The provider of a model label whose TTFT grows least with the prompt (TTFT BY
+    /// TURN's slope on prompt tokens).
+    TtftSlope,
     /// Something a reader must know: truncation, reasoning that used the budget, filters.
     Flag,
     /// A change against the baseline run(s): a regression or improvement the data
@@ -277,6 +280,15 @@ pub enum Said {
         leader: String,
         rate: Rate,
         slo: String,
+    },
+    /// The leader by TTFT slope on prompt tokens (`provider / model label`): its slope
+    /// (ms per 1,000 prompt tokens) with its interval, over `turns` turns of
+    /// `conversations` conversations.
+    TtftSlope {
+        leader: String,
+        slope: Estimate,
+        turns: usize,
+        conversations: usize,
     },
     /// The retention leader (`provider / model label`): of `held_before` consecutive
     /// scored turns where a check held first, `held_again` where it held again.
@@ -354,6 +366,10 @@ pub enum ClaimStatistic {
     /// Goodput under `--slo`: a conversation's share of turns that met every bound, over
     /// the paired slots: compared as the difference a − b.
     GoodputDifference,
+    /// TTFT's slope on prompt tokens (ms per 1,000), each conversation's own least-squares
+    /// slope over its turns, over the paired slots: compared as the difference a − b
+    /// (lower is better).
+    TtftSlopeDifference,
 }
 
 impl ClaimStatistic {
@@ -367,7 +383,19 @@ impl ClaimStatistic {
             | ClaimStatistic::RetentionDifference
             | ClaimStatistic::GoodputDifference => Scale::Share,
             ClaimStatistic::JudgeMeanDifference | ClaimStatistic::PairwiseNet => Scale::Score,
+            ClaimStatistic::TtftSlopeDifference => Scale::Slope,
         }
+    }
+
+    /// Whether a higher figure is better: quality and reliability yes, latency and its
+    /// growth with the prompt no.
+    pub fn higher_is_better(self) -> bool {
+        !matches!(
+            self,
+            ClaimStatistic::LatencyP50Ratio
+                | ClaimStatistic::LatencyP95Ratio
+                | ClaimStatistic::TtftSlopeDifference
+        )
     }
 }
 
@@ -380,6 +408,8 @@ pub enum Scale {
     Share,
     /// A score (or a net verdict), compared as a difference.
     Score,
+    /// A slope in ms per 1,000 prompt tokens, compared as a difference.
+    Slope,
 }
 
 /// A headline family: every comparison that the headline's sentence could rest on,
@@ -705,7 +735,8 @@ pub struct TtftByTurn {
     pub simulated: bool,
     /// TTFT p50 at each turn index (1-based) that has one.
     pub turns: Vec<TtftAtTurn>,
-    /// Least-squares slope of TTFT (ms) on prompt tokens, per 1,000 tokens; `None`
+    /// Least-squares slope of TTFT (ms) on prompt tokens within conversations (each its own
+    /// intercept), per 1,000 tokens; `None`
     /// without reported prompt tokens that vary.
     pub slope_ms_per_1k_prompt_tokens: Option<f64>,
     /// Its 95 % interval, cluster-robust by conversation (CR1, t with clusters − 1 df);
@@ -734,7 +765,7 @@ pub struct Goodput {
     pub provider: String,
     pub simulated: bool,
     /// The bounds (ms).
-    pub slo: super::slo::Slo,
+    pub slo: crate::config::slo::Slo,
     pub turns: u64,
     pub turns_met: u64,
     /// turns_met ÷ turns; its interval: cluster-robust over scenarios, widened to hold

@@ -32,6 +32,7 @@ pub fn what(h: &Headline) -> Option<String> {
         Said::TaskSuccess { .. } => format!("task success {}", scope(h)),
         Said::Retention { .. } => format!("constraints kept {}", scope(h)),
         Said::Goodput { slo, .. } => format!("goodput ({slo}) {}", scope(h)),
+        Said::TtftSlope { .. } => format!("TTFT per 1k prompt tokens (ms) {}", scope(h)),
         Said::JudgeMean {
             rubric,
             judge,
@@ -90,6 +91,15 @@ fn text(h: &Headline) -> String {
             rate_text(rate),
             rate.k,
             rate.n
+        ),
+        Said::TtftSlope {
+            leader,
+            slope,
+            turns,
+            conversations,
+        } => format!(
+            "TTFT per 1k prompt tokens: {leader} {} ({turns} turns of {conversations} conversations)",
+            slope.figure(Unit::MsPer1k)
         ),
         Said::CellFlags { cell, flags } => format!("{cell}: {}", flags_text(flags)),
         Said::ContextOverflow(contrast) => contrast.text.clone(),
@@ -277,6 +287,7 @@ pub fn margin_text(m: f64, statistic: ClaimStatistic) -> String {
         Scale::Ratio => format!("{} %", trim_number(m * 100.0)),
         Scale::Share => format!("{} points", trim_number(m * 100.0)),
         Scale::Score => trim_number(m),
+        Scale::Slope => format!("{} ms per 1k prompt tokens", trim_number(m)),
     }
 }
 
@@ -292,6 +303,8 @@ pub fn statistic_value(statistic: ClaimStatistic, v: f64) -> String {
         Scale::Ratio => duration(v),
         Scale::Share => percent(v),
         Scale::Score => Figure::new(v, Unit::Score).to_string(),
+        // (What the headline compares names the unit.)
+        Scale::Slope => Figure::new(v, Unit::MsPer1k).bare().to_string(),
     }
 }
 
@@ -301,6 +314,7 @@ pub fn gap_text(c: &Claim, statistic: ClaimStatistic) -> Option<String> {
         Scale::Ratio => lower_text(c),
         Scale::Share => points_text(c),
         Scale::Score => score_text(c),
+        Scale::Slope => difference_text(c, |v| Figure::new(v, Unit::MsPer1k).bare()),
     }
 }
 
@@ -326,6 +340,11 @@ pub fn equivalence_interval_text(c: &Claim, statistic: ClaimStatistic) -> Option
             r(i.hi * 100.0, 1)
         ),
         Scale::Score => format!("[{:+.2}, {:+.2}]", r(i.lo, 2), r(i.hi, 2)),
+        Scale::Slope => format!(
+            "[{:+.1}, {:+.1}] ms per 1k prompt tokens",
+            r(i.lo, 1),
+            r(i.hi, 1)
+        ),
     };
     Some(text.replace('-', "−"))
 }
@@ -446,17 +465,17 @@ fn lower_text(c: &Claim) -> Option<String> {
 
 /// A difference of shares as "+25.0 points [+5.1, +44.9]".
 fn points_text(c: &Claim) -> Option<String> {
-    difference_text(c, Unit::Points)
+    difference_text(c, |v| Figure::new(v, Unit::Points))
 }
 
 /// A difference of scores as "+0.40 [+0.12, +0.68]".
 fn score_text(c: &Claim) -> Option<String> {
-    difference_text(c, Unit::Signed)
+    difference_text(c, |v| Figure::new(v, Unit::Signed))
 }
 
 /// A claim's estimate with its interval, or why it has none.
-fn difference_text(c: &Claim, unit: Unit) -> Option<String> {
-    let f = Figure::new(c.estimate?, unit);
+fn difference_text(c: &Claim, figure: impl FnOnce(f64) -> Figure) -> Option<String> {
+    let f = figure(c.estimate?);
     Some(match c.interval {
         Some(i) => f.within(Some(i)).to_string(),
         None => format!("{f} {}", unbounded(c)).trim_end().to_string(),
@@ -476,6 +495,7 @@ pub fn statistic_name(c: &Change) -> String {
         }
         ClaimStatistic::PairwiseNet => "pairwise net".into(),
         ClaimStatistic::GoodputDifference => "goodput".into(),
+        ClaimStatistic::TtftSlopeDifference => "TTFT per 1k prompt tokens".into(),
     }
 }
 
@@ -495,6 +515,7 @@ pub fn change_text(c: &Change) -> String {
         Scale::Ratio => Unit::Change,
         Scale::Share => Unit::Points,
         Scale::Score => Unit::Signed,
+        Scale::Slope => Unit::MsPer1k,
     };
     Figure::new(e, unit).within(c.claim.interval).to_string()
 }

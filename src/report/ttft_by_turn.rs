@@ -19,6 +19,24 @@ pub(super) fn section(facts: &Facts, by_cell: &[Vec<usize>], cells: &[Cell]) -> 
         .collect()
 }
 
+/// A completed conversation's own least-squares slope of TTFT on prompt tokens, in ms per
+/// 1,000 tokens, over its turns with both known: a slot's value in the TTFT-slope family
+/// (`super::headlines::ttft_slope`). `None` for a conversation that did not complete or
+/// has no two turns of different prompt sizes.
+pub(super) fn conversation_slope(facts: &Facts, i: usize) -> Option<f64> {
+    let c = facts.convs.get(i)?;
+    if !c.outcome.is_completed() {
+        return None;
+    }
+    let turns = facts.turns.get(c.first_turn..c.first_turn + c.n_turns)?;
+    let (x, y): (Vec<f64>, Vec<f64>) = turns
+        .iter()
+        .filter(|t| t.ttft.is_finite() && t.prompt_tokens != NO_COUNT)
+        .map(|t| (f64::from(t.prompt_tokens), t.ttft))
+        .unzip();
+    regression::least_squares(&x, &y).map(|(slope, _)| slope * 1000.0)
+}
+
 fn one_cell(facts: &Facts, convs: &[usize], cell: &Cell) -> Option<TtftByTurn> {
     // TTFT by turn index (0-based); and (prompt tokens, TTFT, conversation) for the slope.
     let mut by_turn: Vec<Vec<f64>> = Vec::new();
@@ -57,7 +75,7 @@ fn one_cell(facts: &Facts, convs: &[usize], cell: &Cell) -> Option<TtftByTurn> {
             p50: stats::median(v),
         })
         .collect();
-    let line = regression::least_squares_clustered(&x, &y, &cluster, LEVEL);
+    let line = regression::within_clusters(&x, &y, &cluster, LEVEL);
     let per_1k = |v: f64| v * 1000.0;
     Some(TtftByTurn {
         label: cell.model.clone(),

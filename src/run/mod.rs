@@ -252,7 +252,7 @@ pub async fn run(
         judge_stage(opts, &defs, &mut outcome, interrupts, say).await?;
     }
     if !outcome.stopped {
-        report_stage(opts, &mut outcome, say).await?;
+        report_stage(opts, defs.cfg.report_slo, &mut outcome, say).await?;
     }
     drop(provider);
     Ok(outcome)
@@ -486,16 +486,20 @@ fn say_judged(
 }
 
 /// Stage 4, report: read from the store, written as HTML; the caller prints it to the
-/// terminal.
+/// terminal. The bench's `[report] slo` gives goodput's objectives.
 async fn report_stage(
     opts: &RunOptions,
+    slo: Option<crate::config::slo::Slo>,
     outcome: &mut RunOutcome,
     say: &dyn Fn(&str),
 ) -> Result<(), RunError> {
     say(&format!("[4/4 report] {}", opts.out.display()));
     let db = opts.db.clone();
     let report = tokio::task::spawn_blocking(move || {
-        let opts = ReportOptions::default();
+        let opts = ReportOptions {
+            slo,
+            ..ReportOptions::default()
+        };
         crate::report::load(&db, &opts).map(|facts| crate::report::build(facts, &opts))
     })
     .await

@@ -26,15 +26,12 @@ pub struct Line {
     pub clusters: usize,
 }
 
-/// The least-squares line of `y` on `x` with the slope's cluster-robust interval at
-/// `level`. `None` when the slices differ in length, hold a NaN or an infinity, have fewer
-/// than three points, or `x` does not vary.
-pub fn least_squares_clustered(x: &[f64], y: &[f64], cluster: &[u32], level: f64) -> Option<Line> {
+/// The least-squares line of `y` on `x` as (slope, intercept). `None` when the slices
+/// differ in length, hold fewer than two points, a NaN or an infinity, or `x` does not
+/// vary.
+pub fn least_squares(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
     let n = x.len();
-    if n < 3 || y.len() != n || cluster.len() != n || !(level > 0.0 && level < 1.0) {
-        return None;
-    }
-    if !x.iter().chain(y).all(|v| v.is_finite()) {
+    if n < 2 || y.len() != n || !x.iter().chain(y).all(|v| v.is_finite()) {
         return None;
     }
     let nf = n as f64;
@@ -45,7 +42,47 @@ pub fn least_squares_clustered(x: &[f64], y: &[f64], cluster: &[u32], level: f64
     }
     let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
     let slope = sxy / sxx;
-    let intercept = my - slope * mx;
+    Some((slope, my - slope * mx))
+}
+
+/// The slope of `y` on `x` within clusters (each cluster its own intercept: the fixed-effects
+/// or "within" estimator), with its interval cluster-robust by the same clusters: what a
+/// figure grows by per unit of size inside one conversation, untouched by how conversations
+/// differ in level. Computed as [`least_squares_clustered`] of the values centred on their
+/// cluster's means (the intercept is then 0), which gives the CR1 correction Stata's
+/// `xtreg, fe vce(cluster)` uses when the effects are nested in the clusters. `None` as
+/// there, or when no cluster's `x` varies.
+pub fn within_clusters(x: &[f64], y: &[f64], cluster: &[u32], level: f64) -> Option<Line> {
+    if y.len() != x.len() || cluster.len() != x.len() {
+        return None;
+    }
+    let mut sums: BTreeMap<u32, (f64, f64, f64)> = BTreeMap::new();
+    for ((&a, &b), &g) in x.iter().zip(y).zip(cluster) {
+        let e = sums.entry(g).or_default();
+        *e = (e.0 + a, e.1 + b, e.2 + 1.0);
+    }
+    let centred = |v: &[f64], pick: fn(&(f64, f64, f64)) -> f64| -> Vec<f64> {
+        v.iter()
+            .zip(cluster)
+            .map(|(&a, g)| sums.get(g).map_or(f64::NAN, |s| a - pick(s) / s.2))
+            .collect()
+    };
+    let (cx, cy) = (centred(x, |s| s.0), centred(y, |s| s.1));
+    least_squares_clustered(&cx, &cy, cluster, level)
+}
+
+/// The least-squares line of `y` on `x` with the slope's cluster-robust interval at
+/// `level`. `None` when the slices differ in length, hold a NaN or an infinity, have fewer
+/// than three points, or `x` does not vary.
+pub fn least_squares_clustered(x: &[f64], y: &[f64], cluster: &[u32], level: f64) -> Option<Line> {
+    let n = x.len();
+    if n < 3 || cluster.len() != n || !(level > 0.0 && level < 1.0) {
+        return None;
+    }
+    let nf = n as f64;
+    let (slope, intercept) = least_squares(x, y)?;
+    let mx = x.iter().sum::<f64>() / nf;
+    let sxx: f64 = x.iter().map(|v| (v - mx) * (v - mx)).sum();
     // Per cluster, the score X_g′ e_g of the centred regressor: with x centred the slope's
     // row of (X′X)⁻¹ is (0, 1/Sxx), so V₁₁ = c · Σ_g (Σ_i (x_i − x̄) e_i)² / Sxx².
     let mut scores: BTreeMap<u32, f64> = BTreeMap::new();
@@ -113,6 +150,47 @@ mod tests {
         assert_eq!((line.n, line.clusters), (12, 4));
     }
 
+    /// Conversations of different levels (each its own intercept), numpy and statsmodels
+    /// 0.15: the slope of the regression with one dummy per cluster (LSDV), and the
+    /// cluster-robust interval of the within-centred regression:
+    /// ```text
+    /// x = [500, 1500, 2500, 3500, 2000, 2800, 3600, 800, 1900, 3000, 4100, 5200, 1200, 2200, 3200]
+    /// y = [180, 231, 268, 330, 95, 140, 171, 420, 455, 530, 562, 610, 260, 330, 355]
+    /// g = [0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3]
+    /// D = column_stack([x] + [(g == k) for k in range(4)]); lstsq(D, y)[0][0]
+    /// # 0.04587831207065751
+    /// (xd, yd: x and y minus their cluster's mean)
+    /// sm.OLS(yd, sm.add_constant(xd)).fit(cov_type="cluster", cov_kwds={"groups": g},
+    ///                                     use_t=True).conf_int(0.05)[1]
+    /// # [0.041328168045662236, 0.050428456095652746]
+    /// ```
+    #[test]
+    fn within_cluster_slope_matches_dummies_and_statsmodels() {
+        let x = [
+            500.0, 1500.0, 2500.0, 3500.0, 2000.0, 2800.0, 3600.0, 800.0, 1900.0, 3000.0, 4100.0,
+            5200.0, 1200.0, 2200.0, 3200.0,
+        ];
+        let y = [
+            180.0, 231.0, 268.0, 330.0, 95.0, 140.0, 171.0, 420.0, 455.0, 530.0, 562.0, 610.0,
+            260.0, 330.0, 355.0,
+        ];
+        let g = [0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 2, 2, 3, 3, 3];
+        let line = within_clusters(&x, &y, &g, 0.95).unwrap();
+        let i = line.interval.unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b.abs().max(1.0);
+        assert!(close(line.slope, 0.04587831207065751), "{line:?}");
+        assert!(
+            close(i.lo, 0.041328168045662236) && close(i.hi, 0.050428456095652746),
+            "{i:?}"
+        );
+        assert_eq!((line.n, line.clusters), (15, 4));
+        // The pooled line differs: conversation 2 sits higher at middling sizes.
+        let pooled = least_squares_clustered(&x, &y, &g, 0.95).unwrap();
+        assert!((pooled.slope - line.slope).abs() > 0.01, "{pooled:?}");
+        // No cluster whose size varies: nothing to fit.
+        assert!(within_clusters(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0], &[0, 1, 2], 0.95).is_none());
+    }
+
     #[test]
     fn degenerate_input_gives_none_or_no_interval() {
         assert!(
@@ -126,5 +204,15 @@ mod tests {
         let one =
             least_squares_clustered(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0], &[7, 7, 7], 0.95).unwrap();
         assert!((one.slope - 2.0).abs() < 1e-12 && one.interval.is_none());
+    }
+
+    #[test]
+    fn least_squares_needs_two_points_that_vary() {
+        let (slope, intercept) = least_squares(&[1.0, 3.0], &[5.0, 9.0]).unwrap();
+        assert!((slope - 2.0).abs() < 1e-12 && (intercept - 3.0).abs() < 1e-12);
+        assert!(least_squares(&[1.0], &[5.0]).is_none());
+        assert!(least_squares(&[2.0, 2.0], &[5.0, 9.0]).is_none());
+        assert!(least_squares(&[1.0, 2.0], &[5.0]).is_none());
+        assert!(least_squares(&[1.0, f64::INFINITY], &[5.0, 6.0]).is_none());
     }
 }

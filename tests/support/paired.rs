@@ -2,6 +2,9 @@
 //! every answer is its turn's reference (so the shipped checks pass it), a provider's
 //! latencies are its `speed` × a scenario's × a conversation's own noise (±10 %), and a
 //! `stale` slot repeats the first answer at the second turn (a shipped check catches it).
+//! The prompt grows by 1,000 tokens a turn; a provider's TTFT is 150 ms × its speed × the
+//! scenario's × the conversation's noise, plus `ttft_per_1k` ms per 1,000 prompt tokens,
+//! plus a turn's own jitter (−10 to +10 ms, fixed by its place, so that the slopes vary).
 //! Seeded: the same providers and seed give the same lines.
 
 use serde_json::json;
@@ -15,6 +18,8 @@ pub struct Provider<'a> {
     pub speed: f64,
     /// Whether the conversation of (scenario index, repeat) answers its second turn stale.
     pub stale: &'a dyn Fn(usize, u32) -> bool,
+    /// TTFT's growth with the prompt, ms per 1,000 prompt tokens.
+    pub ttft_per_1k: f64,
 }
 
 /// One line per provider × scenario × repeat (from 1), in that order, model label
@@ -37,10 +42,18 @@ pub fn lines(scenarios: &[Scenario], providers: &[Provider], repeats: u32, seed:
                     } else {
                         turn.reference.clone().unwrap_or_default()
                     };
+                    let prompt = 1000 * (t as u64 + 1);
+                    let jitter = ((s * 7 + repeat as usize * 3 + t * 5 + p.name.len()) % 11) as f64
+                        * 2.0
+                        - 10.0;
+                    let ttft = (150.0 * p.speed * scenario_speed * noise
+                        + p.ttft_per_1k * prompt as f64 / 1000.0
+                        + jitter)
+                        .round();
                     messages.push(json!({
                         "role": "assistant", "content": answer, "finish_reason": "stop",
-                        "timing": {"ttft_ms": e2e * 0.2, "ttfa_ms": e2e * 0.2, "e2e_ms": e2e},
-                        "usage": {"prompt_tokens": 100, "completion_tokens": 80},
+                        "timing": {"ttft_ms": ttft, "ttfa_ms": ttft, "e2e_ms": e2e.max(ttft + 100.0)},
+                        "usage": {"prompt_tokens": prompt, "completion_tokens": 80},
                     }));
                 }
                 let line = json!({

@@ -1,5 +1,5 @@
-//! `--slo`: per-request service-level objectives for goodput (`super::goodput`), as vLLM's
-//! `--goodput` and NVIDIA AIPerf take them.
+//! `--slo` (and `[report] slo` in bench.toml): per-request service-level objectives for
+//! goodput (`crate::report::goodput`), as vLLM's `--goodput` and NVIDIA AIPerf take them.
 //!
 //! `ttft=500ms,tpot=50ms,itl_p95=100ms,e2e=3s`, any subset: each bound is a duration with
 //! its unit (`ms` or `s`); a turn meets the objective when every given figure is at or below
@@ -32,15 +32,14 @@ pub struct SloError {
     pub problem: String,
 }
 
+/// How to write the objectives, for an error about them.
+pub const FIX: &str = "give NAME=DURATION pairs separated by commas, any of ttft, tpot, \
+                       itl_p95 and e2e, each a duration above 0 with its unit: \
+                       ttft=500ms,tpot=50ms,itl_p95=100ms,e2e=3s";
+
 impl fmt::Display for SloError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "--slo: `{}`: {}\n  fix: give NAME=DURATION pairs separated by commas, any of \
-             ttft, tpot, itl_p95 and e2e, each a duration above 0 with its unit: \
-             ttft=500ms,tpot=50ms,itl_p95=100ms,e2e=3s",
-            self.part, self.problem
-        )
+        write!(f, "--slo: `{}`: {}\n  fix: {FIX}", self.part, self.problem)
     }
 }
 

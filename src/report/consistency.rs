@@ -113,9 +113,13 @@ impl Counts {
         if pairs == 0 {
             return;
         }
-        let c = self.by_scenario.entry(scenario.to_string()).or_default();
-        c.0 += matching;
-        c.1 += pairs;
+        if let Some(c) = self.by_scenario.get_mut(scenario) {
+            c.0 += matching;
+            c.1 += pairs;
+        } else {
+            self.by_scenario
+                .insert(scenario.to_string(), (matching, pairs));
+        }
     }
 
     fn share(&self) -> Share {
@@ -250,7 +254,8 @@ fn tally_pairs(g: &RepeatGroup, cell: &mut CellTally) {
         let mut next: Vec<Option<usize>> = vec![None; n];
         let mut classes = 0;
         let (answers_t, verdicts_t) = cell.by_turn.entry(turn).or_default();
-        for members in requests.values() {
+        // A member alone with its request has no pair, now or later (classes only split).
+        for members in requests.values().filter(|m| m.len() >= 2) {
             let mut by_answer: HashMap<u32, Vec<usize>> = HashMap::new();
             for &i in members {
                 if let Some(a) = g

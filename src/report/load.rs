@@ -19,7 +19,7 @@ use crate::store::facts::{
     self, CheckDefinitionFact, ConversationFact, JudgmentFact, JudgmentFilter, RunFact, Selection,
     TurnFact,
 };
-use crate::store::repeats::RepeatGroup;
+use crate::store::repeats::{MemberTurn, RepeatGroup};
 
 /// "Not reported" for a token count.
 pub(super) const NO_COUNT: u32 = u32::MAX;
@@ -286,6 +286,13 @@ pub(super) fn load(
     let mut checks = check_definitions(definitions);
     let (lo, hi) = facts::conversation_ids(conn)?.map_or((0, -1), |r| r.into_inner());
     let mid = lo + (hi - lo) / 2;
+    // The repeats' members: their turns' texts come as identities from the same pass.
+    let mut repeated_ids: Vec<i64> = repeats
+        .iter()
+        .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
+        .collect();
+    repeated_ids.sort_unstable();
+    let repeated_ids = &repeated_ids[..];
 
     // Five readers at once, each with its own connection (WAL lets readers run side by
     // side): the turns and the check results (the largest tables) each in two halves of
@@ -293,8 +300,8 @@ pub(super) fn load(
     // conversation id.
     let (mut f, index, judges, turns, low, high) = std::thread::scope(|s| {
         let checks = &checks;
-        let turns_low = s.spawn(move || read_turns(db, sel, lo..=mid));
-        let turns_high = s.spawn(move || read_turns(db, sel, mid + 1..=hi));
+        let turns_low = s.spawn(move || read_turns(db, sel, lo..=mid, repeated_ids));
+        let turns_high = s.spawn(move || read_turns(db, sel, mid + 1..=hi, repeated_ids));
         let low = s.spawn(move || read_check_results(db, checks, lo..=mid));
         let high = s.spawn(move || read_check_results(db, checks, mid + 1..=hi));
         let here = conversations_and_judgments(conn, sel, judgment_filter);
@@ -319,7 +326,19 @@ pub(super) fn load(
         spans,
         uncounted,
         gaps,
+        texts,
     } = turns;
+    for g in repeats.iter_mut() {
+        crate::store::repeats::number_texts(g, |id| {
+            let from = texts.partition_point(|(c, _)| *c < id);
+            texts[from..]
+                .iter()
+                .take_while(|(c, _)| *c == id)
+                .map(|(_, t)| *t)
+                .collect()
+        });
+    }
+    drop(texts);
     f.turns = turns;
     f.gaps = gaps;
     let mut at = 0;
@@ -455,6 +474,8 @@ struct TurnsRead {
     spans: Vec<(i64, usize, usize)>,
     uncounted: u64,
     gaps: Vec<f32>,
+    /// The repeats' turns (conversation id, turn), in (conversation, turn) order.
+    texts: Vec<(i64, MemberTurn)>,
 }
 
 /// The selected conversations' ids, ascending: rows that come by conversation are matched
@@ -485,7 +506,9 @@ fn join_turns(low: TurnsRead, high: TurnsRead) -> TurnsRead {
         mut spans,
         uncounted,
         mut gaps,
+        mut texts,
     } = low;
+    texts.extend(high.texts);
     let offset = turns.len();
     let gap_offset = gaps.len() as u32;
     turns.extend(high.turns.into_iter().map(|mut t| {
@@ -505,6 +528,7 @@ fn join_turns(low: TurnsRead, high: TurnsRead) -> TurnsRead {
         spans,
         uncounted: uncounted + high.uncounted,
         gaps,
+        texts,
     }
 }
 
@@ -528,21 +552,35 @@ fn read_turns(
     db: &Path,
     sel: &Selection,
     ids: std::ops::RangeInclusive<i64>,
+    repeated: &[i64],
 ) -> Result<TurnsRead, StoreError> {
     let conn = crate::store::open_read_only(db)?;
     let mut turns = Vec::new();
     let mut spans: Vec<(i64, usize, usize)> = Vec::new();
     let mut uncounted = 0;
     let mut gaps = Vec::new();
+    let mut texts = Vec::new();
     let count = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NO_COUNT);
-    facts::turns(&conn, sel, ids, |t: &TurnFact| {
+    facts::turns(&conn, sel, ids, repeated, |t: &TurnFact| {
+        let outcome = t.outcome.unwrap_or(TurnOutcome::Ok);
+        if let Some(x) = t.texts {
+            texts.push((
+                t.conversation_id,
+                MemberTurn {
+                    idx: t.idx,
+                    texts: x,
+                    outcome,
+                    has_answer: t.has_answer,
+                },
+            ));
+        }
         match spans.last_mut() {
             Some((id, _, n)) if *id == t.conversation_id => *n += 1,
             _ => spans.push((t.conversation_id, turns.len(), 1)),
         }
         uncounted += u64::from(t.has_answer && t.visible_tokens.is_none());
         turns.push(Turn {
-            outcome: t.outcome.unwrap_or(TurnOutcome::Ok),
+            outcome,
             finish: Finish::of(t.finish_reason),
             has_answer: t.has_answer,
             has_reasoning: t.has_reasoning,
@@ -564,6 +602,7 @@ fn read_turns(
         spans,
         uncounted,
         gaps,
+        texts,
     })
 }
 

@@ -168,8 +168,8 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
     }
     let sel = Selection::resolve(&conn, &filter)?;
     let baseline = read_baseline(db, &conn, &filter, opts, chosen.as_ref())?;
-    // The repeats' members first: the pass over check results and turn verdicts keeps
-    // theirs, and only their texts are read apart (`store::repeats::with_texts`).
+    // The repeats' members first: the pass over turns, check results and turn verdicts
+    // keeps theirs (their texts as identities: `store::facts::turns`).
     let mut repeat_groups = crate::store::repeats::repeat_members(&conn, &sel)?;
     let selected = load::load(db, &conn, &sel, &opts.judgments, &mut repeat_groups)?;
     let drilldown = drilldown::read(
@@ -189,7 +189,9 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         overflow: overflow::read(&conn, &selected)?,
         repeats: {
             let mut t = consistency::Tallies::default();
-            crate::store::repeats::with_texts(&conn, repeat_groups, |g| t.add(&g))?;
+            for g in &repeat_groups {
+                t.add(g);
+            }
             t
         },
         judged: judged_rubrics_and_judges(&conn)?,

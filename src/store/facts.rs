@@ -196,14 +196,16 @@ pub(crate) fn conversations_sql() -> String {
 }
 
 /// Every turn's measured facts, never its text: one pass over `turns` in key order.
-pub(crate) fn turns_sql() -> String {
+/// With `texts`, each turn's prompt and answer as well (columns 18 and 19).
+pub(crate) fn turns_sql(texts: bool) -> String {
     format!(
         "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
                 e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
                 cached_tokens, visible_tokens, has_answer, has_reasoning, chunk_offsets,
-                chunk_kinds
+                chunk_kinds{}
          FROM turn_facts WHERE counts AND {SELECTED} AND conversation_id BETWEEN :lo AND :hi
-         ORDER BY conversation_id, idx"
+         ORDER BY conversation_id, idx",
+        if texts { ", prompt, answer" } else { "" }
     )
 }
 
@@ -350,6 +352,28 @@ pub struct TurnFact<'r> {
     /// Offsets (µs from the send) of the SSE events that bore answer or reasoning text, in
     /// arrival order; `None` when not known (`super::records::text_offsets`).
     pub text_offsets_us: Option<&'r [u32]>,
+    /// The turn's texts as identities, for the conversations asked for ([`turns`]).
+    pub texts: Option<TurnTexts>,
+}
+
+/// A text as the report compares it without holding it: the first 128 bits of its BLAKE3
+/// digest, equal for byte-equal texts (two different texts share one with probability
+/// 2⁻¹²⁸).
+pub type TextId = [u8; 16];
+
+/// The identity of `bytes`.
+pub fn text_id(bytes: &[u8]) -> TextId {
+    let mut id = [0; 16];
+    id.copy_from_slice(&blake3::hash(bytes).as_bytes()[..16]);
+    id
+}
+
+/// One turn's texts as identities: the messages it added to the history (`turns.prompt`)
+/// and its visible answer (`None` when nothing arrived).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnTexts {
+    pub prompt: TextId,
+    pub answer: Option<TextId>,
 }
 
 /// Column `i` as a blob borrowed from the row (`None` for NULL); any other type is a
@@ -370,15 +394,19 @@ fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
 
 /// Calls `f` for every turn of the selected conversations that count whose conversation
 /// id is in `ids`, in (conversation, turn) order: a range of the primary key, so that two
-/// readers can each take a half. Only measured facts are read, and nothing is allocated
-/// per turn.
+/// readers can each take a half. Measured facts are read, and nothing is allocated per
+/// turn; for the conversations in `texts_of` (ascending ids) the turns' texts too, handed
+/// on as identities ([`TurnTexts`]) in the same pass: texts never leave the store.
 pub fn turns(
     conn: &Connection,
     sel: &Selection,
     ids: std::ops::RangeInclusive<i64>,
+    texts_of: &[i64],
     mut f: impl FnMut(&TurnFact),
 ) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare(&turns_sql())?;
+    let with_texts = !texts_of.is_empty();
+    let mut stmt = conn.prepare(&turns_sql(with_texts))?;
+    let mut next_of_texts = 0;
     let (lo, hi) = ids.into_inner();
     let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = sel.params().to_vec();
     params.push((":lo", &lo));
@@ -415,9 +443,31 @@ pub fn turns(
                 .unwrap_or(outcome == Some(TurnOutcome::Ok)),
             has_reasoning: r.get::<_, Option<bool>>(15)?.unwrap_or(false),
             text_offsets_us: known.then_some(&offsets[..]),
+            texts: if with_texts {
+                texts(r, texts_of, &mut next_of_texts)?
+            } else {
+                None
+            },
         });
     }
     Ok(())
+}
+
+/// The row's texts as identities when its conversation is one of `of` (ascending, as the
+/// rows come: `at` only moves forward).
+fn texts(r: &Row<'_>, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<TurnTexts>> {
+    let id: i64 = r.get(0)?;
+    while of.get(*at).is_some_and(|&x| x < id) {
+        *at += 1;
+    }
+    if of.get(*at) != Some(&id) {
+        return Ok(None);
+    }
+    let prompt = text(r, 18)?.unwrap_or_default();
+    Ok(Some(TurnTexts {
+        prompt: text_id(prompt.as_bytes()),
+        answer: text(r, 19)?.map(|a| text_id(a.as_bytes())),
+    }))
 }
 
 /// What the server said about sizes on each of these turns (conversation id, 0-based

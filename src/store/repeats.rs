@@ -9,17 +9,17 @@
 //! when the stored texts are byte-equal. What the report derives from that (a request is the
 //! scenario's messages plus the earlier answers) is the report's.
 //!
-//! The groups' members are read first ([`repeat_members`]); their check results and turn
-//! verdicts come from the report's one pass over those tables, and their texts
-//! ([`with_texts`]) by conversation, one group at a time (each group is handed on, then
-//! dropped).
+//! The groups' members are read first ([`repeat_members`]); their check results, turn
+//! verdicts and turns come from the report's one pass over those tables, the turns' texts
+//! as identities (`super::facts::turns`, [`super::facts::TurnTexts`]), which
+//! [`number_texts`] numbers group by group.
 
 use std::collections::HashMap;
 
 use rusqlite::Connection;
 
 use super::StoreError;
-use super::facts::{SELECTED, Selection};
+use super::facts::{SELECTED, Selection, TextId, TurnTexts};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 
 /// The repeats of one scenario in one run on one target (two or more).
@@ -49,7 +49,7 @@ pub struct Repeat {
 }
 
 /// One stored turn: its texts as numbers equal exactly when the texts are byte-equal within
-/// the group.
+/// the group (their identities are: [`super::facts::TextId`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RepeatTurn {
     /// The messages this turn added to the history (`turns.prompt`, as stored).
@@ -85,15 +85,12 @@ pub(crate) fn members_sql() -> String {
     )
 }
 
-pub(crate) const TURNS_SQL: &str = "SELECT idx, prompt, answer, outcome, has_answer FROM turns
-     WHERE conversation_id = ?1 ORDER BY idx";
-
 type GroupKey = (i64, i64, i64, String);
 
 /// Every group of repeats among the selected conversations (see the module's text), in the
 /// order of [`members_sql`], without texts, verdicts or check results: who belongs where.
 /// The report's own pass over check results and turn verdicts fills those in
-/// (`crate::report::load`), and [`with_texts`] adds the texts, one group at a time.
+/// (`crate::report::load`), and [`number_texts`] the turns.
 pub fn repeat_members(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGroup>, StoreError> {
     let mut stmt = conn.prepare(&members_sql())?;
     let mut rows = stmt.query(&sel.params()[..])?;
@@ -125,48 +122,63 @@ pub fn repeat_members(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGr
     Ok(groups)
 }
 
-/// Calls `f` with each group, its members' turns read (by conversation, through the
-/// turns' index): the texts, which no other read of the report needs, one group's at a
-/// time.
-pub fn with_texts(
-    conn: &Connection,
-    groups: Vec<RepeatGroup>,
-    mut f: impl FnMut(RepeatGroup),
-) -> Result<(), StoreError> {
-    let mut turns = conn.prepare(TURNS_SQL)?;
-    for mut g in groups {
-        // Texts of this group only: each distinct text gets the next number.
-        let mut prompts: HashMap<String, u32> = HashMap::new();
-        let mut answers: HashMap<String, u32> = HashMap::new();
-        for m in &mut g.members {
-            let mut rows = turns.query([m.conversation_id])?;
-            while let Some(r) = rows.next()? {
-                let idx: i64 = r.get(0)?;
-                if usize::try_from(idx).ok() != Some(m.turns.len()) {
-                    // A gap in the stored turns: nothing after it is comparable.
-                    break;
-                }
-                let prompt: String = r.get(1)?;
-                let answer: Option<String> = r.get(2)?;
-                let outcome: TurnOutcome = r.get(3)?;
-                let has_answer: Option<bool> = r.get(4)?;
-                let next = u32::try_from(prompts.len()).unwrap_or(u32::MAX);
-                let prompt = *prompts.entry(prompt).or_insert(next);
-                let answer = answer.map(|a| {
-                    let next = u32::try_from(answers.len()).unwrap_or(u32::MAX);
-                    *answers.entry(a).or_insert(next)
-                });
-                m.turns.push(RepeatTurn {
-                    prompt,
-                    answer,
-                    outcome,
-                    has_answer: has_answer.unwrap_or(outcome == TurnOutcome::Ok),
-                });
-            }
-        }
-        f(g);
+/// Each distinct text's number. A [`TextId`] is a digest already: its first 8 bytes are the
+/// hash ([`DigestHasher`]).
+type Numbers = HashMap<TextId, u32, std::hash::BuildHasherDefault<DigestHasher>>;
+
+/// Hashes a digest as its first 8 bytes (what `Hash` for `[u8; 16]` writes after the
+/// length prefix): no mixing is needed for bytes that are uniform already.
+#[derive(Default)]
+struct DigestHasher(u64);
+
+impl std::hash::Hasher for DigestHasher {
+    fn finish(&self) -> u64 {
+        self.0
     }
-    Ok(())
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8).take(1) {
+            let mut b = [0; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.0 ^= u64::from_le_bytes(b);
+        }
+    }
+}
+
+/// One stored turn of a repeat, as the report's pass over the turns read it.
+#[derive(Debug, Clone, Copy)]
+pub struct MemberTurn {
+    /// 0-based, as stored.
+    pub idx: u32,
+    pub texts: TurnTexts,
+    pub outcome: TurnOutcome,
+    pub has_answer: bool,
+}
+
+/// Fills in each member's turns from `turns_of(conversation id)` (its stored turns in
+/// order), each distinct prompt and answer of the group numbered in reading order. A gap
+/// in a member's stored turns ends them: nothing after it is comparable.
+pub fn number_texts(g: &mut RepeatGroup, turns_of: impl Fn(i64) -> Vec<MemberTurn>) {
+    let mut prompts: Numbers = HashMap::default();
+    let mut answers: Numbers = HashMap::default();
+    let number = |map: &mut Numbers, id: TextId| {
+        let next = u32::try_from(map.len()).unwrap_or(u32::MAX);
+        *map.entry(id).or_insert(next)
+    };
+    for m in &mut g.members {
+        m.turns.clear();
+        for t in turns_of(m.conversation_id) {
+            if usize::try_from(t.idx).ok() != Some(m.turns.len()) {
+                break;
+            }
+            m.turns.push(RepeatTurn {
+                prompt: number(&mut prompts, t.texts.prompt),
+                answer: t.texts.answer.map(|a| number(&mut answers, a)),
+                outcome: t.outcome,
+                has_answer: t.has_answer,
+            });
+        }
+    }
 }
 
 #[cfg(test)]
@@ -228,9 +240,38 @@ mod tests {
             (1, "a", "s", 3, &[("p1", Some("y")), ("p2", None)]),
         ]);
         let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
-        let mut groups = Vec::new();
-        let members = repeat_members(&conn, &sel).unwrap();
-        with_texts(&conn, members, |g| groups.push(g)).unwrap();
+        let mut groups = repeat_members(&conn, &sel).unwrap();
+        // The texts come from the facts' pass over the turns, for the members only.
+        let mut ids: Vec<i64> = groups
+            .iter()
+            .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
+            .collect();
+        ids.sort_unstable();
+        let mut read: Vec<(i64, MemberTurn)> = Vec::new();
+        crate::store::facts::turns(&conn, &sel, 0..=100, &ids, |t| {
+            if let Some(texts) = t.texts {
+                read.push((
+                    t.conversation_id,
+                    MemberTurn {
+                        idx: t.idx,
+                        texts,
+                        outcome: t.outcome.unwrap_or(TurnOutcome::Ok),
+                        has_answer: t.has_answer,
+                    },
+                ));
+            }
+        })
+        .unwrap();
+        // Every member's turns and no other conversation's.
+        assert_eq!(read.len(), 6, "{read:?}");
+        for g in &mut groups {
+            number_texts(g, |id| {
+                read.iter()
+                    .filter(|(c, _)| *c == id)
+                    .map(|(_, t)| *t)
+                    .collect()
+            });
+        }
         assert_eq!(groups.len(), 1, "{groups:#?}");
         let g = &groups[0];
         assert_eq!((g.provider.as_str(), g.scenario.as_str()), ("a", "s"));

@@ -21,7 +21,7 @@ use super::shape::{
     MessagePaths, Normalised, RawLine, Shape, check_usage, optional_objects, parse_field,
 };
 use crate::client::completion::{AnswerAccumulator, logged_error};
-use crate::exchange::{MessageLine, Object, Role, TimingLine, UsageLine};
+use crate::exchange::{MessageLine, Object, Role, TimingLine, ToolCallLine, UsageLine};
 use crate::jsonl::LineProblem;
 use crate::outcome::TurnOutcome;
 
@@ -265,12 +265,10 @@ fn read_answer(response: &RawValue) -> Result<MessageLine, LineProblem> {
         }
     }
     let split = reader.split();
-    if split.answer.is_empty() && !reader.tool_calls.is_empty() {
-        return Err(LineProblem::new(
-            "response.choices[0].message",
-            "a tool call without text; tool calls cannot be imported, only text answers",
-        ));
-    }
+    let calls: Vec<ToolCallLine> = std::mem::take(&mut reader.tool_calls)
+        .into_iter()
+        .map(|c| ToolCallLine::function(c.id, c.name, c.arguments))
+        .collect();
     let u = reader.usage;
     let usage = UsageLine {
         prompt_tokens: u.prompt_tokens,
@@ -279,7 +277,9 @@ fn read_answer(response: &RawValue) -> Result<MessageLine, LineProblem> {
         reasoning_tokens: u.reasoning_tokens,
     };
     check_usage(&usage, &|field| format!("response.{field}"))?;
-    message.content = Some(split.answer);
+    // An answer that only called tools has no text: null, as OpenAI writes it.
+    message.content = Some(split.answer).filter(|a| !a.is_empty() || calls.is_empty());
+    message.tool_calls = Some(calls).filter(|c| !c.is_empty());
     message.reasoning = split.reasoning;
     message.finish_reason = reader.finish_reason;
     message.usage = Some(usage).filter(|u| !u.is_empty());
@@ -460,14 +460,6 @@ mod tests {
         assert!(p.problem.starts_with("no \"choices\""), "{p}");
         let p = read(&log(
             "",
-            r#"{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}"#,
-            "",
-        ))
-        .unwrap_err();
-        assert_eq!(p.field, "response.choices[0].message");
-        assert!(p.problem.contains("tool calls cannot be imported"), "{p}");
-        let p = read(&log(
-            "",
             r#"{"content":"A"}"#,
             r#","usage":{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":9}}"#,
         ))
@@ -480,6 +472,24 @@ mod tests {
                 .unwrap_err();
         assert_eq!(p.field, "request.messages[0].role");
         assert!(p.problem.starts_with("unknown role \"developer\""), "{p}");
+    }
+
+    #[test]
+    fn an_answer_that_only_calls_tools_is_a_turn_with_its_calls() {
+        let n = read(&log(
+            "",
+            r#"{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]}"#,
+            "",
+        ))
+        .unwrap();
+        let a = answer(&n);
+        assert_eq!(a.content, None);
+        let calls = a.tool_calls.as_ref().unwrap();
+        assert_eq!(
+            (calls[0].id.as_deref(), calls[0].function.name.as_str()),
+            (Some("c1"), "f")
+        );
+        assert_eq!(calls[0].function.arguments, r#"{"x":1}"#);
     }
 
     #[test]

@@ -195,13 +195,24 @@ fn build_turns(messages: Vec<MessageLine>, paths: MessagePaths) -> Result<Turns,
                     format!("only assistant messages carry {name}"),
                 ));
             }
+            if m.tool_call_id.is_some() && m.role != Role::Tool {
+                return Err(LineProblem::new(
+                    paths.field(i, "tool_call_id"),
+                    format!(
+                        "on a {} message; only tool messages answer a call",
+                        m.role.as_str()
+                    ),
+                ));
+            }
             let Some(content) = m.content else {
                 return Err(LineProblem::new(
                     paths.field(i, "content"),
                     format!("missing; a {} message needs text", m.role.as_str()),
                 ));
             };
-            pending.push(Message::new(m.role.as_str(), content));
+            let mut message = Message::new(m.role.as_str(), content);
+            message.tool_call_id = m.tool_call_id;
+            pending.push(message);
             continue;
         }
         if let Some((j, outcome, field)) = ended {
@@ -294,14 +305,33 @@ fn prepare_turn(
                 ),
             )
         })?,
-        // As collect classifies a stream: `length` is truncated, no text is an empty answer.
+        // As collect classifies a stream: `length` is truncated, no text is an empty answer
+        // unless the message called tools (one model call is one turn, whatever it said).
         None if m.finish_reason.as_deref() == Some("length") => TurnOutcome::Truncated,
+        None if m.tool_calls.is_some() => TurnOutcome::Ok,
         None if m.content.as_deref().is_none_or(|c| c.trim().is_empty()) => {
             TurnOutcome::EmptyAnswer
         }
         None => TurnOutcome::Ok,
     };
-    if outcome == TurnOutcome::Ok && m.content.is_none() {
+    if m.tool_call_id.is_some() {
+        return Err(LineProblem::new(
+            at("tool_call_id"),
+            "on an assistant message; only tool messages answer a call",
+        ));
+    }
+    if let Some(k) = m
+        .tool_calls
+        .iter()
+        .flatten()
+        .position(|c| c.function.name.trim().is_empty())
+    {
+        return Err(LineProblem::new(
+            at(&format!("tool_calls[{k}].function.name")),
+            "empty; a tool call names the tool it calls",
+        ));
+    }
+    if outcome == TurnOutcome::Ok && m.content.is_none() && m.tool_calls.is_none() {
         return Err(LineProblem::new(
             at("content"),
             "null, but the turn's outcome is ok; give the answer, or the outcome of the \
@@ -349,6 +379,7 @@ fn prepare_turn(
             ..Default::default()
         },
         prompt,
+        tool_calls: m.tool_calls.unwrap_or_default(),
         ..Default::default()
     })
 }
@@ -596,10 +627,43 @@ mod tests {
     #[test]
     fn tool_results_are_prompt_text() {
         let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"calling"},{"role":"tool","content":"42","tool_call_id":"c1"},{"role":"assistant","content":"It is 42."}]}"#).unwrap();
-        assert_eq!(c.record.turns[1].prompt, vec![Message::new("tool", "42")]);
+        let mut result = Message::new("tool", "42");
+        result.tool_call_id = Some("c1".into());
+        assert_eq!(c.record.turns[1].prompt, vec![result]);
+        assert_eq!(
+            c.prompts_json[1],
+            r#"[{"role":"tool","content":"42","tool_call_id":"c1"}]"#
+        );
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q","tool_call_id":"c1"},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "messages[0].tool_call_id");
         let (field, _) =
             problem(r#"{"messages":[{"role":"tool"},{"role":"assistant","content":"A"}]}"#);
         assert_eq!(field, "messages[0].content");
+    }
+
+    #[test]
+    fn an_answer_that_only_calls_tools_is_an_ok_turn_that_keeps_its_calls() {
+        let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":{"p":1}}}]},{"role":"tool","content":"a.py","tool_call_id":"c1"},{"role":"assistant","content":"Done."}]}"#).unwrap();
+        assert_eq!(c.record.outcome, ConversationOutcome::Completed);
+        let first = &c.record.turns[0];
+        assert_eq!(
+            (first.outcome(), first.answer.as_deref()),
+            (TurnOutcome::Ok, None)
+        );
+        assert_eq!(first.tool_calls[0].function.name, "ls");
+        assert_eq!(first.tool_calls[0].function.arguments, r#"{"p":1}"#);
+        assert_eq!(c.record.turns.len(), 2);
+        // Without calls, the same null answer is still an empty answer that ends it.
+        let (field, why) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null},{"role":"user","content":"Q2"},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "messages[1].content", "{why}");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"tool_calls":[{"function":{"name":" "}}]}]}"#,
+        );
+        assert_eq!(field, "messages[1].tool_calls[0].function.name");
     }
 
     fn with(line: &str, defaults: &Defaults) -> PreparedConversation {

@@ -1,15 +1,39 @@
 //! One record read as the format allows: its shape recognised by [`super::shape`], then
 //! read by that shape's reader (turnbench's own here, [`super::sharegpt`],
-//! [`super::openai_log`]) into the normalised conversation.
+//! [`super::openai_log`], [`super::anthropic`], [`super::lmsys`]) into the normalised
+//! conversation.
 
-use super::shape::{MessagePaths, Normalised, Shape, ShapeFilter, parse_raw};
-use super::{openai_log, sharegpt};
+use super::shape::{Dropped, MessagePaths, Normalised, Shape, ShapeFilter, parse_raw};
+use super::{anthropic, lmsys, openai_log, sharegpt};
 use crate::exchange::ConversationLine;
 use crate::jsonl::LineProblem;
 
-/// Reads one record (a line, or an element of a JSON array) as `format` allows.
+/// Reads one record (a line, or an element of a JSON array) as `format` allows; content
+/// turnbench does not store refuses it.
 pub fn read_record(text: &[u8], format: ShapeFilter) -> Result<Normalised, LineProblem> {
-    let mut raw = parse_raw(text)?;
+    read_record_as(text, format, false)
+}
+
+/// Reads one record as `format` allows; with `lossy`, content turnbench does not store is
+/// dropped and counted instead of refusing the record.
+pub fn read_record_as(
+    text: &[u8],
+    format: ShapeFilter,
+    lossy: bool,
+) -> Result<Normalised, LineProblem> {
+    let mut raw = match parse_raw(text) {
+        Ok(raw) => raw,
+        // `messages` holding Anthropic content blocks (no `system` marked them).
+        Err(p)
+            if matches!(
+                format,
+                ShapeFilter::Auto | ShapeFilter::Only(Shape::Anthropic)
+            ) && anthropic::is_block_problem(&p) =>
+        {
+            return anthropic::read(text, lossy);
+        }
+        Err(p) => return Err(p),
+    };
     match raw.shape(format)? {
         Shape::Turnbench => {
             let messages = raw.messages.take().unwrap_or_default();
@@ -20,10 +44,14 @@ pub fn read_record(text: &[u8], format: ShapeFilter) -> Result<Normalised, LineP
                     ..raw.take_common()
                 },
                 paths: MessagePaths::Messages,
+                dropped: Dropped::default(),
             })
         }
         Shape::ShareGpt => sharegpt::normalise(raw),
         Shape::OpenAiLog => openai_log::normalise(raw),
+        // Content blocks are read from the record's text, whole.
+        Shape::Anthropic => anthropic::read(text, lossy),
+        Shape::Lmsys => lmsys::normalise(raw, lossy),
     }
 }
 
@@ -43,7 +71,8 @@ mod tests {
         let err = "jsonl".parse::<ShapeFilter>().unwrap_err();
         assert_eq!(
             err,
-            "unknown format \"jsonl\"; expected one of auto, turnbench, sharegpt, openai-log"
+            "unknown format \"jsonl\"; expected one of auto, turnbench, sharegpt, openai-log, \
+             anthropic, lmsys"
         );
         for shape in Shape::ALL {
             assert_eq!(
@@ -72,8 +101,16 @@ mod tests {
             "response"
         );
         // A field only another shape reads is ignored, whatever it holds.
-        let odd = r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}],"metadata":"x","system":[1],"startTime":"soon","request":"GET /"}"#;
+        let odd = r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}],"metadata":"x","conversations_total":[1],"startTime":"soon","request":"GET /"}"#;
         assert_eq!(shape(odd), Ok(Shape::Turnbench));
+        // A top-level `system` beside `messages` is Anthropic's (turnbench has none: it
+        // was dropped without a word before).
+        let anthropic = r#"{"system":"Be terse.","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#;
+        assert_eq!(shape(anthropic), Ok(Shape::Anthropic));
+        let lmsys = r#"{"conversation_id":"c","conversation":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#;
+        assert_eq!(shape(lmsys), Ok(Shape::Lmsys));
+        let claude_log = r#"{"request":{"messages":[{"role":"user","content":"Q"}]},"response":{"content":[{"type":"text","text":"A"}],"stop_reason":"end_turn"}}"#;
+        assert_eq!(shape(claude_log), Ok(Shape::Anthropic));
         let p = shape("{\"id\":\"x\"}").unwrap_err();
         assert_eq!(p.field, "messages");
         assert!(

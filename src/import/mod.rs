@@ -15,7 +15,9 @@
 //! stored, and nothing is ever deleted; a crash leaves nothing of it either (SQLite
 //! discards uncommitted WAL frames). One big transaction is also the fastest way to write.
 
+mod anthropic;
 pub mod format;
+mod lmsys;
 mod openai_log;
 mod reader;
 mod records;
@@ -37,7 +39,7 @@ use crate::store::conversation_rows::ConversationInserter;
 use crate::store::inserts::finish_run;
 use reader::{Batch, Item, ReadFailure, RecordSettings};
 pub use records::Place;
-pub use shape::{Shape, ShapeCounts, ShapeFilter};
+pub use shape::{Dropped, Shape, ShapeCounts, ShapeFilter};
 use sink::{FileSink, Stored};
 pub use validate::{Defaults, LineProblem};
 
@@ -112,6 +114,9 @@ pub struct ImportOptions {
     pub format: ShapeFilter,
     /// What fills in the fields records leave out.
     pub defaults: Defaults,
+    /// Import records that carry content turnbench does not store (an image, an unknown
+    /// block), dropping it and counting it in the summary, instead of refusing them.
+    pub lossy: bool,
 }
 
 /// What importing one file did.
@@ -127,6 +132,8 @@ pub struct FileSummary {
     pub run_id: Option<i64>,
     /// Conversations read (imported or already present) per shape.
     pub read_as: ShapeCounts,
+    /// What the imported conversations carried that is not stored, by kind.
+    pub dropped: Dropped,
 }
 
 impl fmt::Display for FileSummary {
@@ -150,6 +157,9 @@ impl fmt::Display for FileSummary {
         }
         if !self.read_as.is_empty() {
             write!(f, "; read as {}", self.read_as)?;
+        }
+        if !self.dropped.is_empty() {
+            write!(f, "; not stored: {}", self.dropped)?;
         }
         Ok(())
     }
@@ -198,6 +208,7 @@ pub fn import_reader(
         "provider": opts.defaults.provider,
         "model": opts.defaults.model,
         "scenario": opts.defaults.scenario,
+        "lossy": opts.lossy,
     })
     .to_string();
     let mut sink = FileSink::new(&run_name, settings);
@@ -215,6 +226,7 @@ pub fn import_reader(
     let record_settings = RecordSettings {
         format: opts.format,
         defaults: opts.defaults.clone(),
+        lossy: opts.lossy,
     };
     let (channels, reader) = reader::spawn(input, progress.clone(), stored, record_settings);
     let result = write_all(conn, &channels, &mut sink, &mut summary, opts, on_reject);
@@ -392,6 +404,7 @@ fn write_items(
                 Stored::Imported { turns } => {
                     summary.imported += 1;
                     summary.turns += turns as u64;
+                    summary.dropped.merge(&conversation.dropped);
                     summary.read_as.add(*shape);
                     added += 1;
                 }

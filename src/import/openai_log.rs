@@ -18,7 +18,8 @@ use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
 use super::shape::{
-    MessagePaths, Normalised, RawLine, Shape, check_usage, optional_objects, parse_field,
+    Dropped, MessagePaths, Normalised, RawLine, Shape, check_usage, optional_objects, parse_field,
+    parse_record,
 };
 use crate::client::completion::{AnswerAccumulator, logged_error};
 use crate::exchange::{MessageLine, Object, Role, TimingLine, ToolCallLine, UsageLine};
@@ -96,6 +97,19 @@ impl<'de> Deserialize<'de> for Instant {
         }
         d.deserialize_any(InstantVisitor)
     }
+}
+
+/// A record's timing fields, at its top level or in `metadata` (the top level wins), for
+/// shapes read whole rather than through [`RawLine`].
+pub(super) fn record_timing(text: &[u8]) -> Result<Option<TimingLine>, LineProblem> {
+    #[derive(Deserialize)]
+    struct Metadata {
+        metadata: Option<Object<Times>>,
+    }
+    let top: Times = parse_record(text)?;
+    let meta: Metadata = parse_record(text)?;
+    let times = top.or(meta.metadata.map(|o| o.0).unwrap_or_default());
+    Ok(Some(times.timing()?).filter(|t| !t.is_empty()))
 }
 
 impl Times {
@@ -234,6 +248,7 @@ pub(super) fn normalise(mut raw: RawLine) -> Result<Normalised, LineProblem> {
         shape: Shape::OpenAiLog,
         line,
         paths,
+        dropped: Dropped::default(),
     })
 }
 

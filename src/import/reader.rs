@@ -45,6 +45,7 @@ pub(crate) enum Item {
 pub(crate) struct RecordSettings {
     pub format: ShapeFilter,
     pub defaults: Defaults,
+    pub lossy: bool,
 }
 
 /// An I/O error while reading, with the line it happened on.
@@ -146,7 +147,13 @@ fn read_all(
 fn prepare_next(next: Next, settings: &RecordSettings, scratch: &mut Vec<u8>) -> Item {
     match next {
         Next::Record { place, text } => {
-            match prepare_record(text, settings.format, &settings.defaults, scratch) {
+            match prepare_record(
+                text,
+                settings.format,
+                settings.lossy,
+                &settings.defaults,
+                scratch,
+            ) {
                 Ok((shape, c)) => Item::Conversation {
                     place,
                     shape,

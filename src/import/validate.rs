@@ -6,8 +6,8 @@
 //! [`super::format`]'s; everything after (turns, outcomes, identity, defaults) is here, once
 //! for every shape.
 
-use super::format::read_record;
-use super::shape::{MessagePaths, Shape, ShapeFilter, check_context, check_usage};
+use super::format::read_record_as;
+use super::shape::{Dropped, MessagePaths, Shape, ShapeFilter, check_context, check_usage};
 use crate::chat::Message;
 use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
 pub use crate::jsonl::LineProblem;
@@ -28,6 +28,8 @@ pub struct PreparedConversation {
     /// `uid` is the given `id`, else a hash of the content; `run_id` and `target_id` are 0
     /// until the writer sets them.
     pub record: ConversationRecord,
+    /// What the record carried that is not stored (`--lossy`, `redacted_thinking`).
+    pub dropped: Dropped,
 }
 
 /// Used when neither the line nor a default names the provider or the model.
@@ -48,18 +50,27 @@ pub fn prepare_line(
     line: &[u8],
     scratch: &mut Vec<u8>,
 ) -> Result<PreparedConversation, LineProblem> {
-    prepare_record(line, ShapeFilter::Auto, &Defaults::default(), scratch).map(|(_, c)| c)
+    prepare_record(
+        line,
+        ShapeFilter::Auto,
+        false,
+        &Defaults::default(),
+        scratch,
+    )
+    .map(|(_, c)| c)
 }
 
 /// Reads one record (a line or an array element) as `format` allows, and prepares it.
 pub fn prepare_record(
     text: &[u8],
     format: ShapeFilter,
+    lossy: bool,
     defaults: &Defaults,
     scratch: &mut Vec<u8>,
 ) -> Result<(Shape, PreparedConversation), LineProblem> {
-    let normalised = read_record(text, format)?;
-    let prepared = prepare(normalised.line, normalised.paths, defaults, scratch)?;
+    let normalised = read_record_as(text, format, lossy)?;
+    let mut prepared = prepare(normalised.line, &normalised.paths, defaults, scratch)?;
+    prepared.dropped = normalised.dropped;
     Ok((normalised.shape, prepared))
 }
 
@@ -91,7 +102,7 @@ pub fn count_visible_tokens<'a>(conversations: impl Iterator<Item = &'a mut Prep
 /// `paths` names its messages in the record's own shape.
 pub fn prepare(
     line: ConversationLine,
-    paths: MessagePaths,
+    paths: &MessagePaths,
     defaults: &Defaults,
     scratch: &mut Vec<u8>,
 ) -> Result<PreparedConversation, LineProblem> {
@@ -152,6 +163,7 @@ pub fn prepare(
             attempts: Vec::new(),
             trailing: turns.trailing,
         },
+        dropped: Dropped::default(),
     })
 }
 
@@ -183,7 +195,7 @@ struct Turns {
     ended: Option<(usize, TurnOutcome, &'static str)>,
 }
 
-fn build_turns(messages: Vec<MessageLine>, paths: MessagePaths) -> Result<Turns, LineProblem> {
+fn build_turns(messages: Vec<MessageLine>, paths: &MessagePaths) -> Result<Turns, LineProblem> {
     let mut turns: Vec<TurnRecord> = Vec::new();
     let mut pending: Vec<Message> = Vec::new();
     let mut ended: Option<(usize, TurnOutcome, &'static str)> = None;
@@ -258,7 +270,7 @@ fn build_turns(messages: Vec<MessageLine>, paths: MessagePaths) -> Result<Turns,
 fn conversation_outcome(
     turns: &Turns,
     given: Option<ConversationOutcome>,
-    paths: MessagePaths,
+    paths: &MessagePaths,
 ) -> Result<ConversationOutcome, LineProblem> {
     let Some(given) = given else {
         let summary: Vec<_> = turns
@@ -670,6 +682,7 @@ mod tests {
         prepare_record(
             line.as_bytes(),
             ShapeFilter::Auto,
+            false,
             defaults,
             &mut Vec::new(),
         )

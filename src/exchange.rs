@@ -152,6 +152,27 @@ pub struct MessageLine {
     /// A `tool` message: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Content-bearing OpenAI message fields turnbench does not store, when given with a
+    /// value (OpenAI writes `"refusal": null` on every message): read so that import
+    /// refuses the record naming the field, or counts the drop with `--lossy`. Never
+    /// written.
+    #[serde(default, skip_serializing, deserialize_with = "carries")]
+    pub refusal: bool,
+    #[serde(default, skip_serializing, deserialize_with = "carries")]
+    pub function_call: bool,
+    #[serde(default, skip_serializing, deserialize_with = "carries")]
+    pub audio: bool,
+}
+
+/// Whether a field holds something: not null, not an empty string, array or object.
+fn carries<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Null => false,
+        serde_json::Value::String(s) => !s.is_empty(),
+        serde_json::Value::Array(a) => !a.is_empty(),
+        serde_json::Value::Object(o) => !o.is_empty(),
+        _ => true,
+    })
 }
 
 /// One tool call, as OpenAI's chat format writes it:
@@ -224,7 +245,21 @@ impl MessageLine {
             context: None,
             tool_calls: None,
             tool_call_id: None,
+            refusal: false,
+            function_call: false,
+            audio: false,
         }
+    }
+
+    /// The content-bearing fields this message carried that turnbench does not store.
+    pub fn unstored(&self) -> impl Iterator<Item = &'static str> {
+        [
+            ("refusal", self.refusal),
+            ("function_call", self.function_call),
+            ("audio", self.audio),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
     }
 
     /// The name of the first assistant-only field set on this message, if any.

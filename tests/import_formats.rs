@@ -139,6 +139,7 @@ fn import_help_names_every_format_and_lossy() {
         "anthropic",
         "lmsys",
         "WildChat",
+        "responses",
         "--lossy",
     ] {
         assert!(out.contains(name), "--help does not name {name}:\n{out}");
@@ -507,4 +508,103 @@ fn every_sample_of_every_new_format_is_stored_field_by_field() {
             .or_else(|| record.get("model"));
         assert_eq!(got.get("model"), model.or(Some(&json!("unknown"))), "{uid}");
     }
+}
+
+const RESPONSES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/responses.jsonl");
+
+/// Held-out Responses calls: a chain of two (the second continuing the first, given
+/// before it), a lone call, a malformed call (a function call without a name, line 4)
+/// and a call continuing a response that is not in the file (line 5).
+const RESPONSES_HELD_OUT: &str = r#"{"request":{"model":"gpt-5","previous_response_id":"resp_a1","input":[{"type":"function_call_output","call_id":"c1","output":"42"}]},"response":{"id":"resp_a2","object":"response","status":"completed","model":"gpt-5","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"It is 42.","annotations":[]}]}],"usage":{"input_tokens":50,"input_tokens_details":{"cached_tokens":40},"output_tokens":5}},"latency_ms":300.0}
+{"request":{"model":"gpt-5","instructions":"Use the calculator.","input":[{"role":"user","content":[{"type":"input_text","text":"6 × 7?"}]}]},"response":{"id":"resp_a1","object":"response","status":"completed","model":"gpt-5","output":[{"type":"function_call","call_id":"c1","name":"calc","arguments":"{\"expr\":\"6*7\"}"}]}}
+{"request":{"model":"gpt-5-nano","input":"Hi"},"response":{"id":"resp_b1","object":"response","status":"completed","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hello!"}]}]}}
+{"request":{"input":"Q"},"response":{"id":"resp_c1","object":"response","output":[{"type":"function_call","call_id":"x","arguments":"{}"}]}}
+{"request":{"previous_response_id":"resp_zz","input":"more"},"response":{"id":"resp_d2","object":"response","output":[{"type":"message","role":"assistant","content":"ok"}]}}
+"#;
+
+#[test]
+fn responses_calls_chained_by_previous_response_id_are_one_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let file = write(dir.path(), "responses.jsonl", RESPONSES_HELD_OUT);
+    let (code, out, err) = run(turnbench(&db)
+        .args(["import", "--format", "responses"])
+        .arg(&file));
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("2 imported (3 turns), 0 already present, 2 rejected"),
+        "{out}"
+    );
+    assert!(out.contains("read as responses 2"), "{out}");
+    assert!(
+        err.contains("responses.jsonl:4: response.output[0].name: missing"),
+        "{err}"
+    );
+    assert!(
+        err.contains("responses.jsonl:5: previous_response_id: \"resp_zz\" is not the response id of a call in this file"),
+        "{err}"
+    );
+    let chain = exported(&db, "resp_a2");
+    assert_messages(
+        &chain["messages"],
+        &json!([
+            {"role": "system", "content": "Use the calculator."},
+            {"role": "user", "content": "6 × 7?"},
+            {"role": "assistant", "content": null, "finish_reason": "tool_calls",
+             "tool_calls": [{"id": "c1", "type": "function",
+                             "function": {"name": "calc", "arguments": "{\"expr\":\"6*7\"}"}}]},
+            {"role": "tool", "content": "42", "tool_call_id": "c1"},
+            {"role": "assistant", "content": "It is 42.", "finish_reason": "stop",
+             "usage": {"prompt_tokens": 50, "completion_tokens": 5, "cached_tokens": 40},
+             "timing": {"e2e_ms": 300.0}},
+        ]),
+    );
+    assert_eq!(chain["model"], "gpt-5");
+    let lone = exported(&db, "resp_b1");
+    assert_eq!(lone["model"], "gpt-5-nano");
+    let (_, out, _) = run(turnbench(&db).arg("import").arg(&file));
+    assert!(
+        out.contains("0 imported (0 turns), 2 already present, 2 rejected"),
+        "{out}"
+    );
+}
+
+#[test]
+fn the_responses_example_is_stored_field_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let (code, out, err) = import(&db, &[Path::new(RESPONSES)]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("2 imported (4 turns)"), "{out}");
+    let chain = exported(&db, "resp_03");
+    assert_messages(
+        &chain["messages"],
+        &json!([
+            {"role": "system", "content": "You are a weather assistant. Use the tool."},
+            {"role": "user", "content": "Do I need an umbrella in Oslo today?"},
+            {"role": "assistant", "content": null, "reasoning": "Need the forecast for Oslo.",
+             "finish_reason": "tool_calls",
+             "tool_calls": [{"id": "call_01", "type": "function",
+                             "function": {"name": "weather", "arguments": "{\"city\":\"Oslo\"}"}}],
+             "usage": {"prompt_tokens": 85, "completion_tokens": 40, "cached_tokens": 0,
+                       "reasoning_tokens": 22},
+             "timing": {"e2e_ms": 1310.0}},
+            {"role": "tool", "content": "4 °C, rain all day", "tool_call_id": "call_01"},
+            {"role": "assistant", "content": "Yes: 4 °C and rain all day in Oslo.",
+             "finish_reason": "stop",
+             "usage": {"prompt_tokens": 140, "completion_tokens": 14, "cached_tokens": 128,
+                       "reasoning_tokens": 0},
+             "timing": {"ttft_ms": 420.0, "e2e_ms": 760.0}},
+            {"role": "user", "content": "And tomorrow?"},
+            {"role": "assistant", "content": "Tomorrow looks drier, with", "finish_reason": "length",
+             "usage": {"prompt_tokens": 170, "completion_tokens": 16, "cached_tokens": 128}},
+        ]),
+    );
+    assert_eq!(chain["messages"][6]["outcome"], "truncated");
+    let failed = exported(&db, "resp_10");
+    assert_eq!(failed["outcome"], "http_5xx");
+    assert_eq!(
+        failed["messages"][0],
+        json!({"role": "user", "content": "Summarise RFC 9110 in one sentence."})
+    );
 }

@@ -16,8 +16,10 @@ use crate::import::{Defaults, ImportError, ImportOptions, Rejection, ShapeFilter
 /// tool calls included), ShareGPT (`{"conversations": [{"from", "value"}]}`), an OpenAI
 /// logged call (`{"request": {...}, "response": {"choices": ...}}`), an Anthropic Messages
 /// record or logged call (`{"system", "messages"}` of content blocks; `"response":
-/// {"content": [...]}`), or an LMSYS-Chat-1M / WildChat row (`{"conversation_id" or
-/// "conversation_hash", "conversation": [...]}`); the summary says which it read. Bad
+/// {"content": [...]}`), an LMSYS-Chat-1M / WildChat row (`{"conversation_id" or
+/// "conversation_hash", "conversation": [...]}`), or an OpenAI Responses logged call
+/// (`"response": {"output": [...]}`; calls chained by `previous_response_id` are one
+/// conversation); the summary says which it read. Bad
 /// records are reported by file:line and field and skipped (exit code 2); so is a record
 /// carrying content turnbench does not store, unless --lossy. Conversations already stored
 /// are skipped, so importing a file again adds nothing. See docs/import-export.md.
@@ -29,8 +31,9 @@ pub struct ImportArgs {
     #[arg(long)]
     strict: bool,
     /// The shape of the records: auto (each record's own, recognised by its keys),
-    /// turnbench, sharegpt, openai-log, anthropic (Messages records and logged calls) or
-    /// lmsys (LMSYS-Chat-1M and WildChat rows); a record of another shape is refused.
+    /// turnbench, sharegpt, openai-log, anthropic (Messages records and logged calls),
+    /// lmsys (LMSYS-Chat-1M and WildChat rows) or responses (OpenAI Responses logged
+    /// calls); a record of another shape is refused.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: ShapeFilter,
     /// Import records that carry content turnbench does not store (an image, a document,

@@ -3,7 +3,10 @@
 //! [`super::openai_log`], [`super::anthropic`], [`super::lmsys`]) into the normalised
 //! conversation.
 
-use super::shape::{Dropped, MessagePaths, Normalised, Shape, ShapeFilter, parse_raw};
+use super::responses::{self, Call};
+use super::shape::{
+    Dropped, MessagePaths, Normalised, Shape, ShapeFilter, parse_raw, unstored_fields,
+};
 use super::{anthropic, lmsys, openai_log, sharegpt};
 use crate::exchange::ConversationLine;
 use crate::jsonl::LineProblem;
@@ -15,12 +18,32 @@ pub fn read_record(text: &[u8], format: ShapeFilter) -> Result<Normalised, LineP
 }
 
 /// Reads one record as `format` allows; with `lossy`, content turnbench does not store is
-/// dropped and counted instead of refusing the record.
+/// dropped and counted instead of refusing the record. An OpenAI Responses call is read
+/// as the conversation of that call alone (the reader joins chained calls).
 pub fn read_record_as(
     text: &[u8],
     format: ShapeFilter,
     lossy: bool,
 ) -> Result<Normalised, LineProblem> {
+    match read_any(text, format, lossy)? {
+        Record::Whole(n) => Ok(n),
+        Record::Call(call) => Ok(call.normalised),
+    }
+}
+
+/// A record read: a whole conversation, or one call of a chain.
+pub(super) enum Record {
+    Whole(Normalised),
+    /// An OpenAI Responses call, which `previous_response_id` may chain to others.
+    Call(Call),
+}
+
+pub(super) fn read_any(
+    text: &[u8],
+    format: ShapeFilter,
+    lossy: bool,
+) -> Result<Record, LineProblem> {
+    let whole = |n: Result<Normalised, LineProblem>| n.map(Record::Whole);
     let mut raw = match parse_raw(text) {
         Ok(raw) => raw,
         // `messages` holding Anthropic content blocks (no `system` marked them).
@@ -30,14 +53,14 @@ pub fn read_record_as(
                 ShapeFilter::Auto | ShapeFilter::Only(Shape::Anthropic)
             ) && anthropic::is_block_problem(&p) =>
         {
-            return anthropic::read(text, lossy);
+            return whole(anthropic::read(text, lossy));
         }
         Err(p) => return Err(p),
     };
-    match raw.shape(format)? {
+    let mut normalised = match raw.shape(format)? {
         Shape::Turnbench => {
             let messages = raw.messages.take().unwrap_or_default();
-            Ok(Normalised {
+            Normalised {
                 shape: Shape::Turnbench,
                 line: ConversationLine {
                     messages,
@@ -45,14 +68,22 @@ pub fn read_record_as(
                 },
                 paths: MessagePaths::Messages,
                 dropped: Dropped::default(),
-            })
+            }
         }
-        Shape::ShareGpt => sharegpt::normalise(raw),
-        Shape::OpenAiLog => openai_log::normalise(raw),
-        // Content blocks are read from the record's text, whole.
-        Shape::Anthropic => anthropic::read(text, lossy),
-        Shape::Lmsys => lmsys::normalise(raw, lossy),
-    }
+        Shape::ShareGpt => sharegpt::normalise(raw)?,
+        Shape::OpenAiLog => openai_log::normalise(raw)?,
+        // Content blocks and items are read from the record's text, whole.
+        Shape::Anthropic => return whole(anthropic::read(text, lossy)),
+        Shape::Lmsys => return whole(lmsys::normalise(raw, lossy)),
+        Shape::Responses => return Ok(Record::Call(responses::read(text, lossy)?)),
+    };
+    unstored_fields(
+        &normalised.line.messages,
+        &normalised.paths,
+        lossy,
+        &mut normalised.dropped,
+    )?;
+    Ok(Record::Whole(normalised))
 }
 
 #[cfg(test)]
@@ -72,7 +103,7 @@ mod tests {
         assert_eq!(
             err,
             "unknown format \"jsonl\"; expected one of auto, turnbench, sharegpt, openai-log, \
-             anthropic, lmsys"
+             anthropic, lmsys, responses"
         );
         for shape in Shape::ALL {
             assert_eq!(
@@ -111,6 +142,11 @@ mod tests {
         assert_eq!(shape(lmsys), Ok(Shape::Lmsys));
         let claude_log = r#"{"request":{"messages":[{"role":"user","content":"Q"}]},"response":{"content":[{"type":"text","text":"A"}],"stop_reason":"end_turn"}}"#;
         assert_eq!(shape(claude_log), Ok(Shape::Anthropic));
+        let responses_log = r#"{"request":{"input":"Q"},"response":{"object":"response","output":[{"type":"message","role":"assistant","content":"A"}]}}"#;
+        assert_eq!(shape(responses_log), Ok(Shape::Responses));
+        // An OpenAI error object is still a chat log's failed call.
+        let chat_error = r#"{"request":{"messages":[{"role":"user","content":"Q"}]},"response":{"error":{"message":"x"}}}"#;
+        assert_eq!(shape(chat_error), Ok(Shape::OpenAiLog));
         let p = shape("{\"id\":\"x\"}").unwrap_err();
         assert_eq!(p.field, "messages");
         assert!(

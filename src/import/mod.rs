@@ -21,6 +21,7 @@ mod lmsys;
 mod openai_log;
 mod reader;
 mod records;
+mod responses;
 mod shape;
 mod sharegpt;
 mod sink;

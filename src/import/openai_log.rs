@@ -279,6 +279,20 @@ fn read_answer(response: &RawValue) -> Result<MessageLine, LineProblem> {
             return Ok(message);
         }
     }
+    // Content-bearing fields the answer reader does not keep; looked for only in a body
+    // that names one, so a plain log line is not parsed twice.
+    if ["\"refusal\"", "\"function_call\"", "\"audio\""]
+        .iter()
+        .any(|k| body.contains(k))
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(body)
+    {
+        let m = &v["choices"][0]["message"];
+        let carries =
+            |k: &str| !matches!(&m[k], serde_json::Value::Null) && m[k] != serde_json::json!("");
+        message.refusal = carries("refusal");
+        message.function_call = carries("function_call");
+        message.audio = carries("audio");
+    }
     let split = reader.split();
     let calls: Vec<ToolCallLine> = std::mem::take(&mut reader.tool_calls)
         .into_iter()
@@ -505,6 +519,27 @@ mod tests {
             (Some("c1"), "f")
         );
         assert_eq!(calls[0].function.arguments, r#"{"x":1}"#);
+    }
+
+    #[test]
+    fn content_the_store_does_not_keep_is_refused_by_field_unless_lossy() {
+        use super::super::format::read_record_as;
+        let refusal = log(
+            "",
+            r#"{"content":null,"refusal":"I can't help with that."}"#,
+            "",
+        );
+        let p = read(&refusal).unwrap_err();
+        assert_eq!(p.field, "response.choices[0].message.refusal");
+        let n = read_record_as(refusal.as_bytes(), ShapeFilter::Auto, true).unwrap();
+        assert_eq!(n.dropped.get("refusal"), 1);
+        // OpenAI's `"refusal": null` on every message carries nothing.
+        assert!(read(&log("", r#"{"content":"A","refusal":null}"#, "")).is_ok());
+        let p = read(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"function_call":{"name":"f","arguments":"{}"}}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(p.field, "messages[1].function_call");
     }
 
     #[test]

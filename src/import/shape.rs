@@ -32,7 +32,8 @@ pub enum ShapeFilter {
 }
 
 impl ShapeFilter {
-    pub const NAMES: &'static str = "auto, turnbench, sharegpt, openai-log, anthropic, lmsys";
+    pub const NAMES: &'static str =
+        "auto, turnbench, sharegpt, openai-log, anthropic, lmsys, responses";
 }
 
 impl FromStr for ShapeFilter {
@@ -74,15 +75,19 @@ pub enum Shape {
     /// A row of LMSYS-Chat-1M (`conversation_id`) or WildChat (`conversation_hash`): a
     /// `conversation` array of `{role, content}`.
     Lmsys,
+    /// One logged OpenAI Responses call: `request` (`input`, `instructions`,
+    /// `previous_response_id`) and a `response` with `output` items.
+    Responses,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 5] = [
+    pub const ALL: [Shape; 6] = [
         Shape::Turnbench,
         Shape::ShareGpt,
         Shape::OpenAiLog,
         Shape::Anthropic,
         Shape::Lmsys,
+        Shape::Responses,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -92,6 +97,7 @@ impl Shape {
             Shape::OpenAiLog => "openai-log",
             Shape::Anthropic => "anthropic",
             Shape::Lmsys => "lmsys",
+            Shape::Responses => "responses",
         }
     }
 
@@ -106,6 +112,7 @@ impl Shape {
                  \"content\" blocks"
             }
             Shape::Lmsys => "a \"conversation\" array",
+            Shape::Responses => "a \"response\" with \"output\" items",
         }
     }
 
@@ -117,6 +124,7 @@ impl Shape {
             Shape::OpenAiLog => "response",
             Shape::Anthropic => "messages",
             Shape::Lmsys => "conversation",
+            Shape::Responses => "response",
         }
     }
 }
@@ -202,6 +210,28 @@ impl Dropped {
         self.add(kind);
         Ok(())
     }
+}
+
+/// The content-bearing fields of normalised messages that turnbench does not store
+/// (OpenAI's `refusal`, `function_call`, `audio`): refused naming the field, or dropped and
+/// counted with `--lossy`.
+pub(super) fn unstored_fields(
+    messages: &[MessageLine],
+    paths: &MessagePaths,
+    lossy: bool,
+    dropped: &mut Dropped,
+) -> Result<(), LineProblem> {
+    for (i, m) in messages.iter().enumerate() {
+        for name in m.unstored() {
+            dropped.drop_or_refuse(
+                lossy,
+                paths.field(i, name),
+                name,
+                &format!("a {name:?} field"),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// `image 2, redacted_thinking 1`: kinds in name order.
@@ -359,8 +389,20 @@ struct ResponseKeys<'a> {
     choices: Option<serde::de::IgnoredAny>,
     #[serde(borrow)]
     content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    output: Option<&'a RawValue>,
     #[serde(rename = "type")]
     kind: Option<String>,
+    object: Option<String>,
+}
+
+/// Which kind of logged response a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoggedResponse {
+    /// An OpenAI chat completion (or an OpenAI error object).
+    Chat,
+    Anthropic,
+    Responses,
 }
 
 impl RawLine<'_> {
@@ -384,10 +426,10 @@ impl RawLine<'_> {
     /// with a top-level `system` (Anthropic's), then `messages`.
     fn marked(&self) -> Option<Shape> {
         if self.is_log() {
-            return Some(if self.anthropic_response() {
-                Shape::Anthropic
-            } else {
-                Shape::OpenAiLog
+            return Some(match self.logged_response() {
+                LoggedResponse::Chat => Shape::OpenAiLog,
+                LoggedResponse::Anthropic => Shape::Anthropic,
+                LoggedResponse::Responses => Shape::Responses,
             });
         }
         if self.conversation.is_some() {
@@ -409,32 +451,43 @@ impl RawLine<'_> {
         self.response.is_some() || (self.request.is_some() && self.messages.is_none())
     }
 
-    /// The response is an Anthropic Messages response (`content` blocks, `type`
-    /// `message`) or error (`type` `error`), not a chat completion.
-    fn anthropic_response(&self) -> bool {
-        let Some(response) = self.response else {
-            return false;
+    /// An Anthropic Messages response (`content` blocks, `type` `message`) or error
+    /// (`type` `error`); an OpenAI Responses one (`output` items, `object` `response`);
+    /// else a chat completion.
+    fn logged_response(&self) -> LoggedResponse {
+        let Some(Ok(keys)) = self
+            .response
+            .map(|r| serde_json::from_str::<ResponseKeys>(r.get()))
+        else {
+            return LoggedResponse::Chat;
         };
-        match serde_json::from_str::<ResponseKeys>(response.get()) {
-            Ok(keys) => {
-                keys.choices.is_none()
-                    && (keys.content.is_some_and(|c| c.get().starts_with('['))
-                        || matches!(keys.kind.as_deref(), Some("message" | "error")))
-            }
-            Err(_) => false,
+        let array = |v: Option<&RawValue>| v.is_some_and(|v| v.get().starts_with('['));
+        if keys.choices.is_some() {
+            LoggedResponse::Chat
+        } else if array(keys.output) || keys.object.as_deref() == Some("response") {
+            LoggedResponse::Responses
+        } else if array(keys.content) || matches!(keys.kind.as_deref(), Some("message" | "error")) {
+            LoggedResponse::Anthropic
+        } else {
+            LoggedResponse::Chat
         }
+    }
+
+    fn anthropic_response(&self) -> bool {
+        self.logged_response() == LoggedResponse::Anthropic
     }
 
     fn has(&self, shape: Shape) -> bool {
         match shape {
             Shape::Turnbench => self.messages.is_some(),
             Shape::ShareGpt => self.conversations.is_some(),
-            Shape::OpenAiLog => self.is_log() && !self.anthropic_response(),
+            Shape::OpenAiLog => self.is_log() && self.logged_response() == LoggedResponse::Chat,
             // Asked for by name, any `messages` are Anthropic's.
             Shape::Anthropic => {
                 self.anthropic_response() || self.messages.is_some() || self.request.is_some()
             }
             Shape::Lmsys => self.conversation.is_some(),
+            Shape::Responses => self.logged_response() == LoggedResponse::Responses,
         }
     }
 

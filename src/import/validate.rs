@@ -6,7 +6,9 @@
 //! [`super::format`]'s; everything after (turns, outcomes, identity, defaults) is here, once
 //! for every shape.
 
-use super::format::read_record_as;
+use super::format::{Record, read_any, read_record_as};
+use super::responses::Call;
+use super::shape::Normalised;
 use super::shape::{Dropped, MessagePaths, Shape, ShapeFilter, check_context, check_usage};
 use crate::chat::Message;
 use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
@@ -68,7 +70,37 @@ pub fn prepare_record(
     defaults: &Defaults,
     scratch: &mut Vec<u8>,
 ) -> Result<(Shape, PreparedConversation), LineProblem> {
-    let normalised = read_record_as(text, format, lossy)?;
+    prepare_normalised(read_record_as(text, format, lossy)?, defaults, scratch)
+}
+
+/// A record prepared, or a call held until the end of the file for its chain.
+pub(super) enum Read {
+    Prepared(Shape, Box<PreparedConversation>),
+    Held(Box<Call>),
+}
+
+/// Reads one record as `format` allows and prepares it, unless it is a call of a chain.
+pub(super) fn read_or_hold(
+    text: &[u8],
+    format: ShapeFilter,
+    lossy: bool,
+    defaults: &Defaults,
+    scratch: &mut Vec<u8>,
+) -> Result<Read, LineProblem> {
+    match read_any(text, format, lossy)? {
+        Record::Whole(n) => {
+            prepare_normalised(n, defaults, scratch).map(|(s, c)| Read::Prepared(s, Box::new(c)))
+        }
+        Record::Call(call) => Ok(Read::Held(Box::new(call))),
+    }
+}
+
+/// Prepares a normalised record.
+pub(super) fn prepare_normalised(
+    normalised: Normalised,
+    defaults: &Defaults,
+    scratch: &mut Vec<u8>,
+) -> Result<(Shape, PreparedConversation), LineProblem> {
     let mut prepared = prepare(normalised.line, &normalised.paths, defaults, scratch)?;
     prepared.dropped = normalised.dropped;
     Ok((normalised.shape, prepared))

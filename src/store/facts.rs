@@ -727,6 +727,9 @@ fn push_turn(line: &mut ConversationLine, row: &Row) -> Result<(), StoreError> {
         context: (!context.is_empty()).then_some(context),
         tool_calls,
         tool_call_id: None,
+        refusal: false,
+        function_call: false,
+        audio: false,
     });
     Ok(())
 }

@@ -8,8 +8,10 @@
 //!               {"role": "assistant", "content": "...", "timing": {"e2e_ms": 2310.5}}]}
 //! ```
 //!
-//! Only `messages` is required, so a plain OpenAI chat line imports as it is. Fields the
-//! format does not know are ignored. Unknown values are left out when written (never 0).
+//! Only `messages` is required, so a plain OpenAI chat line imports as it is (tool calls
+//! included). Fields the format does not know are ignored, except the content-bearing
+//! OpenAI ones it does not store (`refusal`, `function_call`, `audio`), which import
+//! refuses or, with `--lossy`, counts. Unknown values are left out when written (never 0).
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -435,7 +437,8 @@ fn text_content<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
             while let Some(part) = seq.next_element::<TextPart>()? {
                 if part.kind != "text" {
                     return Err(de::Error::custom(format_args!(
-                        "a {:?} part; only text parts can be imported",
+                        "a {:?} part; only text parts can be imported (import with --lossy \
+                         to drop the others, counted in the summary)",
                         part.kind
                     )));
                 }

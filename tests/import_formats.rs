@@ -287,6 +287,7 @@ fn content_turnbench_does_not_store_is_refused_by_field_or_dropped_and_counted_w
     let db = dir.path().join("t.db");
     let text = r#"{"id":"img-1","messages":[{"role":"user","content":[{"type":"text","text":"What is in this picture?"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}]},{"role":"assistant","content":[{"type":"redacted_thinking","data":"xyz"},{"type":"text","text":"A cat."}]}]}
 {"conversation_id":"att-1","conversation":[{"content":"Read this","role":"user","attachments":[{"name":"a.pdf"}]},{"content":"Done.","role":"assistant"}]}
+{"id":"url-1","messages":[{"role":"user","content":[{"type":"text","text":"Describe it."},{"type":"image_url","image_url":{"url":"https://example.com/cat.png"}}]},{"role":"assistant","content":"A cat.","refusal":null}]}
 "#;
     let file = write(dir.path(), "lossy.jsonl", text);
     let (code, out, err) = import(&db, &[&file]);
@@ -300,13 +301,18 @@ fn content_turnbench_does_not_store_is_refused_by_field_or_dropped_and_counted_w
         err.contains("lossy.jsonl:2: conversation[0].attachments:"),
         "{err}"
     );
+    assert!(err.contains("lossy.jsonl:3: messages[0].content:"), "{err}");
     assert!(err.contains("--lossy"), "{err}");
     let (code, out, err) = run(turnbench(&db).args(["import", "--lossy"]).arg(&file));
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("2 imported (2 turns)"), "{out}");
+    assert!(out.contains("3 imported (3 turns)"), "{out}");
     assert!(
-        out.contains("not stored: attachments 1, image 1, redacted_thinking 1"),
+        out.contains("not stored: attachments 1, image 1, image_url 1, redacted_thinking 1"),
         "{out}"
+    );
+    assert_eq!(
+        exported(&db, "url-1")["messages"][0]["content"],
+        "Describe it."
     );
     let stored = exported(&db, "img-1");
     assert_eq!(stored["messages"][0]["content"], "What is in this picture?");

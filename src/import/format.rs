@@ -55,6 +55,10 @@ pub(super) fn read_any(
         {
             return whole(anthropic::read(text, lossy));
         }
+        // `--lossy`: a turnbench record read again without its non-text content parts.
+        Err(p) if lossy && p.problem.contains("only text parts can be imported") => {
+            return without_other_parts(text, format);
+        }
         Err(p) => return Err(p),
     };
     let mut normalised = match raw.shape(format)? {
@@ -84,6 +88,44 @@ pub(super) fn read_any(
         &mut normalised.dropped,
     )?;
     Ok(Record::Whole(normalised))
+}
+
+/// A record whose `messages` hold content parts other than text (`image_url`,
+/// `input_audio`, `file`, ...), read with them dropped and counted by type. The slow path:
+/// only a record `--lossy` would otherwise refuse is parsed twice.
+fn without_other_parts(text: &[u8], format: ShapeFilter) -> Result<Record, LineProblem> {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(text).map_err(|e| LineProblem::new("", format!("not JSON: {e}")))?;
+    let mut dropped = Dropped::default();
+    for message in value
+        .get_mut("messages")
+        .and_then(serde_json::Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(parts) = message
+            .get_mut("content")
+            .and_then(serde_json::Value::as_array_mut)
+        {
+            parts.retain(
+                |part| match part.get("type").and_then(serde_json::Value::as_str) {
+                    Some("text") => true,
+                    other => {
+                        dropped.add(other.unwrap_or("untyped part"));
+                        false
+                    }
+                },
+            );
+        }
+    }
+    let stripped = value.to_string();
+    match read_any(stripped.as_bytes(), format, true)? {
+        Record::Whole(mut n) => {
+            n.dropped.merge(&dropped);
+            Ok(Record::Whole(n))
+        }
+        call @ Record::Call(_) => Ok(call),
+    }
 }
 
 #[cfg(test)]
@@ -153,6 +195,18 @@ mod tests {
             p.problem.contains("\"conversations\" array (ShareGPT)"),
             "{p}"
         );
+    }
+
+    #[test]
+    fn lossy_drops_and_counts_content_parts_other_than_text() {
+        let line = br#"{"messages":[{"role":"user","content":[{"type":"text","text":"What is it?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO"}}]},{"role":"assistant","content":"A cat."}]}"#;
+        let p = read_record(line, ShapeFilter::Auto).unwrap_err();
+        assert_eq!(p.field, "messages[0].content");
+        assert!(p.problem.contains("--lossy"), "{p}");
+        let n = read_record_as(line, ShapeFilter::Auto, true).unwrap();
+        assert_eq!(n.shape, Shape::Turnbench);
+        assert_eq!(n.line.messages[0].content.as_deref(), Some("What is it?"));
+        assert_eq!(n.dropped.get("image_url"), 1);
     }
 
     #[test]

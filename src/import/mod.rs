@@ -1,10 +1,14 @@
 //! `turnbench import`: transcript files into the store. A file is JSON Lines or one JSON
-//! array ([`records`]); a record is the exchange format, a ShareGPT conversation or a
-//! logged request/response ([`format`], [`sharegpt`], [`openai_log`]), each read into the
-//! exchange format and validated once ([`validate`]).
+//! array ([`records`]); a record is the exchange format, a ShareGPT conversation, a logged
+//! OpenAI chat call, an Anthropic Messages record or logged call, an LMSYS-Chat-1M or
+//! WildChat row, or a logged OpenAI Responses call ([`format`], [`sharegpt`],
+//! [`openai_log`], [`anthropic`], [`lmsys`], [`responses`]), each read into the exchange
+//! format and validated once ([`validate`]). Content a record carries that is not stored
+//! refuses it naming the field, or with `--lossy` is dropped and counted ([`Dropped`]).
 //!
 //! A reader thread reads and validates records while this thread writes them ([`sink`]);
-//! memory stays flat whatever the file size. Each conversation is stored whole or not at
+//! memory stays flat whatever the file size, except for Responses calls, held until the
+//! end of the file to be joined along `previous_response_id`. Each conversation is stored whole or not at
 //! all, and its identity is its `id`, else a hash of its normalised content, so importing a
 //! file again adds nothing.
 //!

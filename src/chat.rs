@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 pub struct Message {
     pub role: String,
     pub content: String,
+    /// A `tool` message: the id of the call it answers, when the transcript named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
 }
 
 impl Message {
@@ -16,6 +19,7 @@ impl Message {
         Message {
             role: role.to_string(),
             content: content.into(),
+            tool_call_id: None,
         }
     }
 }

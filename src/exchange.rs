@@ -8,8 +8,10 @@
 //!               {"role": "assistant", "content": "...", "timing": {"e2e_ms": 2310.5}}]}
 //! ```
 //!
-//! Only `messages` is required, so a plain OpenAI chat line imports as it is. Fields the
-//! format does not know are ignored. Unknown values are left out when written (never 0).
+//! Only `messages` is required, so a plain OpenAI chat line imports as it is (tool calls
+//! included). Fields the format does not know are ignored, except the content-bearing
+//! OpenAI ones it does not store (`refusal`, `function_call`, `audio`), which import
+//! refuses or, with `--lossy`, counts. Unknown values are left out when written (never 0).
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -57,7 +59,8 @@ pub enum Role {
     User,
     Assistant,
     /// A tool's result (OpenAI `tool`, ShareGPT `tool`/`function`/`observation`): text in
-    /// a prompt, like a user message. The calls themselves are not part of the format.
+    /// a prompt, like a user message, with the `tool_call_id` of the call it answers when
+    /// the source names it. The calls are the `tool_calls` of the assistant message.
     Tool,
 }
 
@@ -140,6 +143,92 @@ pub struct MessageLine {
         skip_serializing_if = "Option::is_none"
     )]
     pub context: Option<ContextLine>,
+    /// The tools an assistant message called (OpenAI's shape). A message that only calls
+    /// tools is a turn like any other: outcome `ok`, `content` null.
+    #[serde(
+        default,
+        deserialize_with = "optional_calls",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub tool_calls: Option<Vec<ToolCallLine>>,
+    /// A `tool` message: the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Content-bearing OpenAI message fields turnbench does not store, when given with a
+    /// value (OpenAI writes `"refusal": null` on every message): read so that import
+    /// refuses the record naming the field, or counts the drop with `--lossy`. Never
+    /// written.
+    #[serde(default, skip_serializing, deserialize_with = "carries")]
+    pub refusal: bool,
+    #[serde(default, skip_serializing, deserialize_with = "carries")]
+    pub function_call: bool,
+    #[serde(default, skip_serializing, deserialize_with = "carries")]
+    pub audio: bool,
+}
+
+/// Whether a field holds something: not null, not an empty string, array or object.
+fn carries<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Null => false,
+        serde_json::Value::String(s) => !s.is_empty(),
+        serde_json::Value::Array(a) => !a.is_empty(),
+        serde_json::Value::Object(o) => !o.is_empty(),
+        _ => true,
+    })
+}
+
+/// One tool call, as OpenAI's chat format writes it:
+/// `{"id": "call_1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolCallLine {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `function` (the only kind OpenAI's chat format has); kept as given.
+    #[serde(rename = "type", default = "function_kind")]
+    pub kind: String,
+    pub function: FunctionCallLine,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionCallLine {
+    pub name: String,
+    /// The arguments as JSON text; an object given in their place is written as its text.
+    #[serde(default, deserialize_with = "arguments_text")]
+    pub arguments: String,
+}
+
+impl ToolCallLine {
+    /// A function call with these arguments (JSON text).
+    pub fn function(id: Option<String>, name: impl Into<String>, arguments: String) -> Self {
+        ToolCallLine {
+            id,
+            kind: function_kind(),
+            function: FunctionCallLine {
+                name: name.into(),
+                arguments,
+            },
+        }
+    }
+}
+
+fn function_kind() -> String {
+    "function".to_string()
+}
+
+fn optional_calls<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<ToolCallLine>>, D::Error> {
+    // An empty list is no calls: written back as none.
+    Ok(Option::<Vec<Object<ToolCallLine>>>::deserialize(d)?
+        .map(|v| v.into_iter().map(|o| o.0).collect::<Vec<_>>())
+        .filter(|v| !v.is_empty()))
+}
+
+/// Arguments as JSON text: a string as it is, any other JSON value as its text.
+fn arguments_text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::String(s) => s,
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    })
 }
 
 impl MessageLine {
@@ -156,7 +245,23 @@ impl MessageLine {
             timing: None,
             usage: None,
             context: None,
+            tool_calls: None,
+            tool_call_id: None,
+            refusal: false,
+            function_call: false,
+            audio: false,
         }
+    }
+
+    /// The content-bearing fields this message carried that turnbench does not store.
+    pub fn unstored(&self) -> impl Iterator<Item = &'static str> {
+        [
+            ("refusal", self.refusal),
+            ("function_call", self.function_call),
+            ("audio", self.audio),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
     }
 
     /// The name of the first assistant-only field set on this message, if any.
@@ -170,6 +275,7 @@ impl MessageLine {
             ("timing", self.timing.is_some()),
             ("usage", self.usage.is_some()),
             ("context", self.context.is_some()),
+            ("tool_calls", self.tool_calls.is_some()),
         ]
         .into_iter()
         .find_map(|(name, set)| set.then_some(name))
@@ -331,7 +437,8 @@ fn text_content<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
             while let Some(part) = seq.next_element::<TextPart>()? {
                 if part.kind != "text" {
                     return Err(de::Error::custom(format_args!(
-                        "a {:?} part; only text parts can be imported",
+                        "a {:?} part; only text parts can be imported (import with --lossy \
+                         to drop the others, counted in the summary)",
                         part.kind
                     )));
                 }

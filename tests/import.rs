@@ -15,13 +15,13 @@ use turnbench::exit::Exit;
 
 const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/transcripts.jsonl");
 
-fn turnbench(db: &Path) -> Command {
+pub(crate) fn turnbench(db: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_turnbench"));
     cmd.arg("--db").arg(db).arg("--quiet");
     cmd
 }
 
-fn run(cmd: &mut Command) -> (i32, String, String) {
+pub(crate) fn run(cmd: &mut Command) -> (i32, String, String) {
     let Output {
         status,
         stdout,
@@ -34,24 +34,24 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
     )
 }
 
-fn import(db: &Path, files: &[&Path]) -> (i32, String, String) {
+pub(crate) fn import(db: &Path, files: &[&Path]) -> (i32, String, String) {
     run(turnbench(db).arg("import").args(files))
 }
 
-fn export(db: &Path, args: &[&str]) -> String {
+pub(crate) fn export(db: &Path, args: &[&str]) -> String {
     let (code, out, err) = run(turnbench(db).args(["export", "conversations"]).args(args));
     assert_eq!(code, 0, "{err}");
     out
 }
 
-fn count(db: &Path, sql: &str) -> i64 {
+pub(crate) fn count(db: &Path, sql: &str) -> i64 {
     Connection::open(db)
         .unwrap()
         .query_row(sql, [], |r| r.get(0))
         .unwrap()
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+pub(crate) fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     path

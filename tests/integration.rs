@@ -30,6 +30,7 @@ mod forgetful_mock;
 mod frontier;
 mod hardening;
 mod import;
+mod import_formats;
 mod install;
 mod judge;
 mod judge_card;

@@ -12,11 +12,17 @@ use crate::import::{Defaults, ImportError, ImportOptions, Rejection, ShapeFilter
 /// Import transcripts: JSON Lines (one conversation a line) or one JSON array of them;
 /// `-` reads stdin.
 ///
-/// Each record is turnbench's own format (a plain OpenAI chat `{"messages": [...]}` too),
-/// ShareGPT (`{"conversations": [{"from", "value"}]}`) or a logged call
-/// (`{"request": {...}, "response": {...}}`); the summary says which it read. Bad records
-/// are reported and skipped (exit code 2); conversations already stored are skipped, so
-/// importing a file again adds nothing. See docs/import-export.md.
+/// Each record is turnbench's own format (a plain OpenAI chat `{"messages": [...]}` too,
+/// tool calls included), ShareGPT (`{"conversations": [{"from", "value"}]}`), an OpenAI
+/// logged call (`{"request": {...}, "response": {"choices": ...}}`), an Anthropic Messages
+/// record or logged call (`{"system", "messages"}` of content blocks; `"response":
+/// {"content": [...]}`), an LMSYS-Chat-1M / WildChat row (`{"conversation_id" or
+/// "conversation_hash", "conversation": [...]}`), or an OpenAI Responses logged call
+/// (`"response": {"output": [...]}`; calls chained by `previous_response_id` are one
+/// conversation); the summary says which it read. Bad
+/// records are reported by file:line and field and skipped (exit code 2); so is a record
+/// carrying content turnbench does not store, unless --lossy. Conversations already stored
+/// are skipped, so importing a file again adds nothing. See docs/import-export.md.
 #[derive(clap::Args)]
 pub struct ImportArgs {
     #[arg(required = true, value_name = "FILE")]
@@ -25,9 +31,16 @@ pub struct ImportArgs {
     #[arg(long)]
     strict: bool,
     /// The shape of the records: auto (each record's own, recognised by its keys),
-    /// turnbench, sharegpt or openai-log (a record of another shape is refused).
+    /// turnbench, sharegpt, openai-log, anthropic (Messages records and logged calls),
+    /// lmsys (LMSYS-Chat-1M and WildChat rows) or responses (OpenAI Responses logged
+    /// calls); a record of another shape is refused.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: ShapeFilter,
+    /// Import records that carry content turnbench does not store (an image, a document,
+    /// an unknown block or field) without it, counting what was dropped in the summary,
+    /// instead of refusing them.
+    #[arg(long)]
+    lossy: bool,
     /// Scenario id for records that name none, so that the checks written for that
     /// scenario score them. A record's own `scenario` wins.
     #[arg(long, value_name = "ID", value_parser = non_empty)]
@@ -58,6 +71,7 @@ impl ImportArgs {
             strict,
             progress: !global.quiet,
             format: self.format,
+            lossy: self.lossy,
             defaults: Defaults {
                 provider: self.provider,
                 model: self.model,

@@ -1,29 +1,130 @@
 //! One record read as the format allows: its shape recognised by [`super::shape`], then
 //! read by that shape's reader (turnbench's own here, [`super::sharegpt`],
-//! [`super::openai_log`]) into the normalised conversation.
+//! [`super::openai_log`], [`super::anthropic`], [`super::lmsys`]) into the normalised
+//! conversation.
 
-use super::shape::{MessagePaths, Normalised, Shape, ShapeFilter, parse_raw};
-use super::{openai_log, sharegpt};
+use super::responses::{self, Call};
+use super::shape::{
+    Dropped, MessagePaths, Normalised, Shape, ShapeFilter, parse_raw, unstored_fields,
+};
+use super::{anthropic, lmsys, openai_log, sharegpt};
 use crate::exchange::ConversationLine;
 use crate::jsonl::LineProblem;
 
-/// Reads one record (a line, or an element of a JSON array) as `format` allows.
+/// Reads one record (a line, or an element of a JSON array) as `format` allows; content
+/// turnbench does not store refuses it.
 pub fn read_record(text: &[u8], format: ShapeFilter) -> Result<Normalised, LineProblem> {
-    let mut raw = parse_raw(text)?;
-    match raw.shape(format)? {
+    read_record_as(text, format, false)
+}
+
+/// Reads one record as `format` allows; with `lossy`, content turnbench does not store is
+/// dropped and counted instead of refusing the record. An OpenAI Responses call is read
+/// as the conversation of that call alone (the reader joins chained calls).
+pub fn read_record_as(
+    text: &[u8],
+    format: ShapeFilter,
+    lossy: bool,
+) -> Result<Normalised, LineProblem> {
+    match read_any(text, format, lossy)? {
+        Record::Whole(n) => Ok(n),
+        Record::Call(call) => Ok(call.normalised),
+    }
+}
+
+/// A record read: a whole conversation, or one call of a chain.
+pub(super) enum Record {
+    Whole(Normalised),
+    /// An OpenAI Responses call, which `previous_response_id` may chain to others.
+    Call(Call),
+}
+
+pub(super) fn read_any(
+    text: &[u8],
+    format: ShapeFilter,
+    lossy: bool,
+) -> Result<Record, LineProblem> {
+    let whole = |n: Result<Normalised, LineProblem>| n.map(Record::Whole);
+    let mut raw = match parse_raw(text) {
+        Ok(raw) => raw,
+        // `messages` holding Anthropic content blocks (no `system` marked them).
+        Err(p)
+            if matches!(
+                format,
+                ShapeFilter::Auto | ShapeFilter::Only(Shape::Anthropic)
+            ) && anthropic::is_block_problem(&p) =>
+        {
+            return whole(anthropic::read(text, lossy));
+        }
+        // `--lossy`: a turnbench record read again without its non-text content parts.
+        Err(p) if lossy && p.problem.contains("only text parts can be imported") => {
+            return without_other_parts(text, format);
+        }
+        Err(p) => return Err(p),
+    };
+    let mut normalised = match raw.shape(format)? {
         Shape::Turnbench => {
             let messages = raw.messages.take().unwrap_or_default();
-            Ok(Normalised {
+            Normalised {
                 shape: Shape::Turnbench,
                 line: ConversationLine {
                     messages,
                     ..raw.take_common()
                 },
                 paths: MessagePaths::Messages,
-            })
+                dropped: Dropped::default(),
+            }
         }
-        Shape::ShareGpt => sharegpt::normalise(raw),
-        Shape::OpenAiLog => openai_log::normalise(raw),
+        Shape::ShareGpt => sharegpt::normalise(raw)?,
+        Shape::OpenAiLog => openai_log::normalise(raw)?,
+        // Content blocks and items are read from the record's text, whole.
+        Shape::Anthropic => return whole(anthropic::read(text, lossy)),
+        Shape::Lmsys => return whole(lmsys::normalise(raw, lossy)),
+        Shape::Responses => return Ok(Record::Call(responses::read(text, lossy)?)),
+    };
+    unstored_fields(
+        &normalised.line.messages,
+        &normalised.paths,
+        lossy,
+        &mut normalised.dropped,
+    )?;
+    Ok(Record::Whole(normalised))
+}
+
+/// A record whose `messages` hold content parts other than text (`image_url`,
+/// `input_audio`, `file`, ...), read with them dropped and counted by type. The slow path:
+/// only a record `--lossy` would otherwise refuse is parsed twice.
+fn without_other_parts(text: &[u8], format: ShapeFilter) -> Result<Record, LineProblem> {
+    let mut value: serde_json::Value =
+        serde_json::from_slice(text).map_err(|e| LineProblem::new("", format!("not JSON: {e}")))?;
+    let mut dropped = Dropped::default();
+    for message in value
+        .get_mut("messages")
+        .and_then(serde_json::Value::as_array_mut)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(parts) = message
+            .get_mut("content")
+            .and_then(serde_json::Value::as_array_mut)
+        {
+            parts.retain(
+                |part| match part.get("type").and_then(serde_json::Value::as_str) {
+                    Some("text") => true,
+                    other => {
+                        dropped.add(other.unwrap_or("untyped part"));
+                        false
+                    }
+                },
+            );
+        }
+    }
+    let stripped = value.to_string();
+    match read_any(stripped.as_bytes(), format, true)? {
+        Record::Whole(mut n) => {
+            n.dropped.merge(&dropped);
+            Ok(Record::Whole(n))
+        }
+        call @ Record::Call(_) => Ok(call),
     }
 }
 
@@ -43,7 +144,8 @@ mod tests {
         let err = "jsonl".parse::<ShapeFilter>().unwrap_err();
         assert_eq!(
             err,
-            "unknown format \"jsonl\"; expected one of auto, turnbench, sharegpt, openai-log"
+            "unknown format \"jsonl\"; expected one of auto, turnbench, sharegpt, openai-log, \
+             anthropic, lmsys, responses"
         );
         for shape in Shape::ALL {
             assert_eq!(
@@ -72,14 +174,39 @@ mod tests {
             "response"
         );
         // A field only another shape reads is ignored, whatever it holds.
-        let odd = r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}],"metadata":"x","system":[1],"startTime":"soon","request":"GET /"}"#;
+        let odd = r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}],"metadata":"x","conversations_total":[1],"startTime":"soon","request":"GET /"}"#;
         assert_eq!(shape(odd), Ok(Shape::Turnbench));
+        // A top-level `system` beside `messages` is Anthropic's (turnbench has none: it
+        // was dropped without a word before).
+        let anthropic = r#"{"system":"Be terse.","messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#;
+        assert_eq!(shape(anthropic), Ok(Shape::Anthropic));
+        let lmsys = r#"{"conversation_id":"c","conversation":[{"role":"user","content":"Q"},{"role":"assistant","content":"A"}]}"#;
+        assert_eq!(shape(lmsys), Ok(Shape::Lmsys));
+        let claude_log = r#"{"request":{"messages":[{"role":"user","content":"Q"}]},"response":{"content":[{"type":"text","text":"A"}],"stop_reason":"end_turn"}}"#;
+        assert_eq!(shape(claude_log), Ok(Shape::Anthropic));
+        let responses_log = r#"{"request":{"input":"Q"},"response":{"object":"response","output":[{"type":"message","role":"assistant","content":"A"}]}}"#;
+        assert_eq!(shape(responses_log), Ok(Shape::Responses));
+        // An OpenAI error object is still a chat log's failed call.
+        let chat_error = r#"{"request":{"messages":[{"role":"user","content":"Q"}]},"response":{"error":{"message":"x"}}}"#;
+        assert_eq!(shape(chat_error), Ok(Shape::OpenAiLog));
         let p = shape("{\"id\":\"x\"}").unwrap_err();
         assert_eq!(p.field, "messages");
         assert!(
             p.problem.contains("\"conversations\" array (ShareGPT)"),
             "{p}"
         );
+    }
+
+    #[test]
+    fn lossy_drops_and_counts_content_parts_other_than_text() {
+        let line = br#"{"messages":[{"role":"user","content":[{"type":"text","text":"What is it?"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO"}}]},{"role":"assistant","content":"A cat."}]}"#;
+        let p = read_record(line, ShapeFilter::Auto).unwrap_err();
+        assert_eq!(p.field, "messages[0].content");
+        assert!(p.problem.contains("--lossy"), "{p}");
+        let n = read_record_as(line, ShapeFilter::Auto, true).unwrap();
+        assert_eq!(n.shape, Shape::Turnbench);
+        assert_eq!(n.line.messages[0].content.as_deref(), Some("What is it?"));
+        assert_eq!(n.dropped.get("image_url"), 1);
     }
 
     #[test]

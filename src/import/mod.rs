@@ -1,10 +1,14 @@
 //! `turnbench import`: transcript files into the store. A file is JSON Lines or one JSON
-//! array ([`records`]); a record is the exchange format, a ShareGPT conversation or a
-//! logged request/response ([`format`], [`sharegpt`], [`openai_log`]), each read into the
-//! exchange format and validated once ([`validate`]).
+//! array ([`records`]); a record is the exchange format, a ShareGPT conversation, a logged
+//! OpenAI chat call, an Anthropic Messages record or logged call, an LMSYS-Chat-1M or
+//! WildChat row, or a logged OpenAI Responses call ([`format`], [`sharegpt`],
+//! [`openai_log`], [`anthropic`], [`lmsys`], [`responses`]), each read into the exchange
+//! format and validated once ([`validate`]). Content a record carries that is not stored
+//! refuses it naming the field, or with `--lossy` is dropped and counted ([`Dropped`]).
 //!
 //! A reader thread reads and validates records while this thread writes them ([`sink`]);
-//! memory stays flat whatever the file size. Each conversation is stored whole or not at
+//! memory stays flat whatever the file size, except for Responses calls, held until the
+//! end of the file to be joined along `previous_response_id`. Each conversation is stored whole or not at
 //! all, and its identity is its `id`, else a hash of its normalised content, so importing a
 //! file again adds nothing.
 //!
@@ -15,10 +19,13 @@
 //! stored, and nothing is ever deleted; a crash leaves nothing of it either (SQLite
 //! discards uncommitted WAL frames). One big transaction is also the fastest way to write.
 
+mod anthropic;
 pub mod format;
+mod lmsys;
 mod openai_log;
 mod reader;
 mod records;
+mod responses;
 mod shape;
 mod sharegpt;
 mod sink;
@@ -37,7 +44,7 @@ use crate::store::conversation_rows::ConversationInserter;
 use crate::store::inserts::finish_run;
 use reader::{Batch, Item, ReadFailure, RecordSettings};
 pub use records::Place;
-pub use shape::{Shape, ShapeCounts, ShapeFilter};
+pub use shape::{Dropped, Shape, ShapeCounts, ShapeFilter};
 use sink::{FileSink, Stored};
 pub use validate::{Defaults, LineProblem};
 
@@ -112,6 +119,9 @@ pub struct ImportOptions {
     pub format: ShapeFilter,
     /// What fills in the fields records leave out.
     pub defaults: Defaults,
+    /// Import records that carry content turnbench does not store (an image, an unknown
+    /// block), dropping it and counting it in the summary, instead of refusing them.
+    pub lossy: bool,
 }
 
 /// What importing one file did.
@@ -127,6 +137,8 @@ pub struct FileSummary {
     pub run_id: Option<i64>,
     /// Conversations read (imported or already present) per shape.
     pub read_as: ShapeCounts,
+    /// What the imported conversations carried that is not stored, by kind.
+    pub dropped: Dropped,
 }
 
 impl fmt::Display for FileSummary {
@@ -150,6 +162,9 @@ impl fmt::Display for FileSummary {
         }
         if !self.read_as.is_empty() {
             write!(f, "; read as {}", self.read_as)?;
+        }
+        if !self.dropped.is_empty() {
+            write!(f, "; not stored: {}", self.dropped)?;
         }
         Ok(())
     }
@@ -198,6 +213,7 @@ pub fn import_reader(
         "provider": opts.defaults.provider,
         "model": opts.defaults.model,
         "scenario": opts.defaults.scenario,
+        "lossy": opts.lossy,
     })
     .to_string();
     let mut sink = FileSink::new(&run_name, settings);
@@ -215,6 +231,7 @@ pub fn import_reader(
     let record_settings = RecordSettings {
         format: opts.format,
         defaults: opts.defaults.clone(),
+        lossy: opts.lossy,
     };
     let (channels, reader) = reader::spawn(input, progress.clone(), stored, record_settings);
     let result = write_all(conn, &channels, &mut sink, &mut summary, opts, on_reject);
@@ -392,6 +409,7 @@ fn write_items(
                 Stored::Imported { turns } => {
                     summary.imported += 1;
                     summary.turns += turns as u64;
+                    summary.dropped.merge(&conversation.dropped);
                     summary.read_as.add(*shape);
                     added += 1;
                 }

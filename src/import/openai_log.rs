@@ -18,10 +18,11 @@ use serde::de::{self, Deserializer, Visitor};
 use serde_json::value::RawValue;
 
 use super::shape::{
-    MessagePaths, Normalised, RawLine, Shape, check_usage, optional_objects, parse_field,
+    Dropped, MessagePaths, Normalised, RawLine, Shape, check_usage, optional_objects, parse_field,
+    parse_record,
 };
 use crate::client::completion::{AnswerAccumulator, logged_error};
-use crate::exchange::{MessageLine, Object, Role, TimingLine, UsageLine};
+use crate::exchange::{MessageLine, Object, Role, TimingLine, ToolCallLine, UsageLine};
 use crate::jsonl::LineProblem;
 use crate::outcome::TurnOutcome;
 
@@ -96,6 +97,19 @@ impl<'de> Deserialize<'de> for Instant {
         }
         d.deserialize_any(InstantVisitor)
     }
+}
+
+/// A record's timing fields, at its top level or in `metadata` (the top level wins), for
+/// shapes read whole rather than through [`RawLine`].
+pub(super) fn record_timing(text: &[u8]) -> Result<Option<TimingLine>, LineProblem> {
+    #[derive(Deserialize)]
+    struct Metadata {
+        metadata: Option<Object<Times>>,
+    }
+    let top: Times = parse_record(text)?;
+    let meta: Metadata = parse_record(text)?;
+    let times = top.or(meta.metadata.map(|o| o.0).unwrap_or_default());
+    Ok(Some(times.timing()?).filter(|t| !t.is_empty()))
 }
 
 impl Times {
@@ -234,6 +248,7 @@ pub(super) fn normalise(mut raw: RawLine) -> Result<Normalised, LineProblem> {
         shape: Shape::OpenAiLog,
         line,
         paths,
+        dropped: Dropped::default(),
     })
 }
 
@@ -264,13 +279,25 @@ fn read_answer(response: &RawValue) -> Result<MessageLine, LineProblem> {
             return Ok(message);
         }
     }
-    let split = reader.split();
-    if split.answer.is_empty() && !reader.tool_calls.is_empty() {
-        return Err(LineProblem::new(
-            "response.choices[0].message",
-            "a tool call without text; tool calls cannot be imported, only text answers",
-        ));
+    // Content-bearing fields the answer reader does not keep; looked for only in a body
+    // that names one, so a plain log line is not parsed twice.
+    if ["\"refusal\"", "\"function_call\"", "\"audio\""]
+        .iter()
+        .any(|k| body.contains(k))
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(body)
+    {
+        let m = &v["choices"][0]["message"];
+        let carries =
+            |k: &str| !matches!(&m[k], serde_json::Value::Null) && m[k] != serde_json::json!("");
+        message.refusal = carries("refusal");
+        message.function_call = carries("function_call");
+        message.audio = carries("audio");
     }
+    let split = reader.split();
+    let calls: Vec<ToolCallLine> = std::mem::take(&mut reader.tool_calls)
+        .into_iter()
+        .map(|c| ToolCallLine::function(c.id, c.name, c.arguments))
+        .collect();
     let u = reader.usage;
     let usage = UsageLine {
         prompt_tokens: u.prompt_tokens,
@@ -279,7 +306,9 @@ fn read_answer(response: &RawValue) -> Result<MessageLine, LineProblem> {
         reasoning_tokens: u.reasoning_tokens,
     };
     check_usage(&usage, &|field| format!("response.{field}"))?;
-    message.content = Some(split.answer);
+    // An answer that only called tools has no text: null, as OpenAI writes it.
+    message.content = Some(split.answer).filter(|a| !a.is_empty() || calls.is_empty());
+    message.tool_calls = Some(calls).filter(|c| !c.is_empty());
     message.reasoning = split.reasoning;
     message.finish_reason = reader.finish_reason;
     message.usage = Some(usage).filter(|u| !u.is_empty());
@@ -460,14 +489,6 @@ mod tests {
         assert!(p.problem.starts_with("no \"choices\""), "{p}");
         let p = read(&log(
             "",
-            r#"{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}"#,
-            "",
-        ))
-        .unwrap_err();
-        assert_eq!(p.field, "response.choices[0].message");
-        assert!(p.problem.contains("tool calls cannot be imported"), "{p}");
-        let p = read(&log(
-            "",
             r#"{"content":"A"}"#,
             r#","usage":{"prompt_tokens":5,"prompt_tokens_details":{"cached_tokens":9}}"#,
         ))
@@ -480,6 +501,45 @@ mod tests {
                 .unwrap_err();
         assert_eq!(p.field, "request.messages[0].role");
         assert!(p.problem.starts_with("unknown role \"developer\""), "{p}");
+    }
+
+    #[test]
+    fn an_answer_that_only_calls_tools_is_a_turn_with_its_calls() {
+        let n = read(&log(
+            "",
+            r#"{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"x\":1}"}}]}"#,
+            "",
+        ))
+        .unwrap();
+        let a = answer(&n);
+        assert_eq!(a.content, None);
+        let calls = a.tool_calls.as_ref().unwrap();
+        assert_eq!(
+            (calls[0].id.as_deref(), calls[0].function.name.as_str()),
+            (Some("c1"), "f")
+        );
+        assert_eq!(calls[0].function.arguments, r#"{"x":1}"#);
+    }
+
+    #[test]
+    fn content_the_store_does_not_keep_is_refused_by_field_unless_lossy() {
+        use super::super::format::read_record_as;
+        let refusal = log(
+            "",
+            r#"{"content":null,"refusal":"I can't help with that."}"#,
+            "",
+        );
+        let p = read(&refusal).unwrap_err();
+        assert_eq!(p.field, "response.choices[0].message.refusal");
+        let n = read_record_as(refusal.as_bytes(), ShapeFilter::Auto, true).unwrap();
+        assert_eq!(n.dropped.get("refusal"), 1);
+        // OpenAI's `"refusal": null` on every message carries nothing.
+        assert!(read(&log("", r#"{"content":"A","refusal":null}"#, "")).is_ok());
+        let p = read(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"function_call":{"name":"f","arguments":"{}"}}]}"#,
+        )
+        .unwrap_err();
+        assert_eq!(p.field, "messages[1].function_call");
     }
 
     #[test]

@@ -16,9 +16,11 @@ use indicatif::ProgressBar;
 use rusqlite::Connection;
 
 use super::records::{Next, Place, Records};
+use super::responses::Chains;
 use super::shape::{Shape, ShapeFilter};
 use super::validate::{
-    Defaults, LineProblem, PreparedConversation, count_visible_tokens, prepare_record,
+    Defaults, LineProblem, PreparedConversation, Read, count_visible_tokens, prepare_normalised,
+    read_or_hold,
 };
 
 /// Records per batch sent to the writer.
@@ -45,6 +47,7 @@ pub(crate) enum Item {
 pub(crate) struct RecordSettings {
     pub format: ShapeFilter,
     pub defaults: Defaults,
+    pub lossy: bool,
 }
 
 /// An I/O error while reading, with the line it happened on.
@@ -107,6 +110,8 @@ fn read_all(
     };
     let mut scratch = Vec::new();
     let mut batch = Vec::with_capacity(BATCH);
+    // OpenAI Responses calls, held until the end of the file to be joined into chains.
+    let mut chains = Chains::default();
     loop {
         let next = match records.next_record() {
             Ok(next) => next,
@@ -124,7 +129,9 @@ fn read_all(
             }
         };
         let Some(next) = next else { break };
-        batch.push(prepare_next(next, settings, &mut scratch));
+        if let Some(item) = prepare_next(next, settings, &mut scratch, &mut chains) {
+            batch.push(item);
+        }
         if batch.len() == BATCH {
             count_batch(&mut batch, stored);
             progress.set_position(records.bytes());
@@ -135,6 +142,20 @@ fn read_all(
             }
         }
     }
+    if !chains.is_empty() {
+        for (place, joined) in chains.join() {
+            let prepared =
+                joined.and_then(|n| prepare_normalised(n, &settings.defaults, &mut scratch));
+            batch.push(match prepared {
+                Ok((shape, c)) => Item::Conversation {
+                    place,
+                    shape,
+                    conversation: Box::new(c),
+                },
+                Err(problem) => Item::Rejected { place, problem },
+            });
+        }
+    }
     count_batch(&mut batch, stored);
     progress.set_position(records.bytes());
     if !batch.is_empty() && tx.send(Batch::Items(batch)).is_err() {
@@ -143,20 +164,36 @@ fn read_all(
     let _ = tx.send(Batch::End);
 }
 
-fn prepare_next(next: Next, settings: &RecordSettings, scratch: &mut Vec<u8>) -> Item {
-    match next {
+/// The record prepared, or `None` for a Responses call held in `chains`.
+fn prepare_next(
+    next: Next,
+    settings: &RecordSettings,
+    scratch: &mut Vec<u8>,
+    chains: &mut Chains<Place>,
+) -> Option<Item> {
+    Some(match next {
         Next::Record { place, text } => {
-            match prepare_record(text, settings.format, &settings.defaults, scratch) {
-                Ok((shape, c)) => Item::Conversation {
+            match read_or_hold(
+                text,
+                settings.format,
+                settings.lossy,
+                &settings.defaults,
+                scratch,
+            ) {
+                Ok(Read::Prepared(shape, conversation)) => Item::Conversation {
                     place,
                     shape,
-                    conversation: Box::new(c),
+                    conversation,
                 },
+                Ok(Read::Held(call)) => {
+                    chains.add(place, *call);
+                    return None;
+                }
                 Err(problem) => Item::Rejected { place, problem },
             }
         }
         Next::Broken { place, problem } => Item::Rejected { place, problem },
-    }
+    })
 }
 
 /// Visible tokens of the batch's conversations, counted before the writer gets them;

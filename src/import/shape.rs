@@ -32,7 +32,8 @@ pub enum ShapeFilter {
 }
 
 impl ShapeFilter {
-    pub const NAMES: &'static str = "auto, turnbench, sharegpt, openai-log";
+    pub const NAMES: &'static str =
+        "auto, turnbench, sharegpt, openai-log, anthropic, lmsys, responses";
 }
 
 impl FromStr for ShapeFilter {
@@ -68,16 +69,35 @@ pub enum Shape {
     ShareGpt,
     /// One logged call: `request` (with its `messages`) and `response` (a chat completion).
     OpenAiLog,
+    /// An Anthropic Messages record (`system`, `messages` of content blocks) or logged call
+    /// (`request` and a `response` with `content` blocks, `stop_reason`).
+    Anthropic,
+    /// A row of LMSYS-Chat-1M (`conversation_id`) or WildChat (`conversation_hash`): a
+    /// `conversation` array of `{role, content}`.
+    Lmsys,
+    /// One logged OpenAI Responses call: `request` (`input`, `instructions`,
+    /// `previous_response_id`) and a `response` with `output` items.
+    Responses,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 3] = [Shape::Turnbench, Shape::ShareGpt, Shape::OpenAiLog];
+    pub const ALL: [Shape; 6] = [
+        Shape::Turnbench,
+        Shape::ShareGpt,
+        Shape::OpenAiLog,
+        Shape::Anthropic,
+        Shape::Lmsys,
+        Shape::Responses,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Shape::Turnbench => "turnbench",
             Shape::ShareGpt => "sharegpt",
             Shape::OpenAiLog => "openai-log",
+            Shape::Anthropic => "anthropic",
+            Shape::Lmsys => "lmsys",
+            Shape::Responses => "responses",
         }
     }
 
@@ -87,6 +107,12 @@ impl Shape {
             Shape::Turnbench => "a \"messages\" array",
             Shape::ShareGpt => "a \"conversations\" array",
             Shape::OpenAiLog => "a \"response\" object (with the \"request\")",
+            Shape::Anthropic => {
+                "\"messages\" of content blocks (with \"system\"), or a \"response\" with \
+                 \"content\" blocks"
+            }
+            Shape::Lmsys => "a \"conversation\" array",
+            Shape::Responses => "a \"response\" with \"output\" items",
         }
     }
 
@@ -96,13 +122,16 @@ impl Shape {
             Shape::Turnbench => "messages",
             Shape::ShareGpt => "conversations",
             Shape::OpenAiLog => "response",
+            Shape::Anthropic => "messages",
+            Shape::Lmsys => "conversation",
+            Shape::Responses => "response",
         }
     }
 }
 
 /// Records read per shape in one file (imported or already present).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ShapeCounts([u64; 3]);
+pub struct ShapeCounts([u64; Shape::ALL.len()]);
 
 impl ShapeCounts {
     pub fn add(&mut self, shape: Shape) {
@@ -133,8 +162,102 @@ impl fmt::Display for ShapeCounts {
     }
 }
 
+/// Content a record carried that turnbench does not store, counted by kind (a block type,
+/// a field): never dropped without a word. `redacted_thinking` is always counted (it is
+/// reasoning nobody can read); anything else only with `--lossy`, else the record is
+/// refused naming the field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dropped(std::collections::BTreeMap<String, u64>);
+
+impl Dropped {
+    pub fn add(&mut self, kind: &str) {
+        *self.0.entry(kind.to_string()).or_default() += 1;
+    }
+
+    pub fn merge(&mut self, other: &Dropped) {
+        for (kind, n) in &other.0 {
+            *self.0.entry(kind.clone()).or_default() += n;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn get(&self, kind: &str) -> u64 {
+        self.0.get(kind).copied().unwrap_or(0)
+    }
+
+    /// Content that is not stored: refused naming `field` (the record's own path) unless
+    /// `lossy`, when it is counted as `kind` instead.
+    pub fn drop_or_refuse(
+        &mut self,
+        lossy: bool,
+        field: impl Into<String>,
+        kind: &str,
+        what: &str,
+    ) -> Result<(), LineProblem> {
+        if !lossy {
+            return Err(LineProblem::new(
+                field,
+                format!(
+                    "{what}, which turnbench does not store (it keeps text, reasoning, tool \
+                     calls and tool results); import with --lossy to drop it, counted in the \
+                     summary"
+                ),
+            ));
+        }
+        self.add(kind);
+        Ok(())
+    }
+}
+
+/// The content-bearing fields of normalised messages that turnbench does not store
+/// (OpenAI's `refusal`, `function_call`, `audio`): refused naming the field, or dropped and
+/// counted with `--lossy`.
+pub(super) fn unstored_fields(
+    messages: &[MessageLine],
+    paths: &MessagePaths,
+    lossy: bool,
+    dropped: &mut Dropped,
+) -> Result<(), LineProblem> {
+    for (i, m) in messages.iter().enumerate() {
+        for name in m.unstored() {
+            dropped.drop_or_refuse(
+                lossy,
+                paths.field(i, name),
+                name,
+                &format!("a {name:?} field"),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `image 2, redacted_thinking 1`: kinds in name order.
+impl fmt::Display for Dropped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (kind, n)) in self.0.iter().enumerate() {
+            write!(f, "{}{kind} {n}", if i == 0 { "" } else { ", " })?;
+        }
+        Ok(())
+    }
+}
+
+/// Each normalised message's path in the record, for shapes where one source message may
+/// become several (an Anthropic user message of tool results and text) or none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedPaths {
+    /// The list as a whole (`messages`, `conversation`).
+    pub list: &'static str,
+    /// Message `i`'s path (`messages[2].content[1]`, `system`, `response`).
+    pub messages: Vec<String>,
+    /// Turnbench field names as the record names them (`finish_reason` → `stop_reason`).
+    pub renamed: &'static [(&'static str, &'static str)],
+}
+
 /// How to name message `i` of a normalised conversation in the record's own shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MessagePaths {
     /// `messages[i]`.
     Messages,
@@ -142,12 +265,15 @@ pub enum MessagePaths {
     ShareGpt { system_field: bool },
     /// The history (`request.messages[i]`, or top-level `messages[i]`), then the answer.
     Log { top_level: bool, answer: usize },
+    /// Each message's path given.
+    Named(std::sync::Arc<NamedPaths>),
 }
 
 impl MessagePaths {
     /// The list as a whole.
-    pub fn list(self) -> &'static str {
+    pub fn list(&self) -> &'static str {
         match self {
+            MessagePaths::Named(named) => named.list,
             MessagePaths::Messages
             | MessagePaths::Log {
                 top_level: true, ..
@@ -157,27 +283,42 @@ impl MessagePaths {
         }
     }
 
-    pub fn message(self, i: usize) -> String {
+    pub fn message(&self, i: usize) -> String {
         match self {
+            MessagePaths::Named(named) => named
+                .messages
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("{}[{i}]", named.list)),
             MessagePaths::ShareGpt { system_field: true } if i == 0 => "system".into(),
             MessagePaths::ShareGpt { system_field } => {
-                format!("conversations[{}]", i - usize::from(system_field))
+                format!("conversations[{}]", i - usize::from(*system_field))
             }
-            MessagePaths::Log { answer, .. } if i == answer => "response.choices[0].message".into(),
+            MessagePaths::Log { answer, .. } if i == *answer => {
+                "response.choices[0].message".into()
+            }
             MessagePaths::Messages | MessagePaths::Log { .. } => format!("{}[{i}]", self.list()),
         }
     }
 
     /// A field of message `i`, named as the exchange format names it (`content`,
     /// `finish_reason`, `timing.e2e_ms`, ...), in the record's own words.
-    pub fn field(self, i: usize, name: &str) -> String {
+    pub fn field(&self, i: usize, name: &str) -> String {
         match (self, name) {
+            (MessagePaths::Named(named), _) => {
+                let name = named
+                    .renamed
+                    .iter()
+                    .find_map(|(ours, theirs)| (*ours == name).then_some(*theirs))
+                    .unwrap_or(name);
+                format!("{}.{name}", self.message(i))
+            }
             (MessagePaths::ShareGpt { system_field: true }, _) if i == 0 => "system".into(),
             (MessagePaths::ShareGpt { .. }, "content") => format!("{}.value", self.message(i)),
-            (MessagePaths::Log { answer, .. }, "finish_reason") if i == answer => {
+            (MessagePaths::Log { answer, .. }, "finish_reason") if i == *answer => {
                 "response.choices[0].finish_reason".into()
             }
-            (MessagePaths::Log { answer, .. }, "outcome" | "error") if i == answer => {
+            (MessagePaths::Log { answer, .. }, "outcome" | "error") if i == *answer => {
                 "response.error".into()
             }
             _ => format!("{}.{name}", self.message(i)),
@@ -191,6 +332,8 @@ pub struct Normalised {
     pub shape: Shape,
     pub line: ConversationLine,
     pub paths: MessagePaths,
+    /// What the record carried that is not stored (counted in the summary).
+    pub dropped: Dropped,
 }
 
 /// Every top-level field any shape reads. The common fields mean the same in every shape.
@@ -230,6 +373,36 @@ pub(super) struct RawLine<'a> {
     pub end_time: Option<&'a RawValue>,
     #[serde(borrow, rename = "completionStartTime")]
     pub completion_start_time: Option<&'a RawValue>,
+    // LMSYS-Chat-1M and WildChat rows.
+    #[serde(borrow)]
+    pub conversation: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub conversation_id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub conversation_hash: Option<&'a RawValue>,
+}
+
+/// The keys of a logged call's `response` that tell an Anthropic Messages response from
+/// an OpenAI chat completion.
+#[derive(Deserialize)]
+struct ResponseKeys<'a> {
+    choices: Option<serde::de::IgnoredAny>,
+    #[serde(borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    output: Option<&'a RawValue>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    object: Option<String>,
+}
+
+/// Which kind of logged response a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoggedResponse {
+    /// An OpenAI chat completion (or an OpenAI error object).
+    Chat,
+    Anthropic,
+    Responses,
 }
 
 impl RawLine<'_> {
@@ -248,20 +421,73 @@ impl RawLine<'_> {
     }
 
     /// The shape its keys mark: a log's `response` (or a `request` without `messages`)
-    /// first, then ShareGPT's `conversations`, then `messages`.
+    /// first (Anthropic's when the response has `content` blocks or is an Anthropic error,
+    /// else OpenAI's), then LMSYS's `conversation`, ShareGPT's `conversations`, `messages`
+    /// with a top-level `system` (Anthropic's), then `messages`.
     fn marked(&self) -> Option<Shape> {
-        Shape::ALL.into_iter().rev().find(|s| self.has(*s))
+        if self.is_log() {
+            return Some(match self.logged_response() {
+                LoggedResponse::Chat => Shape::OpenAiLog,
+                LoggedResponse::Anthropic => Shape::Anthropic,
+                LoggedResponse::Responses => Shape::Responses,
+            });
+        }
+        if self.conversation.is_some() {
+            Some(Shape::Lmsys)
+        } else if self.conversations.is_some() {
+            Some(Shape::ShareGpt)
+        } else if self.messages.is_some() && self.system.is_some() {
+            Some(Shape::Anthropic)
+        } else if self.messages.is_some() {
+            Some(Shape::Turnbench)
+        } else {
+            None
+        }
+    }
+
+    /// A `response`, or a `request` without `messages`. A `request` alone does not make a
+    /// turnbench line a log (a field of that name on it was ignored before logs were read).
+    fn is_log(&self) -> bool {
+        self.response.is_some() || (self.request.is_some() && self.messages.is_none())
+    }
+
+    /// An Anthropic Messages response (`content` blocks, `type` `message`) or error
+    /// (`type` `error`); an OpenAI Responses one (`output` items, `object` `response`);
+    /// else a chat completion.
+    fn logged_response(&self) -> LoggedResponse {
+        let Some(Ok(keys)) = self
+            .response
+            .map(|r| serde_json::from_str::<ResponseKeys>(r.get()))
+        else {
+            return LoggedResponse::Chat;
+        };
+        let array = |v: Option<&RawValue>| v.is_some_and(|v| v.get().starts_with('['));
+        if keys.choices.is_some() {
+            LoggedResponse::Chat
+        } else if array(keys.output) || keys.object.as_deref() == Some("response") {
+            LoggedResponse::Responses
+        } else if array(keys.content) || matches!(keys.kind.as_deref(), Some("message" | "error")) {
+            LoggedResponse::Anthropic
+        } else {
+            LoggedResponse::Chat
+        }
+    }
+
+    fn anthropic_response(&self) -> bool {
+        self.logged_response() == LoggedResponse::Anthropic
     }
 
     fn has(&self, shape: Shape) -> bool {
         match shape {
             Shape::Turnbench => self.messages.is_some(),
             Shape::ShareGpt => self.conversations.is_some(),
-            // A `request` alone does not make a turnbench line a log (a field of that name
-            // on it was ignored before logs were read).
-            Shape::OpenAiLog => {
-                self.response.is_some() || (self.request.is_some() && self.messages.is_none())
+            Shape::OpenAiLog => self.is_log() && self.logged_response() == LoggedResponse::Chat,
+            // Asked for by name, any `messages` are Anthropic's.
+            Shape::Anthropic => {
+                self.anthropic_response() || self.messages.is_some() || self.request.is_some()
             }
+            Shape::Lmsys => self.conversation.is_some(),
+            Shape::Responses => self.logged_response() == LoggedResponse::Responses,
         }
     }
 
@@ -271,9 +497,10 @@ impl RawLine<'_> {
             (ShapeFilter::Auto, Some(shape)) => Ok(shape),
             (ShapeFilter::Auto, None) => Err(LineProblem::new(
                 "messages",
-                "missing; every line needs a \"messages\" array (turnbench or OpenAI chat), \
-                 a \"conversations\" array (ShareGPT), or \"request\" and \"response\" \
-                 (a request/response log)",
+                "missing; every line needs a \"messages\" array (turnbench, OpenAI chat or \
+                 Anthropic Messages), a \"conversations\" array (ShareGPT), a \
+                 \"conversation\" array (LMSYS-Chat-1M, WildChat), or \"request\" and \
+                 \"response\" (a logged call)",
             )),
             (ShapeFilter::Only(wanted), _) if self.has(wanted) => Ok(wanted),
             (ShapeFilter::Only(wanted), Some(found)) => Err(LineProblem::new(
@@ -296,6 +523,19 @@ impl RawLine<'_> {
                 ),
             )),
         }
+    }
+}
+
+/// Deserializes a whole record as `T`; a failure names the field and the problem.
+pub(super) fn parse_record<'a, T: Deserialize<'a>>(text: &'a [u8]) -> Result<T, LineProblem> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    match serde_path_to_error::deserialize::<_, Object<T>>(&mut de) {
+        Ok(Object(t)) => Ok(t),
+        Err(e) if e.inner().is_syntax() || e.inner().is_eof() => Err(LineProblem::new(
+            "",
+            format!("not JSON: {}", without_position(e.inner())),
+        )),
+        Err(e) => Err(describe(&e.path().to_string(), e.inner(), None)),
     }
 }
 

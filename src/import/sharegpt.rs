@@ -6,7 +6,7 @@
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
-use super::shape::{MessagePaths, Normalised, RawLine, Shape, parse_field};
+use super::shape::{Dropped, MessagePaths, Normalised, RawLine, Shape, parse_field};
 use crate::exchange::{MessageLine, Object, Role};
 use crate::jsonl::LineProblem;
 
@@ -88,6 +88,7 @@ pub(super) fn normalise(mut raw: RawLine) -> Result<Normalised, LineProblem> {
         shape: Shape::ShareGpt,
         line,
         paths: MessagePaths::ShareGpt { system_field },
+        dropped: Dropped::default(),
     })
 }
 

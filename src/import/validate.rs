@@ -6,8 +6,10 @@
 //! [`super::format`]'s; everything after (turns, outcomes, identity, defaults) is here, once
 //! for every shape.
 
-use super::format::read_record;
-use super::shape::{MessagePaths, Shape, ShapeFilter, check_context, check_usage};
+use super::format::{Record, read_any, read_record_as};
+use super::responses::Call;
+use super::shape::Normalised;
+use super::shape::{Dropped, MessagePaths, Shape, ShapeFilter, check_context, check_usage};
 use crate::chat::Message;
 use crate::exchange::{ConversationLine, MessageLine, Role, TimingLine};
 pub use crate::jsonl::LineProblem;
@@ -28,6 +30,8 @@ pub struct PreparedConversation {
     /// `uid` is the given `id`, else a hash of the content; `run_id` and `target_id` are 0
     /// until the writer sets them.
     pub record: ConversationRecord,
+    /// What the record carried that is not stored (`--lossy`, `redacted_thinking`).
+    pub dropped: Dropped,
 }
 
 /// Used when neither the line nor a default names the provider or the model.
@@ -48,18 +52,57 @@ pub fn prepare_line(
     line: &[u8],
     scratch: &mut Vec<u8>,
 ) -> Result<PreparedConversation, LineProblem> {
-    prepare_record(line, ShapeFilter::Auto, &Defaults::default(), scratch).map(|(_, c)| c)
+    prepare_record(
+        line,
+        ShapeFilter::Auto,
+        false,
+        &Defaults::default(),
+        scratch,
+    )
+    .map(|(_, c)| c)
 }
 
 /// Reads one record (a line or an array element) as `format` allows, and prepares it.
 pub fn prepare_record(
     text: &[u8],
     format: ShapeFilter,
+    lossy: bool,
     defaults: &Defaults,
     scratch: &mut Vec<u8>,
 ) -> Result<(Shape, PreparedConversation), LineProblem> {
-    let normalised = read_record(text, format)?;
-    let prepared = prepare(normalised.line, normalised.paths, defaults, scratch)?;
+    prepare_normalised(read_record_as(text, format, lossy)?, defaults, scratch)
+}
+
+/// A record prepared, or a call held until the end of the file for its chain.
+pub(super) enum Read {
+    Prepared(Shape, Box<PreparedConversation>),
+    Held(Box<Call>),
+}
+
+/// Reads one record as `format` allows and prepares it, unless it is a call of a chain.
+pub(super) fn read_or_hold(
+    text: &[u8],
+    format: ShapeFilter,
+    lossy: bool,
+    defaults: &Defaults,
+    scratch: &mut Vec<u8>,
+) -> Result<Read, LineProblem> {
+    match read_any(text, format, lossy)? {
+        Record::Whole(n) => {
+            prepare_normalised(n, defaults, scratch).map(|(s, c)| Read::Prepared(s, Box::new(c)))
+        }
+        Record::Call(call) => Ok(Read::Held(Box::new(call))),
+    }
+}
+
+/// Prepares a normalised record.
+pub(super) fn prepare_normalised(
+    normalised: Normalised,
+    defaults: &Defaults,
+    scratch: &mut Vec<u8>,
+) -> Result<(Shape, PreparedConversation), LineProblem> {
+    let mut prepared = prepare(normalised.line, &normalised.paths, defaults, scratch)?;
+    prepared.dropped = normalised.dropped;
     Ok((normalised.shape, prepared))
 }
 
@@ -91,7 +134,7 @@ pub fn count_visible_tokens<'a>(conversations: impl Iterator<Item = &'a mut Prep
 /// `paths` names its messages in the record's own shape.
 pub fn prepare(
     line: ConversationLine,
-    paths: MessagePaths,
+    paths: &MessagePaths,
     defaults: &Defaults,
     scratch: &mut Vec<u8>,
 ) -> Result<PreparedConversation, LineProblem> {
@@ -152,6 +195,7 @@ pub fn prepare(
             attempts: Vec::new(),
             trailing: turns.trailing,
         },
+        dropped: Dropped::default(),
     })
 }
 
@@ -183,7 +227,7 @@ struct Turns {
     ended: Option<(usize, TurnOutcome, &'static str)>,
 }
 
-fn build_turns(messages: Vec<MessageLine>, paths: MessagePaths) -> Result<Turns, LineProblem> {
+fn build_turns(messages: Vec<MessageLine>, paths: &MessagePaths) -> Result<Turns, LineProblem> {
     let mut turns: Vec<TurnRecord> = Vec::new();
     let mut pending: Vec<Message> = Vec::new();
     let mut ended: Option<(usize, TurnOutcome, &'static str)> = None;
@@ -195,13 +239,24 @@ fn build_turns(messages: Vec<MessageLine>, paths: MessagePaths) -> Result<Turns,
                     format!("only assistant messages carry {name}"),
                 ));
             }
+            if m.tool_call_id.is_some() && m.role != Role::Tool {
+                return Err(LineProblem::new(
+                    paths.field(i, "tool_call_id"),
+                    format!(
+                        "on a {} message; only tool messages answer a call",
+                        m.role.as_str()
+                    ),
+                ));
+            }
             let Some(content) = m.content else {
                 return Err(LineProblem::new(
                     paths.field(i, "content"),
                     format!("missing; a {} message needs text", m.role.as_str()),
                 ));
             };
-            pending.push(Message::new(m.role.as_str(), content));
+            let mut message = Message::new(m.role.as_str(), content);
+            message.tool_call_id = m.tool_call_id;
+            pending.push(message);
             continue;
         }
         if let Some((j, outcome, field)) = ended {
@@ -247,7 +302,7 @@ fn build_turns(messages: Vec<MessageLine>, paths: MessagePaths) -> Result<Turns,
 fn conversation_outcome(
     turns: &Turns,
     given: Option<ConversationOutcome>,
-    paths: MessagePaths,
+    paths: &MessagePaths,
 ) -> Result<ConversationOutcome, LineProblem> {
     let Some(given) = given else {
         let summary: Vec<_> = turns
@@ -294,14 +349,33 @@ fn prepare_turn(
                 ),
             )
         })?,
-        // As collect classifies a stream: `length` is truncated, no text is an empty answer.
+        // As collect classifies a stream: `length` is truncated, no text is an empty answer
+        // unless the message called tools (one model call is one turn, whatever it said).
         None if m.finish_reason.as_deref() == Some("length") => TurnOutcome::Truncated,
+        None if m.tool_calls.is_some() => TurnOutcome::Ok,
         None if m.content.as_deref().is_none_or(|c| c.trim().is_empty()) => {
             TurnOutcome::EmptyAnswer
         }
         None => TurnOutcome::Ok,
     };
-    if outcome == TurnOutcome::Ok && m.content.is_none() {
+    if m.tool_call_id.is_some() {
+        return Err(LineProblem::new(
+            at("tool_call_id"),
+            "on an assistant message; only tool messages answer a call",
+        ));
+    }
+    if let Some(k) = m
+        .tool_calls
+        .iter()
+        .flatten()
+        .position(|c| c.function.name.trim().is_empty())
+    {
+        return Err(LineProblem::new(
+            at(&format!("tool_calls[{k}].function.name")),
+            "empty; a tool call names the tool it calls",
+        ));
+    }
+    if outcome == TurnOutcome::Ok && m.content.is_none() && m.tool_calls.is_none() {
         return Err(LineProblem::new(
             at("content"),
             "null, but the turn's outcome is ok; give the answer, or the outcome of the \
@@ -349,6 +423,7 @@ fn prepare_turn(
             ..Default::default()
         },
         prompt,
+        tool_calls: m.tool_calls.unwrap_or_default(),
         ..Default::default()
     })
 }
@@ -596,16 +671,50 @@ mod tests {
     #[test]
     fn tool_results_are_prompt_text() {
         let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":"calling"},{"role":"tool","content":"42","tool_call_id":"c1"},{"role":"assistant","content":"It is 42."}]}"#).unwrap();
-        assert_eq!(c.record.turns[1].prompt, vec![Message::new("tool", "42")]);
+        let mut result = Message::new("tool", "42");
+        result.tool_call_id = Some("c1".into());
+        assert_eq!(c.record.turns[1].prompt, vec![result]);
+        assert_eq!(
+            c.prompts_json[1],
+            r#"[{"role":"tool","content":"42","tool_call_id":"c1"}]"#
+        );
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q","tool_call_id":"c1"},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "messages[0].tool_call_id");
         let (field, _) =
             problem(r#"{"messages":[{"role":"tool"},{"role":"assistant","content":"A"}]}"#);
         assert_eq!(field, "messages[0].content");
+    }
+
+    #[test]
+    fn an_answer_that_only_calls_tools_is_an_ok_turn_that_keeps_its_calls() {
+        let c = prep(r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":{"p":1}}}]},{"role":"tool","content":"a.py","tool_call_id":"c1"},{"role":"assistant","content":"Done."}]}"#).unwrap();
+        assert_eq!(c.record.outcome, ConversationOutcome::Completed);
+        let first = &c.record.turns[0];
+        assert_eq!(
+            (first.outcome(), first.answer.as_deref()),
+            (TurnOutcome::Ok, None)
+        );
+        assert_eq!(first.tool_calls[0].function.name, "ls");
+        assert_eq!(first.tool_calls[0].function.arguments, r#"{"p":1}"#);
+        assert_eq!(c.record.turns.len(), 2);
+        // Without calls, the same null answer is still an empty answer that ends it.
+        let (field, why) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null},{"role":"user","content":"Q2"},{"role":"assistant","content":"A"}]}"#,
+        );
+        assert_eq!(field, "messages[1].content", "{why}");
+        let (field, _) = problem(
+            r#"{"messages":[{"role":"user","content":"Q"},{"role":"assistant","content":null,"tool_calls":[{"function":{"name":" "}}]}]}"#,
+        );
+        assert_eq!(field, "messages[1].tool_calls[0].function.name");
     }
 
     fn with(line: &str, defaults: &Defaults) -> PreparedConversation {
         prepare_record(
             line.as_bytes(),
             ShapeFilter::Auto,
+            false,
             defaults,
             &mut Vec::new(),
         )

@@ -42,9 +42,10 @@ impl<'c> ConversationInserter<'c> {
                      ttft_ms, ttfa_ms, e2e_ms, prompt_tokens, completion_tokens,
                      reasoning_tokens, cached_tokens, visible_tokens, request_id, chunk_offsets,
                      wall_ms, has_answer, has_reasoning, overflow_prompt_tokens,
-                     overflow_window_tokens, overflow_completion_tokens, chunk_kinds)
+                     overflow_window_tokens, overflow_completion_tokens, chunk_kinds, tool_calls)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,
-                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
+                         ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29,
+                         ?30)",
             )?,
             attempt: conn.prepare_cached(
                 "INSERT INTO attempts (conversation_id, turn_idx, attempt, outcome, http_status,
@@ -108,6 +109,9 @@ impl<'c> ConversationInserter<'c> {
             let kinds = (!t.chunk_offsets_us.is_empty()
                 && t.chunk_kinds.len() == t.chunk_offsets_us.len())
             .then(|| encode_kinds(&t.chunk_kinds));
+            // Strings only: serialising them cannot fail.
+            let tool_calls = (!t.tool_calls.is_empty())
+                .then(|| serde_json::to_string(&t.tool_calls).expect("tool calls serialise"));
             self.turn.execute(params![
                 id,
                 idx as i64,
@@ -138,6 +142,7 @@ impl<'c> ConversationInserter<'c> {
                 t.context.and_then(|c| c.window_tokens),
                 t.context.and_then(|c| c.completion_tokens),
                 kinds,
+                tool_calls,
             ])?;
         }
         for a in &c.attempts {
@@ -215,7 +220,8 @@ mod tests {
             "SELECT json_array(c.uid, t.idx, t.prompt, t.answer, t.reasoning, t.finish_reason,
                  t.http_status, t.outcome, t.error, t.attempts, t.pause_ms, t.start_ms, t.ttft_ms,
                  t.ttfa_ms, t.e2e_ms, t.prompt_tokens, t.completion_tokens, t.reasoning_tokens,
-                 t.cached_tokens, t.visible_tokens, t.request_id, hex(t.chunk_offsets), t.wall_ms, hex(t.chunk_kinds))
+                 t.cached_tokens, t.visible_tokens, t.request_id, hex(t.chunk_offsets), t.wall_ms, hex(t.chunk_kinds),
+                 t.tool_calls)
              FROM turns t JOIN conversations c ON c.id = t.conversation_id ORDER BY c.uid, t.idx",
             "SELECT json_array(c.uid, a.turn_idx, a.attempt, a.outcome, a.http_status, a.error,
                  a.e2e_ms, a.waited_ms)
@@ -258,6 +264,11 @@ mod tests {
             pause_ms: Some(12.5),
             start_ms: Some(1.0),
             visible_tokens: Some(1),
+            tool_calls: vec![crate::exchange::ToolCallLine::function(
+                Some("c1".into()),
+                "ls",
+                "{}".into(),
+            )],
         };
         let failed = TurnRecord {
             result: TurnResult {

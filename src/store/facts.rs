@@ -681,7 +681,9 @@ pub fn conversation_lines<E: From<StoreError>>(
                     u.http_status, u.ttft_ms, u.ttfa_ms, u.e2e_ms, u.prompt_tokens,
                     u.completion_tokens, u.cached_tokens, u.reasoning_tokens,
                     u.overflow_prompt_tokens, u.overflow_window_tokens,
-                    u.overflow_completion_tokens
+                    u.overflow_completion_tokens,
+                    (SELECT t.tool_calls FROM turns t
+                      WHERE t.conversation_id = u.conversation_id AND t.idx = u.idx)
              FROM conversation_facts c JOIN turn_facts u ON u.conversation_id = c.conversation_id
              WHERE {SELECTED_C}
              ORDER BY c.conversation_id, u.idx"
@@ -752,6 +754,16 @@ fn push_turn(line: &mut ConversationLine, row: &Row) -> Result<(), StoreError> {
         completion_tokens: row.get(26)?,
     };
     let outcome: TurnOutcome = row.get(14)?;
+    let tool_calls = match row.get::<_, Option<String>>(27)? {
+        Some(json) => Some(
+            serde_json::from_str(&json).map_err(|e| StoreError::Corrupt {
+                uid: line.id.clone().unwrap_or_default(),
+                column: "turns.tool_calls",
+                problem: e.to_string(),
+            })?,
+        ),
+        None => None,
+    };
     line.messages.push(MessageLine {
         role: Role::Assistant,
         content: row.get(11)?,
@@ -763,6 +775,11 @@ fn push_turn(line: &mut ConversationLine, row: &Row) -> Result<(), StoreError> {
         timing: (!timing.is_empty()).then_some(timing),
         usage: (!usage.is_empty()).then_some(usage),
         context: (!context.is_empty()).then_some(context),
+        tool_calls,
+        tool_call_id: None,
+        refusal: false,
+        function_call: false,
+        audio: false,
     });
     Ok(())
 }
@@ -783,7 +800,9 @@ fn append_messages(
         let Some(role) = Role::parse(&m.role) else {
             return Err(corrupt(format!("unknown role {:?}", m.role)));
         };
-        line.messages.push(MessageLine::text(role, m.content));
+        let mut message = MessageLine::text(role, m.content);
+        message.tool_call_id = m.tool_call_id;
+        line.messages.push(message);
     }
     Ok(())
 }

@@ -44,6 +44,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "012_chunk_kinds",
         include_str!("../../db/012_chunk_kinds.sql"),
     ),
+    (
+        "013_tool_calls",
+        include_str!("../../db/013_tool_calls.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

@@ -18,6 +18,9 @@ pub struct TurnRecord {
     pub pause_ms: Option<f64>,
     pub start_ms: Option<f64>,
     pub visible_tokens: Option<i64>,
+    /// The tools the answer called (`turns.tool_calls`); empty: none, or not kept (collect
+    /// and replay keep calls in their own rows).
+    pub tool_calls: Vec<crate::exchange::ToolCallLine>,
 }
 
 impl std::ops::Deref for TurnRecord {

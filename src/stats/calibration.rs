@@ -301,6 +301,29 @@ impl Tally {
         }
     }
 
+    /// Scores one store of per-slot values (cells × slots, each slot's scenario) compared as
+    /// a mean claim: the family's verdicts, and the comparison of cells 0 and 1 against
+    /// `truth_gap` when it is known. Returns the store.
+    fn add_means(
+        &mut self,
+        (values, scenario): (Vec<Vec<f64>>, Vec<u32>),
+        store_seed: u64,
+        higher_is_better: bool,
+        truth_gap: Option<f64>,
+    ) -> Store {
+        let st = Store {
+            values,
+            scenario,
+            run: Vec::new(),
+        };
+        let family = st.family(Statistic::Mean, store_seed);
+        self.add(score(&family, higher_is_better));
+        if let Some(gap) = truth_gap {
+            self.cover_comparison(&st, Statistic::Mean, gap, store_seed);
+        }
+        st
+    }
+
     /// The 95 % interval of cells 0 vs 1, on the test's scale, against `truth`.
     fn cover_comparison(&mut self, st: &Store, stat: Statistic, truth: f64, seed: u64) {
         self.cover_pairs(&st.pairs(0, 1), stat, truth, seed);
@@ -706,14 +729,7 @@ fn tally_shares(
     store_seed: u64,
     (truth_gap, truth_rate): (f64, f64),
 ) {
-    let st = Store {
-        values,
-        scenario,
-        run: Vec::new(),
-    };
-    let family = st.family(Statistic::Mean, store_seed);
-    tally.add(score(&family, true));
-    tally.cover_comparison(&st, Statistic::Mean, truth_gap, store_seed);
+    let st = tally.add_means((values, scenario), store_seed, true, Some(truth_gap));
     let first = st.values.first().map_or(&[][..], Vec::as_slice);
     let k = first.iter().filter(|&&x| x > 0.0).count() as u64;
     tally.cover(super::wilson(k, first.len() as u64), truth_rate);
@@ -757,17 +773,9 @@ fn retention(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
                     .collect()
             })
             .collect();
-        let st = Store {
-            values,
-            scenario,
-            run: Vec::new(),
-        };
         let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
-        let family = st.family(Statistic::Mean, store_seed);
-        tally.add(score(&family, true));
-        if truth == Truth::Identical {
-            tally.cover_comparison(&st, Statistic::Mean, 0.0, store_seed);
-        }
+        let truth_gap = (truth == Truth::Identical).then_some(0.0);
+        tally.add_means((values, scenario), store_seed, true, truth_gap);
     }
     tally.row("constraint retention", truth, None, n)
 }
@@ -826,15 +834,8 @@ fn ttft_slope(truth: Truth, n: usize, stores: usize, seed: u64) -> Row {
                     .collect()
             })
             .collect();
-        let st = Store {
-            values,
-            scenario,
-            run: Vec::new(),
-        };
         let store_seed = inference::seed_for(seed, &format!("{name}/{store}"));
-        let family = st.family(Statistic::Mean, store_seed);
-        tally.add(score(&family, false));
-        tally.cover_comparison(&st, Statistic::Mean, -gap, store_seed);
+        tally.add_means((values, scenario), store_seed, false, Some(-gap));
         let line = super::regression::within_clusters(&pooled.0, &pooled.1, &pooled.2, 0.95);
         tally.cover(
             line.and_then(|l| l.interval).map(|i| super::Interval {

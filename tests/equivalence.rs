@@ -170,11 +170,8 @@ fn a_malformed_margin_is_refused_naming_the_part() {
             "`p50=10`: `p50` takes a percentage of the latency: write p50=10%",
         ),
         ("p50=10%,speed=3", "`speed=3`: no statistic `speed`"),
-        (
-            "judge=-0.5",
-            "`judge=-0.5`: a margin must be greater than 0",
-        ),
-        ("kept=0", "`kept=0`: a margin must be greater than 0"),
+        ("judge=-0.5", "`judge=-0.5`: a margin must be above 0"),
+        ("kept=0", "`kept=0`: a margin must be above 0"),
     ] {
         let out = project
             .cmd(&["report", "--margin", margin])

@@ -4,6 +4,7 @@ pub mod embedded;
 pub mod endpoint;
 pub mod error;
 pub mod headers;
+pub mod named_list;
 pub mod scenario;
 pub mod slo;
 pub mod url;

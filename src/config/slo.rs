@@ -70,16 +70,16 @@ impl Slo {
 
     /// Parses `NAME=DURATION[,NAME=DURATION…]`.
     pub fn parse(text: &str) -> Result<Slo, SloError> {
+        use super::named_list::{parts, positive, set_once};
         let mut slo = Slo::default();
-        for part in text.split(',').map(str::trim) {
+        let list =
+            parts(text, "NAME=DURATION").map_err(|(part, problem)| SloError { part, problem })?;
+        for p in list {
             let bad = |problem: String| SloError {
-                part: part.to_string(),
+                part: p.text.to_string(),
                 problem,
             };
-            let Some((name, value)) = part.split_once('=') else {
-                return Err(bad("not NAME=DURATION".into()));
-            };
-            let (name, value) = (name.trim(), value.trim());
+            let (name, value) = (p.name, p.value);
             if !NAMES.contains(&name) {
                 return Err(bad(format!(
                     "no bound `{name}` (ttft, tpot, itl_p95 or e2e)"
@@ -94,24 +94,14 @@ impl Slo {
                     "`{value}` has no unit: write {name}={value}ms (or seconds: {value}s)"
                 )));
             };
-            let v: f64 = number
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .ok_or_else(|| bad(format!("`{number}` is not a number")))?;
-            if v <= 0.0 {
-                return Err(bad(format!("a bound must be above 0, not {number}")));
-            }
+            let v = positive(number, "a bound").map_err(bad)?;
             let slot = match name {
                 "ttft" => &mut slo.ttft_ms,
                 "tpot" => &mut slo.tpot_ms,
                 "itl_p95" => &mut slo.itl_p95_ms,
                 _ => &mut slo.e2e_ms,
             };
-            if slot.is_some() {
-                return Err(bad(format!("`{name}` is given twice")));
-            }
-            *slot = Some(v * scale);
+            set_once(slot, v * scale, name).map_err(bad)?;
         }
         Ok(slo)
     }

@@ -78,16 +78,16 @@ impl Margins {
 
     /// Parses `NAME=VALUE[,NAME=VALUE…]`.
     pub fn parse(text: &str) -> Result<Margins, MarginError> {
+        use crate::config::named_list::{parts, positive, set_once};
         let mut m = Margins::default();
-        for part in text.split(',').map(str::trim) {
+        let list =
+            parts(text, "NAME=VALUE").map_err(|(part, problem)| MarginError { part, problem })?;
+        for p in list {
             let bad = |problem: String| MarginError {
-                part: part.to_string(),
+                part: p.text.to_string(),
                 problem,
             };
-            let Some((name, value)) = part.split_once('=') else {
-                return Err(bad("not NAME=VALUE".into()));
-            };
-            let (name, value) = (name.trim(), value.trim());
+            let (name, value) = (p.name, p.value);
             let Some(&(_, takes)) = NAMES.iter().find(|(n, _)| *n == name) else {
                 return Err(bad(format!("no statistic `{name}`")));
             };
@@ -113,16 +113,7 @@ impl Margins {
                 }
                 _ => {}
             }
-            let v: f64 = number
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .ok_or_else(|| bad(format!("`{value}` is not a number")))?;
-            if v <= 0.0 {
-                return Err(bad(format!(
-                    "a margin must be greater than 0, not {number}"
-                )));
-            }
+            let v = positive(number, "a margin").map_err(bad)?;
             if takes == Takes::Points && v >= 100.0 {
                 return Err(bad(format!(
                     "{number} points is the whole scale: a margin is below 100"
@@ -140,10 +131,7 @@ impl Margins {
                 "kept" => &mut m.kept,
                 _ => &mut m.judge,
             };
-            if slot.is_some() {
-                return Err(bad(format!("`{name}` is given twice")));
-            }
-            *slot = Some(scaled);
+            set_once(slot, scaled, name).map_err(bad)?;
         }
         Ok(m)
     }
@@ -184,8 +172,8 @@ mod tests {
             ),
             ("p50=10", "p50=10", "write p50=10%"),
             ("judge=0.25%", "judge=0.25%", "not a percentage"),
-            ("p50=10%,judge=-1", "judge=-1", "greater than 0"),
-            ("success=0", "success=0", "greater than 0"),
+            ("p50=10%,judge=-1", "judge=-1", "must be above 0"),
+            ("success=0", "success=0", "must be above 0"),
             ("success=abc", "success=abc", "not a number"),
             ("success", "success", "not NAME=VALUE"),
             ("kept=100", "kept=100", "whole scale"),

@@ -140,6 +140,8 @@ fn import_help_names_every_format_and_lossy() {
         "lmsys",
         "WildChat",
         "responses",
+        "langfuse",
+        "otel",
         "--lossy",
     ] {
         assert!(out.contains(name), "--help does not name {name}:\n{out}");

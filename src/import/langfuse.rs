@@ -85,12 +85,15 @@ fn observation(text: &[u8], at: &str, lossy: bool) -> Option<Result<Generation, 
             return Some(Err(p));
         }
     };
-    if !o
-        .kind
-        .as_deref()
-        .is_some_and(|k| k.eq_ignore_ascii_case("generation"))
-    {
-        return None;
+    match o.kind.as_deref() {
+        Some(k) if k.eq_ignore_ascii_case("generation") => {}
+        Some(_) => return None,
+        None => {
+            return Some(Err(LineProblem::new(
+                format!("{at}type"),
+                "missing; a Langfuse observation says its type (GENERATION for a model call)",
+            )));
+        }
     }
     // Fields are named as the record names them: v2 and export rows in snake_case.
     let snake = memchr_str(text, b"\"trace_id\"");
@@ -405,5 +408,8 @@ mod tests {
         assert!(pieces[0].is_ok());
         let p = pieces[1].as_ref().unwrap_err();
         assert!(p.field.starts_with("data[1].input[0]"), "{p}");
+        // Something else under `data` is not passed over without a word.
+        let pieces = read(br#"{"data":[{"name":"x"}]}"#, false).unwrap();
+        assert_eq!(pieces[0].as_ref().unwrap_err().field, "data[0].type");
     }
 }

@@ -291,3 +291,42 @@ fn otel_batches_join_by_conversation_with_their_own_timings() {
         "{out}"
     );
 }
+
+#[test]
+fn otel_spans_of_the_older_event_form_import_too() {
+    let event =
+        |name: &str, attrs: Vec<serde_json::Value>| json!({"name": name, "attributes": attrs});
+    let span = json!({"traceId": "ev-1", "startTimeUnixNano": "1746100800000000000",
+    "endTimeUnixNano": "1746100800700000000",
+    "attributes": [attr("gen_ai.operation.name", json!("chat")),
+                   attr("gen_ai.system", json!("openai")),
+                   attr("gen_ai.request.model", json!("gpt-4o")),
+                   attr("gen_ai.usage.input_tokens", json!(9))],
+    "events": [
+        event("gen_ai.system.message", vec![attr("content", json!("Be brief."))]),
+        event("gen_ai.user.message", vec![attr("content", json!("Hi"))]),
+        event("gen_ai.choice", vec![attr("index", json!(0)),
+            attr("finish_reason", json!("stop")),
+            attr("message", json!(r#"{"role":"assistant","content":"Hello."}"#))]),
+    ]});
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let file = write(
+        dir.path(),
+        "events.jsonl",
+        &format!("{}\n", otlp_line(vec![span])),
+    );
+    let (code, out, err) = import(&db, &[&file]);
+    assert_eq!(code, 0, "{out}{err}");
+    let c = exported(&db, "ev-1");
+    assert_eq!(c["provider"], "openai");
+    assert_messages(
+        &c["messages"],
+        &json!([
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello.", "finish_reason": "stop",
+             "timing": {"e2e_ms": 700.0}, "usage": {"prompt_tokens": 9}},
+        ]),
+    );
+}

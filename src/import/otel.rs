@@ -15,7 +15,9 @@
 //! `gen_ai.response.model` (else `gen_ai.request.model`), usage from `gen_ai.usage.*`, the
 //! finish reason from the output message or `gen_ai.response.finish_reasons`. A span with
 //! status ERROR and no output is a failed turn, classified from `error.type` and the
-//! status message.
+//! status message. A chat span without those attributes is read from the older form's
+//! span events (`gen_ai.user.message`, ..., `gen_ai.choice`; or `gen_ai.content.prompt`
+//! and `gen_ai.content.completion`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -64,6 +66,16 @@ struct Span {
     #[serde(default)]
     attributes: Vec<KeyValue>,
     status: Option<Status>,
+    #[serde(default)]
+    events: Vec<Event>,
+}
+
+/// A span event: the older form's messages (`gen_ai.user.message`, `gen_ai.choice`, ...).
+#[derive(Deserialize)]
+struct Event {
+    name: Option<String>,
+    #[serde(default)]
+    attributes: Vec<KeyValue>,
 }
 
 #[derive(Deserialize)]
@@ -209,12 +221,16 @@ fn read_span(raw: &RawValue, at: &str, lossy: bool) -> Result<Option<Generation>
         None => no_answer(),
     };
     if input.is_none() && output.is_none() {
-        return Err(LineProblem::new(
-            attr_at("gen_ai.input.messages"),
-            "missing, and no gen_ai.output.messages: the span was recorded without its \
+        if let Some(choice) = b.events(&span.events, at)? {
+            answer = choice;
+        } else {
+            return Err(LineProblem::new(
+                attr_at("gen_ai.input.messages"),
+                "missing, and no gen_ai.output.messages: the span was recorded without its \
              content (instrumentations capture it when asked, e.g. \
              OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true)",
-        ));
+            ));
+        }
     }
     if answer.finish_reason.is_none() {
         answer.finish_reason = attrs
@@ -544,6 +560,77 @@ impl Parts {
         Ok(m)
     }
 
+    /// The older event form: a message per `gen_ai.{system,user,assistant,tool}.message`
+    /// event (`content`, `tool_calls`, `id` attributes) and the answer from `gen_ai.choice`
+    /// (`message`, `finish_reason`); or the oldest, `gen_ai.content.prompt` /
+    /// `gen_ai.content.completion` events holding `gen_ai.prompt` / `gen_ai.completion`
+    /// (JSON `[{role, content}]`). The answer, or `None` when the span has no such events.
+    fn events(
+        &mut self,
+        events: &[Event],
+        span_at: &str,
+    ) -> Result<Option<MessageLine>, LineProblem> {
+        let mut answer = None;
+        for (e, event) in events.iter().enumerate() {
+            let at = format!("{span_at}.events[{e}]");
+            let attrs: Map<String, Value> = event
+                .attributes
+                .iter()
+                .map(|kv| {
+                    (
+                        kv.key.clone(),
+                        kv.value.as_ref().map_or(Value::Null, any_value),
+                    )
+                })
+                .collect();
+            let name = event.name.as_deref().unwrap_or_default();
+            let role = match name {
+                "gen_ai.system.message" => "system",
+                "gen_ai.user.message" => "user",
+                "gen_ai.assistant.message" => "assistant",
+                "gen_ai.tool.message" => "tool",
+                "gen_ai.choice" => {
+                    let message = match attrs.get("message") {
+                        Some(m) => json_of(m, &format!("{at}.attributes[message]"))?,
+                        None => Value::Object(attrs.clone()),
+                    };
+                    let mut m = event_message("assistant", &message, &at)?;
+                    m.finish_reason = attrs
+                        .get("finish_reason")
+                        .and_then(Value::as_str)
+                        .map(finish_reason);
+                    answer = Some(m);
+                    continue;
+                }
+                "gen_ai.content.prompt" | "gen_ai.content.completion" => {
+                    let key = if name.ends_with("prompt") {
+                        "gen_ai.prompt"
+                    } else {
+                        "gen_ai.completion"
+                    };
+                    let key_at = format!("{at}.attributes[{key}]");
+                    let list = attrs
+                        .get(key)
+                        .map_or(Ok(Vec::new()), |v| list(v, &key_at))?;
+                    for (i, m) in list.iter().enumerate() {
+                        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
+                        let read = event_message(role, m, &format!("{key_at}[{i}]"))?;
+                        if key == "gen_ai.completion" {
+                            answer.get_or_insert(read);
+                        } else {
+                            self.push(read, format!("{key_at}[{i}]"));
+                        }
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            let m = event_message(role, &Value::Object(attrs), &at)?;
+            self.push(m, at);
+        }
+        Ok(answer.or_else(|| (!self.messages.is_empty()).then(no_answer)))
+    }
+
     fn unknown_part(&mut self, kind: Option<&str>, at: &str) -> Result<(), LineProblem> {
         let kind = kind.unwrap_or("untyped part");
         self.dropped.drop_or_refuse(
@@ -553,6 +640,44 @@ impl Parts {
             &format!("a {kind:?} part"),
         )
     }
+}
+
+/// A message of the event form: `content` (a string), OpenAI-shaped `tool_calls` (JSON
+/// text or the structured value), and a tool message's `id`.
+fn event_message(role: &str, m: &Value, at: &str) -> Result<MessageLine, LineProblem> {
+    let role = match role {
+        "system" | "developer" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "tool" => Role::Tool,
+        other => {
+            return Err(LineProblem::new(
+                format!("{at}.role"),
+                format!("unknown role {other:?}; expected system, user, assistant or tool"),
+            ));
+        }
+    };
+    let mut out = no_answer();
+    out.role = role;
+    out.content = match m.get("content") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => Some(other.to_string()),
+    };
+    if role != Role::Assistant && out.content.is_none() {
+        out.content = Some(String::new());
+    }
+    if let Some(calls) = m.get("tool_calls").filter(|c| !c.is_null()) {
+        let at = format!("{at}.tool_calls");
+        let calls = json_of(calls, &at)?;
+        let calls: Vec<ToolCallLine> = serde_json::from_value(calls)
+            .map_err(|e| LineProblem::new(&at, format!("not OpenAI tool calls: {e}")))?;
+        out.tool_calls = Some(calls).filter(|c| !c.is_empty());
+    }
+    if role == Role::Tool {
+        out.tool_call_id = m.get("id").and_then(Value::as_str).map(String::from);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

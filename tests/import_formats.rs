@@ -26,7 +26,7 @@ fn turns(db: &Path, uid: &str) -> Vec<(String, Option<String>, Option<String>)> 
 }
 
 /// The exported conversation `uid`, as JSON.
-fn exported(db: &Path, uid: &str) -> Value {
+pub(crate) fn exported(db: &Path, uid: &str) -> Value {
     export(db, &[])
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -36,7 +36,7 @@ fn exported(db: &Path, uid: &str) -> Value {
 
 /// Each message of `got` has what `want` has, field by field (`got` may add fields such
 /// as a derived `outcome`).
-fn assert_messages(got: &Value, want: &Value) {
+pub(crate) fn assert_messages(got: &Value, want: &Value) {
     let (got, want) = (got.as_array().unwrap(), want.as_array().unwrap());
     assert_eq!(got.len(), want.len(), "{got:#?}\nwant {want:#?}");
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -140,6 +140,8 @@ fn import_help_names_every_format_and_lossy() {
         "lmsys",
         "WildChat",
         "responses",
+        "langfuse",
+        "otel",
         "--lossy",
     ] {
         assert!(out.contains(name), "--help does not name {name}:\n{out}");

@@ -31,6 +31,7 @@ mod frontier;
 mod hardening;
 mod import;
 mod import_formats;
+mod import_traces;
 mod install;
 mod judge;
 mod judge_card;

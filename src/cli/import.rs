@@ -9,8 +9,8 @@ use super::Global;
 use crate::exit::Exit;
 use crate::import::{Defaults, ImportError, ImportOptions, Rejection, ShapeFilter, import_file};
 
-/// Import transcripts: JSON Lines (one conversation a line) or one JSON array of them;
-/// `-` reads stdin.
+/// Import transcripts: JSON Lines (one conversation a line), one JSON array of them, or
+/// JSON documents one after another (a pretty-printed API response); `-` reads stdin.
 ///
 /// Each record is turnbench's own format (a plain OpenAI chat `{"messages": [...]}` too,
 /// tool calls included), ShareGPT (`{"conversations": [{"from", "value"}]}`), an OpenAI
@@ -19,7 +19,11 @@ use crate::import::{Defaults, ImportError, ImportOptions, Rejection, ShapeFilter
 /// {"content": [...]}`), an LMSYS-Chat-1M / WildChat row (`{"conversation_id" or
 /// "conversation_hash", "conversation": [...]}`), or an OpenAI Responses logged call
 /// (`"response": {"output": [...]}`; calls chained by `previous_response_id` are one
-/// conversation); the summary says which it read. Bad
+/// conversation), Langfuse observations (`{"data": [...]}` pages, or observations with
+/// `traceId`; the GENERATIONs of a trace are one conversation), or OpenTelemetry GenAI
+/// spans as the OTLP/JSON file exporter writes them (`{"resourceSpans": [...]}`; the chat
+/// spans of a `gen_ai.conversation.id` are one conversation); the summary says which it
+/// read. Bad
 /// records are reported by file:line and field and skipped (exit code 2); so is a record
 /// carrying content turnbench does not store, unless --lossy. Conversations already stored
 /// are skipped, so importing a file again adds nothing. See docs/import-export.md.
@@ -32,8 +36,9 @@ pub struct ImportArgs {
     strict: bool,
     /// The shape of the records: auto (each record's own, recognised by its keys),
     /// turnbench, sharegpt, openai-log, anthropic (Messages records and logged calls),
-    /// lmsys (LMSYS-Chat-1M and WildChat rows) or responses (OpenAI Responses logged
-    /// calls); a record of another shape is refused.
+    /// lmsys (LMSYS-Chat-1M and WildChat rows), responses (OpenAI Responses logged
+    /// calls), langfuse (Langfuse observations) or otel (OpenTelemetry GenAI spans); a
+    /// record of another shape is refused.
     #[arg(long, default_value = "auto", value_name = "FORMAT")]
     format: ShapeFilter,
     /// Import records that carry content turnbench does not store (an image, a document,

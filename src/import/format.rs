@@ -3,11 +3,12 @@
 //! [`super::openai_log`], [`super::anthropic`], [`super::lmsys`]) into the normalised
 //! conversation.
 
+use super::grouped::{Groups, Pieces};
 use super::responses::{self, Call};
 use super::shape::{
     Dropped, MessagePaths, Normalised, Shape, ShapeFilter, parse_raw, unstored_fields,
 };
-use super::{anthropic, lmsys, openai_log, sharegpt};
+use super::{anthropic, langfuse, lmsys, openai_log, otel, sharegpt};
 use crate::exchange::ConversationLine;
 use crate::jsonl::LineProblem;
 
@@ -19,7 +20,9 @@ pub fn read_record(text: &[u8], format: ShapeFilter) -> Result<Normalised, LineP
 
 /// Reads one record as `format` allows; with `lossy`, content turnbench does not store is
 /// dropped and counted instead of refusing the record. An OpenAI Responses call is read
-/// as the conversation of that call alone (the reader joins chained calls).
+/// as the conversation of that call alone (the reader joins chained calls); the model
+/// calls of a trace record (Langfuse, OpenTelemetry) as the first conversation they make
+/// alone.
 pub fn read_record_as(
     text: &[u8],
     format: ShapeFilter,
@@ -28,6 +31,20 @@ pub fn read_record_as(
     match read_any(text, format, lossy)? {
         Record::Whole(n) => Ok(n),
         Record::Call(call) => Ok(call.normalised),
+        Record::Pieces(pieces) => {
+            let mut groups = Groups::default();
+            for piece in pieces {
+                groups.add((), piece?);
+            }
+            match groups.join().into_iter().next() {
+                Some((_, n)) => n,
+                None => Err(LineProblem::new(
+                    "",
+                    "no model call in this record (no GENERATION observation, no GenAI chat \
+                     span)",
+                )),
+            }
+        }
     }
 }
 
@@ -36,6 +53,9 @@ pub(super) enum Record {
     Whole(Normalised),
     /// An OpenAI Responses call, which `previous_response_id` may chain to others.
     Call(Call),
+    /// Model calls of traces (Langfuse observations, OpenTelemetry spans), joined by trace
+    /// at the end of the file; each one read, or refused naming its field.
+    Pieces(Pieces),
 }
 
 pub(super) fn read_any(
@@ -80,6 +100,8 @@ pub(super) fn read_any(
         Shape::Anthropic => return whole(anthropic::read(text, lossy)),
         Shape::Lmsys => return whole(lmsys::normalise(raw, lossy)),
         Shape::Responses => return Ok(Record::Call(responses::read(text, lossy)?)),
+        Shape::Langfuse => return Ok(Record::Pieces(langfuse::read(text, lossy)?)),
+        Shape::Otel => return Ok(Record::Pieces(otel::read(text, lossy)?)),
     };
     unstored_fields(
         &normalised.line.messages,
@@ -124,7 +146,7 @@ fn without_other_parts(text: &[u8], format: ShapeFilter) -> Result<Record, LineP
             n.dropped.merge(&dropped);
             Ok(Record::Whole(n))
         }
-        call @ Record::Call(_) => Ok(call),
+        other => Ok(other),
     }
 }
 
@@ -145,7 +167,7 @@ mod tests {
         assert_eq!(
             err,
             "unknown format \"jsonl\"; expected one of auto, turnbench, sharegpt, openai-log, \
-             anthropic, lmsys, responses"
+             anthropic, lmsys, responses, langfuse, otel"
         );
         for shape in Shape::ALL {
             assert_eq!(

@@ -1,14 +1,16 @@
-//! `turnbench import`: transcript files into the store. A file is JSON Lines or one JSON
-//! array ([`records`]); a record is the exchange format, a ShareGPT conversation, a logged
+//! `turnbench import`: transcript files into the store. A file is JSON Lines, one JSON
+//! array, or JSON documents one after another ([`records`]); a record is the exchange format, a ShareGPT conversation, a logged
 //! OpenAI chat call, an Anthropic Messages record or logged call, an LMSYS-Chat-1M or
-//! WildChat row, or a logged OpenAI Responses call ([`format`], [`sharegpt`],
-//! [`openai_log`], [`anthropic`], [`lmsys`], [`responses`]), each read into the exchange
+//! WildChat row, a logged OpenAI Responses call, Langfuse observations or an OpenTelemetry
+//! export batch ([`format`], [`sharegpt`], [`openai_log`], [`anthropic`], [`lmsys`],
+//! [`responses`], [`langfuse`], [`otel`]), each read into the exchange
 //! format and validated once ([`validate`]). Content a record carries that is not stored
 //! refuses it naming the field, or with `--lossy` is dropped and counted ([`Dropped`]).
 //!
 //! A reader thread reads and validates records while this thread writes them ([`sink`]);
 //! memory stays flat whatever the file size, except for Responses calls, held until the
-//! end of the file to be joined along `previous_response_id`. Each conversation is stored whole or not at
+//! end of the file to be joined along `previous_response_id`, and the model calls of
+//! traces, held to be joined by trace ([`grouped`]). Each conversation is stored whole or not at
 //! all, and its identity is its `id`, else a hash of its normalised content, so importing a
 //! file again adds nothing.
 //!
@@ -21,8 +23,11 @@
 
 mod anthropic;
 pub mod format;
+mod grouped;
+mod langfuse;
 mod lmsys;
 mod openai_log;
+mod otel;
 mod reader;
 mod records;
 mod responses;

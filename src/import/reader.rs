@@ -15,6 +15,7 @@ use std::thread::JoinHandle;
 use indicatif::ProgressBar;
 use rusqlite::Connection;
 
+use super::grouped::Groups;
 use super::records::{Next, Place, Records};
 use super::responses::Chains;
 use super::shape::{Shape, ShapeFilter};
@@ -112,6 +113,8 @@ fn read_all(
     let mut batch = Vec::with_capacity(BATCH);
     // OpenAI Responses calls, held until the end of the file to be joined into chains.
     let mut chains = Chains::default();
+    // Langfuse and OpenTelemetry model calls, held until the end to be grouped by trace.
+    let mut groups = Groups::default();
     loop {
         let next = match records.next_record() {
             Ok(next) => next,
@@ -129,9 +132,13 @@ fn read_all(
             }
         };
         let Some(next) = next else { break };
-        if let Some(item) = prepare_next(next, settings, &mut scratch, &mut chains) {
-            batch.push(item);
-        }
+        batch.extend(prepare_next(
+            next,
+            settings,
+            &mut scratch,
+            &mut chains,
+            &mut groups,
+        ));
         if batch.len() == BATCH {
             count_batch(&mut batch, stored);
             progress.set_position(records.bytes());
@@ -142,19 +149,18 @@ fn read_all(
             }
         }
     }
-    if !chains.is_empty() {
-        for (place, joined) in chains.join() {
-            let prepared =
-                joined.and_then(|n| prepare_normalised(n, &settings.defaults, &mut scratch));
-            batch.push(match prepared {
-                Ok((shape, c)) => Item::Conversation {
-                    place,
-                    shape,
-                    conversation: Box::new(c),
-                },
-                Err(problem) => Item::Rejected { place, problem },
-            });
-        }
+    // Held records, joined: Responses chains, then trace groups.
+    let joined = chains.join().into_iter().chain(groups.join());
+    for (place, joined) in joined {
+        let prepared = joined.and_then(|n| prepare_normalised(n, &settings.defaults, &mut scratch));
+        batch.push(match prepared {
+            Ok((shape, c)) => Item::Conversation {
+                place,
+                shape,
+                conversation: Box::new(c),
+            },
+            Err(problem) => Item::Rejected { place, problem },
+        });
     }
     count_batch(&mut batch, stored);
     progress.set_position(records.bytes());
@@ -164,14 +170,16 @@ fn read_all(
     let _ = tx.send(Batch::End);
 }
 
-/// The record prepared, or `None` for a Responses call held in `chains`.
+/// The record prepared; nothing for a Responses call held in `chains` or model calls held
+/// in `groups` (but a rejection for each call refused).
 fn prepare_next(
     next: Next,
     settings: &RecordSettings,
     scratch: &mut Vec<u8>,
     chains: &mut Chains<Place>,
-) -> Option<Item> {
-    Some(match next {
+    groups: &mut Groups<Place>,
+) -> Vec<Item> {
+    vec![match next {
         Next::Record { place, text } => {
             match read_or_hold(
                 text,
@@ -187,13 +195,23 @@ fn prepare_next(
                 },
                 Ok(Read::Held(call)) => {
                     chains.add(place, *call);
-                    return None;
+                    return Vec::new();
+                }
+                Ok(Read::Pieces(pieces)) => {
+                    let mut refused = Vec::new();
+                    for piece in pieces {
+                        match piece {
+                            Ok(call) => groups.add(place, call),
+                            Err(problem) => refused.push(Item::Rejected { place, problem }),
+                        }
+                    }
+                    return refused;
                 }
                 Err(problem) => Item::Rejected { place, problem },
             }
         }
         Next::Broken { place, problem } => Item::Rejected { place, problem },
-    })
+    }]
 }
 
 /// Visible tokens of the batch's conversations, counted before the writer gets them;

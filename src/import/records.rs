@@ -3,6 +3,10 @@
 //! memory stays flat whatever the file size. A file whose first byte after a BOM and
 //! whitespace is `[` is an array.
 //!
+//! A file that starts with an object that does not end on its first line is JSON
+//! documents one after another (a pretty-printed API response such as Langfuse's
+//! `{"data": [...]}`, or `jq` output): each document is a record, cut by the same scan.
+//!
 //! An array is cut into elements by a scan of brackets and strings, not parsed: each
 //! element is then parsed like a line, so a bad element is rejected alone and the next one
 //! read. Only a break in the array itself (a missing `,`, a file cut inside an element,
@@ -64,14 +68,18 @@ impl Records {
     /// Looks at the first bytes to tell an array from JSON Lines; nothing is lost (what
     /// was looked at is read again).
     pub(crate) fn open(mut input: Box<dyn BufRead + Send>) -> io::Result<Records> {
-        let (seen, is_array) = sniff(&mut input)?;
+        let (mut seen, first) = sniff(&mut input)?;
+        // An object that does not end on its line: documents, not lines.
+        let documents = first == Some(b'{') && !first_line_is_whole(&mut input, &mut seen)?;
         let input: Box<dyn BufRead + Send> = if seen.is_empty() {
             input
         } else {
             Box::new(Cursor::new(seen).chain(input))
         };
-        Ok(if is_array {
-            Records::Array(ArrayRecords::new(input))
+        Ok(if first == Some(b'[') {
+            Records::Array(ArrayRecords::new(input, false))
+        } else if documents {
+            Records::Array(ArrayRecords::new(input, true))
         } else {
             Records::Lines(Lines::new(input))
         })
@@ -104,21 +112,51 @@ impl Records {
     }
 }
 
+/// Reads the rest of the first record's line into `seen`: whether the object starting on
+/// it ends there, with nothing but blanks after it.
+fn first_line_is_whole(
+    input: &mut Box<dyn BufRead + Send>,
+    seen: &mut Vec<u8>,
+) -> io::Result<bool> {
+    let mut from = seen.len();
+    // Blank lines before it (left in the buffer by `sniff`) are read past.
+    while input.read_until(b'\n', seen)? > 0 {
+        let line = seen.get(from..).unwrap_or_default();
+        if !line
+            .iter()
+            .all(|b| b.is_ascii_whitespace() || BOM.contains(b))
+        {
+            break;
+        }
+        from = seen.len();
+    }
+    let line = seen.get(from..).unwrap_or_default();
+    let start = line
+        .iter()
+        .position(|b| !b.is_ascii_whitespace() && !BOM.contains(b))
+        .unwrap_or(line.len());
+    let rest = line.get(start..).unwrap_or_default();
+    let mut scan = Scan::default();
+    let (taken, complete) = scan.feed(rest);
+    let after = rest.get(taken..).unwrap_or_default();
+    Ok(complete && after.iter().all(u8::is_ascii_whitespace))
+}
+
 /// Reads past a BOM and whitespace to the first other byte, keeping what it read only
 /// when it had to take it out of the buffer (leading blanks longer than the buffer).
-fn sniff(input: &mut Box<dyn BufRead + Send>) -> io::Result<(Vec<u8>, bool)> {
+fn sniff(input: &mut Box<dyn BufRead + Send>) -> io::Result<(Vec<u8>, Option<u8>)> {
     let mut seen = Vec::new();
     let mut bom = 0; // BOM bytes at the start so far
     loop {
         let buf = input.fill_buf()?;
         if buf.is_empty() {
-            return Ok((seen, false));
+            return Ok((seen, None));
         }
         for (k, &b) in buf.iter().enumerate() {
             if seen.len() + k == bom && BOM.get(bom) == Some(&b) {
                 bom += 1;
             } else if !b.is_ascii_whitespace() {
-                return Ok((seen, b == b'['));
+                return Ok((seen, Some(b)));
             }
         }
         seen.extend_from_slice(buf);
@@ -140,6 +178,8 @@ enum State {
     AfterComma,
     /// After `]`: only whitespace may follow.
     Closed,
+    /// Documents one after another: a record, or the end.
+    Documents,
     Done,
 }
 
@@ -157,10 +197,12 @@ pub(crate) struct ArrayRecords {
     /// BOM bytes skipped at the start.
     bom: usize,
     state: State,
+    /// Documents one after another rather than an array.
+    documents: bool,
 }
 
 impl ArrayRecords {
-    fn new(input: Box<dyn BufRead + Send>) -> Self {
+    fn new(input: Box<dyn BufRead + Send>, documents: bool) -> Self {
         ArrayRecords {
             input,
             buf: Vec::new(),
@@ -169,7 +211,12 @@ impl ArrayRecords {
             records: 0,
             last_start: 1,
             bom: 0,
-            state: State::Open,
+            state: if documents {
+                State::Documents
+            } else {
+                State::Open
+            },
+            documents,
         }
     }
 
@@ -181,7 +228,7 @@ impl ArrayRecords {
             let next = self.skip_blanks()?;
             let place = Place::line(self.line);
             let problem = match (self.state, next) {
-                (State::Done, _) | (State::Closed, None) => {
+                (State::Done, _) | (State::Closed | State::Documents, None) => {
                     self.state = State::Done;
                     return Ok(None);
                 }
@@ -201,7 +248,9 @@ impl ArrayRecords {
                     continue;
                 }
                 (State::AfterComma, Some(b']')) => TRAILING_COMMA.to_string(),
-                (State::First | State::AfterComma, Some(_)) => return self.take_record(),
+                (State::First | State::AfterComma | State::Documents, Some(_)) => {
+                    return self.take_record();
+                }
                 (State::First | State::AfterRecord | State::AfterComma, None) => format!(
                     "the file ends before the array's closing `]` (after record {}): cut \
                      short? every record before was read",
@@ -262,7 +311,11 @@ impl ArrayRecords {
                 break;
             }
         }
-        self.state = State::AfterRecord;
+        self.state = if self.documents {
+            State::Documents
+        } else {
+            State::AfterRecord
+        };
         Ok(Some(Next::Record {
             place,
             text: &self.buf,
@@ -469,5 +522,21 @@ mod tests {
         let got = all(b"[{\"a\":tru}, {\"b\":1}]", 2);
         assert_eq!(got.len(), 2);
         assert_eq!(got[0].2, "{\"a\":tru}");
+    }
+
+    #[test]
+    fn pretty_printed_documents_are_records() {
+        let text =
+            b"{\n  \"data\": [\n    {\"a\": \"}\"}\n  ]\n}\n{\"b\": 1}\n\n{\n \"c\": [1,\n2]}\n";
+        for piece in [1, 3, 64] {
+            let got = all(text, piece);
+            assert_eq!(got.len(), 3, "{got:?}");
+            assert_eq!((got[0].0, got[0].1), (1, Some(1)));
+            assert!(got[0].2.ends_with("]\n}"), "{got:?}");
+            assert_eq!(got[1], (6, Some(2), "{\"b\": 1}".into()));
+            assert_eq!((got[2].0, got[2].1), (8, Some(3)));
+        }
+        // A first object whole on its line: JSON Lines, as before.
+        assert_eq!(all(b"{\"a\":1}\n{\n", 4)[0], (1, None, "{\"a\":1}".into()));
     }
 }

@@ -442,10 +442,6 @@ impl<P: Clone> Chains<P> {
         self.calls.push((place, call));
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.calls.is_empty()
-    }
-
     /// One conversation per call that no other call continues, from the first call of its
     /// chain; a call whose previous call is not in the file is refused, naming the field.
     pub fn join(self) -> Vec<(P, Result<Normalised, LineProblem>)> {

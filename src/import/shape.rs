@@ -33,7 +33,7 @@ pub enum ShapeFilter {
 
 impl ShapeFilter {
     pub const NAMES: &'static str =
-        "auto, turnbench, sharegpt, openai-log, anthropic, lmsys, responses";
+        "auto, turnbench, sharegpt, openai-log, anthropic, lmsys, responses, langfuse, otel";
 }
 
 impl FromStr for ShapeFilter {
@@ -78,16 +78,22 @@ pub enum Shape {
     /// One logged OpenAI Responses call: `request` (`input`, `instructions`,
     /// `previous_response_id`) and a `response` with `output` items.
     Responses,
+    /// Langfuse observations: one (`traceId`, `type`), or an API page of them (`data`).
+    Langfuse,
+    /// An OpenTelemetry OTLP/JSON export batch (`resourceSpans`) of GenAI spans.
+    Otel,
 }
 
 impl Shape {
-    pub const ALL: [Shape; 6] = [
+    pub const ALL: [Shape; 8] = [
         Shape::Turnbench,
         Shape::ShareGpt,
         Shape::OpenAiLog,
         Shape::Anthropic,
         Shape::Lmsys,
         Shape::Responses,
+        Shape::Langfuse,
+        Shape::Otel,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -98,6 +104,8 @@ impl Shape {
             Shape::Anthropic => "anthropic",
             Shape::Lmsys => "lmsys",
             Shape::Responses => "responses",
+            Shape::Langfuse => "langfuse",
+            Shape::Otel => "otel",
         }
     }
 
@@ -113,6 +121,10 @@ impl Shape {
             }
             Shape::Lmsys => "a \"conversation\" array",
             Shape::Responses => "a \"response\" with \"output\" items",
+            Shape::Langfuse => {
+                "\"traceId\" and \"type\" (an observation), or \"data\" (a page of them)"
+            }
+            Shape::Otel => "a \"resourceSpans\" array",
         }
     }
 
@@ -125,6 +137,8 @@ impl Shape {
             Shape::Anthropic => "messages",
             Shape::Lmsys => "conversation",
             Shape::Responses => "response",
+            Shape::Langfuse => "traceId",
+            Shape::Otel => "resourceSpans",
         }
     }
 }
@@ -380,6 +394,16 @@ pub(super) struct RawLine<'a> {
     pub conversation_id: Option<&'a RawValue>,
     #[serde(borrow)]
     pub conversation_hash: Option<&'a RawValue>,
+    // Langfuse observations.
+    #[serde(borrow)]
+    pub data: Option<&'a RawValue>,
+    #[serde(borrow, rename = "traceId", alias = "trace_id")]
+    pub trace_id: Option<&'a RawValue>,
+    #[serde(borrow, rename = "type")]
+    pub kind: Option<&'a RawValue>,
+    // OpenTelemetry OTLP/JSON.
+    #[serde(borrow, rename = "resourceSpans")]
+    pub resource_spans: Option<&'a RawValue>,
 }
 
 /// The keys of a logged call's `response` that tell an Anthropic Messages response from
@@ -420,11 +444,15 @@ impl RawLine<'_> {
         }
     }
 
-    /// The shape its keys mark: a log's `response` (or a `request` without `messages`)
-    /// first (Anthropic's when the response has `content` blocks or is an Anthropic error,
-    /// else OpenAI's), then LMSYS's `conversation`, ShareGPT's `conversations`, `messages`
+    /// The shape its keys mark: OpenTelemetry's `resourceSpans`, then a log's `response`
+    /// (or a `request` without `messages`; Anthropic's when the response has `content`
+    /// blocks or is an Anthropic error, else OpenAI's), then LMSYS's `conversation`,
+    /// Langfuse's `traceId` and `type` or `data`, ShareGPT's `conversations`, `messages`
     /// with a top-level `system` (Anthropic's), then `messages`.
     fn marked(&self) -> Option<Shape> {
+        if self.resource_spans.is_some() {
+            return Some(Shape::Otel);
+        }
         if self.is_log() {
             return Some(match self.logged_response() {
                 LoggedResponse::Chat => Shape::OpenAiLog,
@@ -434,6 +462,8 @@ impl RawLine<'_> {
         }
         if self.conversation.is_some() {
             Some(Shape::Lmsys)
+        } else if self.is_langfuse() {
+            Some(Shape::Langfuse)
         } else if self.conversations.is_some() {
             Some(Shape::ShareGpt)
         } else if self.messages.is_some() && self.system.is_some() {
@@ -473,6 +503,15 @@ impl RawLine<'_> {
         }
     }
 
+    /// An observation (`traceId` and `type`), or a page of them (`data` an array) that
+    /// no other shape's keys mark.
+    fn is_langfuse(&self) -> bool {
+        (self.trace_id.is_some() && self.kind.is_some())
+            || (self.data.is_some_and(|d| d.get().starts_with('['))
+                && self.messages.is_none()
+                && self.conversations.is_none())
+    }
+
     fn anthropic_response(&self) -> bool {
         self.logged_response() == LoggedResponse::Anthropic
     }
@@ -488,6 +527,8 @@ impl RawLine<'_> {
             }
             Shape::Lmsys => self.conversation.is_some(),
             Shape::Responses => self.logged_response() == LoggedResponse::Responses,
+            Shape::Langfuse => self.trace_id.is_some() || self.data.is_some(),
+            Shape::Otel => self.resource_spans.is_some(),
         }
     }
 
@@ -499,8 +540,9 @@ impl RawLine<'_> {
                 "messages",
                 "missing; every line needs a \"messages\" array (turnbench, OpenAI chat or \
                  Anthropic Messages), a \"conversations\" array (ShareGPT), a \
-                 \"conversation\" array (LMSYS-Chat-1M, WildChat), or \"request\" and \
-                 \"response\" (a logged call)",
+                 \"conversation\" array (LMSYS-Chat-1M, WildChat), \"request\" and \
+                 \"response\" (a logged call), \"traceId\" and \"type\" or \"data\" \
+                 (Langfuse observations), or \"resourceSpans\" (OpenTelemetry)",
             )),
             (ShapeFilter::Only(wanted), _) if self.has(wanted) => Ok(wanted),
             (ShapeFilter::Only(wanted), Some(found)) => Err(LineProblem::new(

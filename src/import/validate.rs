@@ -77,6 +77,8 @@ pub fn prepare_record(
 pub(super) enum Read {
     Prepared(Shape, Box<PreparedConversation>),
     Held(Box<Call>),
+    /// Model calls held until the end of the file to be grouped by trace.
+    Pieces(super::grouped::Pieces),
 }
 
 /// Reads one record as `format` allows and prepares it, unless it is a call of a chain.
@@ -92,6 +94,7 @@ pub(super) fn read_or_hold(
             prepare_normalised(n, defaults, scratch).map(|(s, c)| Read::Prepared(s, Box::new(c)))
         }
         Record::Call(call) => Ok(Read::Held(Box::new(call))),
+        Record::Pieces(pieces) => Ok(Read::Pieces(pieces)),
     }
 }
 

@@ -17,6 +17,8 @@
 //!     REPORT_SCALE_CONVERSATIONS=50000 cargo bench --bench report_scale
 //!     REPORT_SCALE_BIN=/path/to/other/turnbench REPORT_SCALE_DIR=/tmp/other \
 //!         cargo bench --bench report_scale   # another build, on a store of its own
+//!     REPORT_SCALE_OFFSETS=50 REPORT_SCALE_DIR=/tmp/offsets \
+//!         cargo bench --bench report_scale   # every turn with 50 stored event offsets (ITL)
 //!
 //! Goal (issue 23): every format ≤ 5× the scan, peak ≤ 300 MB. Prints figures; asserts
 //! nothing (these machines are shared and noisy).
@@ -63,6 +65,12 @@ fn main() {
     let db = dir.join("store.db");
     if !db.exists() {
         build_store(&bin, &dir, &db, n);
+    }
+    if let Some(events) = std::env::var("REPORT_SCALE_OFFSETS")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        give_offsets(&db, events);
     }
     let size_mb = std::fs::metadata(&db).map_or(0, |m| m.len()) / 1_000_000;
     println!(
@@ -122,6 +130,28 @@ fn main() {
             .map(|(f, b)| format!("{f} {:.1} kB", *b as f64 / 1000.0))
             .collect::<Vec<_>>()
             .join(", ")
+    );
+}
+
+/// `REPORT_SCALE_OFFSETS=N`: gives every turn that has none N answer-bearing SSE events, 20 ms
+/// apart (imported turns have no offsets, so ITL reads nothing without this), once: a store
+/// that has offsets already is left as it is.
+fn give_offsets(db: &Path, events: u32) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let offsets: Vec<u8> = (0..events)
+        .flat_map(|i| (5_000 + i * 20_000).to_le_bytes())
+        .collect();
+    let kinds = vec![1u8; events as usize]; // 1: an answer-bearing event
+    let t = Instant::now();
+    let n = conn
+        .execute(
+            "UPDATE turns SET chunk_offsets = ?1, chunk_kinds = ?2 WHERE chunk_offsets IS NULL",
+            rusqlite::params![offsets, kinds],
+        )
+        .unwrap();
+    println!(
+        "gave {n} turns {events} event offsets each in {:.1} s",
+        t.elapsed().as_secs_f64()
     );
 }
 

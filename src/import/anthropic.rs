@@ -243,26 +243,30 @@ impl Builder {
         )
     }
 
+    /// Text blocks (`at[j]`) joined as `append` joins them; any other block type is
+    /// refused or dropped (`--lossy`).
+    fn text_blocks(&mut self, blocks: &[Value], at: &str) -> Result<Option<String>, LineProblem> {
+        let mut text = None;
+        for (j, block) in blocks.iter().enumerate() {
+            let at = format!("{at}[{j}]");
+            let block = object_at(block, &at)?;
+            match string_at(block, "type", &at)? {
+                "text" => {
+                    self.unknown_fields(block, &["type", "text", "cache_control"], &at)?;
+                    append(&mut text, string_at(block, "text", &at)?);
+                }
+                other => self.unknown_block(other, &at)?,
+            }
+        }
+        Ok(text)
+    }
+
     /// The top-level `system`: a string or text blocks; blank is none.
     fn system(&mut self, system: &Value, at: &str) -> Result<(), LineProblem> {
         let text = match system {
             Value::Null => None,
             Value::String(s) => Some(s.clone()),
-            Value::Array(blocks) => {
-                let mut text = None;
-                for (j, block) in blocks.iter().enumerate() {
-                    let at = format!("{at}[{j}]");
-                    let block = object_at(block, &at)?;
-                    match string_at(block, "type", &at)? {
-                        "text" => {
-                            self.unknown_fields(block, &["type", "text", "cache_control"], &at)?;
-                            append(&mut text, string_at(block, "text", &at)?);
-                        }
-                        other => self.unknown_block(other, &at)?,
-                    }
-                }
-                text
-            }
+            Value::Array(blocks) => self.text_blocks(blocks, at)?,
             other => {
                 return Err(LineProblem::new(
                     at,
@@ -385,19 +389,9 @@ impl Builder {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) => text.push_str(s),
             Some(Value::Array(parts)) => {
-                let mut joined = None;
-                for (k, part) in parts.iter().enumerate() {
-                    let at = format!("{at}.content[{k}]");
-                    let part = object_at(part, &at)?;
-                    match string_at(part, "type", &at)? {
-                        "text" => {
-                            self.unknown_fields(part, &["type", "text", "cache_control"], &at)?;
-                            append(&mut joined, string_at(part, "text", &at)?);
-                        }
-                        other => self.unknown_block(other, &at)?,
-                    }
-                }
-                text = joined.unwrap_or_default();
+                text = self
+                    .text_blocks(parts, &format!("{at}.content"))?
+                    .unwrap_or_default();
             }
             Some(other) => {
                 return Err(LineProblem::new(

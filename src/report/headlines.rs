@@ -29,21 +29,20 @@ use super::model::{
 };
 use crate::stats::inference::{self, PairedSample, Statistic};
 
+/// Every family of the cells' figures and judges, per `scope`, from `on` (the cells and
+/// their slots).
 pub(super) fn headlines(
-    facts: &Facts,
+    on: &ClaimInputs,
     by_cell: &[Vec<usize>],
-    cells: &[Cell],
     judges: &[(JudgeSection, HashMap<usize, f64>)],
     scope: &Scope,
-    seed: u64,
 ) -> Vec<Headline> {
-    // Each cell's slots, once for every family that pairs it.
-    let slots: Vec<Vec<(Slot, usize)>> = by_cell.iter().map(|c| slots(facts, c)).collect();
+    let (facts, cells, seed) = (on.facts, on.cells, on.seed);
     let mut out = Vec::new();
-    latency(facts, &slots, cells, (seed, &scope.margins), &mut out);
+    latency(facts, on.slots, cells, (seed, &scope.margins), &mut out);
     let ctx = Ctx {
         facts,
-        slots: &slots,
+        slots: on.slots,
         cells,
         scope,
         seed,
@@ -123,7 +122,12 @@ fn mean_headlines(ctx: &Ctx, m: &MeanClaim, out: &mut Vec<Headline>) {
 
 /// A pair slot: (scenario, repeat, k), k numbering a cell's conversations of that scenario
 /// and repeat in run order, so repeated runs pair run by run.
-type Slot = (usize, u32, u32);
+pub(super) type Slot = (usize, u32, u32);
+
+/// Each cell's conversations by slot, once for every family that pairs them.
+pub(super) fn cell_slots(facts: &Facts, by_cell: &[Vec<usize>]) -> Vec<Vec<(Slot, usize)>> {
+    by_cell.iter().map(|c| slots(facts, c)).collect()
+}
 
 /// Every conversation of a cell that has a scenario, by its slot, in slot order.
 fn slots(facts: &Facts, convs: &[usize]) -> Vec<(Slot, usize)> {
@@ -699,7 +703,7 @@ fn retention(ctx: &Ctx, by_cell: &[Vec<usize>], out: &mut Vec<Headline>) {
 /// paired by slot; a slot's value is its conversation's share of turns met
 /// (`conversation_share`, `None` outside the denominators). Empty without `--slo`.
 pub(super) fn goodput(
-    on: &PerLabel,
+    on: &ClaimInputs,
     rows: &[super::model::Goodput],
     conversation_share: &dyn Fn(usize) -> Option<f64>,
 ) -> Vec<Headline> {
@@ -743,7 +747,7 @@ pub(super) fn goodput(
 /// paired by slot; a slot's value is its conversation's own least-squares slope
 /// (`conversation_slope`, `None` without two turns of different prompt sizes).
 pub(super) fn ttft_slope(
-    on: &PerLabel,
+    on: &ClaimInputs,
     rows: &[super::model::TtftByTurn],
     conversation_slope: &dyn Fn(usize) -> Option<f64>,
 ) -> Vec<Headline> {
@@ -781,27 +785,25 @@ pub(super) fn ttft_slope(
     })
 }
 
-/// What the families within each model label (never across labels) are built from: the
-/// cells, their conversations and the report's seed.
-pub(super) struct PerLabel<'a> {
+/// What every family is built from: the cells, their conversations by slot
+/// ([`cell_slots`]) and the report's seed.
+pub(super) struct ClaimInputs<'a> {
     pub facts: &'a Facts,
-    pub by_cell: &'a [Vec<usize>],
+    pub slots: &'a [Vec<(Slot, usize)>],
     pub cells: &'a [Cell],
     pub seed: u64,
 }
 
-impl PerLabel<'_> {
+impl ClaimInputs<'_> {
     /// A headline per model label of `m` with two or more cells.
     fn headlines(&self, m: &MeanClaim) -> Vec<Headline> {
-        let slots: Vec<Vec<(Slot, usize)>> =
-            self.by_cell.iter().map(|c| slots(self.facts, c)).collect();
         let scope = Scope {
             across_models: false,
             margins: Margins::default(),
         };
         let ctx = Ctx {
             facts: self.facts,
-            slots: &slots,
+            slots: self.slots,
             cells: self.cells,
             scope: &scope,
             seed: self.seed,

@@ -342,13 +342,14 @@ fn claims(
         across_models: opts.across_models,
         margins: opts.margins,
     };
-    let mut out = headlines::headlines(facts, by_cell, cells, scored, &scope, opts.bootstrap.seed);
-    let on = headlines::PerLabel {
+    let slots = headlines::cell_slots(facts, by_cell);
+    let on = headlines::ClaimInputs {
         facts,
-        by_cell,
+        slots: &slots,
         cells,
         seed: opts.bootstrap.seed,
     };
+    let mut out = headlines::headlines(&on, by_cell, scored, &scope);
     let slope = |i: usize| ttft_by_turn::conversation_slope(facts, i);
     let mut more = headlines::ttft_slope(&on, ttft_by_turn, &slope);
     if let Some(slo) = opts.slo.filter(|s| s.any()) {

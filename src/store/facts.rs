@@ -391,7 +391,7 @@ fn blob<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r [u8]>> {
 
 /// Column `i` as text borrowed from the row, not copied; text that is not UTF-8 is a
 /// damaged store.
-fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
+pub(super) fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
     r.get_ref(i)?.as_str_or_null().map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
     })

@@ -318,16 +318,7 @@ pub(super) fn load(
         itl,
         texts,
     } = turns;
-    for g in repeats.iter_mut() {
-        crate::store::repeats::number_texts(g, |id| {
-            let from = texts.partition_point(|(c, _)| *c < id);
-            texts[from..]
-                .iter()
-                .take_while(|(c, _)| *c == id)
-                .map(|(_, t)| *t)
-                .collect()
-        });
-    }
+    number_repeats(repeats, &texts);
     drop(texts);
     f.turns = turns;
     f.itl = vec![Histogram::new(); f.cells.len()];
@@ -464,6 +455,31 @@ fn order_cells(f: &mut Facts) {
         *cell = rank[*cell];
     }
     f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
+}
+
+/// Numbers the texts of every group of `repeats` from `texts` (by conversation id), the
+/// groups shared out over the cores: each group is numbered on its own.
+fn number_repeats(repeats: &mut [RepeatGroup], texts: &[(i64, MemberTurn)]) {
+    let turns_of = |id: i64| {
+        let from = texts.partition_point(|(c, _)| *c < id);
+        texts
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(move |(c, _)| *c == id)
+            .map(|(_, t)| *t)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = repeats.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for part in repeats.chunks_mut(per_thread) {
+            s.spawn(move || {
+                for g in part {
+                    crate::store::repeats::number_texts(g, turns_of);
+                }
+            });
+        }
+    });
 }
 
 /// The turns, each conversation's (id, first turn, turn count), answers without a count,

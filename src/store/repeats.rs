@@ -174,7 +174,10 @@ pub struct MemberTurn {
 /// Fills in each member's turns from `turns_of(conversation id)` (its stored turns in
 /// order), each distinct prompt and answer of the group numbered in reading order. A gap
 /// in a member's stored turns ends them: nothing after it is comparable.
-pub fn number_texts(g: &mut RepeatGroup, turns_of: impl Fn(i64) -> Vec<MemberTurn>) {
+pub fn number_texts<I: IntoIterator<Item = MemberTurn>>(
+    g: &mut RepeatGroup,
+    turns_of: impl Fn(i64) -> I,
+) {
     let mut prompts: Numbers = HashMap::default();
     let mut answers: Numbers = HashMap::default();
     let number = |map: &mut Numbers, id: TextId| {
@@ -285,7 +288,7 @@ mod tests {
                 read.iter()
                     .filter(|(c, _)| *c == id)
                     .map(|(_, t)| *t)
-                    .collect()
+                    .collect::<Vec<_>>()
             });
         }
         assert_eq!(groups.len(), 1, "{groups:#?}");

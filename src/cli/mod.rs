@@ -68,6 +68,12 @@ pub struct SelectArgs {
     scenario: Option<String>,
 }
 
+/// `--collector NAME`: a name as `collector =` in bench.toml takes it.
+pub(crate) fn collector_arg(text: &str) -> Result<String, String> {
+    crate::config::bench::collector_name(text)
+        .map_err(|problem| format!("{problem}; {}", crate::config::bench::COLLECTOR_FIX))
+}
+
 impl SelectArgs {
     pub fn filter(self) -> crate::store::FactFilter {
         crate::store::FactFilter {

@@ -947,11 +947,11 @@ pub fn run_line(r: &Report) -> String {
     let runs = match m.runs.as_slice() {
         [] => "no runs".to_string(),
         [one] => format!(
-            "run {} \"{}\" ({}{}{})",
+            "run {} \"{}\"{} ({}{})",
             one.id,
             one.name,
-            one.source,
             collected_on(one),
+            one.source,
             one.definitions
                 .as_ref()
                 .map_or(String::new(), |d| format!(", scenarios {d}"))

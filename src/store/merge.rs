@@ -487,14 +487,19 @@ impl Job<'_> {
             .iter()
             .position(|c| c == column)
             .map_or(Value::Null, |i| values[i].clone());
+        // A reference is shown as the row it names (both are target ids by now).
+        let show = |v: &Value| match (spec.refs.iter().find(|(c, _)| *c == column), v) {
+            (Some((_, table)), Value::Integer(id)) => self.referred(table, *id),
+            _ => shown(v),
+        };
         MergeError::Conflict(Box::new(Conflict {
             src: self.src.to_path_buf(),
             dst: self.dst.to_path_buf(),
             table: spec.name,
             identity: self.described(spec, cols, values),
             column: column.to_string(),
-            src_value: shown(&src_value),
-            dst_value: shown(dst_value),
+            src_value: show(&src_value),
+            dst_value: show(dst_value),
         }))
     }
 
@@ -703,5 +708,50 @@ mod tests {
                 assert!(target <= at && TABLES[target].keyed, "{}.{c}", spec.name);
             }
         }
+    }
+
+    /// A store holding one conversation `uid` in a run named `run`.
+    fn store(dir: &Path, file: &str, run: &str, uid: &str) -> PathBuf {
+        let path = dir.join(file);
+        let conn = crate::store::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "INSERT INTO runs (name, source, settings, settings_hash, tool_version, started_at)
+               VALUES ('{run}', 'import', '{{}}', 'h', '0', '2026-01-01T00:00:00.000Z');
+             INSERT INTO targets (provider, model, label, key) VALUES ('p', 'm', 'm', 'k');
+             INSERT INTO conversations (uid, run_id, target_id, scenario, repeat, outcome, turn_count)
+               VALUES ('{uid}', 1, 1, 's', 1, 'completed', 1);
+             INSERT INTO turns (conversation_id, idx, prompt, answer, outcome)
+               VALUES (1, 0, '[]', 'hello', 'ok');"
+        ))
+        .unwrap();
+        path
+    }
+
+    #[test]
+    fn a_conversation_in_another_run_is_a_conflict_naming_both_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = store(dir.path(), "a.db", "first", "u1");
+        let b = store(dir.path(), "b.db", "second", "u1");
+        let into = dir.path().join("into.db");
+        let tallies = merge(std::slice::from_ref(&a), &into, |_| {}).unwrap();
+        assert!(tallies[0].tables.iter().all(|t| t.present == 0));
+        let err = merge(&[a.clone(), b.clone()], &into, |_| {}).unwrap_err();
+        let text = err.to_string();
+        for part in [
+            "b.db",
+            "into.db",
+            "conversations uid \"u1\"",
+            "run_id",
+            "\"first\"",
+            "\"second\"",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+        // a.db again added nothing; b.db wrote nothing.
+        let conn = Connection::open(&into).unwrap();
+        let runs: i64 = conn
+            .query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(runs, 1);
     }
 }

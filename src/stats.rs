@@ -1,7 +1,8 @@
 //! The statistics behind `turnbench report`, once: percentiles, means, success-rate intervals,
 //! rank correlation, Krippendorff's α and Cohen's κ ([`kappa`]) with their bootstrap intervals, and the seeded
 //! generator; the report's claims (paired, clustered comparisons and their families) are
-//! [`inference`], calibrated by [`calibration`]. Pure functions over slices, std only, no I/O.
+//! [`inference`], calibrated by [`calibration`]; [`histogram`] pools samples too many to keep.
+//! Pure functions over slices, std only (but the histogram's counts), no I/O.
 //!
 //! Conventions, fixed so tables compare with published benchmarks:
 //! - Percentiles use linear interpolation between closest ranks, NumPy's default
@@ -20,6 +21,7 @@
 //!   figure disagree with the data behind it.
 
 pub mod calibration;
+pub mod histogram;
 pub mod inference;
 pub mod kappa;
 pub mod regression;

@@ -353,11 +353,10 @@ fn ttft_turn_chart<'a>(
         slopes.push(x.slope_ms_per_1k_prompt_tokens.map_or(
             format!("{} (no prompt tokens)", series(i).name),
             |s| {
-                {
-                    // A slope that rounds to 0 reads "+0", never "-0".
-                    let s = if s.round() == 0.0 { 0.0 } else { s };
-                    format!("{} ({s:+.0} ms/1k tok)", series(i).name)
-                }
+                // A slope that rounds to 0 reads "+0", never "−0"; a minus is a minus sign.
+                let s = if s.round() == 0.0 { 0.0 } else { s };
+                let s = format!("{s:+.0}").replace('-', "−");
+                format!("{} ({s} ms/1k tok)", series(i).name)
             },
         ));
         lines.push(TtftLine {
@@ -380,7 +379,8 @@ fn ttft_turn_chart<'a>(
         svg,
         format!(
             "{label}: TTFT p50 at each turn index over the turns of completed conversations (n in each point's \
-             tooltip); the legend gives each provider's slope of TTFT on prompt tokens (TTFT BY TURN has its interval)."
+             tooltip); the legend gives each provider's slope of TTFT on prompt tokens, \
+             within conversations (TTFT BY TURN has its interval)."
         ),
     ))
 }

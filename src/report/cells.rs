@@ -98,7 +98,7 @@ fn one_cell(facts: &Facts, cell: usize, indices: &[usize], opts: &CellOptions) -
             };
             latency(&completed_values(&convs, wall))
         }),
-        turns: turn_stats(facts, &convs, &turns_of),
+        turns: turn_stats(facts, cell, &convs, &turns_of),
         usable,
         checks,
         cache: cache(&convs, &turns_of),
@@ -230,6 +230,7 @@ fn median(values: &[f64]) -> Median {
 
 fn turn_stats<'f>(
     facts: &'f Facts,
+    cell: usize,
     convs: &[&Conv],
     turns_of: &impl Fn(&Conv) -> &'f [Turn],
 ) -> TurnStats {
@@ -255,7 +256,7 @@ fn turn_stats<'f>(
             }
         }
     }
-    let (itl_ms, tpot_ms) = super::stream::stream_stats(facts, convs, turns_of);
+    let (itl_ms, tpot_ms) = super::stream::stream_stats(facts, cell, convs, turns_of);
     TurnStats {
         ttft: plain_percentiles(&ttft),
         ttfa: plain_percentiles(&ttfa),

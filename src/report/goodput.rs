@@ -11,7 +11,7 @@ use crate::config::slo::Slo;
 /// Whether a turn met every bound of `slo`: `Some(true)` met, `Some(false)` missed
 /// (a failed turn misses), `None` when a bounded figure was not measured (the turn is
 /// not met, and counted apart).
-pub(super) fn meets(facts: &Facts, t: &Turn, slo: &Slo) -> Option<bool> {
+pub(super) fn meets(t: &Turn, slo: &Slo) -> Option<bool> {
     if !t.outcome.lets_conversation_continue(t.has_answer) {
         return Some(false);
     }
@@ -33,11 +33,11 @@ pub(super) fn meets(facts: &Facts, t: &Turn, slo: &Slo) -> Option<bool> {
         Some(_) if t.completion_tokens != NO_COUNT && t.completion_tokens < 2 => true,
         Some(b) => check(tpot_ms(t), Some(b)),
     };
-    met &= match (slo.itl_p95_ms, facts.gaps_of(t)) {
-        (None, _) => true,
+    met &= match slo.itl_p95_ms {
+        None => true,
         // One text event or none: no gap to bound.
-        (Some(_), Some([])) => true,
-        (Some(b), gaps) => check(gaps.and_then(|_| turn_itl_p95(facts, t)), Some(b)),
+        Some(_) if t.gap_count == 0 => true,
+        Some(b) => check(turn_itl_p95(t), Some(b)),
     };
     if !met {
         Some(false)
@@ -53,10 +53,7 @@ pub(super) fn meets(facts: &Facts, t: &Turn, slo: &Slo) -> Option<bool> {
 pub(super) fn conversation_share(facts: &Facts, i: usize, slo: &Slo) -> Option<f64> {
     let c = facts.convs.get(i).filter(|c| counted_conversation(c))?;
     let turns = facts.turns.get(c.first_turn..c.first_turn + c.n_turns)?;
-    let met = turns
-        .iter()
-        .filter(|t| meets(facts, t, slo) == Some(true))
-        .count();
+    let met = turns.iter().filter(|t| meets(t, slo) == Some(true)).count();
     (!turns.is_empty()).then(|| met as f64 / turns.len() as f64)
 }
 
@@ -89,7 +86,7 @@ fn one_cell(facts: &Facts, convs: &[usize], cell: &Cell, slo: &Slo) -> Goodput {
         let turns = &facts.turns[c.first_turn..c.first_turn + c.n_turns];
         let mut k = 0u64;
         for t in turns {
-            match meets(facts, t, slo) {
+            match meets(t, slo) {
                 Some(true) => k += 1,
                 Some(false) => {}
                 None => unmeasured += 1,

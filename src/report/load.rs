@@ -14,6 +14,7 @@ use std::path::Path;
 use super::survival::Tally;
 use crate::config::Prices;
 use crate::outcome::{ConversationOutcome, TurnOutcome};
+use crate::stats::{self, histogram::Histogram};
 use crate::store::StoreError;
 use crate::store::facts::{
     self, CheckDefinitionFact, ConversationFact, JudgmentFact, JudgmentFilter, RunFact, Selection,
@@ -113,9 +114,11 @@ pub(super) struct Turn {
     /// Some structure check (json_validity, required_fields, format) covering this turn
     /// failed.
     pub structure_failed: bool,
-    /// Its inter-token gaps in [`Facts::gaps`]; `None` when not known (no offsets or no
-    /// kinds stored), never an empty measurement.
-    pub gaps: Option<GapSpan>,
+    /// How many inter-token gaps it has (text-bearing SSE events − 1); [`NO_COUNT`] when
+    /// not known (no offsets or no kinds stored), never an empty measurement.
+    pub gap_count: u32,
+    /// The 95th percentile of its own gaps, ms; NaN without a gap.
+    pub itl_p95: f32,
 }
 
 #[cfg(test)]
@@ -138,24 +141,9 @@ impl Turn {
             completion_tokens: completion,
             visible_tokens: visible,
             structure_failed: false,
-            gaps: None,
+            gap_count: NO_COUNT,
+            itl_p95: f32::NAN,
         }
-    }
-}
-
-/// A turn's inter-token gaps: `Facts::gaps[start .. start + len]`, ms, in arrival order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct GapSpan {
-    pub start: u32,
-    pub len: u32,
-}
-
-impl Facts {
-    /// The inter-token gaps (ms) of `t`, `None` when not known.
-    pub(super) fn gaps_of(&self, t: &Turn) -> Option<&[f32]> {
-        let span = t.gaps?;
-        let start = span.start as usize;
-        self.gaps.get(start..start + span.len as usize)
     }
 }
 
@@ -263,9 +251,11 @@ pub(super) struct Facts {
     pub scenarios: Vec<String>,
     pub convs: Vec<Conv>,
     pub turns: Vec<Turn>,
-    /// Every turn's inter-token gaps (ms) end to end: a turn holds its span
-    /// ([`Turn::gaps`]), so a million turns cost one allocation, not a million.
-    pub gaps: Vec<f32>,
+    /// Each target's cell (`targets.id`, index into `cells`).
+    pub targets: Vec<(i64, usize)>,
+    /// Per cell, the inter-token gaps (µs) of its completed conversations' turns, counted
+    /// as they were read: memory follows the cells, not the SSE events.
+    pub itl: Vec<Histogram>,
     pub checks: CheckFacts,
     pub judges: JudgeFacts,
     /// Answers stored without a visible-token count (written by other means than collect,
@@ -325,7 +315,7 @@ pub(super) fn load(
         turns,
         spans,
         uncounted,
-        gaps,
+        itl,
         texts,
     } = turns;
     for g in repeats.iter_mut() {
@@ -340,7 +330,12 @@ pub(super) fn load(
     }
     drop(texts);
     f.turns = turns;
-    f.gaps = gaps;
+    f.itl = vec![Histogram::new(); f.cells.len()];
+    for (target, gaps) in itl {
+        if let Some(&(_, cell)) = f.targets.iter().find(|(t, _)| *t == target) {
+            f.itl[cell].add(&gaps);
+        }
+    }
     let mut at = 0;
     for (id, first, n) in spans {
         if let Some(conv) = index.seek(&mut at, id) {
@@ -415,6 +410,7 @@ fn conversations_and_judgments(
             n_turns: 0,
         });
     })?;
+    f.targets = targets.iter().map(|(&t, &(cell, _))| (t, cell)).collect();
     order_cells(&mut f);
     let index = Index {
         ids: f.convs.iter().map(|c| c.id).collect(),
@@ -464,16 +460,19 @@ fn order_cells(f: &mut Facts) {
     for c in &mut f.convs {
         c.cell = rank[c.cell];
     }
+    for (_, cell) in &mut f.targets {
+        *cell = rank[*cell];
+    }
     f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
 }
 
 /// The turns, each conversation's (id, first turn, turn count), answers without a count,
-/// and the turns' inter-token gaps.
+/// and per target the inter-token gaps of its completed conversations.
 struct TurnsRead {
     turns: Vec<Turn>,
     spans: Vec<(i64, usize, usize)>,
     uncounted: u64,
-    gaps: Vec<f32>,
+    itl: Vec<(i64, Histogram)>,
     /// The repeats' turns (conversation id, turn), in (conversation, turn) order.
     texts: Vec<(i64, MemberTurn)>,
 }
@@ -505,19 +504,13 @@ fn join_turns(low: TurnsRead, high: TurnsRead) -> TurnsRead {
         mut turns,
         mut spans,
         uncounted,
-        mut gaps,
+        mut itl,
         mut texts,
     } = low;
     texts.extend(high.texts);
     let offset = turns.len();
-    let gap_offset = gaps.len() as u32;
-    turns.extend(high.turns.into_iter().map(|mut t| {
-        if let Some(g) = &mut t.gaps {
-            g.start += gap_offset;
-        }
-        t
-    }));
-    gaps.extend(high.gaps);
+    turns.extend(high.turns);
+    itl.extend(high.itl);
     spans.extend(
         high.spans
             .into_iter()
@@ -527,24 +520,33 @@ fn join_turns(low: TurnsRead, high: TurnsRead) -> TurnsRead {
         turns,
         spans,
         uncounted: uncounted + high.uncounted,
-        gaps,
+        itl,
         texts,
     }
 }
 
-/// Appends the gaps between consecutive text-bearing events (offsets in µs) to `gaps`, in
-/// ms: the turn's span there.
-fn push_gaps(offsets: &[u32], gaps: &mut Vec<f32>) -> GapSpan {
-    let start = gaps.len() as u32;
-    gaps.extend(
-        offsets
-            .windows(2)
-            .map(|w| w[1].saturating_sub(w[0]) as f32 / 1000.0),
-    );
-    GapSpan {
-        start,
-        len: gaps.len() as u32 - start,
+/// A turn's gaps between consecutive text-bearing events (offsets in µs): their count and
+/// 95th percentile (ms), each counted into `pooled` (µs) when it is given. `scratch` is
+/// reused from turn to turn.
+fn turn_gaps(
+    offsets: &[u32],
+    scratch: &mut Vec<f32>,
+    pooled: Option<&mut Histogram>,
+) -> (u32, f32) {
+    let gaps = offsets.windows(2).map(|w| w[1].saturating_sub(w[0]));
+    scratch.clear();
+    match pooled {
+        Some(h) => scratch.extend(
+            gaps.inspect(|&g| h.record(u64::from(g)))
+                .map(|g| g as f32 / 1000.0),
+        ),
+        None => scratch.extend(gaps.map(|g| g as f32 / 1000.0)),
     }
+    let count = u32::try_from(scratch.len()).unwrap_or(u32::MAX);
+    let p95 = stats::percentiles_in_place_f32(scratch, &[95.0])
+        .and_then(|q| q.first().copied())
+        .map_or(f32::NAN, |v| v as f32);
+    (count, p95)
 }
 
 /// The turns of the conversations whose ids are in `ids`.
@@ -558,7 +560,8 @@ fn read_turns(
     let mut turns = Vec::new();
     let mut spans: Vec<(i64, usize, usize)> = Vec::new();
     let mut uncounted = 0;
-    let mut gaps = Vec::new();
+    let mut itl: Vec<(i64, Histogram)> = Vec::new();
+    let mut scratch = Vec::new();
     let mut texts = Vec::new();
     let count = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NO_COUNT);
     facts::turns(&conn, sel, ids, repeated, |t: &TurnFact| {
@@ -579,6 +582,15 @@ fn read_turns(
             _ => spans.push((t.conversation_id, turns.len(), 1)),
         }
         uncounted += u64::from(t.has_answer && t.visible_tokens.is_none());
+        let (gap_count, itl_p95) = match t.text_offsets_us {
+            None => (NO_COUNT, f32::NAN),
+            Some(offsets) => {
+                let pooled = t
+                    .conversation_completed
+                    .then(|| target_gaps(&mut itl, t.target_id));
+                turn_gaps(offsets, &mut scratch, pooled)
+            }
+        };
         turns.push(Turn {
             outcome,
             finish: Finish::of(t.finish_reason),
@@ -594,16 +606,30 @@ fn read_turns(
             completion_tokens: count(t.completion_tokens),
             visible_tokens: count(t.visible_tokens),
             structure_failed: false,
-            gaps: t.text_offsets_us.map(|o| push_gaps(o, &mut gaps)),
+            gap_count,
+            itl_p95,
         });
     })?;
     Ok(TurnsRead {
         turns,
         spans,
         uncounted,
-        gaps,
+        itl,
         texts,
     })
+}
+
+/// The gaps counted so far for `target`'s turns (a new histogram on its first). Targets are
+/// few and their conversations come together: the last one is found first.
+fn target_gaps(itl: &mut Vec<(i64, Histogram)>, target: i64) -> &mut Histogram {
+    let at = match itl.iter().rposition(|(t, _)| *t == target) {
+        Some(i) => i,
+        None => {
+            itl.push((target, Histogram::new()));
+            itl.len() - 1
+        }
+    };
+    &mut itl[at].1
 }
 
 /// Tags in the order reports show them; tags not listed here follow, by name.

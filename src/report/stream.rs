@@ -22,28 +22,26 @@ pub(super) fn tpot_ms(t: &Turn) -> Option<f64> {
 
 /// The 95th percentile of one turn's own gaps, ms; `None` when its gaps are not known or
 /// it has none (one text event or fewer).
-pub(super) fn turn_itl_p95(facts: &Facts, t: &Turn) -> Option<f64> {
-    let gaps: Vec<f64> = facts.gaps_of(t)?.iter().map(|&g| f64::from(g)).collect();
-    stats::percentiles(&gaps, &[95.0])?.first().copied()
+pub(super) fn turn_itl_p95(t: &Turn) -> Option<f64> {
+    (t.gap_count != NO_COUNT && t.itl_p95.is_finite()).then_some(f64::from(t.itl_p95))
 }
 
-/// ITL and TPOT of a cell over the turns of its completed conversations.
+/// ITL and TPOT of cell `cell` over the turns of its completed conversations: the gaps as
+/// the reader counted them ([`Facts::itl`]), the turns measured or not counted here.
 pub(super) fn stream_stats<'f>(
     facts: &'f Facts,
+    cell: usize,
     convs: &[&Conv],
     turns_of: &impl Fn(&Conv) -> &'f [Turn],
 ) -> (Itl, Tpot) {
-    // The gaps as stored (f32), sorted in place: one copy of a cell's gaps, not three.
-    let (mut pooled, mut tpot): (Vec<f32>, Vec<f64>) = (Vec::new(), Vec::new());
+    let mut tpot: Vec<f64> = Vec::new();
     let (mut turns, mut unmeasured) = (0, 0);
     for c in convs.iter().filter(|c| c.outcome.is_completed()) {
         for t in turns_of(c) {
-            match facts.gaps_of(t) {
-                Some(g) => {
-                    turns += 1;
-                    pooled.extend_from_slice(g);
-                }
-                None => unmeasured += 1,
+            if t.gap_count == NO_COUNT {
+                unmeasured += 1;
+            } else {
+                turns += 1;
             }
             tpot.extend(tpot_ms(t));
         }
@@ -53,13 +51,15 @@ pub(super) fn stream_stats<'f>(
         interval: None,
         too_few: false,
     };
-    let n = pooled.len();
-    let itl = match stats::percentiles_in_place_f32(&mut pooled, &[50.0, 95.0, 99.0]) {
+    // Counted in µs; shown in ms.
+    let gaps = facts.itl.get(cell);
+    let quantiles = gaps.and_then(|h| h.percentiles(&[50.0, 95.0, 99.0]));
+    let itl = match quantiles {
         Some(q) => Itl {
-            n,
-            p50: q.first().copied().map(estimate),
-            p95: q.get(1).copied().map(estimate),
-            p99: q.get(2).copied().map(estimate),
+            n: gaps.map_or(0, |h| usize::try_from(h.len()).unwrap_or(usize::MAX)),
+            p50: q.first().map(|&v| estimate(v / 1000.0)),
+            p95: q.get(1).map(|&v| estimate(v / 1000.0)),
+            p99: q.get(2).map(|&v| estimate(v / 1000.0)),
             turns,
             turns_unmeasured: unmeasured,
         },
@@ -71,11 +71,7 @@ pub(super) fn stream_stats<'f>(
     };
     let tpot = Tpot {
         n: tpot.len(),
-        p50: stats::median(&tpot).map(|value| Estimate {
-            value,
-            interval: None,
-            too_few: false,
-        }),
+        p50: stats::median(&tpot).map(estimate),
     };
     (itl, tpot)
 }

@@ -220,13 +220,14 @@ pub(crate) fn conversations_sql() -> String {
 }
 
 /// Every turn's measured facts, never its text: one pass over `turns` in key order.
-/// With `texts`, each turn's prompt and answer as well (columns 18 and 19).
+/// Columns 18 and 19: its conversation's target and whether that conversation completed.
+/// With `texts`, each turn's prompt and answer as well (columns 20 and 21).
 pub(crate) fn turns_sql(texts: bool) -> String {
     format!(
         "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
                 e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
                 cached_tokens, visible_tokens, has_answer, has_reasoning, chunk_offsets,
-                chunk_kinds{}
+                chunk_kinds, target_id, conversation_outcome = 'completed'{}
          FROM turn_facts WHERE counts AND {SELECTED} AND conversation_id BETWEEN :lo AND :hi
          ORDER BY conversation_id, idx",
         if texts { ", prompt, answer" } else { "" }
@@ -381,6 +382,10 @@ pub struct TurnFact<'r> {
     /// Offsets (µs from the send) of the SSE events that bore answer or reasoning text, in
     /// arrival order; `None` when not known (`super::records::text_offsets`).
     pub text_offsets_us: Option<&'r [u32]>,
+    /// Its conversation's target (`targets.id`).
+    pub target_id: i64,
+    /// Whether its conversation completed (`conversation_facts.completed`).
+    pub conversation_completed: bool,
     /// The turn's texts as identities, for the conversations asked for ([`turns`]).
     pub texts: Option<TurnTexts>,
 }
@@ -415,7 +420,7 @@ fn blob<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r [u8]>> {
 
 /// Column `i` as text borrowed from the row, not copied; text that is not UTF-8 is a
 /// damaged store.
-fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
+pub(super) fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
     r.get_ref(i)?.as_str_or_null().map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
     })
@@ -472,6 +477,8 @@ pub fn turns(
                 .unwrap_or(outcome == Some(TurnOutcome::Ok)),
             has_reasoning: r.get::<_, Option<bool>>(15)?.unwrap_or(false),
             text_offsets_us: known.then_some(&offsets[..]),
+            target_id: r.get(18)?,
+            conversation_completed: r.get(19)?,
             texts: if with_texts {
                 texts(r, texts_of, &mut next_of_texts)?
             } else {
@@ -492,10 +499,10 @@ fn texts(r: &Row<'_>, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<Tur
     if of.get(*at) != Some(&id) {
         return Ok(None);
     }
-    let prompt = text(r, 18)?.unwrap_or_default();
+    let prompt = text(r, 20)?.unwrap_or_default();
     Ok(Some(TurnTexts {
         prompt: text_id(prompt.as_bytes()),
-        answer: text(r, 19)?.map(|a| text_id(a.as_bytes())),
+        answer: text(r, 21)?.map(|a| text_id(a.as_bytes())),
     }))
 }
 

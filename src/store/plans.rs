@@ -134,9 +134,10 @@ fn repeats_pass_once_over_conversations_and_read_turns_by_key() {
         .into_iter()
         .filter(|l| !l.starts_with("SCAN (subquery") && *l != "SCAN grouped")
         .collect();
-    assert_eq!(
-        tables,
-        ["SCAN c USING INDEX conversations_run", "SCAN runs"],
+    assert_eq!(tables, ["SCAN c", "SCAN runs"], "{members:#?}");
+    // Grouped and ordered in Rust: no temporary B-tree for a window or an ORDER BY.
+    assert!(
+        !members.iter().any(|l| l.contains("TEMP B-TREE")),
         "{members:#?}"
     );
 }

@@ -61,65 +61,81 @@ pub struct RepeatTurn {
     pub has_answer: bool,
 }
 
-/// The selected conversations that count and have a sibling repeat, group by group: ordered
-/// by label, provider, scenario, run, target, version, repeat.
+/// The selected conversations that count and have a scenario, in no order: one pass over
+/// `conversations`. [`repeat_members`] groups them (a window and an ORDER BY here cost a
+/// 250,000-conversation store two temporary B-trees and ~1 s on the report's critical path).
 pub(crate) fn members_sql() -> String {
     format!(
-        "WITH sel AS (
-             SELECT * FROM (
-                 SELECT f.conversation_id, f.run_id, f.target_id, f.provider, f.label,
-                        f.simulated, f.scenario, f.repeat, f.outcome, f.counts,
-                        c.scenario_ref
-                 FROM conversation_facts f JOIN conversations c ON c.id = f.conversation_id
-             ) WHERE counts AND scenario IS NOT NULL AND {SELECTED}
-         ), grouped AS (
-             SELECT *, COUNT(*) OVER (PARTITION BY run_id, target_id, scenario, scenario_ref)
-                       AS members
-             FROM sel
-         )
-         SELECT conversation_id, run_id, target_id, IFNULL(scenario_ref, -1), provider, label,
+        "SELECT conversation_id, run_id, target_id, IFNULL(scenario_ref, -1), provider, label,
                 simulated, scenario, repeat, outcome
-         FROM grouped WHERE members >= 2
-         ORDER BY label, provider, scenario, run_id, target_id, scenario_ref, repeat,
-                  conversation_id"
+         FROM (
+             SELECT f.conversation_id, f.run_id, f.target_id, f.provider, f.label,
+                    f.simulated, f.scenario, f.repeat, f.outcome, f.counts, c.scenario_ref
+             FROM conversation_facts f JOIN conversations c ON c.id = f.conversation_id
+         ) WHERE counts AND scenario IS NOT NULL AND {SELECTED}"
     )
 }
 
-type GroupKey = (i64, i64, i64, String);
+/// A group's identity: run, target, stored scenario version (−1: none), scenario id.
+type GroupKey = (i64, i64, i64);
 
-/// Every group of repeats among the selected conversations (see the module's text), in the
-/// order of [`members_sql`], without texts, verdicts or check results: who belongs where.
-/// The report's own pass over check results and turn verdicts fills those in
-/// (`crate::report::load`), and [`number_texts`] the turns.
+/// Every group of repeats among the selected conversations (see the module's text): by
+/// label, provider, scenario, run, target and version, each group's members by repeat (then
+/// id); without texts, verdicts or check results: who belongs where. The report's own pass
+/// over check results and turn verdicts fills those in (`crate::report::load`), and
+/// [`number_texts`] the turns.
 pub fn repeat_members(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGroup>, StoreError> {
     let mut stmt = conn.prepare(&members_sql())?;
     let mut rows = stmt.query(&sel.params()[..])?;
-    let mut groups: Vec<RepeatGroup> = Vec::new();
-    let mut last: Option<GroupKey> = None;
+    let mut groups: Vec<(GroupKey, RepeatGroup)> = Vec::new();
+    // Per (run, target, version), the groups of each scenario id (almost always one).
+    let mut found: HashMap<GroupKey, Vec<usize>> = HashMap::new();
     while let Some(r) = rows.next()? {
-        let key: GroupKey = (r.get(1)?, r.get(2)?, r.get(3)?, r.get(7)?);
-        if last.as_ref() != Some(&key) {
-            groups.push(RepeatGroup {
-                provider: r.get(4)?,
-                label: r.get(5)?,
-                simulated: r.get(6)?,
-                scenario: key.3.clone(),
-                members: Vec::new(),
-            });
-            last = Some(key);
-        }
-        if let Some(g) = groups.last_mut() {
-            g.members.push(Repeat {
-                conversation_id: r.get(0)?,
-                repeat: r.get(8)?,
-                outcome: r.get(9)?,
-                turns: Vec::new(),
-                verdicts: Vec::new(),
-                checks: None,
-            });
-        }
+        let key: GroupKey = (r.get(1)?, r.get(2)?, r.get(3)?);
+        let scenario = super::facts::text(r, 7)?.unwrap_or_default();
+        let same = found.entry(key).or_default();
+        let at = match same
+            .iter()
+            .copied()
+            .find(|&g| groups[g].1.scenario == scenario)
+        {
+            Some(g) => g,
+            None => {
+                groups.push((
+                    key,
+                    RepeatGroup {
+                        provider: r.get(4)?,
+                        label: r.get(5)?,
+                        simulated: r.get(6)?,
+                        scenario: scenario.to_string(),
+                        members: Vec::new(),
+                    },
+                ));
+                same.push(groups.len() - 1);
+                groups.len() - 1
+            }
+        };
+        groups[at].1.members.push(Repeat {
+            conversation_id: r.get(0)?,
+            repeat: r.get(8)?,
+            outcome: r.get(9)?,
+            turns: Vec::new(),
+            verdicts: Vec::new(),
+            checks: None,
+        });
     }
-    Ok(groups)
+    groups.retain(|(_, g)| g.members.len() >= 2);
+    groups.sort_by(|(x, a), (y, b)| {
+        (&a.label, &a.provider, &a.scenario, x).cmp(&(&b.label, &b.provider, &b.scenario, y))
+    });
+    Ok(groups
+        .into_iter()
+        .map(|(_, mut g)| {
+            g.members
+                .sort_unstable_by_key(|m| (m.repeat, m.conversation_id));
+            g
+        })
+        .collect())
 }
 
 /// Each distinct text's number. A [`TextId`] is a digest already: its first 8 bytes are the

@@ -36,6 +36,7 @@ mod install;
 mod judge;
 mod judge_card;
 mod labels;
+mod merge;
 mod over_time;
 mod properties;
 mod reliability;

@@ -298,11 +298,11 @@ fn a_slowed_provider_is_flagged_against_the_baseline_and_nothing_else() {
     let mut lines = out.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "run,started_at,provider,model,simulated,attempted,completed,success_rate,success_lo,success_hi,conversation_n,conversation_p50_ms,conversation_p50_lo_ms,conversation_p50_hi_ms,apart"
+        "run,started_at,provider,model,simulated,attempted,completed,success_rate,success_lo,success_hi,conversation_n,conversation_p50_ms,conversation_p50_lo_ms,conversation_p50_hi_ms,apart,collector"
     );
     assert_eq!(lines.clone().count(), 9);
     assert!(
-        lines.any(|l| l.starts_with("3,") && l.contains(",prov-b,lab,") && l.ends_with(",true")),
+        lines.any(|l| l.starts_with("3,") && l.contains(",prov-b,lab,") && l.contains(",true,")),
         "{out}"
     );
     let (md, _) = project.run_ok(&["report", "--trend", "--format", "md"]);

@@ -35,6 +35,10 @@ pub struct CollectArgs {
     /// Repeats, whatever the bench says.
     #[arg(long)]
     repeats: Option<u32>,
+    /// Where the run is collected from, stored with it (`turnbench report --collector`)
+    /// [default: the bench's `collector`, else the host name].
+    #[arg(long, value_name = "NAME", value_parser = super::collector_arg)]
+    collector: Option<String>,
     /// Print what the run would send (URL and first request body per target, run size);
     /// send nothing, touch no store. Key variables need not be set.
     #[arg(long)]
@@ -51,6 +55,7 @@ impl CollectArgs {
                 scenarios: self.scenarios,
                 repeats: self.repeats,
                 without_keys: self.dry_run,
+                collector: self.collector,
             },
         )?;
         let builtin = builtin::all_mock(&cfg);

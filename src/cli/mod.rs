@@ -13,6 +13,7 @@ pub mod init;
 pub mod judge;
 pub mod label;
 pub mod lint;
+pub mod merge;
 pub mod mock;
 pub mod replay;
 pub mod report;
@@ -66,6 +67,12 @@ pub struct SelectArgs {
     model: Option<String>,
     #[arg(long)]
     scenario: Option<String>,
+}
+
+/// `--collector NAME`: a name as `collector =` in bench.toml takes it.
+pub(crate) fn collector_arg(text: &str) -> Result<String, String> {
+    crate::config::bench::collector_name(text)
+        .map_err(|problem| format!("{problem}; {}", crate::config::bench::COLLECTOR_FIX))
 }
 
 impl SelectArgs {
@@ -157,6 +164,7 @@ pub enum Command {
     Report(Box<report::ReportArgs>),
     Run(run::RunArgs),
     Show(show::ShowArgs),
+    Merge(merge::MergeArgs),
     Init(init::InitArgs),
     Completions(completions::CompletionsArgs),
     Man(completions::ManArgs),
@@ -182,6 +190,7 @@ pub async fn run(cli: Cli) -> Result<Exit> {
         Command::Mock(args) => args.run(&global).await,
         Command::Replay(args) => args.run(&global).await,
         Command::Import(args) => args.run(&global),
+        Command::Merge(args) => args.run(&global),
         Command::Report(args) => args.run(&global),
         Command::Run(args) => args.run(&global).await,
         Command::Show(args) => args.run(&global),

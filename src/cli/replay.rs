@@ -39,6 +39,10 @@ pub struct ReplayArgs {
     /// Keep what the newest replay run of this name completed; run only what is missing.
     #[arg(long)]
     resume: bool,
+    /// Where the replay is collected from, stored with it (`turnbench report --collector`)
+    /// [default: the bench's `collector`, else the host name].
+    #[arg(long, value_name = "NAME", value_parser = super::collector_arg)]
+    collector: Option<String>,
     /// Passes over every session per target (overrides [replay] rounds).
     #[arg(long)]
     rounds: Option<u32>,
@@ -83,6 +87,7 @@ impl ReplayArgs {
             &bench_path,
             &builtin::Overrides {
                 without_keys: self.dry_run,
+                collector: self.collector,
                 ..Default::default()
             },
         )?;

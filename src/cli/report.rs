@@ -64,6 +64,10 @@ pub struct ReportArgs {
     /// Pool these runs (ids or names, comma-separated).
     #[arg(long, value_name = "R,R…", value_delimiter = ',')]
     runs: Option<Vec<String>>,
+    /// Only runs collected by NAME (`collect --collector`; default there: the host name);
+    /// repeat or comma-separate for several. Every other run choice is made among them.
+    #[arg(long = "collector", value_name = "NAME,…", value_delimiter = ',')]
+    collectors: Vec<String>,
     /// Compare the selected run (default: the newest) with run R (an id, or a name: its
     /// runs).
     #[arg(long, value_name = "R", conflicts_with = "baseline_window")]
@@ -168,6 +172,7 @@ impl ReportArgs {
                 since: self.since,
                 last: self.last,
                 runs: self.runs.clone(),
+                collectors: self.collectors.clone(),
                 baseline: match (self.baseline_run.clone(), self.baseline_window) {
                     (Some(r), _) => Some(Baseline::Run(r)),
                     (None, Some(w)) => Some(Baseline::Window(w)),

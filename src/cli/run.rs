@@ -51,6 +51,10 @@ pub struct RunArgs {
     /// Repeats, whatever the bench says.
     #[arg(long)]
     repeats: Option<u32>,
+    /// Where the run is collected from, stored with it (`turnbench report --collector`)
+    /// [default: the bench's `collector`, else the host name].
+    #[arg(long, value_name = "NAME", value_parser = super::collector_arg)]
+    collector: Option<String>,
 }
 
 impl RunArgs {
@@ -60,6 +64,7 @@ impl RunArgs {
             config: self.config,
             scenarios: self.scenarios,
             repeats: self.repeats,
+            collector: self.collector,
             checks: self.checks,
             judges: self.judges,
             rubrics: self.rubrics,

@@ -135,6 +135,7 @@ pub async fn collect(
         tokenizer: Some(crate::tokens::TOKENIZER),
     };
     let run_id = open_run(&conn, &opts.db, &new_run, opts.resume, "collect")??;
+    crate::store::inserts::set_collector(&conn, run_id, &cfg.collector_or_host())?;
     let target_ids = store_targets(&conn, cfg)?;
     let scenario_ids = scenarios
         .iter()

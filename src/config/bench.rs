@@ -137,6 +137,9 @@ struct BenchDoc {
     name: String,
     #[serde(default)]
     seed: u64,
+    /// Where this bench collects from (default: the host name); stored with each run.
+    #[serde(default)]
+    collector: Option<Spanned<String>>,
     #[serde(default = "one")]
     repeats: u32,
     #[serde(default = "default_scenarios")]
@@ -231,6 +234,11 @@ pub struct BenchConfig {
     /// setting: left out of the stored settings (a run's identity does not change with it).
     #[serde(skip)]
     pub report_slo: Option<super::slo::Slo>,
+    /// `collector`: where the runs are collected from (`--collector` overrides it; default
+    /// [`host_collector`]). Not a collection setting: stored in `runs.collector`, never in
+    /// the settings, so a run resumed elsewhere keeps its settings.
+    #[serde(skip)]
+    pub collector: Option<String>,
 }
 
 /// A provider, the model id it is sent, and the label cells group by.
@@ -273,6 +281,12 @@ pub fn host_of(url: &str) -> String {
 }
 
 impl BenchConfig {
+    /// Where this bench's runs are collected from: `collector` (or `--collector`), else the
+    /// host name.
+    pub fn collector_or_host(&self) -> String {
+        self.collector.clone().unwrap_or_else(host_collector)
+    }
+
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         Self::from_source(&SourceText::read(path)?)
     }
@@ -330,8 +344,15 @@ impl BenchConfig {
             })?),
             None => None,
         };
+        let collector = match doc.collector {
+            Some(name) => Some(collector_name(name.get_ref()).map_err(|problem| {
+                src.invalid(name.span(), format!("collector: {problem}"), COLLECTOR_FIX)
+            })?),
+            None => None,
+        };
         Ok(BenchConfig {
             report_slo,
+            collector,
             only_at,
             name: doc.name,
             seed: doc.seed,
@@ -347,6 +368,47 @@ impl BenchConfig {
             targets,
         })
     }
+}
+
+/// What a bad collector name is told.
+pub const COLLECTOR_FIX: &str =
+    "name the collecting machine with letters, digits, `.`, `-`, `_` or `:` (e.g. \"eu-west-1\")";
+
+/// A collector name as given, trimmed; refused when empty, longer than 100 characters, or
+/// holding anything but letters, digits, `.`, `-`, `_`, `:` (a `,` would split the
+/// report's `--collector a,b`).
+pub fn collector_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    if name.is_empty() {
+        return Err("is empty".into());
+    }
+    if name.chars().count() > 100 {
+        return Err("is longer than 100 characters".into());
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_alphanumeric() || matches!(c, '.' | '-' | '_' | ':')))
+    {
+        return Err(format!("`{name}` holds {c:?}"));
+    }
+    Ok(name.to_string())
+}
+
+/// The collector a run records when neither `--collector` nor `collector =` names one:
+/// the host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`, else `$COMPUTERNAME`),
+/// else "unknown".
+pub fn host_collector() -> String {
+    let from_file = std::fs::read_to_string("/proc/sys/kernel/hostname").ok();
+    let from_env = || {
+        std::env::var("HOSTNAME")
+            .ok()
+            .or_else(|| std::env::var("COMPUTERNAME").ok())
+    };
+    from_file
+        .into_iter()
+        .chain(from_env())
+        .find_map(|h| collector_name(&h).ok())
+        .unwrap_or_else(|| "unknown".to_string())
 }
 
 /// The run's numbers in range: counts and the timeout above 0, the pause scale 0 or more,
@@ -456,6 +518,30 @@ mod tests {
             path: "bench.toml".into(),
             text: text.to_string(),
         }
+    }
+
+    #[test]
+    fn a_collector_is_read_checked_and_left_out_of_the_settings() {
+        let cfg = BenchConfig::from_source(&src(&OK.replacen(
+            "seed = 7",
+            "seed = 7\ncollector = \" eu-west-1 \"",
+            1,
+        )))
+        .unwrap();
+        assert_eq!(cfg.collector.as_deref(), Some("eu-west-1"));
+        assert_eq!(cfg.collector_or_host(), "eu-west-1");
+        let settings = serde_json::to_string(&cfg).unwrap();
+        assert!(!settings.contains("eu-west-1"), "{settings}");
+        let err = BenchConfig::from_source(&src(&OK.replacen(
+            "seed = 7",
+            "seed = 7\ncollector = \"a,b\"",
+            1,
+        )))
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("collector") && err.contains("fix:"), "{err}");
+        assert!(collector_name("").is_err());
+        assert!(!host_collector().is_empty());
     }
 
     const OK: &str = r#"

@@ -198,6 +198,7 @@ macro_rules! endpoint_keys {
 const BENCH: &[KeyDoc] = &[
     k(B, "name", "the bench's name, stored with each run", STRING),
     k(B, "seed", "the seed of the run's random draws (pauses, order)", WHOLE_0),
+    k(B, "collector", "where this bench collects from, stored with each run (default: the host name; `--collector` overrides it)", "a quoted name of letters, digits, ., -, _ or : (e.g. \"eu-west-1\")"),
     k(B, "repeats", "the number of conversations per target × scenario", WHOLE_1),
     k(B, "scenarios", "the scenario folder, relative to this file", "a quoted path (e.g. \"scenarios\")"),
     k(B, "only", "the scenario ids to run (default: every scenario in the folder)", "a list of quoted scenario ids (e.g. [\"dev-cursor-pagination\"])"),

@@ -241,7 +241,7 @@ pub fn inert(cell: String) -> String {
 }
 
 /// `--trend`: one row per run × cell.
-pub const TREND_HEADER: [&str; 15] = [
+pub const TREND_HEADER: [&str; 16] = [
     "run",
     "started_at",
     "provider",
@@ -257,6 +257,7 @@ pub const TREND_HEADER: [&str; 15] = [
     "conversation_p50_lo_ms",
     "conversation_p50_hi_ms",
     "apart",
+    "collector",
 ];
 
 fn trend<W: Write>(
@@ -278,6 +279,7 @@ fn trend<W: Write>(
         row.push(p.latency_n.to_string());
         row.extend(estimate(p.conversation_p50));
         row.push(p.apart.to_string());
+        row.push(p.collector.clone().unwrap_or_default());
         w.write_record(row.into_iter().map(inert))?;
     }
     w.flush()?;

@@ -174,10 +174,13 @@ fn card(h: &mut String, r: &Report) {
         row(
             &format!("run {}", run.id),
             format!(
-                "\"{}\" ({}) · started {}{} · settings {} · seed {} · tokenizer {} · turnbench {}",
+                "\"{}\" ({}) · started {}{}{} · settings {} · seed {} · tokenizer {} · turnbench {}",
                 run.name,
                 run.source,
                 run.started_at,
+                run.collector
+                    .as_ref()
+                    .map_or(String::new(), |c| format!(" on {c}")),
                 run.definitions
                     .as_ref()
                     .map_or(String::new(), |d| format!(" · scenarios {d}")),

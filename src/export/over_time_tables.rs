@@ -130,7 +130,10 @@ pub fn trend(r: &Report) -> Vec<Table> {
             p.simulated,
             vec![
                 p.cell.clone(),
-                p.run.to_string(),
+                match &p.collector {
+                    Some(c) => format!("{} on {c}", p.run),
+                    None => p.run.to_string(),
+                },
                 p.started_at
                     .get(..16)
                     .unwrap_or(&p.started_at)

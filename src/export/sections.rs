@@ -947,9 +947,10 @@ pub fn run_line(r: &Report) -> String {
     let runs = match m.runs.as_slice() {
         [] => "no runs".to_string(),
         [one] => format!(
-            "run {} \"{}\" ({}{})",
+            "run {} \"{}\"{} ({}{})",
             one.id,
             one.name,
+            collected_on(one),
             one.source,
             one.definitions
                 .as_ref()
@@ -958,7 +959,7 @@ pub fn run_line(r: &Report) -> String {
         many => format!(
             "runs {}",
             many.iter()
-                .map(|r| format!("{} \"{}\"", r.id, r.name))
+                .map(|r| format!("{} \"{}\"{}", r.id, r.name, collected_on(r)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -971,6 +972,13 @@ pub fn run_line(r: &Report) -> String {
         plural(m.models, "model"),
         title_mark(r.any_simulated())
     )
+}
+
+/// " on NAME" for a run that records its collector (docs/store.md); nothing otherwise.
+fn collected_on(run: &crate::report::model::RunCard) -> String {
+    run.collector
+        .as_ref()
+        .map_or(String::new(), |c| format!(" on {c}"))
 }
 
 /// The second card line: scenarios, checks, judges, statistics.

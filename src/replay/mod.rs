@@ -88,6 +88,7 @@ pub async fn replay(
         tokenizer: Some(crate::tokens::TOKENIZER),
     };
     let run_id = open_run(&conn, &opts.db, &new_run, opts.resume, "replay")??;
+    crate::store::inserts::set_collector(&conn, run_id, &cfg.collector_or_host())?;
     let sessions_path = opts.sessions_path.display().to_string();
     let replay_run = new_replay_run(run_id, &sessions_path, &hash, &settings, opts.clock_scale);
     insert_replay_run(&conn, &replay_run)?;

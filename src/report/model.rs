@@ -188,6 +188,9 @@ pub struct Filters {
     pub scenario: Option<String>,
     pub rubric: Option<String>,
     pub judge: Option<String>,
+    /// `--collector`: only runs collected by these.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub collector: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -1309,6 +1312,9 @@ pub struct TrendPoint {
     pub run: i64,
     /// The run's start, RFC 3339 (the chart's x).
     pub started_at: String,
+    /// Where the run was collected from; absent when it records none (imports, older runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collector: Option<String>,
     /// `provider / model label`.
     pub cell: String,
     pub provider: String,

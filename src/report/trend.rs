@@ -17,6 +17,11 @@ pub(super) fn trend(facts: &Facts, by_cell: &[Vec<usize>], cells: &[Cell], asked
         .iter()
         .map(|r| (r.id, r.started_at.as_str()))
         .collect();
+    let collector: BTreeMap<i64, &str> = facts
+        .runs
+        .iter()
+        .filter_map(|r| Some((r.id, r.collector.as_deref()?)))
+        .collect();
     let mut points = Vec::new();
     for (cell, convs) in by_cell.iter().enumerate() {
         let Some(pooled) = cells.get(cell) else {
@@ -53,6 +58,7 @@ pub(super) fn trend(facts: &Facts, by_cell: &[Vec<usize>], cells: &[Cell], asked
             points.push(TrendPoint {
                 run,
                 started_at: started.get(&run).map(|s| s.to_string()).unwrap_or_default(),
+                collector: collector.get(&run).map(|c| c.to_string()),
                 cell: format!("{} / {}", pooled.provider, pooled.model),
                 provider: pooled.provider.clone(),
                 model: pooled.model.clone(),

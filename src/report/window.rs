@@ -52,6 +52,9 @@ pub struct RunChoice {
     /// These runs, by id or name.
     pub runs: Option<Vec<String>>,
     pub baseline: Option<Baseline>,
+    /// Only runs collected by one of these (`--collector`); empty: any. Narrows the runs
+    /// every other choice (and the baseline) is made among.
+    pub collectors: Vec<String>,
 }
 
 impl RunChoice {
@@ -87,6 +90,14 @@ pub enum WindowError {
     Empty {
         what: String,
         name: String,
+        known: String,
+    },
+    #[error(
+        "--collector {names}: no run of the store was collected by {them}\n  collectors there are: {known}"
+    )]
+    NoCollector {
+        names: String,
+        them: &'static str,
         known: String,
     },
     #[error(

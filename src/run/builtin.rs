@@ -47,6 +47,8 @@ pub struct Overrides {
     pub repeats: Option<u32>,
     /// Read without requiring the key variables (`--dry-run`).
     pub without_keys: bool,
+    /// `--collector`: where the runs are collected from, whatever the file says.
+    pub collector: Option<String>,
 }
 
 /// Loads the bench at `path` ([`bench_path`]). The built-in bench takes its scenarios
@@ -65,6 +67,9 @@ pub fn load(path: &Path, overrides: &Overrides) -> Result<BenchConfig, ConfigErr
     }
     if let Some(r) = overrides.repeats {
         cfg.repeats = r;
+    }
+    if let Some(c) = &overrides.collector {
+        cfg.collector = Some(c.clone());
     }
     Ok(cfg)
 }

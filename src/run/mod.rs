@@ -80,6 +80,8 @@ pub struct RunOptions {
     pub scenarios: Option<PathBuf>,
     /// `--repeats`, whatever the bench says.
     pub repeats: Option<u32>,
+    /// `--collector`, whatever the bench says.
+    pub collector: Option<String>,
     /// `--checks`; `None`: `./checks`, else the built-in checks.
     pub checks: Option<PathBuf>,
     /// Judge settings files; with `rubrics`, every judge judges every rubric. A bench of
@@ -191,6 +193,7 @@ fn definitions(opts: &RunOptions) -> Result<Definitions, RunError> {
             scenarios: opts.scenarios.clone(),
             repeats: opts.repeats,
             without_keys: false,
+            collector: opts.collector.clone(),
         },
     )?;
     let builtin = builtin::all_mock(&cfg);

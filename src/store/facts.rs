@@ -117,6 +117,30 @@ pub struct RunRow {
     pub started_at: String,
 }
 
+/// The ids of the runs collected by any of `collectors`, oldest first.
+pub fn runs_of_collectors(
+    conn: &Connection,
+    collectors: &[String],
+) -> Result<Vec<i64>, StoreError> {
+    let list = serde_json::to_string(collectors).unwrap_or_else(|_| "[]".into());
+    let mut stmt = conn.prepare(
+        "SELECT id FROM runs WHERE collector IN (SELECT value FROM json_each(?1)) ORDER BY id",
+    )?;
+    let ids = stmt.query_map([list], |r| r.get(0))?;
+    Ok(ids.collect::<Result<_, _>>()?)
+}
+
+/// Every collector named in the store, with its number of runs: what an unknown
+/// `--collector` is told.
+pub fn collectors(conn: &Connection) -> Result<Vec<(String, i64)>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT collector, COUNT(*) FROM runs WHERE collector IS NOT NULL
+         GROUP BY collector ORDER BY collector",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
 /// Every run in the store that holds a conversation, oldest first.
 pub fn run_rows(conn: &Connection) -> Result<Vec<RunRow>, StoreError> {
     let mut stmt = conn.prepare(
@@ -179,7 +203,7 @@ fn known_runs(conn: &Connection) -> Result<String, StoreError> {
 pub(crate) fn runs_sql() -> String {
     format!(
         "SELECT id, name, source, seed, settings_hash, tool_version, tokenizer, started_at, ended_at,
-                json_extract(settings, '$.bench.scenarios_dir')
+                json_extract(settings, '$.bench.scenarios_dir'), collector
          FROM runs
          WHERE EXISTS (SELECT 1 FROM conversation_facts WHERE run_id = runs.id AND {SELECTED})
          ORDER BY id"
@@ -246,6 +270,10 @@ pub struct RunFact {
     /// Where the run's scenarios came from (a collect's `scenarios_dir`, as the report
     /// names it: a folder, or "built-in v…"); `None` for other runs.
     pub definitions: Option<String>,
+    /// Where the run was collected from (`runs.collector`); absent for imports and runs
+    /// stored before migration 014.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub collector: Option<String>,
 }
 
 /// The runs that hold at least one selected conversation, oldest first.
@@ -263,6 +291,7 @@ pub fn runs(conn: &Connection, sel: &Selection) -> Result<Vec<RunFact>, StoreErr
             started_at: r.get(7)?,
             ended_at: r.get(8)?,
             definitions: r.get(9)?,
+            collector: r.get(10)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

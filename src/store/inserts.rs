@@ -43,6 +43,16 @@ pub fn insert_run(conn: &Connection, run: &NewRun) -> Result<i64, StoreError> {
     Ok(conn.last_insert_rowid())
 }
 
+/// Records where a run was collected from, once: a run resumed from another machine (or
+/// by another name) keeps the collector it started with.
+pub fn set_collector(conn: &Connection, run_id: i64, collector: &str) -> Result<(), StoreError> {
+    conn.execute(
+        "UPDATE runs SET collector = ?1 WHERE id = ?2 AND collector IS NULL",
+        rusqlite::params![collector, run_id],
+    )?;
+    Ok(())
+}
+
 pub fn finish_run(conn: &Connection, run_id: i64) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE runs SET ended_at = ?1 WHERE id = ?2",

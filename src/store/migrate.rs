@@ -48,6 +48,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "013_tool_calls",
         include_str!("../../db/013_tool_calls.sql"),
     ),
+    (
+        "014_collectors",
+        include_str!("../../db/014_collectors.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

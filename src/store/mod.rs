@@ -14,6 +14,7 @@ pub mod inserts;
 pub mod judgments;
 pub mod labels;
 pub mod lock;
+pub mod merge;
 mod migrate;
 pub mod pairwise;
 #[cfg(test)]

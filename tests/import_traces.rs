@@ -292,6 +292,78 @@ fn otel_batches_join_by_conversation_with_their_own_timings() {
     );
 }
 
+/// The calls of a conversation spread across the file (each conversation's first call in
+/// the first half, its second call in the second half, in reverse order): each is joined
+/// whole, and conversations are stored in the order they first appear. More conversations
+/// than one batch to the writer.
+#[test]
+fn otel_calls_spread_across_the_file_join_into_whole_conversations() {
+    const S: u64 = 1_746_100_800_000_000_000;
+    const N: u64 = 300;
+    let conv = |c: u64| attr("gen_ai.conversation.id", json!(format!("s-{c}")));
+    let first = |c: u64| {
+        let at = S + c * 10_000_000_000;
+        otlp_line(vec![chat_span(
+            &format!("{c:032x}"),
+            Some((at, at + 100_000_000)),
+            vec![conv(c)],
+            &user(&format!("Hi {c}")),
+            &answer(&format!("Hello {c}.")),
+        )])
+    };
+    let second = |c: u64| {
+        let at = S + c * 10_000_000_000 + 1_000_000_000;
+        let history = json!([
+            {"role": "user", "parts": [{"type": "text", "content": format!("Hi {c}")}]},
+            {"role": "assistant", "parts": [{"type": "text", "content": format!("Hello {c}.")}]},
+            {"role": "user", "parts": [{"type": "text", "content": "More?"}]}
+        ]);
+        otlp_line(vec![chat_span(
+            &format!("{c:032x}"),
+            Some((at, at + 200_000_000)),
+            vec![conv(c)],
+            &history.to_string(),
+            &answer(&format!("More {c}.")),
+        )])
+    };
+    let lines: Vec<String> = (0..N).map(first).chain((0..N).rev().map(second)).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let file = write(dir.path(), "spread.jsonl", &(lines.join("\n") + "\n"));
+    let (code, out, err) = import(&db, &[&file]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("300 imported (600 turns), 0 already present, 0 rejected"),
+        "{out}"
+    );
+    for c in [0, 137, N - 1] {
+        assert_messages(
+            &exported(&db, &format!("s-{c}"))["messages"],
+            &json!([
+                {"role": "user", "content": format!("Hi {c}")},
+                {"role": "assistant", "content": format!("Hello {c}."), "finish_reason": "length",
+                 "timing": {"e2e_ms": 100.0}},
+                {"role": "user", "content": "More?"},
+                {"role": "assistant", "content": format!("More {c}."), "finish_reason": "length",
+                 "timing": {"e2e_ms": 200.0}},
+            ]),
+        );
+    }
+    let stored: Vec<String> = Connection::open(&db)
+        .unwrap()
+        .prepare("SELECT uid FROM conversations ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want: Vec<String> = (0..N).map(|c| format!("s-{c}")).collect();
+    assert_eq!(
+        stored, want,
+        "stored in the order conversations first appear"
+    );
+}
+
 #[test]
 fn otel_spans_of_the_older_event_form_import_too() {
     let event =

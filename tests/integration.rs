@@ -50,5 +50,6 @@ mod run;
 mod scenario_suite;
 mod schema_suite;
 mod third_party;
+mod tool_calls_shown;
 mod ttft_slope;
 mod viewer;

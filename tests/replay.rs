@@ -125,6 +125,48 @@ fn every_target_gets_the_same_prompts_and_pauses_and_block_twins_send_the_same()
         .unwrap();
     assert_eq!(mismatched, 0);
 
+    // Each answer's tool calls, as the mock streamed them, are the turn's `tool_calls`
+    // (what `export conversations` and `show` read), in the replay's own rows' order.
+    type Calls = BTreeMap<(i64, i64), Vec<(String, String)>>;
+    let mut replayed = Calls::new();
+    for (c, t, name, args) in rows(
+        &conn,
+        "SELECT conversation_id, turn_idx, name, arguments FROM replay_tool_calls
+         ORDER BY conversation_id, turn_idx, call_idx",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    ) {
+        replayed.entry((c, t)).or_default().push((name, args));
+    }
+    let mut stored = Calls::new();
+    for (c, t, json) in rows(
+        &conn,
+        "SELECT t.conversation_id, t.idx, t.tool_calls FROM turns t
+         JOIN replay_passes p ON p.conversation_id = t.conversation_id
+         WHERE t.tool_calls IS NOT NULL",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, String>(2)?)),
+    ) {
+        let calls: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+        for call in &calls {
+            assert!(
+                call["id"].as_str().is_some_and(|id| !id.is_empty()),
+                "{json}"
+            );
+            assert_eq!(call["type"], "function", "{json}");
+        }
+        let calls = calls.iter().map(|call| {
+            let f = &call["function"];
+            (
+                f["name"].as_str().unwrap().to_string(),
+                f["arguments"].as_str().unwrap().to_string(),
+            )
+        });
+        stored.insert((c, t), calls.collect());
+    }
+    assert!(replayed.len() >= 4, "the mock called tools: {replayed:?}");
+    assert_eq!(stored, replayed);
+
     // The report's replay section: valid against the schema, counts as the store says.
     let (json, _) = openai.run_ok(&["report", "--format", "json"]);
     let report: serde_json::Value = serde_json::from_str(&json).unwrap();

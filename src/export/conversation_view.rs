@@ -8,10 +8,11 @@ use std::fmt::Write as _;
 
 use super::svg::esc;
 use super::terminal_inert;
+use crate::exchange::ToolCallLine;
 use crate::report::drilldown::{Behind, ConversationViews, Drilldown};
 use crate::report::keys::TableKey;
 use crate::store::detail::{
-    CheckDetail, ConversationDetail, PairwiseAsk, PairwiseDetail, TurnDetail,
+    CheckDetail, ConversationDetail, PairwiseAsk, PairwiseDetail, Sent, TurnDetail,
 };
 
 /// Styles of the conversation views, added to the report's own.
@@ -24,6 +25,7 @@ pub const STYLE: &str = r#"
 .oc.bad{background:#ffebe9;color:#a40e26}.oc.good{background:#dafbe1;color:var(--ok)}
 .msg{white-space:pre-wrap;word-break:break-word;font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--soft);border-radius:4px;padding:6px 8px;margin:4px 0;max-height:28em;overflow:auto}
 .msg.ans{background:#fff;border:1px solid var(--line)}
+.msg.call{background:#fff;border:1px dashed var(--line)}
 .role{font-size:12px;color:var(--muted);font-weight:600}
 .tm{font-size:12.5px;color:var(--muted);margin:2px 0}
 .err{color:#a40e26;font-size:13px;white-space:pre-wrap}
@@ -499,12 +501,12 @@ fn html_turn(h: &mut String, t: &TurnDetail, a: &str, first_failed: &[&str]) {
         "<div class=\"turn\" id=\"{a}-t{}\"><h4>Turn {}</h4>",
         t.turn, t.turn
     );
-    for (role, content) in &t.sent {
+    for m in &t.sent {
         let _ = write!(
             h,
             "<div class=\"role\">{}</div><div class=\"msg\">{}</div>",
-            esc(role),
-            esc(content)
+            esc(&sent_role(m)),
+            esc(&m.content)
         );
     }
     h.push_str("<div class=\"role\">assistant</div>");
@@ -512,7 +514,16 @@ fn html_turn(h: &mut String, t: &TurnDetail, a: &str, first_failed: &[&str]) {
         Some(ans) => {
             let _ = write!(h, "<div class=\"msg ans\">{}</div>", esc(ans));
         }
+        None if !t.tool_calls.is_empty() => {}
         None => h.push_str("<p class=\"fn\">no answer</p>"),
+    }
+    for call in &t.tool_calls {
+        let _ = write!(
+            h,
+            "<div class=\"role\">{}</div><div class=\"msg call\">{}</div>",
+            esc(&call_head(call)),
+            esc(&call.function.arguments)
+        );
     }
     if let Some(r) = t.reasoning.as_deref().filter(|r| !r.is_empty()) {
         let _ = write!(
@@ -534,6 +545,22 @@ fn html_turn(h: &mut String, t: &TurnDetail, a: &str, first_failed: &[&str]) {
         let _ = write!(h, "<p class=\"err\">error: {}</p>", esc(e));
     }
     h.push_str("</div>");
+}
+
+/// A sent message's role, and for a tool result the call it answers: `tool (call_1)`.
+fn sent_role(m: &Sent) -> String {
+    match &m.tool_call_id {
+        Some(id) => format!("{} ({id})", m.role),
+        None => m.role.clone(),
+    }
+}
+
+/// A tool call's heading: `tool call get_weather (call_1)`; its arguments follow.
+fn call_head(call: &ToolCallLine) -> String {
+    match &call.id {
+        Some(id) => format!("tool call {} ({id})", call.function.name),
+        None => format!("tool call {}", call.function.name),
+    }
 }
 
 /// Transcript text for a terminal: each line made inert, indented.
@@ -648,16 +675,21 @@ pub fn text_view(c: &ConversationDetail) -> String {
     text_pairwise(&mut o, c);
     for turn in &c.turns {
         let _ = writeln!(o, "\nturn {}", turn.turn);
-        for (role, content) in &turn.sent {
-            let _ = writeln!(o, "  {}:", t(role));
-            block(&mut o, "    ", content);
+        for m in &turn.sent {
+            let _ = writeln!(o, "  {}:", t(&sent_role(m)));
+            block(&mut o, "    ", &m.content);
         }
         o.push_str("  assistant:\n");
-        block(
-            &mut o,
-            "    ",
-            turn.answer.as_deref().unwrap_or("(no answer)"),
-        );
+        let no_answer = if turn.tool_calls.is_empty() {
+            "(no answer)"
+        } else {
+            "(no text: tool calls only)"
+        };
+        block(&mut o, "    ", turn.answer.as_deref().unwrap_or(no_answer));
+        for call in &turn.tool_calls {
+            let _ = writeln!(o, "  {}:", t(&call_head(call)));
+            block(&mut o, "    ", &call.function.arguments);
+        }
         if let Some(r) = turn.reasoning.as_deref().filter(|r| !r.is_empty()) {
             let _ = writeln!(
                 o,
@@ -700,8 +732,13 @@ mod tests {
             counts: true,
             turns: vec![TurnDetail {
                 turn: 1,
-                sent: vec![(EVIL.into(), EVIL.into())],
+                sent: vec![Sent {
+                    role: EVIL.into(),
+                    content: EVIL.into(),
+                    tool_call_id: Some(EVIL.into()),
+                }],
                 answer: Some(EVIL.into()),
+                tool_calls: vec![ToolCallLine::function(Some(EVIL.into()), EVIL, EVIL.into())],
                 reasoning: None,
                 outcome: "ok".into(),
                 finish_reason: Some(EVIL.into()),
@@ -788,6 +825,9 @@ mod tests {
         assert!(h.contains("Pairwise verdicts"));
         assert!(h.contains("expected: &lt;script&gt;"));
         assert!(h.contains("id=\"c-u&quot;&gt;&lt;script&gt;alert(0)&lt;/script&gt;\""));
+        // A tool call (name, id, arguments) and the call a tool result answers, as text.
+        assert!(h.contains("<div class=\"role\">tool call &lt;script&gt;alert(1)"));
+        assert!(h.contains("<div class=\"msg call\">&lt;script&gt;alert(1)"));
     }
 
     #[test]
@@ -898,5 +938,6 @@ mod tests {
         assert!(t.contains("FAIL"));
         assert!(t.contains("expected: <script>"));
         assert!(t.contains("pairwise verdicts"));
+        assert!(t.contains("  tool call <script>alert(1)</script>"), "{t}");
     }
 }

@@ -9,8 +9,8 @@
 //!
 //! A reader thread reads and validates records while this thread writes them ([`sink`]);
 //! memory stays flat whatever the file size, except for Responses calls, held until the
-//! end of the file to be joined along `previous_response_id`, and the model calls of
-//! traces, held to be joined by trace ([`grouped`]). Each conversation is stored whole or not at
+//! end of the file to be joined along `previous_response_id`. The model calls of traces
+//! are spilled to a temporary database and joined by trace there ([`grouped`]). Each conversation is stored whole or not at
 //! all, and its identity is its `id`, else a hash of its normalised content, so importing a
 //! file again adds nothing.
 //!

@@ -15,10 +15,10 @@ use std::thread::JoinHandle;
 use indicatif::ProgressBar;
 use rusqlite::Connection;
 
-use super::grouped::Groups;
+use super::grouped::{Spill, SpillError};
 use super::records::{Next, Place, Records};
 use super::responses::Chains;
-use super::shape::{Shape, ShapeFilter};
+use super::shape::{Normalised, Shape, ShapeFilter};
 use super::validate::{
     Defaults, LineProblem, PreparedConversation, Read, count_visible_tokens, prepare_normalised,
     read_or_hold,
@@ -109,77 +109,117 @@ fn read_all(
             return;
         }
     };
+    let mut out = Out {
+        tx,
+        returned,
+        stored,
+        batch: Vec::with_capacity(BATCH),
+    };
     let mut scratch = Vec::new();
-    let mut batch = Vec::with_capacity(BATCH);
     // OpenAI Responses calls, held until the end of the file to be joined into chains.
     let mut chains = Chains::default();
-    // Langfuse and OpenTelemetry model calls, held until the end to be grouped by trace.
-    let mut groups = Groups::default();
+    // Langfuse and OpenTelemetry model calls, spilled to be grouped by trace at the end.
+    let mut groups = Spill::default();
     loop {
         let next = match records.next_record() {
-            Ok(next) => next,
-            Err(source) => {
-                let failed = Batch::Failed(ReadFailure {
-                    line: records.line(),
-                    source,
-                });
-                if !batch.is_empty() {
-                    count_batch(&mut batch, stored);
-                    let _ = tx.send(Batch::Items(std::mem::take(&mut batch)));
-                }
-                let _ = tx.send(failed);
-                return;
-            }
+            Ok(Some(next)) => next,
+            Ok(None) => break,
+            Err(source) => return out.fail(records.line(), source),
         };
-        let Some(next) = next else { break };
-        batch.extend(prepare_next(
-            next,
-            settings,
-            &mut scratch,
-            &mut chains,
-            &mut groups,
-        ));
-        if batch.len() == BATCH {
-            count_batch(&mut batch, stored);
+        let items = match prepare_next(next, settings, &mut scratch, &mut chains, &mut groups) {
+            Ok(items) => items,
+            Err(e) => return out.fail(records.line(), io::Error::other(e)),
+        };
+        let sent = out.batch.len();
+        if !out.push(items) {
+            return; // the writer stopped (--strict, or a store error)
+        }
+        if out.batch.len() < sent {
             progress.set_position(records.bytes());
-            let next = recycle(returned).unwrap_or_else(|| Vec::with_capacity(BATCH));
-            let full = std::mem::replace(&mut batch, next);
-            if tx.send(Batch::Items(full)).is_err() {
-                return; // the writer stopped (--strict, or a store error)
-            }
         }
     }
     // Held records, joined: Responses chains, then trace groups.
-    let joined = chains.join().into_iter().chain(groups.join());
-    for (place, joined) in joined {
+    let mut prepare = |place: Place, joined: Result<Normalised, LineProblem>| {
         let prepared = joined.and_then(|n| prepare_normalised(n, &settings.defaults, &mut scratch));
-        batch.push(match prepared {
+        match prepared {
             Ok((shape, c)) => Item::Conversation {
                 place,
                 shape,
                 conversation: Box::new(c),
             },
             Err(problem) => Item::Rejected { place, problem },
-        });
+        }
+    };
+    for (place, joined) in chains.join() {
+        if !out.push([prepare(place, joined)]) {
+            return;
+        }
     }
-    count_batch(&mut batch, stored);
+    let mut open = true;
+    let grouped = groups.join(|place, joined| {
+        open = out.push([prepare(place, joined)]);
+        open
+    });
+    if !open {
+        return;
+    }
+    if let Err(e) = grouped {
+        return out.fail(records.line(), io::Error::other(e));
+    }
     progress.set_position(records.bytes());
-    if !batch.is_empty() && tx.send(Batch::Items(batch)).is_err() {
+    if !out.batch.is_empty() && !out.send() {
         return;
     }
     let _ = tx.send(Batch::End);
 }
 
-/// The record prepared; nothing for a Responses call held in `chains` or model calls held
-/// in `groups` (but a rejection for each call refused).
+/// Prepared records on their way to the writer, in batches of [`BATCH`].
+struct Out<'a> {
+    tx: &'a SyncSender<Batch>,
+    returned: &'a Receiver<Vec<Item>>,
+    stored: Option<&'a Connection>,
+    batch: Vec<Item>,
+}
+
+impl Out<'_> {
+    /// Adds the items, sending each full batch; false when the writer has stopped.
+    fn push(&mut self, items: impl IntoIterator<Item = Item>) -> bool {
+        for item in items {
+            self.batch.push(item);
+            if self.batch.len() >= BATCH && !self.send() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Sends the batch (its tokens counted); false when the writer has stopped.
+    fn send(&mut self) -> bool {
+        count_batch(&mut self.batch, self.stored);
+        let next = recycle(self.returned).unwrap_or_else(|| Vec::with_capacity(BATCH));
+        let full = std::mem::replace(&mut self.batch, next);
+        self.tx.send(Batch::Items(full)).is_ok()
+    }
+
+    /// Sends what was read before a failure, then the failure.
+    fn fail(&mut self, line: u64, source: io::Error) {
+        if !self.batch.is_empty() && !self.send() {
+            return;
+        }
+        let _ = self.tx.send(Batch::Failed(ReadFailure { line, source }));
+    }
+}
+
+/// The record prepared; nothing for a Responses call held in `chains` or model calls
+/// spilled to `groups` (but a rejection for each call refused).
 fn prepare_next(
     next: Next,
     settings: &RecordSettings,
     scratch: &mut Vec<u8>,
     chains: &mut Chains<Place>,
-    groups: &mut Groups<Place>,
-) -> Vec<Item> {
-    vec![match next {
+    groups: &mut Spill,
+) -> Result<Vec<Item>, SpillError> {
+    Ok(vec![match next {
         Next::Record { place, text } => {
             match read_or_hold(
                 text,
@@ -195,23 +235,23 @@ fn prepare_next(
                 },
                 Ok(Read::Held(call)) => {
                     chains.add(place, *call);
-                    return Vec::new();
+                    return Ok(Vec::new());
                 }
                 Ok(Read::Pieces(pieces)) => {
                     let mut refused = Vec::new();
                     for piece in pieces {
                         match piece {
-                            Ok(call) => groups.add(place, call),
+                            Ok(call) => groups.add(place, call)?,
                             Err(problem) => refused.push(Item::Rejected { place, problem }),
                         }
                     }
-                    return refused;
+                    return Ok(refused);
                 }
                 Err(problem) => Item::Rejected { place, problem },
             }
         }
         Next::Broken { place, problem } => Item::Rejected { place, problem },
-    }]
+    }])
 }
 
 /// Visible tokens of the batch's conversations, counted before the writer gets them;

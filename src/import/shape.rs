@@ -180,7 +180,7 @@ impl fmt::Display for ShapeCounts {
 /// a field): never dropped without a word. `redacted_thinking` is always counted (it is
 /// reasoning nobody can read); anything else only with `--lossy`, else the record is
 /// refused naming the field.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct Dropped(std::collections::BTreeMap<String, u64>);
 
 impl Dropped {

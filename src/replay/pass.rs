@@ -169,7 +169,7 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
         let history = &messages[..idx + offset];
         let hash = prompt_hash(history, session.tools.as_ref());
         let start_ms = t0.elapsed().as_secs_f64() * 1000.0;
-        let (mut reply, turn_attempts) = send_turn(
+        let (reply, turn_attempts) = send_turn(
             &ctx.client,
             &endpoint,
             history,
@@ -180,7 +180,7 @@ pub(super) async fn run_pass(job: PassJob, mut stop: watch::Receiver<Stop>) -> R
         )
         .await;
         let served_by = served_by(&reply, target);
-        let tool_calls = tool_call_records(&mut reply, session);
+        let tool_calls = tool_call_records(&reply, session);
         let has_output = reply.has_visible_text() || !tool_calls.is_empty();
         let mut turn =
             TurnRecord::from_reply(reply, stored_prompt(&messages[sent_up_to..idx + offset]));
@@ -250,15 +250,16 @@ fn served_by(reply: &Reply, target: &TargetReplay) -> Option<String> {
 }
 
 /// The reply's tool calls, each with whether the session offered a tool of that name.
-fn tool_call_records(reply: &mut Reply, session: &Session) -> Vec<ToolCallRecord> {
-    std::mem::take(&mut reply.tool_calls)
-        .into_iter()
+fn tool_call_records(reply: &Reply, session: &Session) -> Vec<ToolCallRecord> {
+    reply
+        .tool_calls
+        .iter()
         .map(|c| ToolCallRecord {
             call_idx: c.index,
             arguments_parse: c.arguments_parse(),
             name_offered: session.tool_names.contains(&c.name),
-            name: c.name,
-            arguments: c.arguments,
+            name: c.name.clone(),
+            arguments: c.arguments.clone(),
         })
         .collect()
 }

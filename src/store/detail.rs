@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use super::StoreError;
 use crate::chat::Message;
+use crate::exchange::ToolCallLine;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ConversationDetail {
@@ -41,9 +42,13 @@ pub struct ConversationDetail {
 pub struct TurnDetail {
     /// 1-based, as checks and `--explain` count turns.
     pub turn: i64,
-    /// The messages sent this turn: (role, content).
-    pub sent: Vec<(String, String)>,
+    /// The messages sent this turn.
+    pub sent: Vec<Sent>,
     pub answer: Option<String>,
+    /// The tools the answer called (`turns.tool_calls`), in OpenAI's chat shape; empty:
+    /// none (or not kept).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallLine>,
     pub reasoning: Option<String>,
     pub outcome: String,
     pub finish_reason: Option<String>,
@@ -58,6 +63,39 @@ pub struct TurnDetail {
     pub completion_tokens: Option<i64>,
     pub reasoning_tokens: Option<i64>,
     pub cached_tokens: Option<i64>,
+}
+
+/// One message sent: its role, its content and, for a tool result, the id of the call it
+/// answers. Written as `[role, content]`, or `[role, content, tool_call_id]` for a tool
+/// result that names its call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sent {
+    pub role: String,
+    pub content: String,
+    pub tool_call_id: Option<String>,
+}
+
+impl Serialize for Sent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(2 + usize::from(self.tool_call_id.is_some())))?;
+        seq.serialize_element(&self.role)?;
+        seq.serialize_element(&self.content)?;
+        if let Some(id) = &self.tool_call_id {
+            seq.serialize_element(id)?;
+        }
+        seq.end()
+    }
+}
+
+impl From<Message> for Sent {
+    fn from(m: Message) -> Self {
+        Sent {
+            role: m.role,
+            content: m.content,
+            tool_call_id: m.tool_call_id,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -224,8 +262,10 @@ fn turns(conn: &Connection, id: i64, uid: &str) -> Result<Vec<TurnDetail>, Store
     let mut stmt = conn.prepare_cached(
         "SELECT idx, prompt, answer, reasoning, outcome, finish_reason, error, http_status,
                 attempts, pause_ms, ttft_ms, ttfa_ms, e2e_ms, prompt_tokens, completion_tokens,
-                reasoning_tokens, cached_tokens
-         FROM turn_facts WHERE conversation_id = ?1 ORDER BY idx",
+                reasoning_tokens, cached_tokens,
+                (SELECT u.tool_calls FROM turns u
+                  WHERE u.conversation_id = f.conversation_id AND u.idx = f.idx)
+         FROM turn_facts f WHERE conversation_id = ?1 ORDER BY idx",
     )?;
     let mut rows = stmt.query([id])?;
     let mut out = Vec::new();
@@ -237,11 +277,20 @@ fn turns(conn: &Connection, id: i64, uid: &str) -> Result<Vec<TurnDetail>, Store
                 column: "turns.prompt",
                 problem: e.to_string(),
             })?;
+        let tool_calls = match r.get::<_, Option<String>>(17)? {
+            Some(json) => serde_json::from_str(&json).map_err(|e| StoreError::Corrupt {
+                uid: uid.to_string(),
+                column: "turns.tool_calls",
+                problem: e.to_string(),
+            })?,
+            None => Vec::new(),
+        };
         let idx: i64 = r.get(0)?;
         out.push(TurnDetail {
             turn: idx + 1,
-            sent: sent.into_iter().map(|m| (m.role, m.content)).collect(),
+            sent: sent.into_iter().map(Sent::from).collect(),
             answer: r.get(2)?,
+            tool_calls,
             reasoning: r.get(3)?,
             outcome: r.get(4)?,
             finish_reason: r.get(5)?,

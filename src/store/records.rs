@@ -18,8 +18,7 @@ pub struct TurnRecord {
     pub pause_ms: Option<f64>,
     pub start_ms: Option<f64>,
     pub visible_tokens: Option<i64>,
-    /// The tools the answer called (`turns.tool_calls`); empty: none, or not kept (collect
-    /// and replay keep calls in their own rows).
+    /// The tools the answer called (`turns.tool_calls`); empty: none.
     pub tool_calls: Vec<crate::exchange::ToolCallLine>,
 }
 
@@ -38,13 +37,19 @@ impl std::ops::DerefMut for TurnRecord {
 
 impl TurnRecord {
     /// The row of a turn the client answered: `prompt` is what the turn added to the
-    /// history; pause, start and visible tokens are the caller's to fill. Tool calls are
-    /// not kept here (scripted scenarios send no tools; replay stores calls in its own
-    /// rows), nor captured headers and fields (read by the stage that asked).
+    /// history; pause, start and visible tokens are the caller's to fill. The answer's tool
+    /// calls are kept (`turns.tool_calls`, in the order of their index), not captured
+    /// headers and fields (read by the stage that asked).
     pub fn from_reply(reply: Reply, prompt: Vec<Message>) -> Self {
+        let tool_calls = reply
+            .tool_calls
+            .into_iter()
+            .map(|c| crate::exchange::ToolCallLine::function(c.id, c.name, c.arguments))
+            .collect();
         TurnRecord {
             prompt,
             result: reply.result,
+            tool_calls,
             ..Default::default()
         }
     }
@@ -180,6 +185,33 @@ pub fn text_offsets(offsets: Option<&[u8]>, kinds: Option<&[u8]>, out: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reply_s_tool_calls_are_kept_for_turns_tool_calls() {
+        let call = |index, id: Option<&str>, name: &str| crate::client::ToolCall {
+            index,
+            id: id.map(String::from),
+            name: name.into(),
+            arguments: format!("{{\"n\":{index}}}"),
+        };
+        let reply = Reply {
+            tool_calls: vec![call(0, Some("call_a"), "ls"), call(1, None, "cat")],
+            ..Default::default()
+        };
+        let turn = TurnRecord::from_reply(reply, Vec::new());
+        assert_eq!(
+            serde_json::to_value(&turn.tool_calls).unwrap(),
+            serde_json::json!([
+                {"id": "call_a", "type": "function", "function": {"name": "ls", "arguments": "{\"n\":0}"}},
+                {"type": "function", "function": {"name": "cat", "arguments": "{\"n\":1}"}}
+            ])
+        );
+        assert!(
+            TurnRecord::from_reply(Reply::default(), Vec::new())
+                .tool_calls
+                .is_empty()
+        );
+    }
 
     #[test]
     fn offsets_round_trip() {

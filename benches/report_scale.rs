@@ -23,6 +23,8 @@
 //! Goal (issue 23): every format ≤ 5× the scan, peak ≤ 300 MB. Prints figures; asserts
 //! nothing (these machines are shared and noisy).
 
+#[path = "support/checks.rs"]
+mod checks;
 #[path = "support/memory.rs"]
 mod memory;
 #[path = "../tests/support/synthetic.rs"]
@@ -208,7 +210,7 @@ fn build_store(bin: &Path, dir: &Path, db: &Path, n: u64) {
         peak as f64 / 1000.0
     );
     let checks = dir.join("checks");
-    write_checks(&checks);
+    checks::write_checks(&checks, SCENARIOS);
     let (secs, _) = run_measured(
         Command::new(bin)
             .arg("--db")
@@ -225,23 +227,6 @@ fn build_store(bin: &Path, dir: &Path, db: &Path, n: u64) {
         judge(&building);
     }
     std::fs::rename(&building, db).unwrap();
-}
-
-/// Two checks per scenario: a text one and a structural (`format`) one that some answers
-/// fail, so that usable turns differ from answered ones.
-fn write_checks(dir: &Path) {
-    std::fs::create_dir_all(dir).unwrap();
-    for s in 0..SCENARIOS {
-        std::fs::write(
-            dir.join(format!("scenario-{s:02}.toml")),
-            format!(
-                "scenario = \"scenario-{s:02}\"\n\n\
-                 [[check]]\nid = \"mentions-cache\"\nkind = \"contains\"\ntag = \"retained_constraint\"\ntext = \"cache\"\n\n\
-                 [[check]]\nid = \"brief\"\nkind = \"max_words\"\ntag = \"format\"\nmax = 55\n"
-            ),
-        )
-        .unwrap();
-    }
 }
 
 /// One simulated judgment per tenth completed conversation, written straight to the table

@@ -39,6 +39,7 @@ mod labels;
 mod merge;
 mod over_time;
 mod properties;
+mod recipes;
 mod reliability;
 mod repeats_consistency;
 mod replay;

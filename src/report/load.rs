@@ -274,7 +274,7 @@ pub(super) fn load(
 ) -> Result<Facts, super::ReportError> {
     let definitions = facts::check_definitions(conn)?;
     let mut checks = check_definitions(definitions);
-    let (lo, hi) = facts::conversation_ids(conn)?.map_or((0, -1), |r| r.into_inner());
+    let (lo, hi) = facts::conversation_ids(conn, sel)?.map_or((0, -1), |r| r.into_inner());
     let mid = lo + (hi - lo) / 2;
     // The repeats' members: their turns' texts come as identities from the same pass.
     let mut repeated_ids: Vec<i64> = repeats

@@ -561,17 +561,40 @@ pub fn check_definitions(conn: &Connection) -> Result<Vec<CheckDefinitionFact>, 
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-/// The range of conversation ids in the store (`None` when it holds none), to split a
-/// long read into parts.
+/// The range of ids that holds every selected conversation (`None` when there is none), to
+/// read by ranges of the key and split a long read into parts: the selected runs' range
+/// when the selection names runs (`--since 72h` over a year of runs reads its runs' rows,
+/// not every row of the store), else the store's.
 pub fn conversation_ids(
     conn: &Connection,
+    sel: &Selection,
 ) -> Result<Option<std::ops::RangeInclusive<i64>>, StoreError> {
-    let (lo, hi): (Option<i64>, Option<i64>) =
+    let names_runs = sel.run_id.is_some() || sel.run_name.is_some() || sel.run_ids.is_some();
+    let (lo, hi): (Option<i64>, Option<i64>) = if names_runs {
+        conn.query_row(
+            RUNS_CONVERSATION_IDS_SQL,
+            rusqlite::named_params! {
+                ":run_id": sel.run_id,
+                ":run_name": sel.run_name,
+                ":run_ids": sel.run_ids,
+            },
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+    } else {
         conn.query_row("SELECT MIN(id), MAX(id) FROM conversations", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
-        })?;
+        })?
+    };
     Ok(lo.zip(hi).map(|(lo, hi)| lo..=hi))
 }
+
+/// The id range of the conversations of the runs a selection names, found through
+/// `conversations_run` run by run.
+pub(crate) const RUNS_CONVERSATION_IDS_SQL: &str = "SELECT MIN(id), MAX(id) FROM conversations
+     WHERE run_id IN (SELECT id FROM runs
+                      WHERE (:run_id IS NULL OR id = :run_id)
+                        AND (:run_name IS NULL OR name = :run_name)
+                        AND (:run_ids IS NULL OR id IN (SELECT value FROM json_each(:run_ids))))";
 
 /// Calls `f(conversation_id, definition_id, passed)` for every current check result of the
 /// conversations with ids in `conversations`, by conversation. `passed` is `None` when the

@@ -141,3 +141,27 @@ fn repeats_pass_once_over_conversations_and_read_turns_by_key() {
         "{members:#?}"
     );
 }
+
+#[test]
+fn a_window_of_runs_finds_its_conversations_by_run_not_by_a_pass() {
+    let (_dir, conn) = store();
+    let ids = "[3,4]".to_string();
+    let plan = plan(
+        &conn,
+        facts::RUNS_CONVERSATION_IDS_SQL,
+        rusqlite::named_params! {":run_id": None::<i64>, ":run_name": None::<String>, ":run_ids": ids},
+    );
+    // `SCAN runs` is the runs table's few rows; the conversations are searched run by run.
+    assert!(
+        !scans(&plan)
+            .iter()
+            .any(|l| l.starts_with("SCAN conversations")),
+        "{plan:#?}"
+    );
+    assert!(
+        plan.iter()
+            .any(|l| l.starts_with("SEARCH conversations USING")
+                && l.contains("INDEX conversations_run (run_id=?)")),
+        "{plan:#?}"
+    );
+}

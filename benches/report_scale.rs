@@ -23,10 +23,10 @@
 //! Goal (issue 23): every format ≤ 5× the scan, peak ≤ 300 MB. Prints figures; asserts
 //! nothing (these machines are shared and noisy).
 
-#[path = "support/checks.rs"]
-mod checks;
 #[path = "support/memory.rs"]
 mod memory;
+#[path = "support/scale.rs"]
+mod scale;
 #[path = "../tests/support/synthetic.rs"]
 mod synthetic;
 
@@ -36,15 +36,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use memory::run_measured;
+use scale::{SCENARIOS, TARGETS, TURNS, median, scan};
 
-const TURNS: u32 = 4;
-const TARGETS: [(&str, &str); 4] = [
-    ("acme", "glm-5.3"),
-    ("nimbus", "glm-5.3"),
-    ("orbit", "glm-5.3"),
-    ("zenith", "glm-5.3"),
-];
-const SCENARIOS: u64 = 15;
 const FORMATS: [&str; 5] = ["terminal", "md", "csv", "json", "html"];
 const ROUNDS: usize = 3;
 
@@ -157,27 +150,6 @@ fn give_offsets(db: &Path, events: u32) {
     );
 }
 
-/// The raw scan the report is measured against: every row of `turns`, its answer read.
-fn scan(db: &Path) -> f64 {
-    let t = Instant::now();
-    let conn =
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .unwrap();
-    let (chars, rows): (i64, i64) = conn
-        .query_row("SELECT sum(length(answer)), count(*) FROM turns", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .unwrap();
-    assert!(chars > 0 && rows > 0);
-    t.elapsed().as_secs_f64()
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 /// Transcripts (kept beside the store), imported and checked by `bin`, then judged if asked.
 fn build_store(bin: &Path, dir: &Path, db: &Path, n: u64) {
     let transcripts = dir.join("transcripts.jsonl");
@@ -210,7 +182,7 @@ fn build_store(bin: &Path, dir: &Path, db: &Path, n: u64) {
         peak as f64 / 1000.0
     );
     let checks = dir.join("checks");
-    checks::write_checks(&checks, SCENARIOS);
+    scale::write_checks(&checks, SCENARIOS);
     let (secs, _) = run_measured(
         Command::new(bin)
             .arg("--db")

@@ -21,10 +21,10 @@
 //! At the default size it needs ~25 GB of disk (transcripts, the store, the merged copy).
 //! Prints figures; asserts nothing (these machines are shared and noisy).
 
-#[path = "support/checks.rs"]
-mod checks;
 #[path = "support/memory.rs"]
 mod memory;
+#[path = "support/scale.rs"]
+mod scale;
 #[path = "../tests/support/synthetic.rs"]
 mod synthetic;
 
@@ -34,15 +34,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use memory::run_measured;
+use scale::{SCENARIOS, TARGETS, TURNS, median, scan};
 
-const TURNS: u32 = 4;
-const TARGETS: [(&str, &str); 4] = [
-    ("acme", "glm-5.3"),
-    ("nimbus", "glm-5.3"),
-    ("orbit", "glm-5.3"),
-    ("zenith", "glm-5.3"),
-];
-const SCENARIOS: u64 = 15;
 /// One import run a day.
 const RUNS: u64 = 30;
 const ROUNDS: usize = 3;
@@ -181,7 +174,7 @@ fn build_store(bin: &Path, dir: &Path, db: &Path, n: u64) {
         peak as f64 / 1000.0
     );
     let checks = dir.join("checks");
-    checks::write_checks(&checks, SCENARIOS);
+    scale::write_checks(&checks, SCENARIOS);
     let (secs, peak) = run_measured(
         Command::new(bin)
             .arg("--db")
@@ -268,17 +261,4 @@ fn count(db: &Path, sql: &str) -> u64 {
             .unwrap();
     conn.query_row(sql, [], |r| r.get::<_, i64>(0))
         .map_or(0, |v| v as u64)
-}
-
-/// The raw scan the report is measured against: every row of `turns`, its answer read.
-fn scan(db: &Path) -> f64 {
-    let t = Instant::now();
-    count(db, "SELECT sum(length(answer)) + count(*) FROM turns");
-    t.elapsed().as_secs_f64()
-}
-
-fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }

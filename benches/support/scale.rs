@@ -1,0 +1,56 @@
+//! What the at-scale benches (report_scale, store_sizing) share: the synthetic transcripts'
+//! shape, the checks they run over them, the raw scan a report is measured against, and
+//! the median. One copy for every benchmark.
+
+use std::path::Path;
+use std::time::Instant;
+
+/// Turns a conversation.
+pub const TURNS: u32 = 4;
+/// Providers × model label.
+pub const TARGETS: [(&str, &str); 4] = [
+    ("acme", "glm-5.3"),
+    ("nimbus", "glm-5.3"),
+    ("orbit", "glm-5.3"),
+    ("zenith", "glm-5.3"),
+];
+pub const SCENARIOS: u64 = 15;
+
+/// The raw scan a report is measured against: every row of `turns`, its answer read, on a
+/// fresh connection. Seconds.
+pub fn scan(db: &Path) -> f64 {
+    let t = Instant::now();
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let (chars, rows): (i64, i64) = conn
+        .query_row("SELECT sum(length(answer)), count(*) FROM turns", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(chars > 0 && rows > 0);
+    t.elapsed().as_secs_f64()
+}
+
+pub fn median(xs: &[f64]) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// Two checks per scenario, a text one and a structural (`format`) one that some answers
+/// fail (so that usable turns differ from answered ones): `scenario-00.toml` … into `dir`.
+pub fn write_checks(dir: &Path, scenarios: u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    for s in 0..scenarios {
+        std::fs::write(
+            dir.join(format!("scenario-{s:02}.toml")),
+            format!(
+                "scenario = \"scenario-{s:02}\"\n\n\
+                 [[check]]\nid = \"mentions-cache\"\nkind = \"contains\"\ntag = \"retained_constraint\"\ntext = \"cache\"\n\n\
+                 [[check]]\nid = \"brief\"\nkind = \"max_words\"\ntag = \"format\"\nmax = 55\n"
+            ),
+        )
+        .unwrap();
+    }
+}

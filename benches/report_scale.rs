@@ -31,7 +31,7 @@ mod scale;
 mod synthetic;
 
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -42,21 +42,7 @@ const FORMATS: [&str; 5] = ["terminal", "md", "csv", "json", "html"];
 const ROUNDS: usize = 3;
 
 fn main() {
-    let n: u64 = std::env::var("REPORT_SCALE_CONVERSATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(250_000);
-    let bin = std::env::var_os("REPORT_SCALE_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_turnbench")));
-    let dir = std::env::var_os("REPORT_SCALE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("target")
-                .join(format!("report-scale-{n}"))
-        });
-    std::fs::create_dir_all(&dir).unwrap();
+    let (n, bin, dir) = scale::settings("REPORT_SCALE", 250_000, "report-scale");
     let db = dir.join("store.db");
     if !db.exists() {
         build_store(&bin, &dir, &db, n);

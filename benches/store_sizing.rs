@@ -41,21 +41,7 @@ const RUNS: u64 = 30;
 const ROUNDS: usize = 3;
 
 fn main() {
-    let n: u64 = std::env::var("STORE_SIZING_CONVERSATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_500_000);
-    let bin = std::env::var_os("STORE_SIZING_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_turnbench")));
-    let dir = std::env::var_os("STORE_SIZING_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("target")
-                .join(format!("store-sizing-{n}"))
-        });
-    std::fs::create_dir_all(&dir).unwrap();
+    let (n, bin, dir) = scale::settings("STORE_SIZING", 2_500_000, "store-sizing");
     let db = dir.join("store.db");
     if !db.exists() {
         build_store(&bin, &dir, &db, n);

@@ -2,7 +2,7 @@
 //! shape, the checks they run over them, the raw scan a report is measured against, and
 //! the median. One copy for every benchmark.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Turns a conversation.
@@ -15,6 +15,26 @@ pub const TARGETS: [(&str, &str); 4] = [
     ("zenith", "glm-5.3"),
 ];
 pub const SCENARIOS: u64 = 15;
+
+/// The bench's size, binary and folder from `{PREFIX}_CONVERSATIONS` (else `default`),
+/// `{PREFIX}_BIN` (else this build's turnbench) and `{PREFIX}_DIR` (else
+/// `target/{folder}-{n}`, created).
+pub fn settings(prefix: &str, default: u64, folder: &str) -> (u64, PathBuf, PathBuf) {
+    let var = |name: &str| std::env::var_os(format!("{prefix}_{name}"));
+    let n: u64 = var("CONVERSATIONS")
+        .and_then(|v| v.to_str().and_then(|v| v.parse().ok()))
+        .unwrap_or(default);
+    let bin = var("BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_turnbench")));
+    let dir = var("DIR").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("target")
+            .join(format!("{folder}-{n}"))
+    });
+    std::fs::create_dir_all(&dir).unwrap();
+    (n, bin, dir)
+}
 
 /// The raw scan a report is measured against: every row of `turns`, its answer read, on a
 /// fresh connection. Seconds.

@@ -385,41 +385,13 @@ fn choose_runs(
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-    let mut all = crate::store::facts::run_rows(conn)?;
-    let collectors = &opts.runs.collectors;
-    if !collectors.is_empty() {
-        let ids = crate::store::facts::runs_of_collectors(conn, collectors)?;
-        all.retain(|r| ids.contains(&r.id));
-        if all.is_empty() {
-            let known = crate::store::facts::collectors(conn)?
-                .iter()
-                .map(|(name, runs)| {
-                    format!("{name} ({runs} run{})", if *runs == 1 { "" } else { "s" })
-                })
-                .collect::<Vec<_>>();
-            return Err(window::WindowError::NoCollector {
-                names: collectors.join(","),
-                them: if collectors.len() == 1 {
-                    "it"
-                } else {
-                    "any of them"
-                },
-                known: if known.is_empty() {
-                    "none (runs stored before collectors were recorded, and imports, have none)"
-                        .into()
-                } else {
-                    known.join(", ")
-                },
-            }
-            .into());
-        }
-    }
-    let mut chosen = window::choose(&all, opts.filter.run.as_deref(), &opts.runs, now)?;
-    if !collectors.is_empty() && chosen.selected.is_none() {
-        // Every run the other filters allow: of these collectors only.
-        chosen.selected = Some(all.iter().map(|r| r.id).collect());
-    }
-    Ok(Some(chosen))
+    let all = crate::store::facts::run_rows(conn)?;
+    Ok(Some(window::choose(
+        &all,
+        opts.filter.run.as_deref(),
+        &opts.runs,
+        now,
+    )?))
 }
 
 /// A selection of replayed agent sessions only: checks and the judge never score those.

@@ -115,9 +115,15 @@ pub fn choose(
     choice: &RunChoice,
     now_ms: i64,
 ) -> Result<Chosen, WindowError> {
+    let kept = of_collectors(all, &choice.collectors)?;
+    let all = kept.as_ref();
     let narrowed = narrowed(all, narrow);
     let runs = narrowed.as_slice();
     let mut selected = select(runs, choice, now_ms)?;
+    if selected.is_none() && !choice.collectors.is_empty() {
+        // Every run the other choices allow: of these collectors only.
+        selected = Some(all.iter().map(|r| r.id).collect());
+    }
     if let Some(ids) = &mut selected {
         ids.sort_unstable();
         ids.dedup();
@@ -146,6 +152,46 @@ pub fn choose(
     Ok(Chosen {
         selected,
         baseline: Some((ids, name)),
+    })
+}
+
+/// The runs collected by one of `collectors` (`--collector`), every run when none is
+/// named; none of theirs is an error listing the collectors there are, with their runs.
+fn of_collectors<'r>(
+    all: &'r [RunRow],
+    collectors: &[String],
+) -> Result<std::borrow::Cow<'r, [RunRow]>, WindowError> {
+    if collectors.is_empty() {
+        return Ok(std::borrow::Cow::Borrowed(all));
+    }
+    let kept: Vec<RunRow> = all
+        .iter()
+        .filter(|r| r.collector.as_ref().is_some_and(|c| collectors.contains(c)))
+        .cloned()
+        .collect();
+    if !kept.is_empty() {
+        return Ok(std::borrow::Cow::Owned(kept));
+    }
+    let mut runs: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for c in all.iter().filter_map(|r| r.collector.as_deref()) {
+        *runs.entry(c).or_default() += 1;
+    }
+    let known: Vec<String> = runs
+        .iter()
+        .map(|(name, n)| format!("{name} ({n} run{})", if *n == 1 { "" } else { "s" }))
+        .collect();
+    Err(WindowError::NoCollector {
+        names: collectors.join(","),
+        them: if collectors.len() == 1 {
+            "it"
+        } else {
+            "any of them"
+        },
+        known: if known.is_empty() {
+            "none (runs stored before collectors were recorded, and imports, have none)".into()
+        } else {
+            known.join(", ")
+        },
     })
 }
 
@@ -324,6 +370,7 @@ mod tests {
             name: name.into(),
             settings_hash: "h".into(),
             started_at: started_at.into(),
+            collector: None,
         }
     }
 
@@ -472,5 +519,37 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("--baseline-window 30m: no run"), "{err}");
+    }
+
+    #[test]
+    fn collectors_narrow_the_runs_and_an_unknown_one_lists_those_there_are() {
+        let mut runs = store();
+        for (r, c) in runs.iter_mut().zip(["east", "west", "east"]) {
+            r.collector = Some(c.into());
+        }
+        let choice = |names: &[&str], last: Option<usize>| RunChoice {
+            collectors: names.iter().map(|n| n.to_string()).collect(),
+            last,
+            ..RunChoice::default()
+        };
+        // Alone: every run of those collectors; with --last, the choice is made among them.
+        let chosen = choose(&runs, None, &choice(&["east"], None), now()).unwrap();
+        assert_eq!(chosen.selected, Some(vec![1, 3]));
+        let chosen = choose(&runs, None, &choice(&["west", "east"], Some(1)), now()).unwrap();
+        assert_eq!(chosen.selected, Some(vec![3]));
+        let err = choose(&runs, None, &choice(&["north"], None), now())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "--collector north: no run of the store was collected by it\n  collectors there are: east (2 runs), west (1 run)"
+        );
+        let err = choose(&store(), None, &choice(&["a", "b"], None), now())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("by any of them") && err.contains("there are: none ("),
+            "{err}"
+        );
     }
 }

@@ -115,36 +115,14 @@ pub struct RunRow {
     pub settings_hash: String,
     /// RFC 3339, UTC.
     pub started_at: String,
-}
-
-/// The ids of the runs collected by any of `collectors`, oldest first.
-pub fn runs_of_collectors(
-    conn: &Connection,
-    collectors: &[String],
-) -> Result<Vec<i64>, StoreError> {
-    let list = serde_json::to_string(collectors).unwrap_or_else(|_| "[]".into());
-    let mut stmt = conn.prepare(
-        "SELECT id FROM runs WHERE collector IN (SELECT value FROM json_each(?1)) ORDER BY id",
-    )?;
-    let ids = stmt.query_map([list], |r| r.get(0))?;
-    Ok(ids.collect::<Result<_, _>>()?)
-}
-
-/// Every collector named in the store, with its number of runs: what an unknown
-/// `--collector` is told.
-pub fn collectors(conn: &Connection) -> Result<Vec<(String, i64)>, StoreError> {
-    let mut stmt = conn.prepare(
-        "SELECT collector, COUNT(*) FROM runs WHERE collector IS NOT NULL
-         GROUP BY collector ORDER BY collector",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    /// Where it was collected from (`runs.collector`); `None` for imports and older runs.
+    pub collector: Option<String>,
 }
 
 /// Every run in the store that holds a conversation, oldest first.
 pub fn run_rows(conn: &Connection) -> Result<Vec<RunRow>, StoreError> {
     let mut stmt = conn.prepare(
-        "SELECT id, name, settings_hash, started_at FROM runs
+        "SELECT id, name, settings_hash, started_at, collector FROM runs
          WHERE EXISTS (SELECT 1 FROM conversations WHERE run_id = runs.id)
          ORDER BY id",
     )?;
@@ -154,6 +132,7 @@ pub fn run_rows(conn: &Connection) -> Result<Vec<RunRow>, StoreError> {
             name: r.get(1)?,
             settings_hash: r.get(2)?,
             started_at: r.get(3)?,
+            collector: r.get(4)?,
         })
     })?;
     Ok(rows.collect::<Result<_, _>>()?)

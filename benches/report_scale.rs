@@ -167,19 +167,7 @@ fn build_store(bin: &Path, dir: &Path, db: &Path, n: u64) {
         (n * u64::from(TURNS)) as f64 / secs,
         peak as f64 / 1000.0
     );
-    let checks = dir.join("checks");
-    scale::write_checks(&checks, SCENARIOS);
-    let (secs, _) = run_measured(
-        Command::new(bin)
-            .arg("--db")
-            .arg(&building)
-            .args(["--quiet", "check", "--checks"])
-            .arg(&checks)
-            // Generated scenario ids: no scenario files to validate the checks against.
-            .arg("--scenarios")
-            .arg(dir.join("no-scenarios"))
-            .stdout(Stdio::null()),
-    );
+    let (secs, _) = scale::check(bin, &building, dir);
     println!("checked in {secs:.1} s");
     if std::env::var_os("REPORT_SCALE_JUDGE").is_some() {
         judge(&building);

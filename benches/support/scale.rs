@@ -58,13 +58,15 @@ pub fn median(xs: &[f64]) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-/// Two checks per scenario, a text one and a structural (`format`) one that some answers
-/// fail (so that usable turns differ from answered ones): `scenario-00.toml` … into `dir`.
-pub fn write_checks(dir: &Path, scenarios: u64) {
-    std::fs::create_dir_all(dir).unwrap();
-    for s in 0..scenarios {
+/// Checks the store at `db` with `bin`, two checks per scenario (a text one and a
+/// structural `format` one that some answers fail, so that usable turns differ from
+/// answered ones; written under `dir/checks`): its wall seconds and peak kB.
+pub fn check(bin: &Path, db: &Path, dir: &Path) -> (f64, u64) {
+    let checks = dir.join("checks");
+    std::fs::create_dir_all(&checks).unwrap();
+    for s in 0..SCENARIOS {
         std::fs::write(
-            dir.join(format!("scenario-{s:02}.toml")),
+            checks.join(format!("scenario-{s:02}.toml")),
             format!(
                 "scenario = \"scenario-{s:02}\"\n\n\
                  [[check]]\nid = \"mentions-cache\"\nkind = \"contains\"\ntag = \"retained_constraint\"\ntext = \"cache\"\n\n\
@@ -73,4 +75,15 @@ pub fn write_checks(dir: &Path, scenarios: u64) {
         )
         .unwrap();
     }
+    crate::memory::run_measured(
+        std::process::Command::new(bin)
+            .arg("--db")
+            .arg(db)
+            .args(["--quiet", "check", "--checks"])
+            .arg(&checks)
+            // Generated scenario ids: no scenario files to validate the checks against.
+            .arg("--scenarios")
+            .arg(dir.join("no-scenarios"))
+            .stdout(std::process::Stdio::null()),
+    )
 }

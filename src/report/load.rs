@@ -547,16 +547,15 @@ fn join_turns(low: TurnsRead, high: TurnsRead) -> TurnsRead {
 fn turn_gaps(
     offsets: &[u32],
     scratch: &mut Vec<f32>,
-    pooled: Option<&mut Histogram>,
+    mut pooled: Option<&mut Histogram>,
 ) -> (u32, f32) {
-    let gaps = offsets.windows(2).map(|w| w[1].saturating_sub(w[0]));
     scratch.clear();
-    match pooled {
-        Some(h) => scratch.extend(
-            gaps.inspect(|&g| h.record(u64::from(g)))
-                .map(|g| g as f32 / 1000.0),
-        ),
-        None => scratch.extend(gaps.map(|g| g as f32 / 1000.0)),
+    for w in offsets.windows(2) {
+        let gap = w[1].saturating_sub(w[0]);
+        if let Some(h) = pooled.as_deref_mut() {
+            h.record(u64::from(gap));
+        }
+        scratch.push(gap as f32 / 1000.0);
     }
     let count = u32::try_from(scratch.len()).unwrap_or(u32::MAX);
     let p95 = stats::percentiles_in_place_f32(scratch, &[95.0])

@@ -23,7 +23,8 @@ pub(super) fn tpot_ms(t: &Turn) -> Option<f64> {
 /// The 95th percentile of one turn's own gaps, ms; `None` when its gaps are not known or
 /// it has none (one text event or fewer).
 pub(super) fn turn_itl_p95(t: &Turn) -> Option<f64> {
-    (t.gap_count != NO_COUNT && t.itl_p95.is_finite()).then_some(f64::from(t.itl_p95))
+    // NaN unless the reader found a gap.
+    t.itl_p95.is_finite().then_some(f64::from(t.itl_p95))
 }
 
 /// ITL and TPOT of cell `cell` over the turns of its completed conversations: the gaps as

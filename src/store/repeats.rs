@@ -76,7 +76,8 @@ pub(crate) fn members_sql() -> String {
     )
 }
 
-/// A group's identity: run, target, stored scenario version (−1: none), scenario id.
+/// Where a group's conversations ran: run, target, stored scenario version (−1: none);
+/// with the scenario id, a group's identity.
 type GroupKey = (i64, i64, i64);
 
 /// Every group of repeats among the selected conversations (see the module's text): by

@@ -605,7 +605,23 @@ fn text_pairwise(o: &mut String, c: &ConversationDetail) {
 /// The same view as text, for `turnbench show`.
 pub fn text_view(c: &ConversationDetail) -> String {
     let mut o = String::new();
-    let t = |s: &str| terminal_inert(s).into_owned();
+    text_header(&mut o, c);
+    text_checks(&mut o, c);
+    text_judgments(&mut o, c);
+    text_pairwise(&mut o, c);
+    for turn in &c.turns {
+        text_turn(&mut o, c, turn);
+    }
+    o
+}
+
+/// Text can carry terminal escapes: shown inert.
+fn t(s: &str) -> String {
+    terminal_inert(s).into_owned()
+}
+
+/// Which conversation, where it ran and how it ended.
+fn text_header(o: &mut String, c: &ConversationDetail) {
     let _ = writeln!(o, "conversation {}  uid {}", c.id, t(&c.uid));
     let _ = writeln!(
         o,
@@ -630,6 +646,10 @@ pub fn text_view(c: &ConversationDetail) -> String {
             " (interrupted; redone by a later conversation)"
         }
     );
+}
+
+/// Its current check results, a failure explained.
+fn text_checks(o: &mut String, c: &ConversationDetail) {
     o.push_str("\nchecks\n");
     if c.checks.is_empty() {
         o.push_str("  no current check results\n");
@@ -648,9 +668,13 @@ pub fn text_view(c: &ConversationDetail) -> String {
             }
         );
         if k.passed != Some(true) {
-            block(&mut o, "              ", &explanation(k));
+            block(o, "              ", &explanation(k));
         }
     }
+}
+
+/// Its judgments, each with its rationale (or error).
+fn text_judgments(o: &mut String, c: &ConversationDetail) {
     if !c.judgments.is_empty() {
         o.push_str("\njudgments\n");
     }
@@ -669,44 +693,44 @@ pub fn text_view(c: &ConversationDetail) -> String {
             t(&scores.join(", "))
         );
         if let Some(r) = j.rationale.as_deref().or(j.error.as_deref()) {
-            block(&mut o, "      ", r);
+            block(o, "      ", r);
         }
     }
-    text_pairwise(&mut o, c);
-    for turn in &c.turns {
-        let _ = writeln!(o, "\nturn {}", turn.turn);
-        for m in &turn.sent {
-            let _ = writeln!(o, "  {}:", t(&sent_role(m)));
-            block(&mut o, "    ", &m.content);
-        }
-        o.push_str("  assistant:\n");
-        let no_answer = if turn.tool_calls.is_empty() {
-            "(no answer)"
-        } else {
-            "(no text: tool calls only)"
-        };
-        block(&mut o, "    ", turn.answer.as_deref().unwrap_or(no_answer));
-        for call in &turn.tool_calls {
-            let _ = writeln!(o, "  {}:", t(&call_head(call)));
-            block(&mut o, "    ", &call.function.arguments);
-        }
-        if let Some(r) = turn.reasoning.as_deref().filter(|r| !r.is_empty()) {
-            let _ = writeln!(
-                o,
-                "  (reasoning: {} characters, shown with --format json)",
-                r.chars().count()
-            );
-        }
-        let _ = writeln!(o, "  {}", t(&timing_line(turn)));
-        let first = first_failed_at(c, turn.turn);
-        if !first.is_empty() {
-            let _ = writeln!(o, "  first failed here: {}", t(&first.join(", ")));
-        }
-        if let Some(e) = &turn.error {
-            let _ = writeln!(o, "  error: {}", t(e));
-        }
+}
+
+/// One turn: what was sent, the answer and its tool calls, timings, failures.
+fn text_turn(o: &mut String, c: &ConversationDetail, turn: &TurnDetail) {
+    let _ = writeln!(o, "\nturn {}", turn.turn);
+    for m in &turn.sent {
+        let _ = writeln!(o, "  {}:", t(&sent_role(m)));
+        block(o, "    ", &m.content);
     }
-    o
+    o.push_str("  assistant:\n");
+    let no_answer = if turn.tool_calls.is_empty() {
+        "(no answer)"
+    } else {
+        "(no text: tool calls only)"
+    };
+    block(o, "    ", turn.answer.as_deref().unwrap_or(no_answer));
+    for call in &turn.tool_calls {
+        let _ = writeln!(o, "  {}:", t(&call_head(call)));
+        block(o, "    ", &call.function.arguments);
+    }
+    if let Some(r) = turn.reasoning.as_deref().filter(|r| !r.is_empty()) {
+        let _ = writeln!(
+            o,
+            "  (reasoning: {} characters, shown with --format json)",
+            r.chars().count()
+        );
+    }
+    let _ = writeln!(o, "  {}", t(&timing_line(turn)));
+    let first = first_failed_at(c, turn.turn);
+    if !first.is_empty() {
+        let _ = writeln!(o, "  first failed here: {}", t(&first.join(", ")));
+    }
+    if let Some(e) = &turn.error {
+        let _ = writeln!(o, "  error: {}", t(e));
+    }
 }
 
 #[cfg(test)]

@@ -347,6 +347,7 @@ impl Job<'_> {
         };
         let mut inserted = HashSet::new();
         let offset = usize::from(spec.keyed);
+        let sql = RowSql::new(spec, &cols);
         while let Some(row) = rows.next()? {
             let src_id: Option<i64> = if spec.keyed { Some(row.get(0)?) } else { None };
             let mut values = Vec::with_capacity(cols.len());
@@ -355,7 +356,7 @@ impl Job<'_> {
             }
             self.map_refs(spec, &cols, &mut values)?;
             tally.rows += 1;
-            let (dst_id, added) = self.find_or_insert(spec, &cols, &values)?;
+            let (dst_id, added) = self.find_or_insert(spec, &cols, &sql, &values)?;
             if added {
                 tally.added += 1;
                 inserted.insert(dst_id);
@@ -410,29 +411,13 @@ impl Job<'_> {
         &self,
         spec: &Spec,
         cols: &[String],
+        sql: &RowSql,
         values: &[Value],
     ) -> Result<(i64, bool), MergeError> {
-        let at = |name: &str| cols.iter().position(|c| c == name);
-        let key: Vec<&Value> = spec
-            .identity
-            .iter()
-            .filter_map(|c| at(c).map(|i| &values[i]))
-            .collect();
-        let find = format!(
-            "SELECT {}, {} FROM {} WHERE {}",
-            if spec.keyed { "id" } else { "0" },
-            cols.join(", "),
-            spec.name,
-            spec.identity
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("{c} IS ?{}", i + 1))
-                .collect::<Vec<_>>()
-                .join(" AND ")
-        );
-        let mut stmt = self.to.prepare_cached(&find)?;
+        let key = sql.identity.iter().map(|&i| &values[i]);
+        let mut stmt = self.to.prepare_cached(&sql.find)?;
         let found = stmt
-            .query_row(rusqlite::params_from_iter(key.iter()), |r| {
+            .query_row(rusqlite::params_from_iter(key), |r| {
                 let id: i64 = r.get(0)?;
                 let row: Vec<Value> = (0..cols.len())
                     .map(|i| r.get::<_, Value>(i + 1))
@@ -451,16 +436,7 @@ impl Job<'_> {
             }
             return Ok((id, false));
         }
-        let insert = format!(
-            "INSERT INTO {} ({}) VALUES ({})",
-            spec.name,
-            cols.join(", "),
-            (1..=cols.len())
-                .map(|i| format!("?{i}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        let mut stmt = self.to.prepare_cached(&insert)?;
+        let mut stmt = self.to.prepare_cached(&sql.insert)?;
         stmt.execute(rusqlite::params_from_iter(values.iter()))
             .map_err(|error| {
                 MergeError::Refused(Box::new(Refused {
@@ -619,6 +595,52 @@ impl Job<'_> {
             return Err(problem(format!("{dangling} rows refer to rows not there")));
         }
         Ok(())
+    }
+}
+
+/// One table's statements and where its identity stands among its columns: made once a
+/// table, not once a row.
+struct RowSql {
+    /// The target's row of an identity: its id (0 for tables without one), then `cols`.
+    find: String,
+    insert: String,
+    /// The positions in `cols` of the identity's columns, in [`Spec::identity`] order.
+    identity: Vec<usize>,
+}
+
+impl RowSql {
+    fn new(spec: &Spec, cols: &[String]) -> RowSql {
+        let identity: Vec<usize> = spec
+            .identity
+            .iter()
+            .filter_map(|c| cols.iter().position(|x| x == c))
+            .collect();
+        let find = format!(
+            "SELECT {}, {} FROM {} WHERE {}",
+            if spec.keyed { "id" } else { "0" },
+            cols.join(", "),
+            spec.name,
+            identity
+                .iter()
+                .enumerate()
+                .map(|(n, &i)| format!("{} IS ?{}", cols[i], n + 1))
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        );
+        let insert = format!(
+            "INSERT INTO {} ({}) VALUES ({})",
+            spec.name,
+            cols.join(", "),
+            (1..=cols.len())
+                .map(|i| format!("?{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        RowSql {
+            find,
+            insert,
+            identity,
+        }
     }
 }
 

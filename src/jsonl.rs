@@ -1,9 +1,11 @@
 //! JSON Lines input, read one line at a time: the line numbers every message names
 //! (`file:line`), and the problem with a line (a field as a JSON path and what is wrong).
-//! One copy, shared by `import` (transcripts) and `replay` (recorded sessions).
+//! One copy, shared by `import` (transcripts), `replay` (recorded sessions) and `label`
+//! (human labels), and the one shape of a record one of them refused (`Rejection`).
 
 use std::fmt;
 use std::io::{self, BufRead};
+use std::path::PathBuf;
 
 /// What is wrong with a line. `field` is a JSON path, empty for the line as a whole.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -28,6 +30,50 @@ impl fmt::Display for LineProblem {
         } else {
             write!(f, "{}: {}", self.field, self.problem)
         }
+    }
+}
+
+/// Where a record starts: its line, and for an element of an array its number (from 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub line: u64,
+    pub record: Option<u64>,
+}
+
+impl Place {
+    pub fn line(line: u64) -> Place {
+        Place { line, record: None }
+    }
+}
+
+/// `12`, or `12: record 3` for an element of an array (after `FILE:`).
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.record {
+            Some(n) => write!(f, "{}: record {n}", self.line),
+            None => write!(f, "{}", self.line),
+        }
+    }
+}
+
+/// A record that was not imported (a transcript, a session, a label), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub path: PathBuf,
+    pub place: Place,
+    pub problem: LineProblem,
+}
+
+/// `FILE:LINE: problem`, or `FILE:LINE: record N: problem` for an element of an array.
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: {}",
+            self.path.display(),
+            self.place,
+            self.problem
+        )
     }
 }
 

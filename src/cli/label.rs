@@ -9,7 +9,8 @@ use anyhow::Result;
 use super::Global;
 use crate::config::embedded;
 use crate::exit::Exit;
-use crate::label::{LabelError, LabelOptions, Rejection, import_labels};
+use crate::jsonl::Rejection;
+use crate::label::{LabelError, LabelOptions, import_labels};
 
 /// Human labels: what people scored, for the judge's agreement with them.
 #[derive(clap::Subcommand)]

@@ -57,139 +57,47 @@ const TURN: &str = "a turn number, 1 or more (the scenario's first turn is 1)";
 const PRICE: &str = "a number of USD, 0 or more (e.g. 0.60)";
 
 /// Request parameters, under `prefix` (`request`, `target.request`).
+#[rustfmt::skip]
 macro_rules! request_keys {
     ($kind:expr, $prefix:literal) => {
         [
-            k(
-                $kind,
-                concat!($prefix, ".temperature"),
-                "the sampling temperature sent",
-                "a number, 0 or more (e.g. 0.7)",
-            ),
-            k(
-                $kind,
-                concat!($prefix, ".top_p"),
-                "the nucleus-sampling share sent",
-                "a number from 0 to 1",
-            ),
-            k(
-                $kind,
-                concat!($prefix, ".max_tokens"),
-                "the answer's token limit sent as max_tokens",
-                WHOLE_1,
-            ),
-            k(
-                $kind,
-                concat!($prefix, ".max_completion_tokens"),
-                "the answer's token limit sent as max_completion_tokens (instead of max_tokens)",
-                WHOLE_1,
-            ),
-            k(
-                $kind,
-                concat!($prefix, ".reasoning_effort"),
-                "the reasoning effort sent",
-                "a quoted string the server knows (e.g. \"low\", \"medium\", \"high\")",
-            ),
-            k(
-                $kind,
-                concat!($prefix, ".response_format"),
-                "the response format sent",
-                "a table sent as written (e.g. { type = \"json_object\" })",
-            ),
-            k(
-                $kind,
-                concat!($prefix, ".stream"),
-                "whether answers stream (non-streamed turns have no TTFT)",
-                BOOL,
-            ),
-            k(
-                $kind,
-                concat!($prefix, ".include_usage"),
-                "whether stream_options.include_usage is sent",
-                BOOL,
-            ),
-            k(
-                $kind,
-                concat!($prefix, ".extra"),
-                "the extra JSON fields merged into the request body",
-                "a table of field = value",
-            ),
+            k($kind, concat!($prefix, ".temperature"), "the sampling temperature sent", "a number, 0 or more (e.g. 0.7)"),
+            k($kind, concat!($prefix, ".top_p"), "the nucleus-sampling share sent", "a number from 0 to 1"),
+            k($kind, concat!($prefix, ".max_tokens"), "the answer's token limit sent as max_tokens", WHOLE_1),
+            k($kind, concat!($prefix, ".max_completion_tokens"), "the answer's token limit sent as max_completion_tokens (instead of max_tokens)", WHOLE_1),
+            k($kind, concat!($prefix, ".reasoning_effort"), "the reasoning effort sent", "a quoted string the server knows (e.g. \"low\", \"medium\", \"high\")"),
+            k($kind, concat!($prefix, ".response_format"), "the response format sent", "a table sent as written (e.g. { type = \"json_object\" })"),
+            k($kind, concat!($prefix, ".stream"), "whether answers stream (non-streamed turns have no TTFT)", BOOL),
+            k($kind, concat!($prefix, ".include_usage"), "whether stream_options.include_usage is sent", BOOL),
+            k($kind, concat!($prefix, ".extra"), "the extra JSON fields merged into the request body", "a table of field = value"),
         ]
     };
 }
 
 /// The retry table of a bench or judge file.
+#[rustfmt::skip]
 macro_rules! retry_keys {
     ($kind:expr) => {
         [
-            k(
-                $kind,
-                "retry.attempts",
-                "the number of attempts per request, the first included",
-                WHOLE_1,
-            ),
-            k(
-                $kind,
-                "retry.backoff_ms",
-                "the wait before a retry, in milliseconds",
-                WHOLE_0,
-            ),
-            k(
-                $kind,
-                "retry.honour_retry_after",
-                "whether a Retry-After header sets the wait",
-                BOOL,
-            ),
-            k(
-                $kind,
-                "retry.max_wait_ms",
-                "the longest wait a Retry-After header may ask, in milliseconds",
-                WHOLE_0,
-            ),
+            k($kind, "retry.attempts", "the number of attempts per request, the first included", WHOLE_1),
+            k($kind, "retry.backoff_ms", "the wait before a retry, in milliseconds", WHOLE_0),
+            k($kind, "retry.honour_retry_after", "whether a Retry-After header sets the wait", BOOL),
+            k($kind, "retry.max_wait_ms", "the longest wait a Retry-After header may ask, in milliseconds", WHOLE_0),
         ]
     };
 }
 
 /// The endpoint keys of a bench's target or a judge file, under `prefix`.
+#[rustfmt::skip]
 macro_rules! endpoint_keys {
     ($kind:expr, $prefix:literal) => {
         [
-            k(
-                $kind,
-                concat!($prefix, "base_url"),
-                "the OpenAI-compatible endpoint requests go to",
-                "a quoted URL ending in the API's root (e.g. \"https://api.example.com/v1\")",
-            ),
-            k(
-                $kind,
-                concat!($prefix, "api_key_env"),
-                "the environment variable holding the API key (never the key itself)",
-                ENV,
-            ),
-            k(
-                $kind,
-                concat!($prefix, "headers"),
-                "the extra request headers, with literal values",
-                "a table of header = \"value\"",
-            ),
-            k(
-                $kind,
-                concat!($prefix, "headers_env"),
-                "the request headers whose values come from environment variables",
-                ENV_MAP,
-            ),
-            k(
-                $kind,
-                concat!($prefix, "userinfo_env"),
-                "the environment variable holding the URL's user:password",
-                ENV,
-            ),
-            k(
-                $kind,
-                concat!($prefix, "query_env"),
-                "the query parameters whose values come from environment variables",
-                ENV_MAP,
-            ),
+            k($kind, concat!($prefix, "base_url"), "the OpenAI-compatible endpoint requests go to", "a quoted URL ending in the API's root (e.g. \"https://api.example.com/v1\")"),
+            k($kind, concat!($prefix, "api_key_env"), "the environment variable holding the API key (never the key itself)", ENV),
+            k($kind, concat!($prefix, "headers"), "the extra request headers, with literal values", "a table of header = \"value\""),
+            k($kind, concat!($prefix, "headers_env"), "the request headers whose values come from environment variables", ENV_MAP),
+            k($kind, concat!($prefix, "userinfo_env"), "the environment variable holding the URL's user:password", ENV),
+            k($kind, concat!($prefix, "query_env"), "the query parameters whose values come from environment variables", ENV_MAP),
         ]
     };
 }

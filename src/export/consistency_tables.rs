@@ -5,12 +5,11 @@
 //! aptitude and unreliability with the scenarios they average. Formatting only; the
 //! figures are `crate::report::consistency`'s.
 
-use super::text_table::{Align, Table, distinct_turns};
+use super::text_table::{Align, Table, by_turn_frame};
 use crate::figure::{Figure, rate};
 use crate::report::consistency::{Consistency, Share};
 use crate::report::keys::{CellKey, RowKey, TableKey};
 use crate::report::model::Report;
-use crate::report::simulated::Marks;
 
 use Align::{Left as L, Right as R};
 
@@ -41,17 +40,11 @@ fn spread_figure(value: Option<f64>, scenarios: u64) -> String {
 
 /// One table per model label, in the report's order of cells; none without repeats.
 pub fn tables(r: &Report) -> Vec<Table> {
-    super::text_table::per_label(
-        r,
-        &r.consistency,
-        |s| (s.label.as_str(), s.provider.as_str()),
-        table,
-    )
+    super::text_table::per_label(r, &r.consistency, table)
 }
 
 fn table(label: &str, rows: &[&Consistency]) -> Table {
-    let m = Marks::all_of(rows.iter().map(|s| s.simulated));
-    let turns = distinct_turns(rows.iter().flat_map(|s| s.turns.iter().map(|t| t.turn)));
+    let (m, turns) = by_turn_frame(rows);
     let mut t = Table::by_turn(
         TableKey::ConsistencyAcrossRepeats {
             model: label.to_string(),
@@ -106,26 +99,16 @@ fn table(label: &str, rows: &[&Consistency]) -> Table {
 
 /// The per-cell CSV's consistency columns, appended last.
 pub fn csv_header() -> Vec<String> {
-    [
-        "repeat_scenarios",
-        "answer_pairs",
-        "answers_identical",
-        "answers_identical_share",
-        "answers_identical_lo",
-        "answers_identical_hi",
-        "verdict_pairs",
-        "verdicts_agree",
-        "verdicts_agree_share",
-        "verdicts_agree_lo",
-        "verdicts_agree_hi",
-        "spread_scenarios",
-        "spread_repeats",
-        "aptitude_p90",
-        "unreliability_p90_p10",
-    ]
-    .map(String::from)
-    .to_vec()
+    COLUMNS.iter().map(|n| n.to_string()).collect()
 }
+
+#[rustfmt::skip]
+const COLUMNS: &[&str] = &[
+    "repeat_scenarios", "answer_pairs", "answers_identical", "answers_identical_share",
+    "answers_identical_lo", "answers_identical_hi", "verdict_pairs", "verdicts_agree",
+    "verdicts_agree_share", "verdicts_agree_lo", "verdicts_agree_hi", "spread_scenarios",
+    "spread_repeats", "aptitude_p90", "unreliability_p90_p10",
+];
 
 /// The consistency columns of one cell; empty when its scenarios were not repeated.
 pub fn csv_row(r: &Report, provider: &str, model: &str) -> Vec<String> {
@@ -211,15 +194,11 @@ mod tests {
     fn rows_carry_counts_and_simulated_rows_are_marked() {
         let (real, sim) = (entry("acme", false), entry("sim-swift", true));
         let t = table("m", &[&real, &sim]);
-        assert!(!t.simulated);
-        assert_eq!(t.rows[0].cells[0], "acme");
-        assert_eq!(t.rows[1].cells[0], "sim-swift (simulated)");
+        super::super::text_table::assert_simulated_marks(&t, &table("m", &[&sim]));
         assert_eq!(t.rows[0].cells[2], "75.0 % (3/4)");
         assert_eq!(t.rows[0].cells[3], "-");
         assert_eq!(t.rows[0].cells[4], "75.0 % (3/4)");
         assert_eq!(t.rows[0].cells[5], "-");
-        let all = table("m", &[&sim]);
-        assert!(all.simulated && all.heading().contains("SIMULATED"));
     }
 
     #[test]

@@ -394,22 +394,12 @@ pub fn constraints_figure(h: &mut String, r: &Report, label: &str, k: usize) {
     use crate::report::survival::ConstraintSurvival;
 
     let styles = provider_styles(r);
-    let rank = |s: &ConstraintSurvival| {
-        r.order
-            .iter()
-            .position(|&i| {
-                r.cells
-                    .get(i)
-                    .is_some_and(|c| c.provider == s.provider && c.model == s.label)
-            })
-            .unwrap_or(usize::MAX)
-    };
     let mut rows: Vec<&ConstraintSurvival> = r
         .constraint_survival
         .iter()
         .filter(|s| s.label == label)
         .collect();
-    rows.sort_by_key(|s| rank(s));
+    rows.sort_by_key(|s| r.rank_of(&s.provider, &s.label));
     let mut providers: Vec<(&str, bool)> = Vec::new();
     let mut tags: Vec<&str> = Vec::new();
     for s in &rows {
@@ -484,6 +474,16 @@ pub fn constraints_figure(h: &mut String, r: &Report, label: &str, k: usize) {
     ) else {
         return;
     };
+    let _ = write!(
+        h,
+        "<div class=\"charts\"><figure>{svg}<figcaption>{}</figcaption></figure></div>",
+        esc(&constraints_caption(label, &single))
+    );
+}
+
+/// The caption under a label's CONSTRAINTS ACROSS TURNS chart; `single`: the tags not
+/// drawn because they were scored at one turn only.
+fn constraints_caption(label: &str, single: &[&str]) -> String {
     let mut caption = format!(
         "{label}: each line is one provider; a point is the share of (conversation, check) pairs of the tag \
          that passed at that turn (its counts in the point's tooltip and in the table above); n is the \
@@ -496,9 +496,5 @@ pub fn constraints_figure(h: &mut String, r: &Report, label: &str, k: usize) {
             single.join(", ")
         );
     }
-    let _ = write!(
-        h,
-        "<div class=\"charts\"><figure>{svg}<figcaption>{}</figcaption></figure></div>",
-        esc(&caption)
-    );
+    caption
 }

@@ -232,46 +232,32 @@ fn tools_row(c: &ReplayCell, name: String) -> Vec<String> {
 
 /// The CSV columns of the replay section, appended after the others (docs/report.md).
 pub fn csv_header() -> Vec<String> {
-    let mut h: Vec<String> = [
-        "replay_turns",
-        "replay_passes",
-        "replay_passes_completed",
-        "replay_cache_turns_reported",
-        "replay_cache_hit_rate",
-        "replay_cache_cold_turns",
-    ]
-    .map(String::from)
-    .to_vec();
+    let mut h: Vec<String> = REPLAY_LEAD.iter().map(|n| n.to_string()).collect();
     for b in bucket_names() {
         h.push(format!("replay_cache_{b}_n"));
         h.push(format!("replay_cache_{b}_share"));
     }
-    h.extend(
-        [
-            "replay_uncached_prompt_tokens",
-            "replay_cost_turns_priced",
-            "replay_cost_per_1000_turns_usd",
-            "replay_cost_per_session_usd",
-            "replay_cost_sessions_priced",
-            "replay_decode_tps_n",
-            "replay_decode_tps_p50",
-            "replay_decode_tps_p10",
-            "replay_ttft_n",
-            "replay_ttft_p50_ms",
-            "replay_ttft_p95_ms",
-            "replay_reasoning_turns",
-            "replay_reasoning_tokens_per_turn",
-            "replay_tool_turns",
-            "replay_tool_valid",
-            "replay_tool_agreement_n",
-            "replay_tool_agreement",
-            "replay_switch_turns",
-            "replay_switches",
-        ]
-        .map(String::from),
-    );
+    h.extend(REPLAY_REST.iter().map(|n| n.to_string()));
     h
 }
+
+/// REPLAY's columns before the break buckets'.
+#[rustfmt::skip]
+const REPLAY_LEAD: &[&str] = &[
+    "replay_turns", "replay_passes", "replay_passes_completed", "replay_cache_turns_reported",
+    "replay_cache_hit_rate", "replay_cache_cold_turns",
+];
+
+/// REPLAY's columns after the break buckets': cost, decode, TTFT, reasoning, tools, switches.
+#[rustfmt::skip]
+const REPLAY_REST: &[&str] = &[
+    "replay_uncached_prompt_tokens", "replay_cost_turns_priced", "replay_cost_per_1000_turns_usd",
+    "replay_cost_per_session_usd", "replay_cost_sessions_priced", "replay_decode_tps_n",
+    "replay_decode_tps_p50", "replay_decode_tps_p10", "replay_ttft_n", "replay_ttft_p50_ms",
+    "replay_ttft_p95_ms", "replay_reasoning_turns", "replay_reasoning_tokens_per_turn",
+    "replay_tool_turns", "replay_tool_valid", "replay_tool_agreement_n", "replay_tool_agreement",
+    "replay_switch_turns", "replay_switches",
+];
 
 /// Column-name forms of the break buckets: none, lt_1m, 1_5m, 5_15m, 15_20m, ge_20m.
 fn bucket_names() -> Vec<&'static str> {

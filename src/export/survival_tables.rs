@@ -3,11 +3,10 @@
 //! tag — the pass rate at each turn, the forgetting and the recovery ratio, each with the
 //! counts it rests on. Formatting only; the figures are `crate::report::survival`'s.
 
-use super::text_table::{Align, Table, distinct_turns};
+use super::text_table::{Align, Table, by_turn_frame};
 use crate::figure::percent;
 use crate::report::keys::{CellKey, RowKey, TableKey};
 use crate::report::model::Report;
-use crate::report::simulated::Marks;
 use crate::report::survival::ConstraintSurvival;
 
 use Align::{Left as L, Right as R};
@@ -24,17 +23,11 @@ fn share(k: u64, n: u64, value: Option<f64>) -> String {
 /// label's providers come in the order its cell tables show them (`--sort`), each
 /// provider's tags in the report's tag order.
 pub fn tables(r: &Report) -> Vec<Table> {
-    super::text_table::per_label(
-        r,
-        &r.constraint_survival,
-        |s| (s.label.as_str(), s.provider.as_str()),
-        table,
-    )
+    super::text_table::per_label(r, &r.constraint_survival, table)
 }
 
 fn table(label: &str, rows: &[&ConstraintSurvival]) -> Table {
-    let m = Marks::all_of(rows.iter().map(|s| s.simulated));
-    let turns = distinct_turns(rows.iter().flat_map(|s| s.turns.iter().map(|t| t.turn)));
+    let (m, turns) = by_turn_frame(rows);
     let mut t = Table::by_turn(
         TableKey::ConstraintsAcrossTurns {
             model: label.to_string(),
@@ -113,14 +106,10 @@ mod tests {
     #[test]
     fn simulated_rows_are_marked_as_in_every_table() {
         let (real, sim) = (entry("acme", false), entry("sim-swift", true));
-        let mixed = table("m", &[&real, &sim]);
-        assert!(!mixed.simulated);
-        assert_eq!(mixed.rows[0].cells[0], "acme");
-        assert_eq!(mixed.rows[1].cells[0], "sim-swift (simulated)");
-        assert!(mixed.rows[1].simulated && !mixed.rows[0].simulated);
-        let all = table("m", &[&sim]);
-        assert!(all.simulated && all.heading().contains("SIMULATED"));
-        assert_eq!(all.rows[0].cells[0], "sim-swift");
+        super::super::text_table::assert_simulated_marks(
+            &table("m", &[&real, &sim]),
+            &table("m", &[&sim]),
+        );
     }
 
     #[test]

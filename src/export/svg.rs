@@ -611,52 +611,63 @@ pub fn quality_vs_latency(
         "conversation latency p50 (s)",
         &ylabel,
     );
-    let clamp_y = |v: f64| f.y(v.clamp(y0, y1));
-    let mut anchors = Vec::new();
-    for p in points {
-        let (x, y) = (f.x(p.p50_ms / 1000.0), clamp_y(p.quality));
-        let c = p.series.style.colour;
-        match p.frontier {
-            Some(true) => {
-                let _ = write!(
-                    out,
-                    "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"11\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" data-frontier=\"on\"/>"
-                );
-                out.push_str("<g>");
-            }
-            Some(false) => out.push_str("<g opacity=\"0.35\" data-frontier=\"off\">"),
-            None => out.push_str("<g>"),
-        }
-        if let Some((lo, hi)) = p.p50_interval {
-            let _ = write!(
-                out,
-                "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{c}\" stroke-width=\"1.6\"/>",
-                f.x(lo / 1000.0),
-                f.x(hi / 1000.0)
-            );
-        }
-        if let Some((lo, hi)) = p.quality_interval {
-            let _ = write!(
-                out,
-                "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"1.6\"/>",
-                clamp_y(lo),
-                clamp_y(hi)
-            );
-        }
-        out.push_str(&marker(
-            &p.series.style,
-            x,
-            y,
-            6.0,
-            &format!("<title>{}</title>", esc(p.series.name)),
-        ));
-        out.push_str("</g>");
-        anchors.push((x, y, p.series.name));
-    }
+    let anchors: Vec<_> = points
+        .iter()
+        .map(|p| quality_point(&mut out, &f, (y0, y1), p))
+        .collect();
     direct_labels(&mut out, &f, &anchors);
     legend(&mut out, &items, W - RIGHT - lw, TOP, false);
     out.push_str("</svg>");
     Some(out)
+}
+
+/// One provider's point on the quality-against-latency chart, its whiskers and its
+/// frontier mark; the place its label is anchored at.
+fn quality_point<'a>(
+    out: &mut String,
+    f: &Frame,
+    (y0, y1): (f64, f64),
+    p: &QualityPoint<'a>,
+) -> (f64, f64, &'a str) {
+    let clamp_y = |v: f64| f.y(v.clamp(y0, y1));
+    let (x, y) = (f.x(p.p50_ms / 1000.0), clamp_y(p.quality));
+    let c = p.series.style.colour;
+    match p.frontier {
+        Some(true) => {
+            let _ = write!(
+                out,
+                "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"11\" fill=\"none\" stroke=\"#222\" stroke-width=\"1.5\" data-frontier=\"on\"/>"
+            );
+            out.push_str("<g>");
+        }
+        Some(false) => out.push_str("<g opacity=\"0.35\" data-frontier=\"off\">"),
+        None => out.push_str("<g>"),
+    }
+    if let Some((lo, hi)) = p.p50_interval {
+        let _ = write!(
+            out,
+            "<line x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"{c}\" stroke-width=\"1.6\"/>",
+            f.x(lo / 1000.0),
+            f.x(hi / 1000.0)
+        );
+    }
+    if let Some((lo, hi)) = p.quality_interval {
+        let _ = write!(
+            out,
+            "<line x1=\"{x:.1}\" x2=\"{x:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-width=\"1.6\"/>",
+            clamp_y(lo),
+            clamp_y(hi)
+        );
+    }
+    out.push_str(&marker(
+        &p.series.style,
+        x,
+        y,
+        6.0,
+        &format!("<title>{}</title>", esc(p.series.name)),
+    ));
+    out.push_str("</g>");
+    (x, y, p.series.name)
 }
 
 /// A point marker in the provider's colour and shape (circle, square, triangle, diamond,

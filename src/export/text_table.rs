@@ -3,7 +3,7 @@
 //! Markdown escaping every Markdown table cell goes through.
 
 use crate::report::keys::{RowKey, TableKey};
-use crate::report::simulated::title_mark;
+use crate::report::simulated::{Marks, title_mark};
 
 /// A column's alignment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,36 +41,77 @@ pub struct Row {
     pub cells: Vec<String>,
 }
 
+/// A row of a table per model label and turn (CONSTRAINTS ACROSS TURNS, CONSISTENCY
+/// ACROSS REPEATS): its cell, whether its figures are simulated, and the turns it has
+/// figures at.
+pub(super) trait ByTurnRow {
+    fn label(&self) -> &str;
+    fn provider(&self) -> &str;
+    fn simulated(&self) -> bool;
+    fn turns(&self) -> impl Iterator<Item = u32>;
+}
+
+/// The by-turn rows hold their cell, marks and turns in fields of the same names.
+macro_rules! by_turn_row {
+    ($($t:ty),+) => {$(
+        impl ByTurnRow for $t {
+            fn label(&self) -> &str {
+                &self.label
+            }
+            fn provider(&self) -> &str {
+                &self.provider
+            }
+            fn simulated(&self) -> bool {
+                self.simulated
+            }
+            fn turns(&self) -> impl Iterator<Item = u32> {
+                self.turns.iter().map(|t| t.turn)
+            }
+        }
+    )+};
+}
+by_turn_row!(
+    crate::report::survival::ConstraintSurvival,
+    crate::report::consistency::Consistency
+);
+
+/// How every by-turn table marks simulated figures, asserted for one: `mixed` holds a real
+/// row "acme" and a simulated "sim-swift", `all` the simulated one alone.
+#[cfg(test)]
+pub(super) fn assert_simulated_marks(mixed: &Table, all: &Table) {
+    assert!(!mixed.simulated);
+    assert_eq!(mixed.rows[0].cells[0], "acme");
+    assert_eq!(mixed.rows[1].cells[0], "sim-swift (simulated)");
+    assert!(mixed.rows[1].simulated && !mixed.rows[0].simulated);
+    assert!(all.simulated && all.heading().contains("SIMULATED"));
+    assert_eq!(all.rows[0].cells[0], "sim-swift");
+}
+
 /// One table per model label of `rows` (labels as they first come), each label's rows in
 /// the order its cell tables show them (`--sort`; rows of cells the report lacks after, as
-/// they come). `of` gives a row's (model label, provider).
-pub(super) fn per_label<'a, T>(
+/// they come).
+pub(super) fn per_label<'a, T: ByTurnRow>(
     r: &crate::report::model::Report,
     rows: &'a [T],
-    of: impl Fn(&T) -> (&str, &str),
     table: impl Fn(&str, &[&'a T]) -> Table,
 ) -> Vec<Table> {
-    let mut labels: Vec<&str> = rows.iter().map(|s| of(s).0).collect();
+    let mut labels: Vec<&str> = rows.iter().map(|s| s.label()).collect();
     labels.dedup();
-    let rank = |s: &T| {
-        let (label, provider) = of(s);
-        r.order
-            .iter()
-            .position(|&i| {
-                r.cells
-                    .get(i)
-                    .is_some_and(|c| c.provider == provider && c.model == label)
-            })
-            .unwrap_or(usize::MAX)
-    };
     labels
         .into_iter()
         .map(|label| {
-            let mut these: Vec<&T> = rows.iter().filter(|s| of(s).0 == label).collect();
-            these.sort_by_key(|s| rank(s));
+            let mut these: Vec<&T> = rows.iter().filter(|s| s.label() == label).collect();
+            these.sort_by_key(|s| r.rank_of(s.provider(), s.label()));
             table(label, &these)
         })
         .collect()
+}
+
+/// The marks of a label's rows and the turns any of them has figures at: a by-turn
+/// table's frame.
+pub(super) fn by_turn_frame<T: ByTurnRow>(rows: &[&T]) -> (Marks, Vec<u32>) {
+    let marks = Marks::all_of(rows.iter().map(|s| s.simulated()));
+    (marks, distinct_turns(rows.iter().flat_map(|s| s.turns())))
 }
 
 /// A column's header and alignment.

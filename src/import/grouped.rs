@@ -17,10 +17,10 @@ use std::sync::Arc;
 use rusqlite::{Connection, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
-use super::records::Place;
 use super::shape::{Dropped, MessagePaths, NamedPaths, Normalised, Shape};
 use crate::exchange::{ConversationLine, MessageLine, Role};
 use crate::jsonl::LineProblem;
+use crate::jsonl::Place;
 
 /// One model call of a group: its messages, the answer last, each named in its record.
 #[derive(Debug)]

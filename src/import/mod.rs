@@ -44,11 +44,11 @@ use std::path::{Path, PathBuf};
 use indicatif::ProgressBar;
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 
+pub use crate::jsonl::{Place, Rejection};
 use crate::store::StoreError;
 use crate::store::conversation_rows::ConversationInserter;
 use crate::store::inserts::finish_run;
 use reader::{Batch, Item, ReadFailure, RecordSettings};
-pub use records::Place;
 pub use shape::{Dropped, Shape, ShapeCounts, ShapeFilter};
 use sink::{FileSink, Stored};
 pub use validate::{Defaults, LineProblem};
@@ -90,27 +90,6 @@ pub enum ImportError {
 impl From<rusqlite::Error> for ImportError {
     fn from(e: rusqlite::Error) -> Self {
         ImportError::Store(StoreError::Sql(e))
-    }
-}
-
-/// A record that was not imported, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    pub path: PathBuf,
-    pub place: Place,
-    pub problem: LineProblem,
-}
-
-/// `FILE:LINE: problem`, or `FILE:LINE: record N: problem` for an element of an array.
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}: {}",
-            self.path.display(),
-            self.place,
-            self.problem
-        )
     }
 }
 

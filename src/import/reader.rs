@@ -16,13 +16,14 @@ use indicatif::ProgressBar;
 use rusqlite::Connection;
 
 use super::grouped::{Spill, SpillError};
-use super::records::{Next, Place, Records};
+use super::records::{Next, Records};
 use super::responses::Chains;
 use super::shape::{Normalised, Shape, ShapeFilter};
 use super::validate::{
     Defaults, LineProblem, PreparedConversation, Read, count_visible_tokens, prepare_normalised,
     read_or_hold,
 };
+use crate::jsonl::Place;
 
 /// Records per batch sent to the writer.
 const BATCH: usize = 256;

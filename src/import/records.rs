@@ -12,38 +12,14 @@
 //! read. Only a break in the array itself (a missing `,`, a file cut inside an element,
 //! text after the closing `]`) stops the reading, as one rejection that says so.
 
-use std::fmt;
 use std::io::{self, BufRead, Cursor, Read};
 
-use crate::jsonl::{LineProblem, Lines};
+use crate::jsonl::{LineProblem, Lines, Place};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 const TRAILING_COMMA: &str = "a `,` right before the closing `]`: a trailing comma is not \
                               JSON; remove it (every record before was read)";
-
-/// Where a record starts: its line, and for an element of an array its number (from 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Place {
-    pub line: u64,
-    pub record: Option<u64>,
-}
-
-impl Place {
-    pub fn line(line: u64) -> Place {
-        Place { line, record: None }
-    }
-}
-
-/// `12`, or `12: record 3` for an element of an array (after `FILE:`).
-impl fmt::Display for Place {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.record {
-            Some(n) => write!(f, "{}: record {n}", self.line),
-            None => write!(f, "{}", self.line),
-        }
-    }
-}
 
 /// What the reader found next.
 #[derive(Debug)]

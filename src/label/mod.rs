@@ -28,7 +28,7 @@ use rusqlite::Connection;
 use serde_json::{Map, Value};
 
 use crate::config::{ConfigError, Rubric};
-use crate::jsonl::{LineProblem, Lines};
+use crate::jsonl::{LineProblem, Lines, Place, Rejection};
 use crate::store::StoreError;
 use crate::store::checks::find_conversation;
 use crate::store::judgments::{RubricRow, upsert_rubric};
@@ -57,20 +57,6 @@ pub enum LabelError {
 impl From<rusqlite::Error> for LabelError {
     fn from(e: rusqlite::Error) -> Self {
         LabelError::Store(StoreError::Sql(e))
-    }
-}
-
-/// A line that was not imported, and why: `FILE:LINE: field: problem; fix`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    pub path: PathBuf,
-    pub line: u64,
-    pub problem: LineProblem,
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.problem)
     }
 }
 
@@ -187,7 +173,7 @@ pub fn import_labels(
                 summary.rejected += 1;
                 report(&Rejection {
                     path: path.to_path_buf(),
-                    line: number,
+                    place: Place::line(number),
                     problem,
                 });
             }

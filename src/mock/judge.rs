@@ -190,56 +190,11 @@ pub fn answer(
         return "I cannot find a rubric-spec line in this request, so I cannot score it."
             .to_string();
     };
-    let steps = (spec.max - spec.min).max(0);
     let mut scores = Map::new();
-    let (completed, rationale) = match grade::grade(index, messages) {
-        Some(grading) => {
-            for c in &spec.criteria {
-                // Box–Muller; 1 - u keeps the log argument above zero.
-                let (u1, u2): (f64, f64) = (rng.unit(), rng.unit());
-                let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                let steps_up = grading.criterion(c) * steps as f64 + NOISE_SD * z;
-                let score = spec.min + (steps_up.round() as i64).clamp(0, steps);
-                scores.insert(c.clone(), json!(score));
-            }
-            (grading.completed(), grading.rationale())
-        }
-        None => {
-            for c in &spec.criteria {
-                scores.insert(c.clone(), json!(spec.min + steps / 2));
-            }
-            (false, UNMATCHED.to_string())
-        }
-    };
-
+    let (completed, rationale) = grade_scores(&spec, index, messages, &mut rng, &mut scores);
     let rates = profile.judge.unwrap_or_default();
-    // No draw unless the mode is on: the other modes' answers stay what they were.
-    let (completed, rationale) = if rates.by_length > 0.0 && rng.unit() < rates.by_length {
-        let chars = last_answer_chars(messages) as f64;
-        let share = chars / (chars + LENGTH_HALF as f64);
-        // Criterion k of n rounds at an offset of k/n of a step, so the mean over the
-        // criteria follows the length in steps of 1/n rather than whole steps.
-        let n = spec.criteria.len().max(1) as f64;
-        for (k, c) in spec.criteria.iter().enumerate() {
-            let up = (share * steps as f64 + k as f64 / n).floor() as i64;
-            scores.insert(c.clone(), json!(spec.min + up.clamp(0, steps)));
-        }
-        (
-            share >= 0.5,
-            "Simulated judge: scored by the length of the last answer, its content unread."
-                .to_string(),
-        )
-    } else if rng.unit() < rates.random {
-        for c in &spec.criteria {
-            scores.insert(c.clone(), json!(rng.int(spec.min, spec.max)));
-        }
-        (
-            rng.chance(0.5),
-            "Simulated judge: scores drawn at random, the transcript unread.".to_string(),
-        )
-    } else {
-        (completed, rationale)
-    };
+    let (completed, rationale) = biased_scores(&rates, &spec, messages, &mut rng, &mut scores)
+        .unwrap_or((completed, rationale));
     let u: f64 = rng.unit();
     // A schema the server honours leaves no room for a malformed answer.
     let honoured = schema.is_some();
@@ -259,20 +214,117 @@ pub fn answer(
         acc += p;
         u < acc
     });
-    let (invalid, out_of_range, missing, prose) = (
-        defect == Some(0),
-        defect == Some(1),
-        defect == Some(2),
-        defect == Some(3),
-    );
-    if out_of_range && let Some(first) = spec.criteria.first() {
+    spoil_scores(defect, &spec, &mut rng, &mut scores);
+    let body = json!({
+        "scores": scores,
+        "completed": completed,
+        "rationale": rationale,
+    })
+    .to_string();
+    match defect {
+        Some(0) => body[..body.len() / 2].to_string(),
+        Some(3) => format!("Here is my assessment.\n```json\n{body}\n```\nI hope this helps."),
+        _ => body,
+    }
+}
+
+/// Steps between the scale's ends.
+fn steps(spec: &RubricSpec) -> i64 {
+    (spec.max - spec.min).max(0)
+}
+
+/// The honest scores: each criterion graded against the scenario with normal noise (the
+/// scale's middle for a transcript of no known scenario); whether the task completed and
+/// why.
+fn grade_scores(
+    spec: &RubricSpec,
+    index: &ScenarioIndex,
+    messages: &[Message],
+    rng: &mut Draw,
+    scores: &mut Map<String, Value>,
+) -> (bool, String) {
+    let steps = steps(spec);
+    match grade::grade(index, messages) {
+        Some(grading) => {
+            for c in &spec.criteria {
+                // Box–Muller; 1 - u keeps the log argument above zero.
+                let (u1, u2): (f64, f64) = (rng.unit(), rng.unit());
+                let z = (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                let steps_up = grading.criterion(c) * steps as f64 + NOISE_SD * z;
+                let score = spec.min + (steps_up.round() as i64).clamp(0, steps);
+                scores.insert(c.clone(), json!(score));
+            }
+            (grading.completed(), grading.rationale())
+        }
+        None => {
+            for c in &spec.criteria {
+                scores.insert(c.clone(), json!(spec.min + steps / 2));
+            }
+            (false, UNMATCHED.to_string())
+        }
+    }
+}
+
+/// A biased judge's scores in place of the honest ones, when its mode draws: by the last
+/// answer's length, or at random; `None` (the honest scores stand) otherwise.
+fn biased_scores(
+    rates: &JudgeFaultRates,
+    spec: &RubricSpec,
+    messages: &[Message],
+    rng: &mut Draw,
+    scores: &mut Map<String, Value>,
+) -> Option<(bool, String)> {
+    let steps = steps(spec);
+    // No draw unless the mode is on: the other modes' answers stay what they were.
+    if rates.by_length > 0.0 && rng.unit() < rates.by_length {
+        let chars = last_answer_chars(messages) as f64;
+        let share = chars / (chars + LENGTH_HALF as f64);
+        // Criterion k of n rounds at an offset of k/n of a step, so the mean over the
+        // criteria follows the length in steps of 1/n rather than whole steps.
+        let n = spec.criteria.len().max(1) as f64;
+        for (k, c) in spec.criteria.iter().enumerate() {
+            let up = (share * steps as f64 + k as f64 / n).floor() as i64;
+            scores.insert(c.clone(), json!(spec.min + up.clamp(0, steps)));
+        }
+        Some((
+            share >= 0.5,
+            "Simulated judge: scored by the length of the last answer, its content unread."
+                .to_string(),
+        ))
+    } else if rng.unit() < rates.random {
+        for c in &spec.criteria {
+            scores.insert(c.clone(), json!(rng.int(spec.min, spec.max)));
+        }
+        Some((
+            rng.chance(0.5),
+            "Simulated judge: scores drawn at random, the transcript unread.".to_string(),
+        ))
+    } else {
+        None
+    }
+}
+
+/// The scores' defect, by its place in the defect table: 1 one score off the scale, 2 the
+/// last criterion missing, 4 every score a decimal, 5 one score a half step off, 6 one
+/// score a string (0, cut JSON, and 3, prose, spoil the text, not the scores).
+fn spoil_scores(
+    defect: Option<usize>,
+    spec: &RubricSpec,
+    rng: &mut Draw,
+    scores: &mut Map<String, Value>,
+) {
+    if defect == Some(1)
+        && let Some(first) = spec.criteria.first()
+    {
         let bad = if rng.chance(0.5) {
             spec.max + 1
         } else {
             spec.min - 1
         };
         scores.insert(first.clone(), json!(bad));
-    } else if missing && let Some(last) = spec.criteria.last() {
+    } else if defect == Some(2)
+        && let Some(last) = spec.criteria.last()
+    {
         scores.remove(last);
     } else if defect == Some(4) {
         for v in scores.values_mut() {
@@ -293,19 +345,6 @@ pub fn answer(
         } else if defect == Some(6) {
             scores.insert(first.clone(), json!(x.to_string()));
         }
-    }
-    let body = json!({
-        "scores": scores,
-        "completed": completed,
-        "rationale": rationale,
-    })
-    .to_string();
-    if invalid {
-        body[..body.len() / 2].to_string()
-    } else if prose {
-        format!("Here is my assessment.\n```json\n{body}\n```\nI hope this helps.")
-    } else {
-        body
     }
 }
 

@@ -14,7 +14,6 @@
 //! RFC 3339 `timestamp`. Bad lines are reported as `file:line: field: problem`.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
@@ -22,7 +21,7 @@ use serde::Serialize;
 use serde::ser::SerializeMap;
 use serde_json::{Map, Value};
 
-use crate::jsonl::{LineProblem, Lines};
+use crate::jsonl::{LineProblem, Lines, Place, Rejection};
 use crate::timestamp::parse_rfc3339_ms;
 
 /// Who said a message.
@@ -177,29 +176,15 @@ pub enum SessionError {
     },
     /// Every bad line (up to [`MAX_REPORTED`]), so that one pass fixes them all.
     #[error("{}", bad_lines_message(.0, *.1))]
-    BadLines(Vec<BadLine>, usize),
+    BadLines(Vec<Rejection>, usize),
     #[error("{path}: no sessions\n  fix: one session per line: {{\"id\": …, \"messages\": […]}}", path = .0.display())]
     Empty(PathBuf),
-}
-
-/// A session line that could not be used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadLine {
-    pub path: PathBuf,
-    pub line: u64,
-    pub problem: LineProblem,
-}
-
-impl fmt::Display for BadLine {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.problem)
-    }
 }
 
 /// Bad lines listed at most; the count says how many more.
 pub const MAX_REPORTED: usize = 20;
 
-fn bad_lines_message(lines: &[BadLine], total: usize) -> String {
+fn bad_lines_message(lines: &[Rejection], total: usize) -> String {
     let mut out: Vec<String> = lines.iter().map(ToString::to_string).collect();
     if total > lines.len() {
         out.push(format!("… and {} more", total - lines.len()));
@@ -389,9 +374,9 @@ fn scan(
             Err(problem) => {
                 total_bad += 1;
                 if bad.len() < MAX_REPORTED {
-                    bad.push(BadLine {
+                    bad.push(Rejection {
                         path: path.to_path_buf(),
-                        line,
+                        place: Place::line(line),
                         problem,
                     });
                 }

@@ -128,12 +128,8 @@ pub struct Facts {
     read_at: String,
     selected: std::sync::Arc<load::Facts>,
     baseline: Option<BaselineFacts>,
-    /// Each judge's replicate settings (what their prompts varied).
-    variation: Vec<(String, bool, String)>,
-    pairwise: pairwise::PairwiseRead,
-    anchors: Vec<crate::store::anchor_judgments::AnchorRow>,
-    /// The family each judge's settings wrote (the judge card).
-    families: Vec<crate::store::judgments::JudgeFamily>,
+    /// What the judging sections read besides the selected facts.
+    judging: JudgingRead,
     replay: Vec<crate::store::replay::ReplayTurnFact>,
     /// The sizes the servers stated on the conversations that outgrew the context.
     overflow: overflow::OverflowRead,
@@ -181,10 +177,12 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
     Ok(Facts {
         store: db.display().to_string(),
         read_at,
-        variation: crate::store::judgments::replicate_variation(&conn)?,
-        pairwise: pairwise::PairwiseRead::read(&conn)?,
-        anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
-        families: crate::store::judgments::judge_families(&conn)?,
+        judging: JudgingRead {
+            variation: crate::store::judgments::replicate_variation(&conn)?,
+            pairwise: pairwise::PairwiseRead::read(&conn)?,
+            anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
+            families: crate::store::judgments::judge_families(&conn)?,
+        },
         replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
         overflow: overflow::read(&conn, &selected)?,
         repeats: {
@@ -208,10 +206,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         read_at,
         selected: facts,
         baseline,
-        variation,
-        pairwise: pairwise_read,
-        anchors,
-        families,
+        judging: judging_read,
         replay,
         overflow: overflow_read,
         repeats,
@@ -220,27 +215,25 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
     } = facts;
     let comparison = baseline.map(|b| comparison(&b, opts));
     let by_cell = cells::conversations_by_cell(&facts);
-    let cell_opts = cells::CellOptions {
-        sla_ms: opts.sla_ms,
-    };
-    let report_cells = cells::cells(&facts, &by_cell, &cell_opts);
+    let report_cells = cells::cells(
+        &facts,
+        &by_cell,
+        &cells::CellOptions {
+            sla_ms: opts.sla_ms,
+        },
+    );
     let ttft_by_turn = ttft_by_turn::section(&facts, &by_cell, &report_cells);
     let goodput = goodput::section(&facts, &by_cell, &report_cells, opts.slo.as_ref());
     let attempted: Vec<u64> = report_cells
         .iter()
         .map(|c| c.reliability.attempted)
         .collect();
-    let scored = judges::sections(&facts, &attempted);
-    let agreement = agreement::sections(&facts, &variation, &opts.bootstrap);
-    let check_agreement = check_agreement::sections(&facts, &opts.bootstrap);
-    let human_agreement = human_agreement::sections(&facts, &opts.bootstrap);
-    let pairwise = pairwise::sections(&pairwise_read, &facts, &opts.judgments, opts.bootstrap.seed);
-    let anchor_sections = anchor_check::sections(&anchors);
+    let judging = judging(&facts, &attempted, &judging_read, opts);
     let mut headlines = claims(
         &facts,
         &by_cell,
         &report_cells,
-        &scored,
+        &judging.scored,
         (&goodput, &ttft_by_turn),
         opts,
     );
@@ -249,23 +242,11 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
         headlines = changes;
         cmp
     });
-    let judge_card = judge_card::cards(
-        &facts,
-        &judge_card::CardInputs {
-            scored: &scored,
-            pairwise: &pairwise,
-            anchors: &anchor_sections,
-            anchor_rows: &anchors,
-            families: &families,
-            human: human_agreement.as_deref(),
-        },
-    );
-    let judge_sections: Vec<model::JudgeSection> = scored.into_iter().map(|(s, _)| s).collect();
+    let judge_sections: Vec<model::JudgeSection> =
+        judging.scored.into_iter().map(|(s, _)| s).collect();
     let frontier = frontier::frontier(&headlines, &judge_sections, &report_cells);
     frontier::headlines(&frontier, &mut headlines);
-    let replayed: std::collections::HashSet<i64> =
-        replay.iter().map(|t| t.conversation_id).collect();
-    let context_overflow = overflow::section(&facts, &report_cells, &overflow_read, &replayed);
+    let context_overflow = overflow::section(&facts, &report_cells, &overflow_read, &replay);
     overflow::headlines(context_overflow.as_ref(), &report_cells, &mut headlines);
     let replay = replay::section(&replay);
     let only_replay = only_replay(replay.as_ref(), &facts);
@@ -279,52 +260,103 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
     );
     anchor_flags(
         &judge_sections,
-        &pairwise,
-        &anchor_sections,
+        &judging.pairwise,
+        &judging.anchors,
         &mut headlines,
         &mut notes,
     );
     headlines.extend(simulated_flag(&report_cells));
     sentences::write(&mut headlines);
-    let checks = checks_section(&facts, &report_cells);
-    let trend = (opts.trend || facts.runs.len() > 1)
-        .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend));
-    let matrix = matrix::rows(&facts);
     let drilldown = drilldown::select(&facts, drilldown_read);
     notes.extend(drilldown.cap_note());
-    let with_rows = opts.with_conversations;
-    let meta = meta(store, read_at, opts, &facts, &report_cells);
-    let order = vs_fastest::order(&report_cells, &judge_sections, opts.sort);
-    let vs_fastest = vs_fastest::vs_fastest(&report_cells, &headlines);
     Report {
         schema: model::SCHEMA,
-        meta,
-        headlines,
+        meta: meta(store, read_at, opts, &facts, &report_cells),
         sort: opts.sort,
-        order,
-        vs_fastest,
+        order: vs_fastest::order(&report_cells, &judge_sections, opts.sort),
+        vs_fastest: vs_fastest::vs_fastest(&report_cells, &headlines),
+        headlines,
+        checks: checks_section(&facts, &report_cells),
+        trend: (opts.trend || facts.runs.len() > 1)
+            .then(|| trend::trend(&facts, &by_cell, &report_cells, opts.trend)),
         cells: report_cells,
-        checks,
         constraint_survival: constraint_survival(&facts),
         consistency: repeats.section(),
         judges: judge_sections,
-        agreement,
-        pairwise,
-        anchors: anchor_sections,
-        check_agreement,
-        human_agreement,
-        judge_card,
+        agreement: judging.agreement,
+        pairwise: judging.pairwise,
+        anchors: judging.anchors,
+        check_agreement: judging.check_agreement,
+        human_agreement: judging.human_agreement,
+        judge_card: judging.judge_card,
         notes,
         frontier,
         context_overflow,
         replay,
-        trend,
         comparison,
         ttft_by_turn,
         goodput,
-        conversations: with_rows.then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
-        matrix,
+        matrix: matrix::rows(&facts),
         drilldown,
+        conversations: opts
+            .with_conversations
+            .then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
+    }
+}
+
+/// What the judging sections read from the store besides the selected facts.
+#[derive(Debug)]
+struct JudgingRead {
+    /// Each judge's replicate settings (what their prompts varied).
+    variation: Vec<(String, bool, String)>,
+    pairwise: pairwise::PairwiseRead,
+    anchors: Vec<crate::store::anchor_judgments::AnchorRow>,
+    /// The family each judge's settings wrote (the judge card).
+    families: Vec<crate::store::judgments::JudgeFamily>,
+}
+
+/// The judging sections: each rubric × judge's scores, the judges' agreement with
+/// themselves, the checks and people, pairwise preferences, anchors and the judge card.
+struct Judging {
+    /// Each section with its conversations' overall scores (for the claims).
+    scored: Vec<(model::JudgeSection, std::collections::HashMap<usize, f64>)>,
+    agreement: Vec<model::AgreementSection>,
+    check_agreement: Vec<model::CheckAgreement>,
+    human_agreement: Option<Vec<model::HumanAgreementSection>>,
+    pairwise: Vec<model::PairwiseSection>,
+    anchors: Vec<model::AnchorSection>,
+    judge_card: Vec<model::JudgeCard>,
+}
+
+fn judging(
+    facts: &load::Facts,
+    attempted: &[u64],
+    reads: &JudgingRead,
+    opts: &ReportOptions,
+) -> Judging {
+    let scored = judges::sections(facts, attempted);
+    let pairwise = pairwise::sections(&reads.pairwise, facts, &opts.judgments, opts.bootstrap.seed);
+    let anchors = anchor_check::sections(&reads.anchors);
+    let human_agreement = human_agreement::sections(facts, &opts.bootstrap);
+    let judge_card = judge_card::cards(
+        facts,
+        &judge_card::CardInputs {
+            scored: &scored,
+            pairwise: &pairwise,
+            anchors: &anchors,
+            anchor_rows: &reads.anchors,
+            families: &reads.families,
+            human: human_agreement.as_deref(),
+        },
+    );
+    Judging {
+        agreement: agreement::sections(facts, &reads.variation, &opts.bootstrap),
+        check_agreement: check_agreement::sections(facts, &opts.bootstrap),
+        scored,
+        human_agreement,
+        pairwise,
+        anchors,
+        judge_card,
     }
 }
 

@@ -112,6 +112,19 @@ impl Report {
             || self.pairwise.iter().any(|p| p.simulated)
     }
 
+    /// Where the cell `provider / label` stands in `order` (the cell tables' order,
+    /// `--sort`); after every shown cell when it is not one.
+    pub fn rank_of(&self, provider: &str, label: &str) -> usize {
+        self.order
+            .iter()
+            .position(|&i| {
+                self.cells
+                    .get(i)
+                    .is_some_and(|c| c.provider == provider && c.model == label)
+            })
+            .unwrap_or(usize::MAX)
+    }
+
     /// The judge whose mean score stands for quality where one figure must (the quality
     /// chart, the frontier): the first real judge, else the first.
     pub fn primary_judge(&self) -> Option<(usize, &JudgeSection)> {

@@ -49,16 +49,17 @@ pub(super) fn read(conn: &rusqlite::Connection, facts: &Facts) -> Result<Overflo
     })
 }
 
-/// The section; `None` when no selected conversation overflowed. `replayed` holds the ids
-/// of replayed conversations (their turn is the session's turn).
+/// The section; `None` when no selected conversation overflowed. `replay`: the replayed
+/// turns, whose conversations are sessions (their turn is the session's turn).
 pub(super) fn section(
     facts: &Facts,
     cells: &[Cell],
     read: &OverflowRead,
-    replayed: &HashSet<i64>,
+    replay: &[crate::store::replay::ReplayTurnFact],
 ) -> Option<ContextOverflowSection> {
+    let replayed: HashSet<i64> = replay.iter().map(|t| t.conversation_id).collect();
     let flags: Vec<(usize, OverflowFlag)> = (0..facts.cells.len())
-        .filter_map(|cell| flag(facts, cells, read, replayed, cell).map(|f| (cell, f)))
+        .filter_map(|cell| flag(facts, cells, read, &replayed, cell).map(|f| (cell, f)))
         .collect();
     if flags.is_empty() {
         return None;

@@ -57,9 +57,12 @@ impl Storable for AnchorRecord {
 
 /// Keys of every scored anchor ask: a re-run does not ask them again.
 pub fn final_anchor_keys(conn: &Connection) -> Result<HashSet<String>, StoreError> {
-    let mut stmt = conn.prepare("SELECT key FROM anchor_judgments WHERE status = 'ok'")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    super::all(
+        conn,
+        "SELECT key FROM anchor_judgments WHERE status = 'ok'",
+        [],
+        |r| r.get(0),
+    )
 }
 
 /// The controls of the anchor suite, stored as anchor judgments whose `defect` is
@@ -130,7 +133,8 @@ impl AnchorRow {
 
 /// Every current anchor judgment, by rubric, judge, scenario.
 pub fn current_anchor_judgments(conn: &Connection) -> Result<Vec<AnchorRow>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT c.rubric_id, c.rubric_version, c.judge_id, c.judge_model, c.simulated,
                 c.scenario, c.defect, c.status, c.scores,
                 r.scale_min, r.scale_max
@@ -138,28 +142,28 @@ pub fn current_anchor_judgments(conn: &Connection) -> Result<Vec<AnchorRow>, Sto
          LEFT JOIN rubric_scales r
            ON r.rubric_id = c.rubric_id AND r.rubric_version = c.rubric_version
          ORDER BY c.rubric_id, c.rubric_version, c.judge_id, c.simulated, c.scenario, c.defect",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let status: String = r.get(7)?;
-        let scores: Option<String> = r.get(8)?;
-        let mean_score = scores
-            .filter(|_| status == "ok")
-            .and_then(|s| serde_json::from_str::<BTreeMap<String, i64>>(&s).ok())
-            .filter(|m| !m.is_empty())
-            .map(|m| m.values().map(|&v| v as f64).sum::<f64>() / m.len() as f64);
-        Ok(AnchorRow {
-            rubric: format!("{}@{}", r.get::<_, String>(0)?, r.get::<_, i64>(1)?),
-            judge_id: r.get(2)?,
-            judge_model: r.get(3)?,
-            simulated: r.get(4)?,
-            scenario: r.get(5)?,
-            defect: r.get(6)?,
-            mean_score,
-            scale: match (r.get::<_, Option<i64>>(9), r.get::<_, Option<i64>>(10)) {
-                (Ok(Some(lo)), Ok(Some(hi))) => Some((lo, hi)),
-                _ => None,
-            },
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [],
+        |r| {
+            let status: String = r.get(7)?;
+            let scores: Option<String> = r.get(8)?;
+            let mean_score = scores
+                .filter(|_| status == "ok")
+                .and_then(|s| serde_json::from_str::<BTreeMap<String, i64>>(&s).ok())
+                .filter(|m| !m.is_empty())
+                .map(|m| m.values().map(|&v| v as f64).sum::<f64>() / m.len() as f64);
+            Ok(AnchorRow {
+                rubric: format!("{}@{}", r.get::<_, String>(0)?, r.get::<_, i64>(1)?),
+                judge_id: r.get(2)?,
+                judge_model: r.get(3)?,
+                simulated: r.get(4)?,
+                scenario: r.get(5)?,
+                defect: r.get(6)?,
+                mean_score,
+                scale: match (r.get::<_, Option<i64>>(9), r.get::<_, Option<i64>>(10)) {
+                    (Ok(Some(lo)), Ok(Some(hi))) => Some((lo, hi)),
+                    _ => None,
+                },
+            })
+        },
+    )
 }

@@ -110,30 +110,30 @@ pub fn insert_check_results(
             (conversation_id, definition_id, passed, detail, check_run_id)
          VALUES (?1, ?2, ?3, ?4, ?5)",
         rows,
-        |row| {
-            vec![
-                &row.conversation_id as &dyn rusqlite::ToSql,
-                &row.definition_id,
-                &row.passed,
-                &row.detail,
-                &check_run_id,
-            ]
+        |r| {
+            (
+                r.conversation_id,
+                r.definition_id,
+                r.passed,
+                &r.detail,
+                check_run_id,
+            )
         },
     )
 }
 
 /// Runs one cached `INSERT OR IGNORE` per row with the parameters `params` gives it;
 /// returns how many rows were new.
-fn insert_each<'p, T>(
+fn insert_each<'p, T, P: rusqlite::Params>(
     conn: &Connection,
     sql: &str,
     rows: &'p [T],
-    params: impl Fn(&'p T) -> Vec<&'p dyn rusqlite::ToSql>,
+    params: impl Fn(&'p T) -> P,
 ) -> Result<usize, StoreError> {
     let mut stmt = conn.prepare_cached(sql)?;
     let mut inserted = 0;
     for row in rows {
-        inserted += stmt.execute(rusqlite::params_from_iter(params(row)))?;
+        inserted += stmt.execute(params(row))?;
     }
     Ok(inserted)
 }
@@ -162,14 +162,14 @@ pub fn insert_check_turn_results(
             (conversation_id, definition_id, turn, passed, detail)
          VALUES (?1, ?2, ?3, ?4, ?5)",
         rows,
-        |row| {
-            vec![
-                &row.conversation_id as &dyn rusqlite::ToSql,
-                &row.definition_id,
-                &row.turn,
-                &row.passed,
-                &row.detail,
-            ]
+        |r| {
+            (
+                r.conversation_id,
+                r.definition_id,
+                r.turn,
+                r.passed,
+                &r.detail,
+            )
         },
     )
 }
@@ -224,15 +224,7 @@ pub struct ConversationHead {
 const HEAD_COLUMNS: &str = "id, uid, scenario, target_id, repeat, outcome, turn_count";
 
 fn head(r: &rusqlite::Row) -> rusqlite::Result<ConversationHead> {
-    Ok(ConversationHead {
-        id: r.get(0)?,
-        uid: r.get(1)?,
-        scenario: r.get(2)?,
-        target_id: r.get(3)?,
-        repeat: r.get(4)?,
-        outcome: r.get(5)?,
-        turn_count: r.get(6)?,
-    })
+    Ok(row!(r => ConversationHead { id, uid, scenario, target_id, repeat, outcome, turn_count }))
 }
 
 /// Up to `limit` conversations with an id above `after`, in id order, appended to `out`:
@@ -350,23 +342,16 @@ pub fn turn_results_of_conversation(
     conn: &Connection,
     conversation_id: i64,
 ) -> Result<Vec<StoredTurnVerdict>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT d.check_id, d.hash, t.turn, t.passed, t.detail
          FROM check_turn_results t
          JOIN check_definitions d ON d.id = t.definition_id
          WHERE t.conversation_id = ?1
          ORDER BY d.check_id, t.turn",
-    )?;
-    let rows = stmt.query_map([conversation_id], |r| {
-        Ok(StoredTurnVerdict {
-            check_id: r.get(0)?,
-            hash: r.get(1)?,
-            turn: r.get(2)?,
-            passed: r.get(3)?,
-            detail: r.get(4)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [conversation_id],
+        |r| Ok(row!(r => StoredTurnVerdict { check_id, hash, turn, passed, detail })),
+    )
 }
 
 /// Calls `f(conversation_id, turn index (0-based), answer)` for every turn of the
@@ -409,25 +394,17 @@ pub fn results_of_conversation(
     conn: &Connection,
     conversation_id: i64,
 ) -> Result<Vec<StoredCheckResult>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT d.check_id, d.hash, d.tag, r.passed, r.detail, k.started_at
          FROM check_results r
          JOIN check_definitions d ON d.id = r.definition_id
          JOIN check_runs k ON k.id = r.check_run_id
          WHERE r.conversation_id = ?1
          ORDER BY d.check_id, k.started_at",
-    )?;
-    let rows = stmt.query_map([conversation_id], |r| {
-        Ok(StoredCheckResult {
-            check_id: r.get(0)?,
-            hash: r.get(1)?,
-            tag: r.get(2)?,
-            passed: r.get(3)?,
-            detail: r.get(4)?,
-            checked_at: r.get(5)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [conversation_id],
+        |r| Ok(row!(r => StoredCheckResult { check_id, hash, tag, passed, detail, checked_at })),
+    )
 }
 
 /// The answers of one conversation, one slot per stored turn.
@@ -451,18 +428,21 @@ pub struct TargetName {
 }
 
 pub fn target_names(conn: &Connection) -> Result<HashMap<i64, TargetName>, StoreError> {
-    let mut stmt = conn.prepare("SELECT id, provider, label, model FROM targets")?;
-    let rows = stmt.query_map([], |r| {
-        Ok((
-            r.get(0)?,
-            TargetName {
-                provider: r.get(1)?,
-                label: r.get(2)?,
-                model: r.get(3)?,
-            },
-        ))
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    super::all(
+        conn,
+        "SELECT id, provider, label, model FROM targets",
+        [],
+        |r| {
+            Ok((
+                r.get(0)?,
+                TargetName {
+                    provider: r.get(1)?,
+                    label: r.get(2)?,
+                    model: r.get(3)?,
+                },
+            ))
+        },
+    )
 }
 
 #[cfg(test)]

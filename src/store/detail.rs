@@ -16,7 +16,7 @@ use super::StoreError;
 use crate::chat::Message;
 use crate::exchange::ToolCallLine;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct ConversationDetail {
     pub id: i64,
     pub uid: String,
@@ -228,24 +228,10 @@ pub fn conversation(conn: &Connection, id: i64) -> Result<Option<ConversationDet
     )?;
     let head = stmt
         .query_row([id], |r| {
-            Ok(ConversationDetail {
-                id: r.get(0)?,
-                uid: r.get(1)?,
-                run_id: r.get(2)?,
-                run_name: r.get(3)?,
-                provider: r.get(4)?,
-                model: r.get(5)?,
-                label: r.get(6)?,
-                simulated: r.get(7)?,
-                scenario: r.get(8)?,
-                repeat: r.get(9)?,
-                outcome: r.get(10)?,
-                counts: r.get(11)?,
-                turns: Vec::new(),
-                checks: Vec::new(),
-                judgments: Vec::new(),
-                pairwise: Vec::new(),
-            })
+            Ok(row!(r => ConversationDetail {
+                id, uid, run_id, run_name, provider, model, label, simulated, scenario, repeat,
+                outcome, counts; ..Default::default()
+            }))
         })
         .optional()?;
     let Some(mut c) = head else {
@@ -311,7 +297,8 @@ fn turns(conn: &Connection, id: i64, uid: &str) -> Result<Vec<TurnDetail>, Store
 }
 
 fn checks(conn: &Connection, id: i64) -> Result<Vec<CheckDetail>, StoreError> {
-    let mut stmt = conn.prepare_cached(
+    super::all(
+        conn,
         "SELECT r.check_id, r.kind, r.tag, r.passed, r.detail,
                 json_extract(d.definition, '$.description'),
                 (SELECT MIN(t.turn) FROM check_turn_results t
@@ -321,19 +308,19 @@ fn checks(conn: &Connection, id: i64) -> Result<Vec<CheckDetail>, StoreError> {
          JOIN current_check_definitions d ON d.definition_id = r.definition_id
          WHERE r.conversation_id = ?1
          ORDER BY (r.passed IS NULL), r.passed, r.check_id",
-    )?;
-    let rows = stmt.query_map([id], |r| {
-        Ok(CheckDetail {
-            check_id: r.get(0)?,
-            kind: r.get(1)?,
-            tag: r.get(2)?,
-            passed: r.get(3)?,
-            detail: r.get(4)?,
-            description: r.get::<_, Option<String>>(5).unwrap_or(None),
-            first_failed_turn: r.get(6)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [id],
+        |r| {
+            Ok(CheckDetail {
+                check_id: r.get(0)?,
+                kind: r.get(1)?,
+                tag: r.get(2)?,
+                passed: r.get(3)?,
+                detail: r.get(4)?,
+                description: r.get::<_, Option<String>>(5).unwrap_or(None),
+                first_failed_turn: r.get(6)?,
+            })
+        },
+    )
 }
 
 fn judgments(conn: &Connection, id: i64) -> Result<Vec<JudgmentDetail>, StoreError> {

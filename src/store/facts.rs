@@ -121,21 +121,14 @@ pub struct RunRow {
 
 /// Every run in the store that holds a conversation, oldest first.
 pub fn run_rows(conn: &Connection) -> Result<Vec<RunRow>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT id, name, settings_hash, started_at, collector FROM runs
          WHERE EXISTS (SELECT 1 FROM conversations WHERE run_id = runs.id)
          ORDER BY id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok(RunRow {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            settings_hash: r.get(2)?,
-            started_at: r.get(3)?,
-            collector: r.get(4)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [],
+        |r| Ok(row!(r => RunRow { id, name, settings_hash, started_at, collector })),
+    )
 }
 
 /// The version (content hash) of the scenario each selected conversation that counts ran,
@@ -257,23 +250,12 @@ pub struct RunFact {
 
 /// The runs that hold at least one selected conversation, oldest first.
 pub fn runs(conn: &Connection, sel: &Selection) -> Result<Vec<RunFact>, StoreError> {
-    let mut stmt = conn.prepare(&runs_sql())?;
-    let rows = stmt.query_map(&sel.params()[..], |r| {
-        Ok(RunFact {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            source: r.get(2)?,
-            seed: r.get(3)?,
-            settings_hash: r.get(4)?,
-            tool_version: r.get(5)?,
-            tokenizer: r.get(6)?,
-            started_at: r.get(7)?,
-            ended_at: r.get(8)?,
-            definitions: r.get(9)?,
-            collector: r.get(10)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    super::all(conn, &runs_sql(), &sel.params()[..], |r| {
+        Ok(row!(r => RunFact {
+            id, name, source, seed, settings_hash, tool_version, tokenizer, started_at, ended_at,
+            definitions, collector,
+        }))
+    })
 }
 
 /// One conversation that counts for its slot (`conversation_facts WHERE counts`). Strings
@@ -523,21 +505,13 @@ pub struct CheckDefinitionFact {
 }
 
 pub fn check_definitions(conn: &Connection) -> Result<Vec<CheckDefinitionFact>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT definition_id, scenario, check_id, kind, tag, definition
          FROM current_check_definitions ORDER BY scenario, check_id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok(CheckDefinitionFact {
-            id: r.get(0)?,
-            scenario: r.get(1)?,
-            check_id: r.get(2)?,
-            kind: r.get(3)?,
-            tag: r.get(4)?,
-            definition: r.get(5)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [],
+        |r| Ok(row!(r => CheckDefinitionFact { id, scenario, check_id, kind, tag, definition })),
+    )
 }
 
 /// The range of ids that holds every selected conversation (`None` when there is none), to
@@ -636,11 +610,12 @@ pub struct JudgmentFilter {
 pub fn rubric_scales(
     conn: &Connection,
 ) -> Result<std::collections::HashMap<String, (i64, i64)>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT rubric_id || '@' || rubric_version, scale_min, scale_max FROM rubric_scales",
-    )?;
-    let rows = stmt.query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [],
+        |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))),
+    )
 }
 
 /// Calls `f` for every current judgment matching `filter`, by conversation, rubric, judge,
@@ -687,11 +662,8 @@ fn judgment(r: &Row) -> Result<JudgmentFact, StoreError> {
 pub fn judged_rubrics_and_judges(
     conn: &Connection,
 ) -> Result<(Vec<String>, Vec<String>), StoreError> {
-    let list = |sql: &str| -> Result<Vec<String>, StoreError> {
-        let mut stmt = conn.prepare(sql)?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
-    };
+    let list =
+        |sql: &str| -> Result<Vec<String>, StoreError> { super::all(conn, sql, [], |r| r.get(0)) };
     Ok((
         list("SELECT DISTINCT rubric_id FROM judgments ORDER BY rubric_id")?,
         list("SELECT DISTINCT judge_id FROM judgments ORDER BY judge_id")?,
@@ -863,19 +835,13 @@ fn finish_line(
 
 /// The conversation's current check results (`current_check_results`).
 fn checks_for(conn: &Connection, conversation_id: i64) -> Result<Vec<CheckLine>, StoreError> {
-    let mut stmt = conn.prepare_cached(
+    super::all(
+        conn,
         "SELECT check_id, tag, passed, detail FROM current_check_results
          WHERE conversation_id = ?1 ORDER BY check_id",
-    )?;
-    let rows = stmt.query_map([conversation_id], |r| {
-        Ok(CheckLine {
-            id: r.get(0)?,
-            tag: r.get(1)?,
-            passed: r.get(2)?,
-            detail: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [conversation_id],
+        |r| Ok(row!(r => CheckLine { id, tag, passed, detail })),
+    )
 }
 
 /// The conversation's current judgments (`current_judgments`): a `judge_error` that a

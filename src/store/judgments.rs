@@ -23,16 +23,12 @@ pub struct TargetNames {
 }
 
 pub fn target_names(conn: &Connection) -> Result<Vec<TargetNames>, StoreError> {
-    let mut stmt = conn.prepare("SELECT provider, model, label, host FROM targets ORDER BY id")?;
-    let rows = stmt.query_map([], |r| {
-        Ok(TargetNames {
-            provider: r.get(0)?,
-            model: r.get(1)?,
-            label: r.get(2)?,
-            host: r.get(3)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    super::all(
+        conn,
+        "SELECT provider, model, label, host FROM targets ORDER BY id",
+        [],
+        |r| Ok(row!(r => TargetNames { provider, model, label, host })),
+    )
 }
 
 /// A completed conversation, as sampling needs it.
@@ -53,25 +49,20 @@ pub struct CompletedConversation {
 pub fn completed_conversations(
     conn: &Connection,
 ) -> Result<Vec<CompletedConversation>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT c.id, c.uid, c.run_id, t.provider, t.label, c.scenario, c.repeat
          FROM conversations c JOIN targets t ON t.id = c.target_id
          WHERE c.outcome = 'completed'
            AND NOT EXISTS (SELECT 1 FROM replay_passes p WHERE p.conversation_id = c.id)
          ORDER BY c.id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok(CompletedConversation {
-            id: r.get(0)?,
-            uid: r.get(1)?,
-            run_id: r.get(2)?,
-            provider: r.get(3)?,
-            label: r.get(4)?,
-            scenario: r.get(5)?,
-            repeat: r.get(6)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [],
+        |r| {
+            Ok(row!(r => CompletedConversation {
+                id, uid, run_id, provider, label, scenario, repeat
+            }))
+        },
+    )
 }
 
 /// A message as stored, before blinding.
@@ -403,27 +394,28 @@ pub struct JudgmentRow {
 
 /// Every current judgment (`current_judgments`), in storage order.
 pub fn read_judgments(conn: &Connection) -> Result<Vec<JudgmentRow>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT conversation_id, rubric_id, rubric_version, judge_id, replicate, status, scores,
                 completed, rationale, simulated
          FROM current_judgments ORDER BY judgment_id",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        let scores: Option<String> = r.get(6)?;
-        Ok(JudgmentRow {
-            conversation_id: r.get(0)?,
-            rubric_id: r.get(1)?,
-            rubric_version: r.get(2)?,
-            judge_id: r.get(3)?,
-            replicate: r.get(4)?,
-            status: r.get(5)?,
-            scores: scores.and_then(|s| serde_json::from_str(&s).ok()),
-            completed: r.get(7)?,
-            rationale: r.get(8)?,
-            simulated: r.get(9)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [],
+        |r| {
+            let scores: Option<String> = r.get(6)?;
+            Ok(JudgmentRow {
+                conversation_id: r.get(0)?,
+                rubric_id: r.get(1)?,
+                rubric_version: r.get(2)?,
+                judge_id: r.get(3)?,
+                replicate: r.get(4)?,
+                status: r.get(5)?,
+                scores: scores.and_then(|s| serde_json::from_str(&s).ok()),
+                completed: r.get(7)?,
+                rationale: r.get(8)?,
+                simulated: r.get(9)?,
+            })
+        },
+    )
 }
 
 /// Current judgments of one rubric version and one judge (real and simulated apart), as
@@ -532,21 +524,22 @@ pub struct JudgeFamily {
 
 /// The family written in the latest stored settings of each judge × model × simulated.
 pub fn judge_families(conn: &Connection) -> Result<Vec<JudgeFamily>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT judge_id, model, simulated, json_extract(settings, '$.family')
          FROM judges
          WHERE id IN (SELECT MAX(id) FROM judges GROUP BY judge_id, model, simulated)
          ORDER BY judge_id, model, simulated",
-    )?;
-    let rows = stmt.query_map([], |r| {
-        Ok(JudgeFamily {
-            judge_id: r.get(0)?,
-            model: r.get(1)?,
-            simulated: r.get(2)?,
-            family: r.get::<_, Option<String>>(3).ok().flatten(),
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [],
+        |r| {
+            Ok(JudgeFamily {
+                judge_id: r.get(0)?,
+                model: r.get(1)?,
+                simulated: r.get(2)?,
+                family: r.get::<_, Option<String>>(3).ok().flatten(),
+            })
+        },
+    )
 }
 
 /// What replicates of each current judge varied, from `current_judges`: judge id,

@@ -198,9 +198,7 @@ pub enum MergeError {
     #[error("{path}: is the store merged into (--into)\n  fix: name each store once, and the target only after --into", path = .path.display())]
     SameFile { path: PathBuf },
     #[error("{0}")]
-    Conflict(Box<Conflict>),
-    #[error("{0}")]
-    Refused(Box<Refused>),
+    Refused(Box<Refusal>),
     #[error(
         "{src}: {table}.{column} refers to {to} {id}, which the store does not hold; the store is damaged\n  fix: merge the other stores without it",
         src = .src.display()
@@ -218,37 +216,52 @@ pub enum MergeError {
     Store(#[from] StoreError),
 }
 
-/// The same identity in both stores with other content.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "merge refused, nothing of {src} written: {table} {identity} is in both stores with another {column}\n  {src}: {src_value}\n  {dst}: {dst_value}\n  fix: the same identity must hold the same content; find which store was edited (`sqlite3`), or merge the other stores without {src}",
-    src = .src.display(),
-    dst = .dst.display()
-)]
-pub struct Conflict {
+/// A row of a source the target cannot take, nothing of that source written: both stores,
+/// the table, the row's identity and why.
+#[derive(Debug)]
+pub struct Refusal {
     pub src: PathBuf,
     pub dst: PathBuf,
     pub table: &'static str,
     pub identity: String,
-    pub column: String,
-    pub src_value: String,
-    pub dst_value: String,
+    pub why: Why,
 }
 
-/// A row the target's constraints refused.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "merge refused, nothing of {src} written: {dst} refused {table} {identity}: {error}\n  fix: the two stores hold different rows in one place (e.g. two conversations for one run's slot); merge the other stores without {src}",
-    src = .src.display(),
-    dst = .dst.display()
-)]
-pub struct Refused {
-    pub src: PathBuf,
-    pub dst: PathBuf,
-    pub table: &'static str,
-    pub identity: String,
-    pub error: rusqlite::Error,
+#[derive(Debug)]
+pub enum Why {
+    /// The same identity in both stores with another value of `column`.
+    Conflict {
+        column: String,
+        src_value: String,
+        dst_value: String,
+    },
+    /// The target's constraints refused the row.
+    Constraint(rusqlite::Error),
 }
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (src, dst) = (self.src.display(), self.dst.display());
+        let (table, identity) = (self.table, &self.identity);
+        write!(f, "merge refused, nothing of {src} written: ")?;
+        match &self.why {
+            Why::Conflict {
+                column,
+                src_value,
+                dst_value,
+            } => write!(
+                f,
+                "{table} {identity} is in both stores with another {column}\n  {src}: {src_value}\n  {dst}: {dst_value}\n  fix: the same identity must hold the same content; find which store was edited (`sqlite3`), or merge the other stores without {src}"
+            ),
+            Why::Constraint(error) => write!(
+                f,
+                "{dst} refused {table} {identity}: {error}\n  fix: the two stores hold different rows in one place (e.g. two conversations for one run's slot); merge the other stores without {src}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
 
 impl From<rusqlite::Error> for MergeError {
     fn from(e: rusqlite::Error) -> Self {
@@ -439,13 +452,11 @@ impl Job<'_> {
         let mut stmt = self.to.prepare_cached(&sql.insert)?;
         stmt.execute(rusqlite::params_from_iter(values.iter()))
             .map_err(|error| {
-                MergeError::Refused(Box::new(Refused {
-                    src: self.src.to_path_buf(),
-                    dst: self.dst.to_path_buf(),
-                    table: spec.name,
-                    identity: identity(spec, cols, values),
-                    error,
-                }))
+                self.refusal(
+                    spec.name,
+                    identity(spec, cols, values),
+                    Why::Constraint(error),
+                )
             })?;
         Ok((self.to.last_insert_rowid(), true))
     }
@@ -468,14 +479,21 @@ impl Job<'_> {
             (Some((_, table)), Value::Integer(id)) => self.referred(table, *id),
             _ => shown(v),
         };
-        MergeError::Conflict(Box::new(Conflict {
-            src: self.src.to_path_buf(),
-            dst: self.dst.to_path_buf(),
-            table: spec.name,
-            identity: self.described(spec, cols, values),
+        let why = Why::Conflict {
             column: column.to_string(),
             src_value: show(&src_value),
             dst_value: show(dst_value),
+        };
+        self.refusal(spec.name, self.described(spec, cols, values), why)
+    }
+
+    fn refusal(&self, table: &'static str, identity: String, why: Why) -> MergeError {
+        MergeError::Refused(Box::new(Refusal {
+            src: self.src.to_path_buf(),
+            dst: self.dst.to_path_buf(),
+            table,
+            identity,
+            why,
         }))
     }
 
@@ -549,15 +567,12 @@ impl Job<'_> {
             let uid_of = |id: Option<i64>| {
                 id.map_or("NULL".to_string(), |id| self.referred("conversations", id))
             };
-            return Err(MergeError::Conflict(Box::new(Conflict {
-                src: self.src.to_path_buf(),
-                dst: self.dst.to_path_buf(),
-                table: "conversations",
-                identity: format!("uid {uid}"),
+            let why = Why::Conflict {
                 column: "superseded_by".into(),
                 src_value: uid_of(wanted),
                 dst_value: uid_of(there),
-            })));
+            };
+            return Err(self.refusal("conversations", format!("uid {uid}"), why));
         }
         Ok(())
     }

@@ -4,6 +4,23 @@
 //! WAL and foreign keys are set on every open, outside migrations. Nothing here deletes
 //! evaluation data.
 
+/// `row!(r => T { a, b, c })` is `T { a: r.get(0)?, b: r.get(1)?, c: r.get(2)? }`: a struct
+/// read from a row whose columns are its fields, in the order named (the SELECT's order).
+/// `row!(r => T { a, b; ..base })` takes the fields not named from `base`. Defined before
+/// the modules below, so every one of them has it.
+macro_rules! row {
+    ($r:ident => $t:path { $($f:ident),+ $(,)? $(; ..$base:expr)? }) => {{
+        let mut column = 0usize;
+        $t {
+            $($f: {
+                column += 1;
+                $r.get(column - 1)?
+            },)+
+            $(..$base)?
+        }
+    }};
+}
+
 pub mod anchor_judgments;
 mod backfill;
 pub mod checks;
@@ -229,6 +246,19 @@ fn id_or_insert<P: rusqlite::Params>(
     }
     insert()?;
     Ok(conn.last_insert_rowid())
+}
+
+/// Every row `sql` finds with `params`, each read by `read`, collected (a `Vec`, a map, a
+/// set): the one shape of a read that returns many rows.
+fn all<T, C: FromIterator<T>, P: rusqlite::Params>(
+    conn: &Connection,
+    sql: &str,
+    params: P,
+    read: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<C, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params, read)?;
+    Ok(rows.collect::<Result<_, _>>()?)
 }
 
 /// Current UTC time as RFC 3339 with milliseconds.

@@ -196,43 +196,49 @@ impl PairwiseVerdict {
 
 /// Every current pairwise verdict, ordered by rubric, judge, candidate.
 pub fn pairwise_verdicts(conn: &Connection) -> Result<Vec<PairwiseVerdict>, StoreError> {
-    let mut stmt = conn.prepare(&format!(
+    super::all(
+        conn,
+        &format!(
         "SELECT {PAIR_KEY_COLUMNS}, scored, consistent, verdict, baseline_first, baseline_second
          FROM pairwise_verdicts
          ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id"
-    ))?;
-    let rows = stmt.query_map([], |r| {
-        let verdict: Option<String> = r.get(9)?;
-        Ok(PairwiseVerdict {
-            pair: PairKey::read(r)?,
-            scored: r.get(7)?,
-            consistent: r.get(8)?,
-            verdict: verdict.as_deref().and_then(Preferred::parse),
-            baseline_first: r
-                .get::<_, Option<String>>(10)?
-                .as_deref()
-                .and_then(Preferred::parse),
-            baseline_second: r
-                .get::<_, Option<String>>(11)?
-                .as_deref()
-                .and_then(Preferred::parse),
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    ),
+        [],
+        |r| {
+            let verdict: Option<String> = r.get(9)?;
+            Ok(PairwiseVerdict {
+                pair: PairKey::read(r)?,
+                scored: r.get(7)?,
+                consistent: r.get(8)?,
+                verdict: verdict.as_deref().and_then(Preferred::parse),
+                baseline_first: r
+                    .get::<_, Option<String>>(10)?
+                    .as_deref()
+                    .and_then(Preferred::parse),
+                baseline_second: r
+                    .get::<_, Option<String>>(11)?
+                    .as_deref()
+                    .and_then(Preferred::parse),
+            })
+        },
+    )
 }
 
 /// Every current pair with one position judged (the other ask never made or not current):
 /// in no verdict, counted apart.
 pub fn one_position_pairs(conn: &Connection) -> Result<Vec<PairKey>, StoreError> {
-    let mut stmt = conn.prepare(&format!(
-        "SELECT {PAIR_KEY_COLUMNS}
+    super::all(
+        conn,
+        &format!(
+            "SELECT {PAIR_KEY_COLUMNS}
          FROM current_pairwise_judgments
          GROUP BY baseline_id, candidate_id, rubric_ref, judge_ref
          HAVING COUNT(DISTINCT baseline_position) = 1
          ORDER BY rubric_id, rubric_version, judge_id, simulated, candidate_id"
-    ))?;
-    let rows = stmt.query_map([], PairKey::read)?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        ),
+        [],
+        PairKey::read,
+    )
 }
 
 #[cfg(test)]

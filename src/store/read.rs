@@ -29,12 +29,13 @@ pub fn finished_slots(
     conn: &Connection,
     run_id: i64,
 ) -> Result<HashSet<(i64, String, u32)>, StoreError> {
-    let mut stmt = conn.prepare(
+    super::all(
+        conn,
         "SELECT target_id, scenario, repeat FROM conversations
          WHERE run_id = ?1 AND outcome <> 'interrupted'",
-    )?;
-    let rows = stmt.query_map([run_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+        [run_id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )
 }
 
 /// Per target label: conversations by outcome, for a run's closing summary. Each slot

@@ -197,32 +197,12 @@ pub fn replay_turn_facts(
     conn: &Connection,
     sel: &super::facts::Selection,
 ) -> Result<Vec<ReplayTurnFact>, StoreError> {
-    let mut stmt = conn.prepare(&replay_turn_facts_sql())?;
-    let rows = stmt.query_map(&sel.params()[..], |r| {
-        Ok(ReplayTurnFact {
-            provider: r.get(0)?,
-            label: r.get(1)?,
-            simulated: r.get(2)?,
-            prices: r.get(3)?,
-            conversation_id: r.get(4)?,
-            idx: r.get(5)?,
-            session_id: r.get(6)?,
-            outcome: r.get(7)?,
-            conversation_outcome: r.get(8)?,
-            ttft_ms: r.get(9)?,
-            e2e_ms: r.get(10)?,
-            prompt_tokens: r.get(11)?,
-            completion_tokens: r.get(12)?,
-            reasoning_tokens: r.get(13)?,
-            cached_tokens: r.get(14)?,
-            break_ms: r.get(15)?,
-            served_by: r.get(16)?,
-            previous_served_by: r.get(17)?,
-            recorded_tools: r.get(18)?,
-            tool_calls: r.get(19)?,
-            tool_calls_valid: r.get(20)?,
-            first_tool: r.get(21)?,
-        })
-    })?;
-    Ok(rows.collect::<Result<_, _>>()?)
+    super::all(conn, &replay_turn_facts_sql(), &sel.params()[..], |r| {
+        Ok(row!(r => ReplayTurnFact {
+            provider, label, simulated, prices, conversation_id, idx, session_id, outcome,
+            conversation_outcome, ttft_ms, e2e_ms, prompt_tokens, completion_tokens,
+            reasoning_tokens, cached_tokens, break_ms, served_by, previous_served_by,
+            recorded_tools, tool_calls, tool_calls_valid, first_tool,
+        }))
+    })
 }

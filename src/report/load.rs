@@ -460,14 +460,16 @@ fn order_cells(f: &mut Facts) {
 /// Numbers the texts of every group of `repeats` from `texts` (by conversation id), the
 /// groups shared out over the cores: each group is numbered on its own.
 fn number_repeats(repeats: &mut [RepeatGroup], texts: &[(i64, MemberTurn)]) {
-    let turns_of = |id: i64| {
-        let from = texts.partition_point(|(c, _)| *c < id);
-        texts
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(move |(c, _)| *c == id)
-            .map(|(_, t)| *t)
+    // Each conversation's run of `texts`, found in one pass: a search of `texts` per member
+    // missed the cache at every step.
+    let mut spans: HashMap<i64, std::ops::Range<usize>> = HashMap::new();
+    for (i, (id, _)) in texts.iter().enumerate() {
+        spans.entry(*id).or_insert(i..i).end = i + 1;
+    }
+    let spans = &spans;
+    let turns_of = move |id: i64| {
+        let span = spans.get(&id).cloned().unwrap_or_default();
+        texts.get(span).unwrap_or_default().iter().map(|(_, t)| *t)
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let per_thread = repeats.len().div_ceil(threads).max(1);

@@ -460,15 +460,22 @@ fn order_cells(f: &mut Facts) {
 /// Numbers the texts of every group of `repeats` from `texts` (by conversation id), the
 /// groups shared out over the cores: each group is numbered on its own.
 fn number_repeats(repeats: &mut [RepeatGroup], texts: &[(i64, MemberTurn)]) {
-    // Each conversation's run of `texts`, found in one pass: a search of `texts` per member
-    // missed the cache at every step.
-    let mut spans: HashMap<i64, std::ops::Range<usize>> = HashMap::new();
+    // Where each conversation's run of `texts` starts, found in one pass: a search of all
+    // of `texts` per member missed the cache at every step; this list has one entry a
+    // conversation, not a turn.
+    let mut starts: Vec<(i64, usize)> = Vec::new();
     for (i, (id, _)) in texts.iter().enumerate() {
-        spans.entry(*id).or_insert(i..i).end = i + 1;
+        if starts.last().is_none_or(|(last, _)| last != id) {
+            starts.push((*id, i));
+        }
     }
-    let spans = &spans;
+    let starts = &starts;
     let turns_of = move |id: i64| {
-        let span = spans.get(&id).cloned().unwrap_or_default();
+        let at = starts.partition_point(|(c, _)| *c < id);
+        let span = match (starts.get(at), starts.get(at + 1)) {
+            (Some(&(c, from)), next) if c == id => from..next.map_or(texts.len(), |n| n.1),
+            _ => 0..0,
+        };
         texts.get(span).unwrap_or_default().iter().map(|(_, t)| *t)
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -9,6 +9,7 @@ use super::model::{
 };
 use crate::outcome::TurnOutcome;
 use crate::stats::{self, inference};
+use rayon::prelude::*;
 
 /// Share of the prompt below which a cached turn is cold (docs/metrics.md, "Replay").
 const COLD_SHARE: f64 = 0.10;
@@ -43,32 +44,13 @@ pub(super) fn conversations_by_cell(facts: &Facts) -> Vec<Vec<usize>> {
     by_cell
 }
 
-/// Every cell, computed on as many threads as there are cores (cells are independent; the
-/// bootstraps dominate).
+/// Every cell, computed on every core (cells are independent; the bootstraps dominate).
 pub(super) fn cells(facts: &Facts, by_cell: &[Vec<usize>], opts: &CellOptions) -> Vec<Cell> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, by_cell.len().max(1));
-    let mut out: Vec<Option<Cell>> = vec![None; by_cell.len()];
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    (t..by_cell.len())
-                        .step_by(threads)
-                        .map(|i| (i, one_cell(facts, i, &by_cell[i], opts)))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for w in workers {
-            // A worker only computes; a panic there is a bug, reported as one.
-            for (i, cell) in w.join().expect("a report cell computation panicked") {
-                out[i] = Some(cell);
-            }
-        }
-    });
-    out.into_iter().flatten().collect()
+    by_cell
+        .par_iter()
+        .enumerate()
+        .map(|(i, convs)| one_cell(facts, i, convs, opts))
+        .collect()
 }
 
 fn one_cell(facts: &Facts, cell: usize, indices: &[usize], opts: &CellOptions) -> Cell {

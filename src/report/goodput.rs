@@ -7,6 +7,7 @@ use super::load::{Conv, Facts, NO_COUNT, Turn};
 use super::model::{Cell, Goodput};
 use super::stream::{tpot_ms, turn_itl_p95};
 use crate::config::slo::Slo;
+use rayon::prelude::*;
 
 /// Whether a turn met every bound of `slo`: `Some(true)` met, `Some(false)` missed
 /// (a failed turn misses), `None` when a bounded figure was not measured (the turn is
@@ -68,7 +69,7 @@ pub(super) fn section(
         return Vec::new();
     };
     by_cell
-        .iter()
+        .par_iter()
         .zip(cells)
         .filter(|(convs, _)| !convs.is_empty())
         .map(|(convs, cell)| one_cell(facts, convs, cell, slo))

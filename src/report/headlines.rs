@@ -28,6 +28,7 @@ use super::model::{
     Member, Said, Shortfall,
 };
 use crate::stats::inference::{self, PairedSample, Statistic};
+use rayon::prelude::*;
 
 /// Every family of the cells' figures and judges, per `scope`, from `on` (the cells and
 /// their slots).
@@ -38,8 +39,6 @@ pub(super) fn headlines(
     scope: &Scope,
 ) -> Vec<Headline> {
     let (facts, cells, seed) = (on.facts, on.cells, on.seed);
-    let mut out = Vec::new();
-    latency(facts, on.slots, cells, (seed, &scope.margins), &mut out);
     let ctx = Ctx {
         facts,
         slots: on.slots,
@@ -47,14 +46,48 @@ pub(super) fn headlines(
         scope,
         seed,
     };
-    reliability(&ctx, &mut out);
-    task_success(&ctx, &mut out);
-    retention(&ctx, by_cell, &mut out);
-    for (section, scores) in judges {
-        judge(&ctx, section, scores, &mut out);
-    }
+    // Each family on a core of its own (a family's tests are seeded by its key, so which
+    // core takes it cannot change a figure), the headlines kept in this order.
+    let families: Vec<FamilyOf> = [
+        FamilyOf::Latency,
+        FamilyOf::Reliability,
+        FamilyOf::TaskSuccess,
+        FamilyOf::Retention,
+    ]
+    .into_iter()
+    .chain(
+        judges
+            .iter()
+            .map(|(section, scores)| FamilyOf::Judge(section, scores)),
+    )
+    .collect();
+    let mut out: Vec<Headline> = families
+        .par_iter()
+        .flat_map_iter(|family| {
+            let mut out = Vec::new();
+            match family {
+                FamilyOf::Latency => {
+                    latency(facts, on.slots, cells, (seed, &scope.margins), &mut out);
+                }
+                FamilyOf::Reliability => reliability(&ctx, &mut out),
+                FamilyOf::TaskSuccess => task_success(&ctx, &mut out),
+                FamilyOf::Retention => retention(&ctx, by_cell, &mut out),
+                FamilyOf::Judge(section, scores) => judge(&ctx, section, scores, &mut out),
+            }
+            out
+        })
+        .collect();
     flags(cells, &mut out);
     out
+}
+
+/// What one family of [`headlines`] compares.
+enum FamilyOf<'j> {
+    Latency,
+    Reliability,
+    TaskSuccess,
+    Retention,
+    Judge(&'j JudgeSection, &'j HashMap<usize, f64>),
 }
 
 /// What every family of a mean statistic is made from.

@@ -8,6 +8,7 @@
 //! numbers, with NaN or `u32::MAX` for "not known" (never 0), so a million turns fit in
 //! tens of megabytes.
 
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
@@ -478,17 +479,9 @@ fn number_repeats(repeats: &mut [RepeatGroup], texts: &[(i64, MemberTurn)]) {
         };
         texts.get(span).unwrap_or_default().iter().map(|(_, t)| *t)
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = repeats.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        for part in repeats.chunks_mut(per_thread) {
-            s.spawn(move || {
-                for g in part {
-                    crate::store::repeats::number_texts(g, turns_of);
-                }
-            });
-        }
-    });
+    repeats
+        .par_iter_mut()
+        .for_each(|g| crate::store::repeats::number_texts(g, turns_of));
 }
 
 /// The turns, each conversation's (id, first turn, turn count), answers without a count,

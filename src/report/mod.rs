@@ -381,13 +381,20 @@ fn claims(
         cells,
         seed: opts.bootstrap.seed,
     };
-    let mut out = headlines::headlines(&on, by_cell, scored, &scope);
-    let slope = |i: usize| ttft_by_turn::conversation_slope(facts, i);
-    let mut more = headlines::ttft_slope(&on, ttft_by_turn, &slope);
-    if let Some(slo) = opts.slo.filter(|s| s.any()) {
-        let share = |i: usize| goodput::conversation_share(facts, i, &slo);
-        more.extend(headlines::goodput(&on, goodput, &share));
-    }
+    // The cells' and judges' families beside TTFT's slope and goodput (each seeded by its
+    // key: the split cannot change a figure).
+    let (mut out, more) = rayon::join(
+        || headlines::headlines(&on, by_cell, scored, &scope),
+        || {
+            let slope = |i: usize| ttft_by_turn::conversation_slope(facts, i);
+            let mut more = headlines::ttft_slope(&on, ttft_by_turn, &slope);
+            if let Some(slo) = opts.slo.filter(|s| s.any()) {
+                let share = |i: usize| goodput::conversation_share(facts, i, &slo);
+                more.extend(headlines::goodput(&on, goodput, &share));
+            }
+            more
+        },
+    );
     headlines::before_flags(&mut out, more);
     out
 }

@@ -6,6 +6,7 @@
 use super::load::{Facts, NO_COUNT};
 use super::model::{Cell, TtftAtTurn, TtftByTurn};
 use crate::stats::{self, regression};
+use rayon::prelude::*;
 
 /// The confidence level of the slope's interval.
 const LEVEL: f64 = 0.95;
@@ -13,7 +14,7 @@ const LEVEL: f64 = 0.95;
 /// TTFT BY TURN of every cell with a completed conversation whose TTFT is known.
 pub(super) fn section(facts: &Facts, by_cell: &[Vec<usize>], cells: &[Cell]) -> Vec<TtftByTurn> {
     by_cell
-        .iter()
+        .par_iter()
         .zip(cells)
         .filter_map(|(convs, cell)| one_cell(facts, convs, cell))
         .collect()

@@ -28,6 +28,7 @@
 //!   step-down method (Holm 1979), which controls the family-wise error rate at 5 %.
 
 use super::{Interval, Rng, all_finite, lerp, rank_position};
+use rayon::prelude::*;
 
 /// The family-wise error rate every headline family is held to.
 pub const FAMILY_ALPHA: f64 = 0.05;
@@ -1446,39 +1447,13 @@ pub fn judge_mixed_family(samples: &[(&PairedSample, u64, Statistic)]) -> Vec<Ju
         .collect()
 }
 
-/// Every sample's test, on as many threads as there are cores (tests are independent and
-/// seeded, so the split cannot change a figure).
+/// Every sample's test, on every core (tests are independent and seeded, so the split
+/// cannot change a figure).
 fn parallel_tests(samples: &[(&PairedSample, u64, Statistic)]) -> Vec<(usize, Option<Test>)> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .clamp(1, samples.len().max(1));
-    let one =
-        |(s, seed, stat): &(&PairedSample, u64, Statistic)| (s.len(), paired_test(s, *stat, *seed));
-    if threads == 1 {
-        return samples.iter().map(one).collect();
-    }
-    let mut out: Vec<(usize, Option<Test>)> = vec![(0, None); samples.len()];
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                scope.spawn(move || {
-                    (t..samples.len())
-                        .step_by(threads)
-                        .filter_map(|i| Some((i, one(samples.get(i)?))))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        for w in workers {
-            // A worker only computes; a panic there is a bug, reported as one.
-            for (i, r) in w.join().expect("a paired test panicked") {
-                if let Some(slot) = out.get_mut(i) {
-                    *slot = r;
-                }
-            }
-        }
-    });
-    out
+    samples
+        .par_iter()
+        .map(|(s, seed, stat)| (s.len(), paired_test(s, *stat, *seed)))
+        .collect()
 }
 
 /// A mean over units in clusters with its t interval: mean ± t_{C−1} · se (cluster-robust).

@@ -52,6 +52,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "014_collectors",
         include_str!("../../db/014_collectors.sql"),
     ),
+    (
+        "015_check_result_order",
+        include_str!("../../db/015_check_result_order.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

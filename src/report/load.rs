@@ -264,42 +264,34 @@ pub(super) struct Facts {
     pub uncounted: u64,
 }
 
-/// Reads the facts; and fills in the check results and turn verdicts of the members of
-/// `repeats` (CONSISTENCY ACROSS REPEATS) from the same pass over those tables.
+/// Reads the facts; and, `with_repeats`, the repeats' members (CONSISTENCY ACROSS
+/// REPEATS) with their texts' numbers, check results and turn verdicts from the same pass
+/// over those tables.
 pub(super) fn load(
     db: &Path,
     conn: &rusqlite::Connection,
     sel: &Selection,
     judgment_filter: &JudgmentFilter,
-    repeats: &mut [RepeatGroup],
-) -> Result<Facts, super::ReportError> {
+    with_repeats: bool,
+) -> Result<(Facts, Vec<RepeatGroup>), super::ReportError> {
     let definitions = facts::check_definitions(conn)?;
     let mut checks = check_definitions(definitions);
     let (lo, hi) = facts::conversation_ids(conn, sel)?.map_or((0, -1), |r| r.into_inner());
     let mid = lo + (hi - lo) / 2;
-    // The repeats' members: their turns' texts come as identities from the same pass.
-    let mut repeated_ids: Vec<i64> = repeats
-        .iter()
-        .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
-        .collect();
-    repeated_ids.sort_unstable();
-    let repeated_ids = &repeated_ids[..];
 
     // Five readers at once, each with its own connection (WAL lets readers run side by
-    // side): the turns and the check results (the largest tables) each in two halves of
-    // the conversation ids; and here the conversations, then the judgments. They meet by
-    // conversation id.
-    let (mut f, index, judges, turns, low, high) = std::thread::scope(|s| {
+    // side): the check results and then the turns (the largest tables) each in two halves
+    // of the conversation ids; and here the conversations, then the judgments. They meet
+    // by conversation id. The turns wait for the repeats' members (their texts come as
+    // identities from the same pass), found while the others read.
+    let gone = |what: &str| super::ReportError::Thread(format!("the {what} reader panicked"));
+    let (mut f, index, judges, (mut repeats, turns), low, high) = std::thread::scope(|s| {
         let checks = &checks;
-        let turns_low = s.spawn(move || read_turns(db, sel, lo..=mid, repeated_ids));
-        let turns_high = s.spawn(move || read_turns(db, sel, mid + 1..=hi, repeated_ids));
         let low = s.spawn(move || read_check_results(db, checks, lo..=mid));
         let high = s.spawn(move || read_check_results(db, checks, mid + 1..=hi));
+        let turns = s.spawn(move || repeats_and_turns(db, sel, with_repeats, (lo, mid, hi)));
         let here = conversations_and_judgments(conn, sel, judgment_filter);
-        let gone = |what: &str| super::ReportError::Thread(format!("the {what} reader panicked"));
-        let turns_low = turns_low.join().map_err(|_| gone("turn"))??;
-        let turns_high = turns_high.join().map_err(|_| gone("turn"))??;
-        let turns = join_turns(turns_low, turns_high);
+        let turns = turns.join().map_err(|_| gone("turn"))??;
         let low = low.join().map_err(|_| gone("check"))??;
         let high = high.join().map_err(|_| gone("check"))??;
         let (f, index, judges) = here?;
@@ -319,7 +311,7 @@ pub(super) fn load(
         itl,
         texts,
     } = turns;
-    number_repeats(repeats, &texts);
+    number_repeats(&mut repeats, &texts);
     drop(texts);
     f.turns = turns;
     f.itl = vec![Histogram::new(); f.cells.len()];
@@ -346,11 +338,19 @@ pub(super) fn load(
     checks.turn_tallies = verdicts.tallies;
     checks.kept = verdicts.kept;
     let mut of_repeats = verdicts.of_repeats;
+    let mut verdicts_of = |i: usize| {
+        of_repeats
+            .binary_search_by_key(&i, |(c, _)| *c)
+            .ok()
+            .and_then(|at| of_repeats.get_mut(at))
+            .map(|(_, v)| std::mem::take(v))
+            .unwrap_or_default()
+    };
     for m in repeats.iter_mut().flat_map(|g| &mut g.members) {
         let Ok(i) = index.ids.binary_search(&m.conversation_id) else {
             continue;
         };
-        m.verdicts = of_repeats.remove(&i).unwrap_or_default();
+        m.verdicts = verdicts_of(i);
         m.checks = checks.per_conv[i]
             .as_ref()
             .map(|c| (c.passed, c.passed + c.failed))
@@ -359,7 +359,34 @@ pub(super) fn load(
     f.checks = checks;
     f.judges = judges;
     mark_structure_failures(&mut f);
-    Ok(f)
+    Ok((f, repeats))
+}
+
+/// The repeats' members (none unless `with_repeats`), then the turns of the conversation
+/// ids `lo..=hi` in two halves side by side, the members' texts kept as identities.
+fn repeats_and_turns(
+    db: &Path,
+    sel: &Selection,
+    with_repeats: bool,
+    (lo, mid, hi): (i64, i64, i64),
+) -> Result<(Vec<RepeatGroup>, TurnsRead), super::ReportError> {
+    let repeats = if with_repeats {
+        crate::store::repeats::repeat_members(&crate::store::open_read_only(db)?, sel)?
+    } else {
+        Vec::new()
+    };
+    let mut ids: Vec<i64> = repeats
+        .iter()
+        .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
+        .collect();
+    ids.sort_unstable();
+    let ids = &ids[..];
+    let (low, high) = std::thread::scope(|s| {
+        let high = s.spawn(move || read_turns(db, sel, mid + 1..=hi, ids));
+        (read_turns(db, sel, lo..=mid, ids), high.join())
+    });
+    let high = high.map_err(|_| super::ReportError::Thread("the turn reader panicked".into()))?;
+    Ok((repeats, join_turns(low?, high?)))
 }
 
 /// The selected conversations (with their cells, scenarios and prices) and their
@@ -761,15 +788,19 @@ type TallyKey = (usize, usize);
 /// (conversation id, definition id): one (conversation, check) pair as stored.
 type PairId = (i64, i64);
 
+/// A turn verdict of a repeat: (turn, definition id, passed).
+type Verdict = (u32, i64, bool);
+
 /// What the pass over the turn verdicts keeps: tallies, retention pairs, and the verdicts
 /// themselves of the conversations that have repeats.
 #[derive(Debug, Default)]
 struct TurnVerdicts {
     tallies: BTreeMap<TallyKey, Tally>,
     kept: Vec<Kept>,
-    /// By conversation index, for the conversations marked repeated: (turn, definition id,
-    /// passed), in the order read (by definition, then turn).
-    of_repeats: HashMap<usize, Vec<(u32, i64, bool)>>,
+    /// By conversation index (ascending: rows come by conversation id, and the index is in
+    /// id order), for the conversations marked repeated: (turn, definition id, passed), in
+    /// the order read (by definition, then turn).
+    of_repeats: Vec<(usize, Vec<Verdict>)>,
 }
 
 /// The turn verdicts of the selected conversations tallied per (cell, tag): two readers,
@@ -824,7 +855,7 @@ fn read_turn_verdicts(
 ) -> Result<TurnVerdicts, StoreError> {
     let mut out: BTreeMap<TallyKey, Tally> = BTreeMap::new();
     let mut kept = vec![Kept::default(); convs.len()];
-    let mut of_repeats: HashMap<usize, Vec<(u32, i64, bool)>> = HashMap::new();
+    let mut of_repeats: Vec<(usize, Vec<Verdict>)> = Vec::new();
     if ids.is_empty() {
         return Ok(TurnVerdicts {
             tallies: out,
@@ -871,10 +902,10 @@ fn read_turn_verdicts(
         if let Ok(turn) = u32::try_from(turn) {
             verdicts.push((turn, passed));
             if let Some(c) = keep {
-                of_repeats
-                    .entry(c)
-                    .or_default()
-                    .push((turn, definition, passed));
+                match of_repeats.last_mut() {
+                    Some((last, v)) if *last == c => v.push((turn, definition, passed)),
+                    _ => of_repeats.push((c, vec![(turn, definition, passed)])),
+                }
             }
         }
     })?;

@@ -164,10 +164,9 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
     }
     let sel = Selection::resolve(&conn, &filter)?;
     let baseline = read_baseline(db, &conn, &filter, opts, chosen.as_ref())?;
-    // The repeats' members first: the pass over turns, check results and turn verdicts
+    // With the repeats' members: the pass over turns, check results and turn verdicts
     // keeps theirs (their texts as identities: `store::facts::turns`).
-    let mut repeat_groups = crate::store::repeats::repeat_members(&conn, &sel)?;
-    let selected = load::load(db, &conn, &sel, &opts.judgments, &mut repeat_groups)?;
+    let (selected, repeat_groups) = load::load(db, &conn, &sel, &opts.judgments, true)?;
     let drilldown = drilldown::read(
         &conn,
         &selected,
@@ -586,7 +585,7 @@ fn read_baseline(
     both.run = None;
     both.run_ids = Some(selected.iter().chain(baseline).copied().collect());
     let sel = Selection::resolve(conn, &both)?;
-    let facts = load::load(db, conn, &sel, &opts.judgments, &mut [])?;
+    let (facts, _) = load::load(db, conn, &sel, &opts.judgments, false)?;
     let mut by_id: std::collections::HashMap<i64, Option<String>> =
         std::collections::HashMap::new();
     crate::store::facts::scenario_versions(conn, &sel, |id, v| {

@@ -175,31 +175,29 @@ pub(super) fn latency(values: &[f64]) -> Percentiles {
 
 /// The values at every whole percentile, 0 to 100.
 fn curve(values: &[f64]) -> Vec<f64> {
-    let Some(sorted) = stats::sort_sample(values) else {
-        return Vec::new();
-    };
-    (0..=100)
-        .filter_map(|q| stats::percentile_sorted(&sorted, f64::from(q)))
-        .collect()
+    let qs: Vec<f64> = (0..=100).map(f64::from).collect();
+    stats::percentiles(values, &qs).unwrap_or_default()
 }
 
 /// Percentiles without intervals (per-turn figures).
 fn plain_percentiles(values: &[f64]) -> Percentiles {
-    let Some(sorted) = stats::sort_sample(values) else {
+    let Some([p50, p95, p99]) =
+        stats::percentiles(values, &[50.0, 95.0, 99.0]).and_then(|v| <[f64; 3]>::try_from(v).ok())
+    else {
         return Percentiles::default();
     };
-    let estimate = |q: f64| {
-        stats::percentile_sorted(&sorted, q).map(|value| Estimate {
+    let estimate = |value: f64| {
+        Some(Estimate {
             value,
             interval: None,
             too_few: false,
         })
     };
     Percentiles {
-        n: sorted.len(),
-        p50: estimate(50.0),
-        p95: estimate(95.0),
-        p99: estimate(99.0),
+        n: values.len(),
+        p50: estimate(p50),
+        p95: estimate(p95),
+        p99: estimate(p99),
     }
 }
 

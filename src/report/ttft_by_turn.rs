@@ -30,12 +30,11 @@ pub(super) fn conversation_slope(facts: &Facts, i: usize) -> Option<f64> {
         return None;
     }
     let turns = facts.turns.get(c.first_turn..c.first_turn + c.n_turns)?;
-    let (x, y): (Vec<f64>, Vec<f64>) = turns
+    let pairs = turns
         .iter()
         .filter(|t| t.ttft.is_finite() && t.prompt_tokens != NO_COUNT)
-        .map(|t| (f64::from(t.prompt_tokens), t.ttft))
-        .unzip();
-    regression::least_squares(&x, &y).map(|(slope, _)| slope * 1000.0)
+        .map(|t| (f64::from(t.prompt_tokens), t.ttft));
+    regression::least_squares_of(pairs).map(|(slope, _)| slope * 1000.0)
 }
 
 fn one_cell(facts: &Facts, convs: &[usize], cell: &Cell) -> Option<TtftByTurn> {

@@ -30,17 +30,27 @@ pub struct Line {
 /// differ in length, hold fewer than two points, a NaN or an infinity, or `x` does not
 /// vary.
 pub fn least_squares(x: &[f64], y: &[f64]) -> Option<(f64, f64)> {
-    let n = x.len();
-    if n < 2 || y.len() != n || !x.iter().chain(y).all(|v| v.is_finite()) {
+    if y.len() != x.len() {
+        return None;
+    }
+    least_squares_of(x.iter().copied().zip(y.iter().copied()))
+}
+
+/// [`least_squares`] of (x, y) pairs walked where they lie, a pass per sum (no copy into
+/// slices): the same sums in the same order, so the same line to the bit.
+pub fn least_squares_of(pairs: impl Iterator<Item = (f64, f64)> + Clone) -> Option<(f64, f64)> {
+    let n = pairs.clone().count();
+    if n < 2 || !pairs.clone().all(|(a, b)| a.is_finite() && b.is_finite()) {
         return None;
     }
     let nf = n as f64;
-    let (mx, my) = (x.iter().sum::<f64>() / nf, y.iter().sum::<f64>() / nf);
-    let sxx: f64 = x.iter().map(|v| (v - mx) * (v - mx)).sum();
+    let mx = pairs.clone().map(|(a, _)| a).sum::<f64>() / nf;
+    let my = pairs.clone().map(|(_, b)| b).sum::<f64>() / nf;
+    let sxx: f64 = pairs.clone().map(|(a, _)| (a - mx) * (a - mx)).sum();
     if sxx <= 0.0 {
         return None;
     }
-    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxy: f64 = pairs.map(|(a, b)| (a - mx) * (b - my)).sum();
     let slope = sxy / sxx;
     Some((slope, my - slope * mx))
 }

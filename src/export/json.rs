@@ -55,24 +55,16 @@ impl Exporter<Report> for Json {
 /// report, so chunks of rows are serialized side by side, one per core, into buffers, and
 /// each batch is written in order: memory stays at a few buffers.
 fn write_rows(rows: &ConversationRows, out: &mut dyn Write) -> Result<(), ExportError> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    use rayon::prelude::*;
+    let workers = rayon::current_num_threads().clamp(1, 4);
     let mut start = 0;
     while start < rows.len() {
-        let batch: Vec<Result<Vec<u8>, serde_json::Error>> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| start + w * CHUNK)
-                .filter(|&from| from < rows.len())
-                .map(|from| s.spawn(move || serialize_chunk(rows, from)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(serde::ser::Error::custom("a row serializer panicked"))
-                    })
-                })
-                .collect()
-        });
+        let batch: Vec<Result<Vec<u8>, serde_json::Error>> = (0..workers)
+            .into_par_iter()
+            .map(|w| start + w * CHUNK)
+            .filter(|&from| from < rows.len())
+            .map(|from| serialize_chunk(rows, from))
+            .collect();
         for buf in batch {
             out.write_all(&buf?)?;
         }

@@ -113,24 +113,11 @@ pub(super) fn prepare_normalised(
 /// counts a streamed answer; no answer, no count), on every core: counting is most of an
 /// import's CPU, and the writer thread is busy with the previous batch meanwhile.
 pub fn count_visible_tokens<'a>(conversations: impl Iterator<Item = &'a mut PreparedConversation>) {
+    use rayon::prelude::*;
     let mut all: Vec<&mut PreparedConversation> = conversations.collect();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = all.len().div_ceil(threads).max(1);
-    let count = |part: &mut [&mut PreparedConversation]| {
-        for turn in part.iter_mut().flat_map(|c| c.record.turns.iter_mut()) {
-            turn.visible_tokens = turn.answer.as_deref().map(crate::tokens::count);
-        }
-    };
-    std::thread::scope(|s| {
-        let mut parts = all.chunks_mut(per_thread);
-        let here = parts.next();
-        for part in parts {
-            s.spawn(move || count(part));
-        }
-        if let Some(part) = here {
-            count(part);
-        }
-    });
+    all.par_iter_mut()
+        .flat_map_iter(|c| c.record.turns.iter_mut())
+        .for_each(|turn| turn.visible_tokens = turn.answer.as_deref().map(crate::tokens::count));
 }
 
 /// Checks a normalised conversation and turns it into turns (one per assistant message).

@@ -90,25 +90,11 @@ fn next_batch(conn: &Connection, after: (i64, i64)) -> rusqlite::Result<Vec<Unco
     Ok(batch)
 }
 
-/// o200k_base counts of the batch's answers, in order, split over the cores.
+/// o200k_base counts of the batch's answers, in order, on every core.
 fn count_on_every_core(batch: &[Uncounted]) -> Vec<i64> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per_thread = batch.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = batch
-            .chunks(per_thread)
-            .map(|part| {
-                s.spawn(move || {
-                    part.iter()
-                        .map(|(_, _, answer)| crate::tokens::count(answer))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        parts
-            .into_iter()
-            // Counting does not panic on any text; if it did, that is a bug to surface.
-            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+    use rayon::prelude::*;
+    batch
+        .par_iter()
+        .map(|(_, _, answer)| crate::tokens::count(answer))
+        .collect()
 }

@@ -4,8 +4,8 @@
 -- the joined definition (`d.id`). The value is the same as the result's own, but SQLite
 -- cannot order by it from the results' primary key: reading a range of conversations
 -- "ORDER BY conversation_id, definition_id, turn" sorted every conversation's rows in a
--- temporary B-tree (at 1 M turns, 490,000 turn verdicts read in 0.19 s of CPU instead of
--- 0.09 s). The views now name the results' own column; every column, its name and its
+-- temporary B-tree (at 1 M turns, 490,000 turn verdicts read and sorted in 0.19 s of CPU;
+-- 0.09 s in key order; BENCHMARKS.md "Report at scale"). The views now name the results' own column; every column, its name and its
 -- value are as before.
 DROP VIEW current_check_results;
 CREATE VIEW current_check_results AS

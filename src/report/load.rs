@@ -284,16 +284,15 @@ pub(super) fn load(
     // of the conversation ids; and here the conversations, then the judgments. They meet
     // by conversation id. The turns wait for the repeats' members (their texts come as
     // identities from the same pass), found while the others read.
-    let gone = |what: &str| super::ReportError::Thread(format!("the {what} reader panicked"));
     let (mut f, index, judges, (mut repeats, turns), low, high) = std::thread::scope(|s| {
         let checks = &checks;
         let low = s.spawn(move || read_check_results(db, checks, lo..=mid));
         let high = s.spawn(move || read_check_results(db, checks, mid + 1..=hi));
         let turns = s.spawn(move || repeats_and_turns(db, sel, with_repeats, (lo, mid, hi)));
         let here = conversations_and_judgments(conn, sel, judgment_filter);
-        let turns = turns.join().map_err(|_| gone("turn"))??;
-        let low = low.join().map_err(|_| gone("check"))??;
-        let high = high.join().map_err(|_| gone("check"))??;
+        let turns = turns.join().map_err(|_| panicked("turn"))??;
+        let low = low.join().map_err(|_| panicked("check"))??;
+        let high = high.join().map_err(|_| panicked("check"))??;
         let (f, index, judges) = here?;
         Ok::<_, super::ReportError>((f, index, judges, turns, low, high))
     })?;
@@ -362,6 +361,11 @@ pub(super) fn load(
     Ok((f, repeats))
 }
 
+/// A reader thread that panicked (a bug), as the report's error.
+fn panicked(what: &str) -> super::ReportError {
+    super::ReportError::Thread(format!("the {what} reader panicked"))
+}
+
 /// The repeats' members (none unless `with_repeats`), then the turns of the conversation
 /// ids `lo..=hi` in two halves side by side, the members' texts kept as identities.
 fn repeats_and_turns(
@@ -385,7 +389,7 @@ fn repeats_and_turns(
         let high = s.spawn(move || read_turns(db, sel, mid + 1..=hi, ids));
         (read_turns(db, sel, lo..=mid, ids), high.join())
     });
-    let high = high.map_err(|_| super::ReportError::Thread("the turn reader panicked".into()))?;
+    let high = high.map_err(|_| panicked("turn"))?;
     Ok((repeats, join_turns(low?, high?)))
 }
 
@@ -824,9 +828,8 @@ fn tally_turn_verdicts(
     let (low, high) = std::thread::scope(|s| {
         let low = s.spawn(move || read(lo..=mid));
         let high = s.spawn(move || read(mid + 1..=hi));
-        let gone = || super::ReportError::Thread("the turn verdict reader panicked".into());
-        let low = low.join().map_err(|_| gone())??;
-        let high = high.join().map_err(|_| gone())??;
+        let low = low.join().map_err(|_| panicked("turn verdict"))??;
+        let high = high.join().map_err(|_| panicked("turn verdict"))??;
         Ok::<_, super::ReportError>((low, high))
     })?;
     let mut all = low;

@@ -214,15 +214,7 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
     } = facts;
     let comparison = baseline.map(|b| comparison(&b, opts));
     let by_cell = cells::conversations_by_cell(&facts);
-    let report_cells = cells::cells(
-        &facts,
-        &by_cell,
-        &cells::CellOptions {
-            sla_ms: opts.sla_ms,
-        },
-    );
-    let ttft_by_turn = ttft_by_turn::section(&facts, &by_cell, &report_cells);
-    let goodput = goodput::section(&facts, &by_cell, &report_cells, opts.slo.as_ref());
+    let (report_cells, ttft_by_turn, goodput) = cell_sections(&facts, &by_cell, opts);
     let attempted: Vec<u64> = report_cells
         .iter()
         .map(|c| c.reliability.attempted)
@@ -301,6 +293,30 @@ pub fn build(facts: Facts, opts: &ReportOptions) -> Report {
             .with_conversations
             .then(|| rows::ConversationRows::new(facts, opts.sla_ms)),
     }
+}
+
+/// The cells, then each cell's TTFT by turn and goodput (those two side by side).
+fn cell_sections(
+    facts: &load::Facts,
+    by_cell: &[Vec<usize>],
+    opts: &ReportOptions,
+) -> (
+    Vec<model::Cell>,
+    Vec<model::TtftByTurn>,
+    Vec<model::Goodput>,
+) {
+    let cells = cells::cells(
+        facts,
+        by_cell,
+        &cells::CellOptions {
+            sla_ms: opts.sla_ms,
+        },
+    );
+    let (ttft_by_turn, goodput) = rayon::join(
+        || ttft_by_turn::section(facts, by_cell, &cells),
+        || goodput::section(facts, by_cell, &cells, opts.slo.as_ref()),
+    );
+    (cells, ttft_by_turn, goodput)
 }
 
 /// What the judging sections read from the store besides the selected facts.

@@ -646,35 +646,46 @@ impl ScenarioSides {
     /// bounds (the bounds only close in, so each count is within them): the same answer as
     /// counting over whole lists at every step, with a fraction of the comparisons.
     fn at_rank(&self, weight: &[u32], from_b: &[bool], r: usize) -> Option<f64> {
-        // Each list taken: (its values, its weight, its count at the lower and upper bound).
-        let mut lists: Vec<(&[f64], usize, usize, usize)> = weight
+        /// A list taken: its values at or below the search's lower bound are `from`, at or
+        /// below its upper bound `to`; `at` those at or below the value being tried.
+        struct Taken<'s> {
+            values: &'s [f64],
+            weight: usize,
+            from: usize,
+            to: usize,
+            at: usize,
+        }
+        let mut lists: Vec<Taken> = weight
             .iter()
             .enumerate()
             .filter(|(_, w)| **w > 0)
             .map(|(k, &w)| {
-                let list = self.list(k, from_b);
-                (list, w as usize, 0, list.len())
+                let values = self.list(k, from_b);
+                Taken {
+                    values,
+                    weight: w as usize,
+                    from: 0,
+                    to: values.len(),
+                    at: 0,
+                }
             })
             .collect();
-        let mut counts = Vec::with_capacity(lists.len());
         let (mut lo, mut hi) = (0, self.merged.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let v = self.merged.get(mid).copied()?;
-            counts.clear();
             let mut count = 0;
-            for &(list, w, from, to) in &lists {
-                let within = list.get(from..to).unwrap_or_default();
-                let at = from + within.partition_point(|x| *x <= v);
-                count += w * at;
-                counts.push(at);
+            for l in &mut lists {
+                let within = l.values.get(l.from..l.to).unwrap_or_default();
+                l.at = l.from + within.partition_point(|x| *x <= v);
+                count += l.weight * l.at;
             }
             let below = count <= r;
-            for (l, &at) in lists.iter_mut().zip(&counts) {
+            for l in &mut lists {
                 if below {
-                    l.2 = at;
+                    l.from = l.at;
                 } else {
-                    l.3 = at;
+                    l.to = l.at;
                 }
             }
             if below {

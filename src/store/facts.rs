@@ -378,6 +378,14 @@ fn blob<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r [u8]>> {
     })
 }
 
+/// Column `i`'s bytes, text or blob, borrowed from the row (`None` for NULL), never
+/// checked for UTF-8: for what only hashes them.
+fn bytes<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r [u8]>> {
+    r.get_ref(i)?.as_bytes_or_null().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+    })
+}
+
 /// Column `i` as text borrowed from the row, not copied; text that is not UTF-8 is a
 /// damaged store.
 pub(super) fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r str>> {
@@ -461,14 +469,9 @@ fn texts(r: &Row<'_>, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<Tur
     }
     // Identities of the stored bytes: the texts are never read as text here, so they are
     // not checked for UTF-8 (the check cost more CPU than the hash).
-    let bytes = |i: usize| {
-        r.get_ref(i)?.as_bytes_or_null().map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
-        })
-    };
     Ok(Some(TurnTexts {
-        prompt: text_id(bytes(20)?.unwrap_or_default()),
-        answer: bytes(21)?.map(text_id),
+        prompt: text_id(bytes(r, 20)?.unwrap_or_default()),
+        answer: bytes(r, 21)?.map(text_id),
     }))
 }
 

@@ -362,7 +362,7 @@ pub(super) fn load(
 }
 
 /// A reader thread that panicked (a bug), as the report's error.
-fn panicked(what: &str) -> super::ReportError {
+pub(super) fn panicked(what: &str) -> super::ReportError {
     super::ReportError::Thread(format!("the {what} reader panicked"))
 }
 

@@ -140,6 +140,26 @@ pub struct Facts {
     drilldown: drilldown::DrilldownRead,
 }
 
+/// What the report reads besides the selected facts: the judging sections' own rows, the
+/// replayed turns and every rubric and judge with a judgment.
+type SideReads = (
+    JudgingRead,
+    Vec<crate::store::replay::ReplayTurnFact>,
+    (Vec<String>, Vec<String>),
+);
+
+fn side_reads(db: &Path, sel: &Selection) -> Result<SideReads, ReportError> {
+    let conn = crate::store::open_read_only(db)?;
+    let judging = JudgingRead {
+        variation: crate::store::judgments::replicate_variation(&conn)?,
+        pairwise: pairwise::PairwiseRead::read(&conn)?,
+        anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
+        families: crate::store::judgments::judge_families(&conn)?,
+    };
+    let replay = crate::store::replay::replay_turn_facts(&conn, sel)?;
+    Ok((judging, replay, judged_rubrics_and_judges(&conn)?))
+}
+
 /// The selected run(s) and the baseline's, read together, with each conversation's
 /// scenario version.
 #[derive(Debug)]
@@ -165,8 +185,15 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
     let sel = Selection::resolve(&conn, &filter)?;
     let baseline = read_baseline(db, &conn, &filter, opts, chosen.as_ref())?;
     // With the repeats' members: the pass over turns, check results and turn verdicts
-    // keeps theirs (their texts as identities: `store::facts::turns`).
-    let (selected, repeat_groups) = load::load(db, &conn, &sel, &opts.judgments, true)?;
+    // keeps theirs (their texts as identities: `store::facts::turns`). The reads that need
+    // no selected facts go on beside it, on a connection of their own.
+    let (main, side) = std::thread::scope(|s| {
+        let side = s.spawn(|| side_reads(db, &sel));
+        let main = load::load(db, &conn, &sel, &opts.judgments, true);
+        (main, side.join())
+    });
+    let (selected, repeat_groups) = main?;
+    let (judging, replay, judged) = side.map_err(|_| load::panicked("judging"))??;
     let drilldown = drilldown::read(
         &conn,
         &selected,
@@ -176,13 +203,8 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
     Ok(Facts {
         store: db.display().to_string(),
         read_at,
-        judging: JudgingRead {
-            variation: crate::store::judgments::replicate_variation(&conn)?,
-            pairwise: pairwise::PairwiseRead::read(&conn)?,
-            anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
-            families: crate::store::judgments::judge_families(&conn)?,
-        },
-        replay: crate::store::replay::replay_turn_facts(&conn, &sel)?,
+        judging,
+        replay,
         overflow: overflow::read(&conn, &selected)?,
         repeats: {
             let mut t = consistency::Tallies::default();
@@ -191,7 +213,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
             }
             t
         },
-        judged: judged_rubrics_and_judges(&conn)?,
+        judged,
         selected: std::sync::Arc::new(selected),
         baseline,
         drilldown,

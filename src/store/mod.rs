@@ -150,7 +150,22 @@ pub fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
         error,
     })?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    stable_plans(&conn)?;
     Ok(conn)
+}
+
+/// Plans made once per statement, whatever is bound to it (SQLite's query planner
+/// stability guarantee). Without it SQLite marks a parameter that the planner compared
+/// with a literal as "re-prepare on every new value": a cached statement over the read
+/// model's views was compiled again for each conversation a drill-down view reads (most of
+/// a 300-view HTML report's time in those views). turnbench keeps no STAT4 samples and
+/// binds no LIKE patterns, the two cases where a bound value could pick a better plan.
+fn stable_plans(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(())
 }
 
 /// Opens an existing store to read it as it is: never creates the file, never upgrades or
@@ -206,6 +221,7 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    stable_plans(conn)?;
     // A cap on the store's size, to simulate a full disk in tests (docs/reliability.md):
     // every write that needs a page past it fails as a full disk would.
     if let Some(pages) = std::env::var(MAX_PAGES_ENV)

@@ -197,8 +197,8 @@ pub(crate) fn conversations_sql() -> String {
 pub(crate) fn turns_sql(texts: bool) -> String {
     format!(
         "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
-                e2e_ms, wall_ms, prompt_tokens, completion_tokens, reasoning_tokens,
-                cached_tokens, visible_tokens, has_answer, has_reasoning, chunk_offsets,
+                e2e_ms, wall_ms, prompt_tokens, completion_tokens, cached_tokens, visible_tokens,
+                has_answer, has_reasoning, chunk_offsets,
                 chunk_kinds, target_id, conversation_outcome = 'completed'{}
          FROM turn_facts WHERE counts AND {SELECTED} AND conversation_id BETWEEN :lo AND :hi
          ORDER BY conversation_id, idx",
@@ -335,7 +335,6 @@ pub struct TurnFact<'r> {
     pub wall_ms: Option<f64>,
     pub prompt_tokens: Option<i64>,
     pub completion_tokens: Option<i64>,
-    pub reasoning_tokens: Option<i64>,
     pub cached_tokens: Option<i64>,
     pub visible_tokens: Option<i64>,
     pub has_answer: bool,
@@ -416,7 +415,7 @@ pub fn turns(
     let mut rows = stmt.query(&params[..])?;
     let mut offsets = Vec::new();
     while let Some(r) = rows.next()? {
-        let known = super::records::text_offsets(blob(r, 16)?, blob(r, 17)?, &mut offsets);
+        let known = super::records::text_offsets(blob(r, 15)?, blob(r, 16)?, &mut offsets);
         let outcome = match text(r, 2)? {
             None => None,
             Some(o) => Some(o.parse::<TurnOutcome>().map_err(|e| {
@@ -435,18 +434,17 @@ pub fn turns(
             wall_ms: r.get(8)?,
             prompt_tokens: r.get(9)?,
             completion_tokens: r.get(10)?,
-            reasoning_tokens: r.get(11)?,
-            cached_tokens: r.get(12)?,
-            visible_tokens: r.get(13)?,
+            cached_tokens: r.get(11)?,
+            visible_tokens: r.get(12)?,
             // Set by the writer for every turn; a row written by other means (SQL by
             // hand) is judged by its outcome: an `ok` turn has visible text.
             has_answer: r
-                .get::<_, Option<bool>>(14)?
+                .get::<_, Option<bool>>(13)?
                 .unwrap_or(outcome == Some(TurnOutcome::Ok)),
-            has_reasoning: r.get::<_, Option<bool>>(15)?.unwrap_or(false),
+            has_reasoning: r.get::<_, Option<bool>>(14)?.unwrap_or(false),
             text_offsets_us: known.then_some(&offsets[..]),
-            target_id: r.get(18)?,
-            conversation_completed: r.get(19)?,
+            target_id: r.get(17)?,
+            conversation_completed: r.get(18)?,
             texts: if with_texts {
                 texts(r, texts_of, &mut next_of_texts)?
             } else {
@@ -470,8 +468,8 @@ fn texts(r: &Row<'_>, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<Tur
     // Identities of the stored bytes: the texts are never read as text here, so they are
     // not checked for UTF-8 (the check cost more CPU than the hash).
     Ok(Some(TurnTexts {
-        prompt: text_id(bytes(r, 20)?.unwrap_or_default()),
-        answer: bytes(r, 21)?.map(text_id),
+        prompt: text_id(bytes(r, 19)?.unwrap_or_default()),
+        answer: bytes(r, 20)?.map(text_id),
     }))
 }
 

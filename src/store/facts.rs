@@ -191,18 +191,28 @@ pub(crate) fn conversations_sql() -> String {
     )
 }
 
-/// Every turn's measured facts, never its text: one pass over `turns` in key order.
-/// Columns 18 and 19: its conversation's target and whether that conversation completed.
-/// With `texts`, each turn's prompt and answer as well (columns 20 and 21).
+/// Every turn's measured facts, never its text, of a range of conversation ids: one pass
+/// over `turns` in key order, without its conversation (read apart:
+/// [`turn_conversations_sql`]). With `texts`, each turn's prompt and answer as well
+/// (columns 17 and 18).
 pub(crate) fn turns_sql(texts: bool) -> String {
     format!(
         "SELECT conversation_id, idx, outcome, finish_reason, attempts, ttft_ms, ttfa_ms,
-                e2e_ms, wall_ms, prompt_tokens, completion_tokens, cached_tokens, visible_tokens,
-                has_answer, has_reasoning, chunk_offsets,
-                chunk_kinds, target_id, conversation_outcome = 'completed'{}
-         FROM turn_facts WHERE counts AND {SELECTED} AND conversation_id BETWEEN :lo AND :hi
+                e2e_ms, wall_ms, prompt_tokens, completion_tokens, cached_tokens,
+                visible_tokens, has_answer, has_reasoning, chunk_offsets, chunk_kinds{}
+         FROM turn_rows WHERE conversation_id BETWEEN :lo AND :hi
          ORDER BY conversation_id, idx",
         if texts { ", prompt, answer" } else { "" }
+    )
+}
+
+/// The selected conversations that count of a range of ids, with their target and whether
+/// they completed: whose turns [`turns`] hands on.
+pub(crate) fn turn_conversations_sql() -> String {
+    format!(
+        "SELECT conversation_id, target_id, completed FROM conversation_facts
+         WHERE counts AND {SELECTED} AND conversation_id BETWEEN :lo AND :hi
+         ORDER BY conversation_id"
     )
 }
 
@@ -405,16 +415,33 @@ pub fn turns(
     texts_of: &[i64],
     mut f: impl FnMut(&TurnFact),
 ) -> Result<(), StoreError> {
-    let with_texts = !texts_of.is_empty();
-    let mut stmt = conn.prepare(&turns_sql(with_texts))?;
-    let mut next_of_texts = 0;
     let (lo, hi) = ids.into_inner();
+    // Which conversations' turns count, from the read model's one definition of that; the
+    // turns come in the same (id) order and are matched to them as they come.
     let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = sel.params().to_vec();
     params.push((":lo", &lo));
     params.push((":hi", &hi));
-    let mut rows = stmt.query(&params[..])?;
+    let convs: Vec<(i64, i64, bool)> = {
+        let mut stmt = conn.prepare(&turn_conversations_sql())?;
+        let rows = stmt.query_map(&params[..], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        rows.collect::<Result<_, _>>()?
+    };
+    let with_texts = !texts_of.is_empty();
+    let mut stmt = conn.prepare(&turns_sql(with_texts))?;
+    let mut next_of_texts = 0;
+    let mut next_conv = 0;
+    let mut rows = stmt.query(rusqlite::named_params! {":lo": lo, ":hi": hi})?;
     let mut offsets = Vec::new();
     while let Some(r) = rows.next()? {
+        let conversation_id: i64 = r.get(0)?;
+        while convs.get(next_conv).is_some_and(|c| c.0 < conversation_id) {
+            next_conv += 1;
+        }
+        let Some(&(_, target_id, completed)) =
+            convs.get(next_conv).filter(|c| c.0 == conversation_id)
+        else {
+            continue;
+        };
         let known = super::records::text_offsets(blob(r, 15)?, blob(r, 16)?, &mut offsets);
         let outcome = match text(r, 2)? {
             None => None,
@@ -423,7 +450,7 @@ pub fn turns(
             })?),
         };
         f(&TurnFact {
-            conversation_id: r.get(0)?,
+            conversation_id,
             idx: r.get(1)?,
             outcome,
             finish_reason: text(r, 3)?,
@@ -443,10 +470,10 @@ pub fn turns(
                 .unwrap_or(outcome == Some(TurnOutcome::Ok)),
             has_reasoning: r.get::<_, Option<bool>>(14)?.unwrap_or(false),
             text_offsets_us: known.then_some(&offsets[..]),
-            target_id: r.get(17)?,
-            conversation_completed: r.get(18)?,
+            target_id,
+            conversation_completed: completed,
             texts: if with_texts {
-                texts(r, texts_of, &mut next_of_texts)?
+                texts(r, conversation_id, texts_of, &mut next_of_texts)?
             } else {
                 None
             },
@@ -457,8 +484,7 @@ pub fn turns(
 
 /// The row's texts as identities when its conversation is one of `of` (ascending, as the
 /// rows come: `at` only moves forward).
-fn texts(r: &Row<'_>, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<TurnTexts>> {
-    let id: i64 = r.get(0)?;
+fn texts(r: &Row<'_>, id: i64, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<TurnTexts>> {
     while of.get(*at).is_some_and(|&x| x < id) {
         *at += 1;
     }
@@ -468,8 +494,8 @@ fn texts(r: &Row<'_>, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<Tur
     // Identities of the stored bytes: the texts are never read as text here, so they are
     // not checked for UTF-8 (the check cost more CPU than the hash).
     Ok(Some(TurnTexts {
-        prompt: text_id(bytes(r, 19)?.unwrap_or_default()),
-        answer: bytes(r, 20)?.map(text_id),
+        prompt: text_id(bytes(r, 17)?.unwrap_or_default()),
+        answer: bytes(r, 18)?.map(text_id),
     }))
 }
 

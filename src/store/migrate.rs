@@ -56,6 +56,7 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         "015_check_result_order",
         include_str!("../../db/015_check_result_order.sql"),
     ),
+    ("016_turn_rows", include_str!("../../db/016_turn_rows.sql")),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

@@ -122,6 +122,12 @@ impl Counts {
         }
     }
 
+    fn merge(&mut self, other: Counts) {
+        for (scenario, (matching, pairs)) in other.by_scenario {
+            self.add(&scenario, matching, pairs);
+        }
+    }
+
     fn share(&self) -> Share {
         let clusters: Vec<(u64, u64)> = self.by_scenario.values().copied().collect();
         let matching = clusters.iter().map(|c| c.0).sum();
@@ -147,6 +153,22 @@ struct CellTally {
     spreads: Vec<ScenarioSpread>,
 }
 
+impl CellTally {
+    /// Adds the tally of later groups of the same cell.
+    fn merge(&mut self, later: CellTally) {
+        self.simulated = later.simulated;
+        self.groups += later.groups;
+        self.answers.merge(later.answers);
+        self.verdicts.merge(later.verdicts);
+        for (turn, (answers, verdicts)) in later.by_turn {
+            let (a, v) = self.by_turn.entry(turn).or_default();
+            a.merge(answers);
+            v.merge(verdicts);
+        }
+        self.spreads.extend(later.spreads);
+    }
+}
+
 /// The section's counts, one group of repeats at a time (`load` adds each group as the
 /// store reads it, so one group's texts are in memory at a time); [`Tallies::section`]
 /// names the figures.
@@ -156,18 +178,37 @@ pub struct Tallies {
 }
 
 impl Tallies {
+    /// Counts every group, the groups side by side: each counted on its own, then added in
+    /// their order (counts are sums and spreads keep that order: the same tallies as
+    /// counting them one after another, [`Tallies::add`]).
+    pub fn of(groups: &[RepeatGroup]) -> Tallies {
+        use rayon::prelude::*;
+        let each: Vec<CellTally> = groups
+            .par_iter()
+            .map(|g| {
+                let mut cell = CellTally::default();
+                count_group(g, &mut cell);
+                cell
+            })
+            .collect();
+        let mut t = Tallies::default();
+        for (g, cell) in groups.iter().zip(each) {
+            t.cells
+                .entry((g.label.clone(), g.provider.clone(), g.simulated))
+                .or_default()
+                .merge(cell);
+        }
+        t
+    }
+
     /// Counts one group of repeats.
-    pub fn add(&mut self, g: &RepeatGroup) {
+    #[cfg(test)]
+    fn add(&mut self, g: &RepeatGroup) {
         let cell = self
             .cells
             .entry((g.label.clone(), g.provider.clone(), g.simulated))
             .or_default();
-        cell.simulated = g.simulated;
-        cell.groups += 1;
-        tally_pairs(g, cell);
-        if let Some(s) = spread(g) {
-            cell.spreads.push(s);
-        }
+        count_group(g, cell);
     }
 
     /// The section: one entry per provider × label with a repeated scenario, ordered by
@@ -212,11 +253,17 @@ impl Tallies {
 
 /// The section of these groups ([`Tallies`] over all of them).
 pub fn section(groups: &[RepeatGroup]) -> Vec<Consistency> {
-    let mut t = Tallies::default();
-    for g in groups {
-        t.add(g);
+    Tallies::of(groups).section()
+}
+
+/// Counts one group of repeats into its cell's tally.
+fn count_group(g: &RepeatGroup, cell: &mut CellTally) {
+    cell.simulated = g.simulated;
+    cell.groups += 1;
+    tally_pairs(g, cell);
+    if let Some(s) = spread(g) {
+        cell.spreads.push(s);
     }
-    t.section()
 }
 
 /// Whether a turn has the answer the next request carries: its answer's number.
@@ -535,6 +582,36 @@ mod tests {
         let c = &section(&[g])[0];
         assert_eq!(c.answers.pairs, 0);
         assert_eq!((c.answers.share, c.answers.interval), (None, None));
+    }
+
+    #[test]
+    fn groups_counted_side_by_side_give_the_counts_of_one_after_another() {
+        // Groups of two providers and three scenarios, each provider's groups spread over
+        // the list, with differing answers, failed turns and verdicts.
+        let mut groups = Vec::new();
+        for k in 0..24u32 {
+            let provider = if k % 3 == 0 { "q" } else { "p" };
+            let scenario = ["s", "t", "u"][(k % 3) as usize];
+            let members: Vec<Repeat> = (1..=(2 + k % 4))
+                .map(|n| {
+                    let answers: Vec<Option<u32>> = (0..3)
+                        .map(|t| ((n + k + t) % 5 != 0).then_some((n * t + k) % 3))
+                        .collect();
+                    let mut r = repeat(n, &answers);
+                    r.verdicts = (1..=3).map(|t| (t, 10, (n + t + k) % 2 == 0)).collect();
+                    r
+                })
+                .collect();
+            groups.push(group(provider, scenario, members));
+        }
+        let mut one_by_one = Tallies::default();
+        for g in &groups {
+            one_by_one.add(g);
+        }
+        let expected = one_by_one.section();
+        assert_eq!(expected.len(), 2);
+        assert!(expected.iter().all(|c| c.answers.pairs > 0));
+        assert_eq!(Tallies::of(&groups).section(), expected);
     }
 
     #[test]

@@ -206,13 +206,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         judging,
         replay,
         overflow: overflow::read(&conn, &selected)?,
-        repeats: {
-            let mut t = consistency::Tallies::default();
-            for g in &repeat_groups {
-                t.add(g);
-            }
-            t
-        },
+        repeats: consistency::Tallies::of(&repeat_groups),
         judged,
         selected: std::sync::Arc::new(selected),
         baseline,

@@ -169,9 +169,8 @@ impl CellTally {
     }
 }
 
-/// The section's counts, one group of repeats at a time (`load` adds each group as the
-/// store reads it, so one group's texts are in memory at a time); [`Tallies::section`]
-/// names the figures.
+/// The section's counts per provider × label, from every group of repeats
+/// ([`Tallies::of`]); [`Tallies::section`] names the figures.
 #[derive(Debug, Default)]
 pub struct Tallies {
     cells: BTreeMap<(String, String, bool), CellTally>,
@@ -193,10 +192,7 @@ impl Tallies {
             .collect();
         let mut t = Tallies::default();
         for (g, cell) in groups.iter().zip(each) {
-            t.cells
-                .entry((g.label.clone(), g.provider.clone(), g.simulated))
-                .or_default()
-                .merge(cell);
+            t.cell_of(g).merge(cell);
         }
         t
     }
@@ -204,11 +200,14 @@ impl Tallies {
     /// Counts one group of repeats.
     #[cfg(test)]
     fn add(&mut self, g: &RepeatGroup) {
-        let cell = self
-            .cells
+        count_group(g, self.cell_of(g));
+    }
+
+    /// The tally of `g`'s provider × label.
+    fn cell_of(&mut self, g: &RepeatGroup) -> &mut CellTally {
+        self.cells
             .entry((g.label.clone(), g.provider.clone(), g.simulated))
-            .or_default();
-        count_group(g, cell);
+            .or_default()
     }
 
     /// The section: one entry per provider × label with a repeated scenario, ordered by

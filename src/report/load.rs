@@ -536,13 +536,7 @@ impl Index {
     /// The position of conversation `id`, moving `at` forward to it; a row out of order
     /// falls back to a binary search. `None`: not a selected conversation.
     fn seek(&self, at: &mut usize, id: i64) -> Option<usize> {
-        while self.ids.get(*at).is_some_and(|&x| x < id) {
-            *at += 1;
-        }
-        match self.ids.get(*at) {
-            Some(&x) if x == id => Some(*at),
-            _ => self.ids.binary_search(&id).ok(),
-        }
+        facts::seek(&self.ids, |&x| x, at, id).or_else(|| self.ids.binary_search(&id).ok())
     }
 }
 

@@ -140,24 +140,26 @@ pub struct Facts {
     drilldown: drilldown::DrilldownRead,
 }
 
-/// What the report reads besides the selected facts: the judging sections' own rows, the
-/// replayed turns and every rubric and judge with a judgment.
-type SideReads = (
-    JudgingRead,
-    Vec<crate::store::replay::ReplayTurnFact>,
-    (Vec<String>, Vec<String>),
-);
+/// What the report reads besides the selected facts, beside their pass.
+struct SideReads {
+    judging: JudgingRead,
+    replay: Vec<crate::store::replay::ReplayTurnFact>,
+    /// Every rubric and judge with a judgment.
+    judged: (Vec<String>, Vec<String>),
+}
 
 fn side_reads(db: &Path, sel: &Selection) -> Result<SideReads, ReportError> {
     let conn = crate::store::open_read_only(db)?;
-    let judging = JudgingRead {
-        variation: crate::store::judgments::replicate_variation(&conn)?,
-        pairwise: pairwise::PairwiseRead::read(&conn)?,
-        anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
-        families: crate::store::judgments::judge_families(&conn)?,
-    };
-    let replay = crate::store::replay::replay_turn_facts(&conn, sel)?;
-    Ok((judging, replay, judged_rubrics_and_judges(&conn)?))
+    Ok(SideReads {
+        judging: JudgingRead {
+            variation: crate::store::judgments::replicate_variation(&conn)?,
+            pairwise: pairwise::PairwiseRead::read(&conn)?,
+            anchors: crate::store::anchor_judgments::current_anchor_judgments(&conn)?,
+            families: crate::store::judgments::judge_families(&conn)?,
+        },
+        replay: crate::store::replay::replay_turn_facts(&conn, sel)?,
+        judged: judged_rubrics_and_judges(&conn)?,
+    })
 }
 
 /// The selected run(s) and the baseline's, read together, with each conversation's
@@ -193,7 +195,11 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         (main, side.join())
     });
     let (selected, repeat_groups) = main?;
-    let (judging, replay, judged) = side.map_err(|_| load::panicked("judging"))??;
+    let SideReads {
+        judging,
+        replay,
+        judged,
+    } = side.map_err(|_| load::panicked("judging"))??;
     let drilldown = drilldown::read(
         &conn,
         &selected,

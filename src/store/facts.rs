@@ -371,6 +371,20 @@ pub fn text_id(bytes: &[u8]) -> TextId {
     xxhash_rust::xxh3::xxh3_128(bytes).to_le_bytes()
 }
 
+/// The position of `id` in `sorted` (ascending by `key`), moving `at` forward to it: rows
+/// read in the same order find theirs in one pass. `None`: not there (or behind `at`).
+pub(crate) fn seek<T>(
+    sorted: &[T],
+    key: impl Fn(&T) -> i64,
+    at: &mut usize,
+    id: i64,
+) -> Option<usize> {
+    while sorted.get(*at).is_some_and(|x| key(x) < id) {
+        *at += 1;
+    }
+    sorted.get(*at).filter(|x| key(x) == id).map(|_| *at)
+}
+
 /// One turn's texts as identities: the messages it added to the history (`turns.prompt`)
 /// and its visible answer (`None` when nothing arrived).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -434,11 +448,8 @@ pub fn turns(
     let mut offsets = Vec::new();
     while let Some(r) = rows.next()? {
         let conversation_id: i64 = r.get(0)?;
-        while convs.get(next_conv).is_some_and(|c| c.0 < conversation_id) {
-            next_conv += 1;
-        }
         let Some(&(_, target_id, completed)) =
-            convs.get(next_conv).filter(|c| c.0 == conversation_id)
+            seek(&convs, |c| c.0, &mut next_conv, conversation_id).and_then(|i| convs.get(i))
         else {
             continue;
         };
@@ -485,10 +496,7 @@ pub fn turns(
 /// The row's texts as identities when its conversation is one of `of` (ascending, as the
 /// rows come: `at` only moves forward).
 fn texts(r: &Row<'_>, id: i64, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<TurnTexts>> {
-    while of.get(*at).is_some_and(|&x| x < id) {
-        *at += 1;
-    }
-    if of.get(*at) != Some(&id) {
+    if seek(of, |&x| x, at, id).is_none() {
         return Ok(None);
     }
     // Identities of the stored bytes: the texts are never read as text here, so they are

@@ -198,6 +198,7 @@ pub fn open_unchanged(path: &Path) -> Result<Connection, StoreError> {
         .map_err(not_a_store)?;
     conn.pragma_update(None, "query_only", "ON")
         .map_err(not_a_store)?;
+    stable_plans(&conn).map_err(not_a_store)?;
     let found: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(not_a_store)?;
@@ -210,6 +211,7 @@ pub fn open_unchanged(path: &Path) -> Result<Connection, StoreError> {
         backup.run_to_completion(256, std::time::Duration::ZERO, None)?;
     }
     copy.pragma_update(None, "foreign_keys", "ON")?;
+    stable_plans(&copy)?;
     migrate::apply(&mut copy, path)?;
     Ok(copy)
 }

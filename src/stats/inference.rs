@@ -195,8 +195,11 @@ pub fn paired_test(sample: &PairedSample, stat: Statistic, seed: u64) -> Option<
         }
         Some(q) => {
             let p = q / 100.0;
-            let (a, b, se) = clustered_log_ratio_se(sample, &clusters, runs.as_ref(), p, seed)?;
-            let flip = percentile_flip_p(sample, &clusters, p, seed)?;
+            // Sorted once for both: the resamples over scenarios and the sign patterns.
+            let scenarios = ScenarioSides::new(sample, &clusters);
+            let (a, b, se) =
+                clustered_log_ratio_se(sample, &clusters, &scenarios, runs.as_ref(), p, seed)?;
+            let flip = percentile_flip_p(&scenarios, sample.len(), p, seed)?;
             (a, b, (a / b).ln(), se, flip)
         }
     };
@@ -494,15 +497,15 @@ fn sign_flip_p(d: &[f64], clusters: &Clusters, seed: u64) -> f64 {
 }
 
 /// The sign-flip p-value of the log ratio of the two cells' percentile p over the pairs: a
-/// pattern swaps the two sides' values within the flipped scenarios.
-fn percentile_flip_p(sample: &PairedSample, clusters: &Clusters, p: f64, seed: u64) -> Option<f64> {
-    let sides = ScenarioSides::new(sample, clusters);
-    let c = clusters.count();
+/// pattern swaps the two sides' values within the flipped scenarios. `sides` holds the
+/// scenarios' lists of the `pairs` pairs.
+fn percentile_flip_p(sides: &ScenarioSides, pairs: usize, p: f64, seed: u64) -> Option<f64> {
+    let c = sides.a.len();
     // Side a takes b's list where a scenario is flipped; side b the other list.
     let mut b_from = vec![true; c];
     let ones = vec![1u32; c];
     // A pattern costs about C · log² n comparisons.
-    let work = c * (usize::BITS - sample.len().leading_zeros()).pow(2) as usize;
+    let work = c * (usize::BITS - pairs.leading_zeros()).pow(2) as usize;
     flip_p(c, work, seed, |flip| {
         for (b, &f) in b_from.iter_mut().zip(flip) {
             *b = !f;
@@ -550,7 +553,9 @@ impl ScenarioSides {
         let c = clusters.count();
         let a: Vec<Vec<f64>> = (0..c).map(|k| sorted(&sample.a, k)).collect();
         let b: Vec<Vec<f64>> = (0..c).map(|k| sorted(&sample.b, k)).collect();
-        let mut merged: Vec<f64> = sample.a.iter().chain(&sample.b).copied().collect();
+        // The lists are sorted runs already: the sort merges them (the same values, so the
+        // same order as sorting the sample's values).
+        let mut merged: Vec<f64> = a.iter().chain(&b).flatten().copied().collect();
         merged.sort_by(f64::total_cmp);
         let mut entries = Vec::new();
         if merged.len() < WALK_BELOW {
@@ -827,8 +832,12 @@ struct Clusters {
 
 impl Clusters {
     fn of(labels: &[u32]) -> Clusters {
+        // By label, each label's pairs in their order (a stable sort; none when the labels
+        // come in order, as a slot's pairs do).
         let mut order: Vec<usize> = (0..labels.len()).collect();
-        order.sort_by_key(|&i| (labels.get(i).copied().unwrap_or(0), i));
+        if !labels.is_sorted() {
+            order.sort_by_key(|&i| labels.get(i).copied().unwrap_or(0));
+        }
         let mut starts = Vec::new();
         let mut previous = None;
         for (pos, &i) in order.iter().enumerate() {
@@ -950,10 +959,11 @@ fn ratio_se(num: &[f64], den: &[f64], cluster: &[u32]) -> Option<f64> {
 /// counts the within-scenario variation twice, Davison & Hinkley 1997 §3.8). The ratio, not the difference: a scenario effect
 /// that scales both cells alike cancels in it. A resample is a multiplicity per scenario;
 /// each side's percentile is found by [`ScenarioSides`] without copying a value. `None` when
-/// a percentile is not positive.
+/// a percentile is not positive. `scenarios`: the sample's lists by scenario.
 fn clustered_log_ratio_se(
     sample: &PairedSample,
     clusters: &Clusters,
+    scenarios: &ScenarioSides,
     runs: Option<&Runs>,
     p: f64,
     seed: u64,
@@ -961,7 +971,14 @@ fn clustered_log_ratio_se(
     // With pooled runs the lists are per (scenario, run) group, so that one resample can
     // weigh whole scenarios, whole runs or single groups.
     let groups = runs.map_or(clusters, |r| &r.both);
-    let sides = ScenarioSides::new(sample, groups);
+    let by_group;
+    let sides = match runs {
+        None => scenarios,
+        Some(r) => {
+            by_group = ScenarioSides::new(sample, &r.both);
+            &by_group
+        }
+    };
     let g = groups.count();
     let (from_a, from_b) = (vec![false; g], vec![true; g]);
     let a = sides.quantile(&vec![1u32; g], &from_a, p)?;
@@ -1632,7 +1649,7 @@ mod tests {
         }
         assert_eq!(sides.quantile(&[0; 4], &[false; 4], 0.5), None);
         // Four scenarios: 16 patterns, and the all-swapped one always reaches |observed|.
-        let p = percentile_flip_p(&s, &clusters, 0.5, 1).unwrap();
+        let p = percentile_flip_p(&sides, s.len(), 0.5, 1).unwrap();
         assert!(p >= 2.0 / 16.0 - 1e-12, "{p}");
     }
 

@@ -8,8 +8,6 @@
 //! and the interval slope ± t_{G−1} · √V₁₁ (Cameron & Miller, "A Practitioner's Guide to
 //! Cluster-Robust Inference", J. Human Resources 50(2), 2015, §II.C and §VI).
 
-use std::collections::BTreeMap;
-
 use super::Interval;
 use super::inference::student_t_quantile;
 
@@ -66,25 +64,50 @@ pub fn within_clusters(x: &[f64], y: &[f64], cluster: &[u32], level: f64) -> Opt
     if y.len() != x.len() || cluster.len() != x.len() {
         return None;
     }
-    let mut sums: BTreeMap<u32, (f64, f64, f64)> = BTreeMap::new();
-    for ((&a, &b), &g) in x.iter().zip(y).zip(cluster) {
-        let e = sums.entry(g).or_default();
-        *e = (e.0 + a, e.1 + b, e.2 + 1.0);
+    let order = cluster_order(cluster);
+    let (mut cx, mut cy) = (vec![f64::NAN; x.len()], vec![f64::NAN; y.len()]);
+    for members in order.chunk_by(|&i, &j| cluster[i] == cluster[j]) {
+        let (mut sx, mut sy, mut k) = (0.0, 0.0, 0.0);
+        for &i in members {
+            (sx, sy, k) = (sx + x[i], sy + y[i], k + 1.0);
+        }
+        for &i in members {
+            (cx[i], cy[i]) = (x[i] - sx / k, y[i] - sy / k);
+        }
     }
-    let centred = |v: &[f64], pick: fn(&(f64, f64, f64)) -> f64| -> Vec<f64> {
-        v.iter()
-            .zip(cluster)
-            .map(|(&a, g)| sums.get(g).map_or(f64::NAN, |s| a - pick(s) / s.2))
-            .collect()
-    };
-    let (cx, cy) = (centred(x, |s| s.0), centred(y, |s| s.1));
-    least_squares_clustered(&cx, &cy, cluster, level)
+    clustered_in_order(&cx, &cy, cluster, &order, level)
+}
+
+/// Positions `0..n` grouped by cluster, the clusters ascending and each one's positions in
+/// their own order: the order a map from cluster to positions walks them in, without the
+/// map (a stable sort only when the clusters are not already in order; a conversation's
+/// turns come together).
+fn cluster_order(cluster: &[u32]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..cluster.len()).collect();
+    if !cluster.is_sorted() {
+        order.sort_by_key(|&i| cluster[i]);
+    }
+    order
 }
 
 /// The least-squares line of `y` on `x` with the slope's cluster-robust interval at
 /// `level`. `None` when the slices differ in length, hold a NaN or an infinity, have fewer
 /// than three points, or `x` does not vary.
 pub fn least_squares_clustered(x: &[f64], y: &[f64], cluster: &[u32], level: f64) -> Option<Line> {
+    if cluster.len() != x.len() {
+        return None;
+    }
+    clustered_in_order(x, y, cluster, &cluster_order(cluster), level)
+}
+
+/// [`least_squares_clustered`] with the positions already grouped ([`cluster_order`]).
+fn clustered_in_order(
+    x: &[f64],
+    y: &[f64],
+    cluster: &[u32],
+    order: &[usize],
+    level: f64,
+) -> Option<Line> {
     let n = x.len();
     if n < 3 || cluster.len() != n || !(level > 0.0 && level < 1.0) {
         return None;
@@ -95,16 +118,20 @@ pub fn least_squares_clustered(x: &[f64], y: &[f64], cluster: &[u32], level: f64
     let sxx: f64 = x.iter().map(|v| (v - mx) * (v - mx)).sum();
     // Per cluster, the score X_g′ e_g of the centred regressor: with x centred the slope's
     // row of (X′X)⁻¹ is (0, 1/Sxx), so V₁₁ = c · Σ_g (Σ_i (x_i − x̄) e_i)² / Sxx².
-    let mut scores: BTreeMap<u32, f64> = BTreeMap::new();
-    for ((&a, &b), &g) in x.iter().zip(y).zip(cluster) {
-        let e = b - intercept - slope * a;
-        *scores.entry(g).or_default() += (a - mx) * e;
+    // Summed cluster by cluster, ascending, each in its positions' order.
+    let (mut meat, mut g) = (0.0, 0);
+    for members in order.chunk_by(|&i, &j| cluster[i] == cluster[j]) {
+        let mut score = 0.0;
+        for &i in members {
+            let e = y[i] - intercept - slope * x[i];
+            score += (x[i] - mx) * e;
+        }
+        meat += score * score;
+        g += 1;
     }
-    let g = scores.len();
     let interval = (g >= 2).then(|| {
         let gf = g as f64;
         let c = gf / (gf - 1.0) * (nf - 1.0) / (nf - 2.0);
-        let meat: f64 = scores.values().map(|s| s * s).sum();
         let se = (c * meat).sqrt() / sxx;
         student_t_quantile(0.5 + level / 2.0, gf - 1.0).map(|t| Interval {
             lo: slope - t * se,
@@ -199,6 +226,16 @@ mod tests {
         assert!((pooled.slope - line.slope).abs() > 0.01, "{pooled:?}");
         // No cluster whose size varies: nothing to fit.
         assert!(within_clusters(&[1.0, 2.0, 3.0], &[1.0, 2.0, 3.0], &[0, 1, 2], 0.95).is_none());
+        // The same observations with the clusters interleaved (not in order): the same line,
+        // the same clusters (the sums differ only in their order).
+        let order = [7, 0, 12, 4, 8, 1, 13, 5, 9, 2, 14, 6, 10, 3, 11];
+        let pick = |v: &[f64]| order.iter().map(|&i| v[i]).collect::<Vec<f64>>();
+        let g_mixed: Vec<u32> = order.iter().map(|&i| g[i]).collect();
+        let mixed = within_clusters(&pick(&x), &pick(&y), &g_mixed, 0.95).unwrap();
+        let j = mixed.interval.unwrap();
+        assert!(close(mixed.slope, line.slope), "{mixed:?}");
+        assert!(close(j.lo, i.lo) && close(j.hi, i.hi), "{j:?}");
+        assert_eq!((mixed.n, mixed.clusters), (15, 4));
     }
 
     #[test]

@@ -179,35 +179,33 @@ pub struct Tallies {
 impl Tallies {
     /// Counts every group, the groups side by side: each counted on its own, then added in
     /// their order (counts are sums and spreads keep that order: the same tallies as
-    /// counting them one after another, [`Tallies::add`]).
-    pub fn of(groups: &[RepeatGroup]) -> Tallies {
+    /// counting them one after another, [`Tallies::add`]). Each group is dropped where it
+    /// was counted: freeing a quarter-million members' turns is work too.
+    pub fn of(groups: Vec<RepeatGroup>) -> Tallies {
         use rayon::prelude::*;
-        let each: Vec<CellTally> = groups
-            .par_iter()
+        let each: Vec<((String, String, bool), CellTally)> = groups
+            .into_par_iter()
             .map(|g| {
                 let mut cell = CellTally::default();
-                count_group(g, &mut cell);
-                cell
+                count_group(&g, &mut cell);
+                ((g.label, g.provider, g.simulated), cell)
             })
             .collect();
         let mut t = Tallies::default();
-        for (g, cell) in groups.iter().zip(each) {
-            t.cell_of(g).merge(cell);
+        for (key, cell) in each {
+            t.cells.entry(key).or_default().merge(cell);
         }
         t
     }
 
-    /// Counts one group of repeats.
+    /// Counts one group of repeats into the tally of its provider × label.
     #[cfg(test)]
     fn add(&mut self, g: &RepeatGroup) {
-        count_group(g, self.cell_of(g));
-    }
-
-    /// The tally of `g`'s provider × label.
-    fn cell_of(&mut self, g: &RepeatGroup) -> &mut CellTally {
-        self.cells
+        let cell = self
+            .cells
             .entry((g.label.clone(), g.provider.clone(), g.simulated))
-            .or_default()
+            .or_default();
+        count_group(g, cell);
     }
 
     /// The section: one entry per provider × label with a repeated scenario, ordered by
@@ -251,7 +249,7 @@ impl Tallies {
 }
 
 /// The section of these groups ([`Tallies`] over all of them).
-pub fn section(groups: &[RepeatGroup]) -> Vec<Consistency> {
+pub fn section(groups: Vec<RepeatGroup>) -> Vec<Consistency> {
     Tallies::of(groups).section()
 }
 
@@ -447,7 +445,7 @@ mod tests {
                 repeat(5, &[Some(8), Some(1), Some(9)]),
             ],
         );
-        let c = &section(&[g])[0];
+        let c = &section(vec![g])[0];
         // Turn 1: C(5,2) = 10 pairs; identical: the 6 among 1–4.
         // Turn 2: pairs among 1–4 (6); identical: the 3 among 1–3.
         // Turn 3: pairs among 1–3 (3), all identical.
@@ -538,7 +536,7 @@ mod tests {
                 .collect();
             let g = group("p", "s", members);
             let expected = brute_force(&g);
-            let got: BTreeMap<u32, (u64, u64, u64, u64)> = section(std::slice::from_ref(&g))
+            let got: BTreeMap<u32, (u64, u64, u64, u64)> = section(vec![g.clone()])
                 .first()
                 .map(|c| {
                     c.turns
@@ -570,7 +568,7 @@ mod tests {
         let mut other = repeat(2, &[Some(0), Some(1)]);
         other.turns[1].prompt = 9;
         let g = group("p", "s", vec![repeat(1, &[Some(0), Some(1)]), other]);
-        let c = &section(&[g])[0];
+        let c = &section(vec![g])[0];
         assert_eq!((c.answers.pairs, c.answers.matching), (1, 1));
         // A turn without an answer is no pair, and nothing after it is either.
         let g = group(
@@ -578,7 +576,7 @@ mod tests {
             "s",
             vec![repeat(1, &[None, Some(1)]), repeat(2, &[None, Some(1)])],
         );
-        let c = &section(&[g])[0];
+        let c = &section(vec![g])[0];
         assert_eq!(c.answers.pairs, 0);
         assert_eq!((c.answers.share, c.answers.interval), (None, None));
     }
@@ -610,7 +608,7 @@ mod tests {
         let expected = one_by_one.section();
         assert_eq!(expected.len(), 2);
         assert!(expected.iter().all(|c| c.answers.pairs > 0));
-        assert_eq!(Tallies::of(&groups).section(), expected);
+        assert_eq!(Tallies::of(groups).section(), expected);
     }
 
     #[test]
@@ -623,7 +621,7 @@ mod tests {
         r[0].verdicts = vec![(1, 10, true), (2, 10, true), (2, 11, true)];
         r[1].verdicts = vec![(1, 10, true), (2, 10, true), (2, 11, false)];
         r[2].verdicts = vec![(1, 10, false), (2, 10, true)];
-        let c = &section(&[group("p", "s", r.to_vec())])[0];
+        let c = &section(vec![group("p", "s", r.to_vec())])[0];
         // Turn 1: pairs 12 agree, 13 and 23 disagree. Turn 2 (every turn-1 answer was the
         // same, so all three pairs were sent one request): check 10 agrees in 12, 13, 23;
         // check 11 is a pair only in 12 (3 has no verdict), disagreeing.
@@ -644,7 +642,7 @@ mod tests {
         // n 4/3; Wilson of 1 out of 4/3 (score formula in Python: 0.14772…, 0.98110…).
         let g1 = group("p", "s", (1..=3).map(|n| repeat(n, &[Some(0)])).collect());
         let g2 = group("p", "t", vec![repeat(1, &[Some(0)]), repeat(2, &[Some(1)])]);
-        let c = &section(&[g1, g2])[0];
+        let c = &section(vec![g1, g2])[0];
         assert_eq!((c.answers.pairs, c.answers.matching), (4, 3));
         assert_eq!(c.answers.scenarios, 2);
         assert_eq!(c.scenarios, 2);
@@ -679,7 +677,7 @@ mod tests {
         let four: Vec<Repeat> = (1..=4).map(|n| scored(n, 2)).collect();
         // Five more, all perfect: P90 1, P10 1.
         let perfect: Vec<Repeat> = (1..=5).map(|n| scored(n, 2)).collect();
-        let c = &section(&[
+        let c = &section(vec![
             group("p", "a", five),
             group("p", "b", four),
             group("p", "c", perfect),
@@ -693,7 +691,11 @@ mod tests {
         assert!((s.aptitude.unwrap() - 1.0).abs() < 1e-12);
         assert!((s.unreliability.unwrap() - 0.4).abs() < 1e-12);
         // Without a scenario of five: null, never 0.
-        let c = &section(&[group("p", "b", (1..=4).map(|n| scored(n, 2)).collect())])[0];
+        let c = &section(vec![group(
+            "p",
+            "b",
+            (1..=4).map(|n| scored(n, 2)).collect(),
+        )])[0];
         assert_eq!((c.spread.aptitude, c.spread.unreliability), (None, None));
         let json = serde_json::to_value(c).unwrap();
         assert_eq!(json["spread"]["aptitude"], serde_json::Value::Null);

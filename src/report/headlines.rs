@@ -159,7 +159,7 @@ pub(super) type Slot = (usize, u32, u32);
 
 /// Each cell's conversations by slot, once for every family that pairs them.
 pub(super) fn cell_slots(facts: &Facts, by_cell: &[Vec<usize>]) -> Vec<Vec<(Slot, usize)>> {
-    by_cell.iter().map(|c| slots(facts, c)).collect()
+    by_cell.par_iter().map(|c| slots(facts, c)).collect()
 }
 
 /// Every conversation of a cell that has a scenario, by its slot, in slot order.

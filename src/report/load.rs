@@ -21,7 +21,7 @@ use crate::store::facts::{
     self, CheckDefinitionFact, ConversationFact, JudgmentFact, JudgmentFilter, RunFact, Selection,
     TurnFact,
 };
-use crate::store::repeats::{MemberTurn, RepeatGroup};
+use crate::store::repeats::{MemberTurn, Repeat, RepeatGroup};
 
 /// "Not reported" for a token count.
 pub(super) const NO_COUNT: u32 = u32::MAX;
@@ -327,29 +327,34 @@ pub(super) fn load(
         }
     }
     f.uncounted = uncounted;
+    // The members by conversation id, each with its position among the selected
+    // conversations: matched to those and to their verdicts by cursors that only move
+    // forward (a search per member missed the cache at every step).
+    let mut members: Vec<&mut Repeat> = repeats.iter_mut().flat_map(|g| &mut g.members).collect();
+    members.sort_unstable_by_key(|m| m.conversation_id);
+    let mut at = 0;
+    let positions: Vec<Option<usize>> = members
+        .iter()
+        .map(|m| index.seek(&mut at, m.conversation_id))
+        .collect();
     let mut repeated = vec![false; index.ids.len()];
-    for m in repeats.iter().flat_map(|g| &g.members) {
-        if let Ok(i) = index.ids.binary_search(&m.conversation_id) {
-            repeated[i] = true;
-        }
+    for &i in positions.iter().flatten() {
+        repeated[i] = true;
     }
     let verdicts = tally_turn_verdicts(db, &checks, &f.convs, &index, &repeated, (lo, mid, hi))?;
     checks.turn_tallies = verdicts.tallies;
     checks.kept = verdicts.kept;
-    let mut of_repeats = verdicts.of_repeats;
-    let mut verdicts_of = |i: usize| {
-        of_repeats
-            .binary_search_by_key(&i, |(c, _)| *c)
-            .ok()
-            .and_then(|at| of_repeats.get_mut(at))
-            .map(|(_, v)| std::mem::take(v))
-            .unwrap_or_default()
-    };
-    for m in repeats.iter_mut().flat_map(|g| &mut g.members) {
-        let Ok(i) = index.ids.binary_search(&m.conversation_id) else {
+    // By conversation position, ascending, as the members now come.
+    let mut of_repeats = verdicts.of_repeats.into_iter().peekable();
+    for (m, position) in members.into_iter().zip(positions) {
+        let Some(i) = position else {
             continue;
         };
-        m.verdicts = verdicts_of(i);
+        while of_repeats.next_if(|(c, _)| *c < i).is_some() {}
+        m.verdicts = of_repeats
+            .next_if(|(c, _)| *c == i)
+            .map(|(_, v)| v)
+            .unwrap_or_default();
         m.checks = checks.per_conv[i]
             .as_ref()
             .map(|c| (c.passed, c.passed + c.failed))

@@ -212,7 +212,7 @@ pub fn load(db: &Path, opts: &ReportOptions) -> Result<Facts, ReportError> {
         judging,
         replay,
         overflow: overflow::read(&conn, &selected)?,
-        repeats: consistency::Tallies::of(&repeat_groups),
+        repeats: consistency::Tallies::of(repeat_groups),
         judged,
         selected: std::sync::Arc::new(selected),
         baseline,

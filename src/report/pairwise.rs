@@ -41,6 +41,11 @@ pub(super) fn sections(
     filter: &JudgmentFilter,
     seed: u64,
 ) -> Vec<PairwiseSection> {
+    // Sections come from verdicts only: none, and the lookups over every conversation
+    // below are not built.
+    if read.verdicts.is_empty() {
+        return Vec::new();
+    }
     let cell_of: HashMap<i64, usize> = facts.convs.iter().map(|c| (c.id, c.cell)).collect();
     let rubric_matches = |rubric: &str| {
         filter

@@ -497,27 +497,42 @@ fn order_cells(f: &mut Facts) {
 /// Numbers the texts of every group of `repeats` from `texts` (by conversation id), the
 /// groups shared out over the cores: each group is numbered on its own.
 fn number_repeats(repeats: &mut [RepeatGroup], texts: &[(i64, MemberTurn)]) {
-    // Where each conversation's run of `texts` starts, found in one pass: a search of all
-    // of `texts` per member missed the cache at every step; this list has one entry a
-    // conversation, not a turn.
-    let mut starts: Vec<(i64, usize)> = Vec::new();
-    for (i, (id, _)) in texts.iter().enumerate() {
-        if starts.last().is_none_or(|(last, _)| last != id) {
-            starts.push((*id, i));
+    // Each member's run of `texts` (they come by conversation id), found by walking the
+    // members in id order beside them: a search per member missed the cache at every step.
+    let mut by_id: Vec<(i64, usize, usize)> = repeats
+        .iter()
+        .enumerate()
+        .flat_map(|(g, group)| {
+            (group.members.iter().enumerate()).map(move |(k, m)| (m.conversation_id, g, k))
+        })
+        .collect();
+    by_id.sort_unstable();
+    let mut spans: Vec<Vec<std::ops::Range<usize>>> = repeats
+        .iter()
+        .map(|g| vec![0..0; g.members.len()])
+        .collect();
+    let mut at = 0;
+    for (id, g, k) in by_id {
+        while texts.get(at).is_some_and(|(c, _)| *c < id) {
+            at += 1;
+        }
+        let from = at;
+        while texts.get(at).is_some_and(|(c, _)| *c == id) {
+            at += 1;
+        }
+        if let Some(span) = spans.get_mut(g).and_then(|s| s.get_mut(k)) {
+            *span = from..at;
         }
     }
-    let starts = &starts;
-    let turns_of = move |id: i64| {
-        let at = starts.partition_point(|(c, _)| *c < id);
-        let span = match (starts.get(at), starts.get(at + 1)) {
-            (Some(&(c, from)), next) if c == id => from..next.map_or(texts.len(), |n| n.1),
-            _ => 0..0,
-        };
-        texts.get(span).unwrap_or_default().iter().map(|(_, t)| *t)
-    };
     repeats
         .par_iter_mut()
-        .for_each(|g| crate::store::repeats::number_texts(g, turns_of));
+        .zip(spans.par_iter())
+        .for_each(|(g, spans)| {
+            crate::store::repeats::number_texts(g, |k| {
+                let span = spans.get(k).cloned().unwrap_or_default();
+                texts.get(span).unwrap_or_default().iter().map(|(_, t)| *t)
+            })
+        });
 }
 
 /// The turns, each conversation's (id, first turn, turn count), answers without a count,

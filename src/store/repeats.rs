@@ -172,12 +172,12 @@ pub struct MemberTurn {
     pub has_answer: bool,
 }
 
-/// Fills in each member's turns from `turns_of(conversation id)` (its stored turns in
+/// Fills in each member's turns from `turns_of(k)` (the k-th member's stored turns in
 /// order), each distinct prompt and answer of the group numbered in reading order. A gap
 /// in a member's stored turns ends them: nothing after it is comparable.
 pub fn number_texts<I: IntoIterator<Item = MemberTurn>>(
     g: &mut RepeatGroup,
-    turns_of: impl Fn(i64) -> I,
+    turns_of: impl Fn(usize) -> I,
 ) {
     let mut prompts: Numbers = HashMap::default();
     let mut answers: Numbers = HashMap::default();
@@ -185,9 +185,9 @@ pub fn number_texts<I: IntoIterator<Item = MemberTurn>>(
         let next = u32::try_from(map.len()).unwrap_or(u32::MAX);
         *map.entry(id).or_insert(next)
     };
-    for m in &mut g.members {
+    for (k, m) in g.members.iter_mut().enumerate() {
         m.turns.clear();
-        for t in turns_of(m.conversation_id) {
+        for t in turns_of(k) {
             if usize::try_from(t.idx).ok() != Some(m.turns.len()) {
                 break;
             }
@@ -285,9 +285,10 @@ mod tests {
         // Every member's turns and no other conversation's.
         assert_eq!(read.len(), 6, "{read:?}");
         for g in &mut groups {
-            number_texts(g, |id| {
+            let ids: Vec<i64> = g.members.iter().map(|m| m.conversation_id).collect();
+            number_texts(g, |k| {
                 read.iter()
-                    .filter(|(c, _)| *c == id)
+                    .filter(|(c, _)| Some(c) == ids.get(k))
                     .map(|(_, t)| *t)
                     .collect::<Vec<_>>()
             });

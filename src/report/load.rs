@@ -21,7 +21,7 @@ use crate::store::facts::{
     self, CheckDefinitionFact, ConversationFact, JudgmentFact, JudgmentFilter, RunFact, Selection,
     TurnFact,
 };
-use crate::store::repeats::{MemberTurn, Repeat, RepeatGroup};
+use crate::store::repeats::{MemberTurn, Repeat, RepeatGroup, Repeats};
 
 /// "Not reported" for a token count.
 pub(super) const NO_COUNT: u32 = u32::MAX;
@@ -281,20 +281,21 @@ pub(super) fn load(
 
     // Five readers at once, each with its own connection (WAL lets readers run side by
     // side): the check results and then the turns (the largest tables) each in two halves
-    // of the conversation ids; and here the conversations, then the judgments. They meet
-    // by conversation id. The turns wait for the repeats' members (their texts come as
-    // identities from the same pass), found while the others read.
-    let (mut f, index, judges, (mut repeats, turns), low, high) = std::thread::scope(|s| {
+    // of the conversation ids; and here the conversations (grouping the repeats as they
+    // come), then the judgments. They meet by conversation id. With the repeats, the turns'
+    // texts come as identities from the same pass, for every conversation with a scenario
+    // (which are repeats is known only once every conversation is read).
+    let (mut f, index, judges, mut repeats, turns, low, high) = std::thread::scope(|s| {
         let checks = &checks;
         let low = s.spawn(move || read_check_results(db, checks, lo..=mid));
         let high = s.spawn(move || read_check_results(db, checks, mid + 1..=hi));
-        let turns = s.spawn(move || repeats_and_turns(db, sel, with_repeats, (lo, mid, hi)));
-        let here = conversations_and_judgments(conn, sel, judgment_filter);
+        let turns = s.spawn(move || turns_in_halves(db, sel, with_repeats, (lo, mid, hi)));
+        let here = conversations_and_judgments(conn, sel, judgment_filter, with_repeats);
         let turns = turns.join().map_err(|_| panicked("turn"))??;
         let low = low.join().map_err(|_| panicked("check"))??;
         let high = high.join().map_err(|_| panicked("check"))??;
-        let (f, index, judges) = here?;
-        Ok::<_, super::ReportError>((f, index, judges, turns, low, high))
+        let (f, index, judges, repeats) = here?;
+        Ok::<_, super::ReportError>((f, index, judges, repeats, turns, low, high))
     })?;
     checks.per_conv = vec![None; index.ids.len()];
     let mut at = 0;
@@ -371,40 +372,31 @@ pub(super) fn panicked(what: &str) -> super::ReportError {
     super::ReportError::Thread(format!("the {what} reader panicked"))
 }
 
-/// The repeats' members (none unless `with_repeats`), then the turns of the conversation
-/// ids `lo..=hi` in two halves side by side, the members' texts kept as identities.
-fn repeats_and_turns(
+/// The turns of the conversation ids `lo..=hi`, in two halves side by side; `with_texts`,
+/// the texts of those with a scenario kept as identities.
+fn turns_in_halves(
     db: &Path,
     sel: &Selection,
-    with_repeats: bool,
+    with_texts: bool,
     (lo, mid, hi): (i64, i64, i64),
-) -> Result<(Vec<RepeatGroup>, TurnsRead), super::ReportError> {
-    let repeats = if with_repeats {
-        crate::store::repeats::repeat_members(&crate::store::open_read_only(db)?, sel)?
-    } else {
-        Vec::new()
-    };
-    let mut ids: Vec<i64> = repeats
-        .iter()
-        .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
-        .collect();
-    ids.sort_unstable();
-    let ids = &ids[..];
+) -> Result<TurnsRead, super::ReportError> {
     let (low, high) = std::thread::scope(|s| {
-        let high = s.spawn(move || read_turns(db, sel, mid + 1..=hi, ids));
-        (read_turns(db, sel, lo..=mid, ids), high.join())
+        let high = s.spawn(move || read_turns(db, sel, mid + 1..=hi, with_texts));
+        (read_turns(db, sel, lo..=mid, with_texts), high.join())
     });
     let high = high.map_err(|_| panicked("turn"))?;
-    Ok((repeats, join_turns(low?, high?)))
+    Ok(join_turns(low?, high?))
 }
 
-/// The selected conversations (with their cells, scenarios and prices) and their
-/// judgments: what the calling thread reads while the others read turns and checks.
+/// The selected conversations (with their cells, scenarios and prices), their groups of
+/// repeats (`with_repeats`; else none) and their judgments: what the calling thread reads
+/// while the others read turns and checks.
 fn conversations_and_judgments(
     conn: &rusqlite::Connection,
     sel: &Selection,
     judgment_filter: &JudgmentFilter,
-) -> Result<(Facts, Index, JudgeFacts), StoreError> {
+    with_repeats: bool,
+) -> Result<(Facts, Index, JudgeFacts, Vec<RepeatGroup>), StoreError> {
     let mut f = Facts {
         runs: facts::runs(conn, sel)?,
         ..Facts::default()
@@ -412,7 +404,11 @@ fn conversations_and_judgments(
     // Per target, looked up once: its cell and prices.
     let mut targets: HashMap<i64, (usize, Option<Prices>)> = HashMap::new();
     let mut scenarios: HashMap<String, usize> = HashMap::new();
+    let mut repeats = Repeats::default();
     facts::conversations(conn, sel, |c: &ConversationFact| {
+        if with_repeats {
+            repeats.add(c);
+        }
         let (cell, prices) = *targets
             .entry(c.target_id)
             .or_insert_with(|| target_cell(&mut f.cells, c));
@@ -444,7 +440,7 @@ fn conversations_and_judgments(
         ids: f.convs.iter().map(|c| c.id).collect(),
     };
     let judges = read_judgments(conn, judgment_filter, &index)?;
-    Ok((f, index, judges))
+    Ok((f, index, judges, repeats.groups()))
 }
 
 /// A new target's cell (found, else added) and its prices.
@@ -542,7 +538,8 @@ struct TurnsRead {
     spans: Vec<(i64, usize, usize)>,
     uncounted: u64,
     itl: Vec<(i64, Histogram)>,
-    /// The repeats' turns (conversation id, turn), in (conversation, turn) order.
+    /// The turns that may be repeats' (of conversations with a scenario): (conversation
+    /// id, turn), in (conversation, turn) order.
     texts: Vec<(i64, MemberTurn)>,
 }
 
@@ -611,12 +608,13 @@ fn turn_gaps(
     (count, p95)
 }
 
-/// The turns of the conversations whose ids are in `ids`.
+/// The turns of the conversations whose ids are in `ids` (`with_texts`: see
+/// [`facts::turns`]).
 fn read_turns(
     db: &Path,
     sel: &Selection,
     ids: std::ops::RangeInclusive<i64>,
-    repeated: &[i64],
+    with_texts: bool,
 ) -> Result<TurnsRead, StoreError> {
     let conn = crate::store::open_read_only(db)?;
     let mut turns = Vec::new();
@@ -626,7 +624,7 @@ fn read_turns(
     let mut scratch = Vec::new();
     let mut texts = Vec::new();
     let count = |v: Option<i64>| v.and_then(|v| u32::try_from(v).ok()).unwrap_or(NO_COUNT);
-    facts::turns(&conn, sel, ids, repeated, |t: &TurnFact| {
+    facts::turns(&conn, sel, ids, with_texts, |t: &TurnFact| {
         let outcome = t.outcome.unwrap_or(TurnOutcome::Ok);
         if let Some(x) = t.texts {
             texts.push((

@@ -186,7 +186,7 @@ pub(crate) fn runs_sql() -> String {
 pub(crate) fn conversations_sql() -> String {
     format!(
         "SELECT conversation_id, uid, run_id, target_id, provider, model, label, simulated,
-                prices, scenario, repeat, outcome, turn_count, latency_ms
+                prices, scenario, repeat, outcome, turn_count, latency_ms, scenario_ref
          FROM conversation_facts WHERE counts AND {SELECTED} ORDER BY conversation_id"
     )
 }
@@ -206,11 +206,12 @@ pub(crate) fn turns_sql(texts: bool) -> String {
     )
 }
 
-/// The selected conversations that count of a range of ids, with their target and whether
-/// they completed: whose turns [`turns`] hands on.
+/// The selected conversations that count of a range of ids, with their target, whether
+/// they completed and whether they have a scenario: whose turns [`turns`] hands on.
 pub(crate) fn turn_conversations_sql() -> String {
     format!(
-        "SELECT conversation_id, target_id, completed FROM conversation_facts
+        "SELECT conversation_id, target_id, completed, scenario IS NOT NULL
+         FROM conversation_facts
          WHERE counts AND {SELECTED} AND conversation_id BETWEEN :lo AND :hi
          ORDER BY conversation_id"
     )
@@ -288,6 +289,8 @@ pub struct ConversationFact<'r> {
     pub turn_count: u32,
     /// Sum of the turns' E2E; completed conversations with every E2E known only.
     pub latency_ms: Option<f64>,
+    /// The stored scenario version it ran (`scenarios.id`), if linked to one.
+    pub scenario_ref: Option<i64>,
 }
 
 /// Calls `f` for every selected conversation that counts for its slot, by id.
@@ -323,6 +326,7 @@ pub fn conversations(
             outcome: r.get(11)?,
             turn_count: r.get(12)?,
             latency_ms: r.get(13)?,
+            scenario_ref: r.get(14)?,
         });
     }
     Ok(())
@@ -420,13 +424,14 @@ pub(super) fn text<'r>(r: &'r Row<'_>, i: usize) -> rusqlite::Result<Option<&'r 
 /// Calls `f` for every turn of the selected conversations that count whose conversation
 /// id is in `ids`, in (conversation, turn) order: a range of the primary key, so that two
 /// readers can each take a half. Measured facts are read, and nothing is allocated per
-/// turn; for the conversations in `texts_of` (ascending ids) the turns' texts too, handed
-/// on as identities ([`TurnTexts`]) in the same pass: texts never leave the store.
+/// turn; `with_texts`, the turns' texts too for conversations with a scenario (the ones
+/// that can be repeats: `super::repeats`), handed on as identities ([`TurnTexts`]) in the
+/// same pass: texts never leave the store.
 pub fn turns(
     conn: &Connection,
     sel: &Selection,
     ids: std::ops::RangeInclusive<i64>,
-    texts_of: &[i64],
+    with_texts: bool,
     mut f: impl FnMut(&TurnFact),
 ) -> Result<(), StoreError> {
     let (lo, hi) = ids.into_inner();
@@ -435,20 +440,20 @@ pub fn turns(
     let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = sel.params().to_vec();
     params.push((":lo", &lo));
     params.push((":hi", &hi));
-    let convs: Vec<(i64, i64, bool)> = {
+    let convs: Vec<(i64, i64, bool, bool)> = {
         let mut stmt = conn.prepare(&turn_conversations_sql())?;
-        let rows = stmt.query_map(&params[..], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        let rows = stmt.query_map(&params[..], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
         rows.collect::<Result<_, _>>()?
     };
-    let with_texts = !texts_of.is_empty();
     let mut stmt = conn.prepare(&turns_sql(with_texts))?;
-    let mut next_of_texts = 0;
     let mut next_conv = 0;
     let mut rows = stmt.query(rusqlite::named_params! {":lo": lo, ":hi": hi})?;
     let mut offsets = Vec::new();
     while let Some(r) = rows.next()? {
         let conversation_id: i64 = r.get(0)?;
-        let Some(&(_, target_id, completed)) =
+        let Some(&(_, target_id, completed, has_scenario)) =
             seek(&convs, |c| c.0, &mut next_conv, conversation_id).and_then(|i| convs.get(i))
         else {
             continue;
@@ -483,8 +488,8 @@ pub fn turns(
             text_offsets_us: known.then_some(&offsets[..]),
             target_id,
             conversation_completed: completed,
-            texts: if with_texts {
-                texts(r, conversation_id, texts_of, &mut next_of_texts)?
+            texts: if with_texts && has_scenario {
+                Some(texts(r)?)
             } else {
                 None
             },
@@ -493,18 +498,14 @@ pub fn turns(
     Ok(())
 }
 
-/// The row's texts as identities when its conversation is one of `of` (ascending, as the
-/// rows come: `at` only moves forward).
-fn texts(r: &Row<'_>, id: i64, of: &[i64], at: &mut usize) -> rusqlite::Result<Option<TurnTexts>> {
-    if seek(of, |&x| x, at, id).is_none() {
-        return Ok(None);
-    }
+/// The row's texts as identities.
+fn texts(r: &Row<'_>) -> rusqlite::Result<TurnTexts> {
     // Identities of the stored bytes: the texts are never read as text here, so they are
     // not checked for UTF-8 (the check cost more CPU than the hash).
-    Ok(Some(TurnTexts {
+    Ok(TurnTexts {
         prompt: text_id(bytes(r, 17)?.unwrap_or_default()),
         answer: bytes(r, 18)?.map(text_id),
-    }))
+    })
 }
 
 /// What the server said about sizes on each of these turns (conversation id, 0-based

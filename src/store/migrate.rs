@@ -57,6 +57,10 @@ pub(crate) const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../db/015_check_result_order.sql"),
     ),
     ("016_turn_rows", include_str!("../../db/016_turn_rows.sql")),
+    (
+        "017_scenario_ref",
+        include_str!("../../db/017_scenario_ref.sql"),
+    ),
 ];
 
 pub(crate) fn apply(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {

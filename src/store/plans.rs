@@ -145,21 +145,26 @@ fn replayed_turns_drive_their_view_and_collected_turns_are_never_scanned_for_the
 }
 
 #[test]
-fn repeats_pass_once_over_conversations_and_read_turns_by_key() {
+fn repeats_are_grouped_from_the_one_pass_over_conversations() {
     let (_dir, conn) = store();
     let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
-    let members = plan(&conn, &super::repeats::members_sql(), &sel.params()[..]);
-    // One pass over conversations (the selection's), none over turns; CTE and subquery
-    // scans are the rows already read.
-    let tables: Vec<&str> = scans(&members)
-        .into_iter()
-        .filter(|l| !l.starts_with("SCAN (subquery") && *l != "SCAN grouped")
-        .collect();
-    assert_eq!(tables, ["SCAN c", "SCAN runs"], "{members:#?}");
+    // Each row brings its scenario version (what a group of repeats is keyed by besides run,
+    // target and scenario): no second pass joined with conversations, no lookup of each.
+    assert!(facts::conversations_sql().contains("scenario_ref"));
+    let conversations = plan(&conn, &facts::conversations_sql(), &sel.params()[..]);
+    assert_eq!(
+        scans(&conversations),
+        ["SCAN c", "SCAN runs"],
+        "{conversations:#?}"
+    );
+    assert!(
+        !conversations.iter().any(|l| l.contains("SEARCH c ")),
+        "{conversations:#?}"
+    );
     // Grouped and ordered in Rust: no temporary B-tree for a window or an ORDER BY.
     assert!(
-        !members.iter().any(|l| l.contains("TEMP B-TREE")),
-        "{members:#?}"
+        !conversations.iter().any(|l| l.contains("TEMP B-TREE")),
+        "{conversations:#?}"
     );
 }
 

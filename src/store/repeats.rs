@@ -9,17 +9,15 @@
 //! when the stored texts are byte-equal. What the report derives from that (a request is the
 //! scenario's messages plus the earlier answers) is the report's.
 //!
-//! The groups' members are read first ([`repeat_members`]); their check results, turn
+//! The groups form as the report reads the selected conversations ([`Repeats`], from
+//! `conversation_facts` with each one's stored scenario version); their check results, turn
 //! verdicts and turns come from the report's one pass over those tables, the turns' texts
-//! as identities (`super::facts::turns`, [`super::facts::TurnTexts`]), which
-//! [`number_texts`] numbers group by group.
+//! as identities (`super::facts::turns`, [`super::facts::TurnTexts`], for every
+//! conversation with a scenario), which [`number_texts`] numbers group by group.
 
 use std::collections::HashMap;
 
-use rusqlite::Connection;
-
-use super::StoreError;
-use super::facts::{SELECTED, Selection, TextId, TurnTexts};
+use super::facts::{ConversationFact, TextId, TurnTexts};
 use crate::outcome::{ConversationOutcome, TurnOutcome};
 
 /// The repeats of one scenario in one run on one target (two or more).
@@ -61,53 +59,44 @@ pub struct RepeatTurn {
     pub has_answer: bool,
 }
 
-/// The selected conversations that count and have a scenario, in no order: one pass over
-/// `conversations`. [`repeat_members`] groups them (a window and an ORDER BY here cost a
-/// 250,000-conversation store two temporary B-trees and ~1 s on the report's critical path).
-pub(crate) fn members_sql() -> String {
-    format!(
-        "SELECT conversation_id, run_id, target_id, IFNULL(scenario_ref, -1), provider, label,
-                simulated, scenario, repeat, outcome
-         FROM (
-             SELECT f.conversation_id, f.run_id, f.target_id, f.provider, f.label,
-                    f.simulated, f.scenario, f.repeat, f.outcome, f.counts, c.scenario_ref
-             FROM conversation_facts f JOIN conversations c ON c.id = f.conversation_id
-         ) WHERE counts AND scenario IS NOT NULL AND {SELECTED}"
-    )
-}
-
 /// Where a group's conversations ran: run, target, stored scenario version (−1: none);
 /// with the scenario id, a group's identity.
 type GroupKey = (i64, i64, i64);
 
-/// Every group of repeats among the selected conversations (see the module's text): by
-/// label, provider, scenario, run, target and version, each group's members by repeat (then
-/// id); without texts, verdicts or check results: who belongs where. The report's own pass
-/// over check results and turn verdicts fills those in (`crate::report::load`), and
-/// [`number_texts`] the turns.
-pub fn repeat_members(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGroup>, StoreError> {
-    let mut stmt = conn.prepare(&members_sql())?;
-    let mut rows = stmt.query(&sel.params()[..])?;
-    let mut groups: Vec<(GroupKey, RepeatGroup)> = Vec::new();
-    // Per (run, target, version), the groups of each scenario id (almost always one).
-    let mut found: HashMap<GroupKey, Vec<usize>> = HashMap::new();
-    while let Some(r) = rows.next()? {
-        let key: GroupKey = (r.get(1)?, r.get(2)?, r.get(3)?);
-        let scenario = super::facts::text(r, 7)?.unwrap_or_default();
-        let same = found.entry(key).or_default();
+/// Every group of repeats among the selected conversations that count (see the module's
+/// text), formed as the report's pass over them ([`super::facts::conversations`]) hands each
+/// on ([`Repeats::add`]): who belongs where, without texts, verdicts or check results. The
+/// report's own pass over check results and turn verdicts fills those in
+/// (`crate::report::load`), and [`number_texts`] the turns.
+#[derive(Debug, Default)]
+pub struct Repeats {
+    groups: Vec<(GroupKey, RepeatGroup)>,
+    /// Per (run, target, version), the groups of each scenario id (almost always one).
+    found: HashMap<GroupKey, Vec<usize>>,
+}
+
+impl Repeats {
+    /// Takes one selected conversation that counts; one without a scenario repeats nothing.
+    pub fn add(&mut self, c: &ConversationFact) {
+        let Some(scenario) = c.scenario else {
+            return;
+        };
+        let key: GroupKey = (c.run_id, c.target_id, c.scenario_ref.unwrap_or(-1));
+        let same = self.found.entry(key).or_default();
+        let groups = &mut self.groups;
         let at = match same
             .iter()
             .copied()
-            .find(|&g| groups[g].1.scenario == scenario)
+            .find(|&g| groups.get(g).is_some_and(|(_, x)| x.scenario == scenario))
         {
             Some(g) => g,
             None => {
                 groups.push((
                     key,
                     RepeatGroup {
-                        provider: r.get(4)?,
-                        label: r.get(5)?,
-                        simulated: r.get(6)?,
+                        provider: c.provider.to_string(),
+                        label: c.label.to_string(),
+                        simulated: c.simulated,
                         scenario: scenario.to_string(),
                         members: Vec::new(),
                     },
@@ -116,27 +105,35 @@ pub fn repeat_members(conn: &Connection, sel: &Selection) -> Result<Vec<RepeatGr
                 groups.len() - 1
             }
         };
-        groups[at].1.members.push(Repeat {
-            conversation_id: r.get(0)?,
-            repeat: r.get(8)?,
-            outcome: r.get(9)?,
-            turns: Vec::new(),
-            verdicts: Vec::new(),
-            checks: None,
-        });
+        if let Some((_, g)) = groups.get_mut(at) {
+            g.members.push(Repeat {
+                conversation_id: c.id,
+                repeat: c.repeat,
+                outcome: c.outcome,
+                turns: Vec::new(),
+                verdicts: Vec::new(),
+                checks: None,
+            });
+        }
     }
-    groups.retain(|(_, g)| g.members.len() >= 2);
-    groups.sort_by(|(x, a), (y, b)| {
-        (&a.label, &a.provider, &a.scenario, x).cmp(&(&b.label, &b.provider, &b.scenario, y))
-    });
-    Ok(groups
-        .into_iter()
-        .map(|(_, mut g)| {
-            g.members
-                .sort_unstable_by_key(|m| (m.repeat, m.conversation_id));
-            g
-        })
-        .collect())
+
+    /// The groups of two or more, by label, provider, scenario, run, target and version,
+    /// each group's members by repeat (then id).
+    pub fn groups(self) -> Vec<RepeatGroup> {
+        let mut groups = self.groups;
+        groups.retain(|(_, g)| g.members.len() >= 2);
+        groups.sort_by(|(x, a), (y, b)| {
+            (&a.label, &a.provider, &a.scenario, x).cmp(&(&b.label, &b.provider, &b.scenario, y))
+        });
+        groups
+            .into_iter()
+            .map(|(_, mut g)| {
+                g.members
+                    .sort_unstable_by_key(|m| (m.repeat, m.conversation_id));
+                g
+            })
+            .collect()
+    }
 }
 
 /// Each distinct text's number. A [`TextId`] is a digest already: its first 8 bytes are the
@@ -204,7 +201,8 @@ pub fn number_texts<I: IntoIterator<Item = MemberTurn>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::facts::FactFilter;
+    use crate::store::facts::{FactFilter, Selection};
+    use rusqlite::Connection;
 
     /// A store with `rows` (run, provider, scenario, repeat, [(prompt, answer)]).
     type Row<'a> = (i64, &'a str, &'a str, u32, &'a [(&'a str, Option<&'a str>)]);
@@ -260,15 +258,13 @@ mod tests {
             (1, "a", "s", 3, &[("p1", Some("y")), ("p2", None)]),
         ]);
         let sel = Selection::resolve(&conn, &FactFilter::default()).unwrap();
-        let mut groups = repeat_members(&conn, &sel).unwrap();
-        // The texts come from the facts' pass over the turns, for the members only.
-        let mut ids: Vec<i64> = groups
-            .iter()
-            .flat_map(|g| g.members.iter().map(|m| m.conversation_id))
-            .collect();
-        ids.sort_unstable();
+        let mut repeats = Repeats::default();
+        crate::store::facts::conversations(&conn, &sel, |c| repeats.add(c)).unwrap();
+        let mut groups = repeats.groups();
+        // The texts come from the facts' pass over the turns, for every conversation with a
+        // scenario; each member's are its own.
         let mut read: Vec<(i64, MemberTurn)> = Vec::new();
-        crate::store::facts::turns(&conn, &sel, 0..=100, &ids, |t| {
+        crate::store::facts::turns(&conn, &sel, 0..=100, true, |t| {
             if let Some(texts) = t.texts {
                 read.push((
                     t.conversation_id,
@@ -282,8 +278,8 @@ mod tests {
             }
         })
         .unwrap();
-        // Every member's turns and no other conversation's.
-        assert_eq!(read.len(), 6, "{read:?}");
+        // Every turn of a conversation with a scenario: six of members, three of others.
+        assert_eq!(read.len(), 9, "{read:?}");
         for g in &mut groups {
             let ids: Vec<i64> = g.members.iter().map(|m| m.conversation_id).collect();
             number_texts(g, |k| {

@@ -21,7 +21,7 @@ use crate::store::facts::{
     self, CheckDefinitionFact, ConversationFact, JudgmentFact, JudgmentFilter, RunFact, Selection,
     TurnFact,
 };
-use crate::store::repeats::{MemberTurn, Repeat, RepeatGroup, Repeats};
+use crate::store::repeats::{MemberTurn, RepeatGroup, Repeats};
 
 /// "Not reported" for a token count.
 pub(super) const NO_COUNT: u32 = u32::MAX;
@@ -279,24 +279,39 @@ pub(super) fn load(
     let (lo, hi) = facts::conversation_ids(conn, sel)?.map_or((0, -1), |r| r.into_inner());
     let mid = lo + (hi - lo) / 2;
 
-    // Five readers at once, each with its own connection (WAL lets readers run side by
-    // side): the check results and then the turns (the largest tables) each in two halves
-    // of the conversation ids; and here the conversations (grouping the repeats as they
-    // come), then the judgments. They meet by conversation id. With the repeats, the turns'
-    // texts come as identities from the same pass, for every conversation with a scenario
-    // (which are repeats is known only once every conversation is read).
-    let (mut f, index, judges, mut repeats, turns, low, high) = std::thread::scope(|s| {
+    // Readers at once, each with its own connection (WAL lets readers run side by side):
+    // the check results and the turns (the largest tables) each in two halves of the
+    // conversation ids; and here the conversations (grouping the repeats as they come),
+    // the judgments, then the turn verdicts in two halves (they need the conversations'
+    // cells and which are repeats, not the turns). They meet by conversation id. With the
+    // repeats, the turns' texts come as identities from the same pass, for every
+    // conversation with a scenario (which are repeats is known only once every
+    // conversation is read).
+    let (here, turns, low, high) = std::thread::scope(|s| {
         let checks = &checks;
         let low = s.spawn(move || read_check_results(db, checks, lo..=mid));
         let high = s.spawn(move || read_check_results(db, checks, mid + 1..=hi));
         let turns = s.spawn(move || turns_in_halves(db, sel, with_repeats, (lo, mid, hi)));
-        let here = conversations_and_judgments(conn, sel, judgment_filter, with_repeats);
+        let here = (|| {
+            let (f, index, judges, repeats) =
+                conversations_and_judgments(conn, sel, judgment_filter, with_repeats)?;
+            let members = members_by_id(&repeats, &index);
+            let mut repeated = vec![false; index.ids.len()];
+            for &(_, _, _, position) in &members {
+                if let Some(flag) = position.and_then(|i| repeated.get_mut(i)) {
+                    *flag = true;
+                }
+            }
+            let verdicts =
+                tally_turn_verdicts(db, checks, &f.convs, &index, &repeated, (lo, mid, hi))?;
+            Ok::<_, super::ReportError>((f, index, judges, repeats, members, verdicts))
+        })();
         let turns = turns.join().map_err(|_| panicked("turn"))??;
         let low = low.join().map_err(|_| panicked("check"))??;
         let high = high.join().map_err(|_| panicked("check"))??;
-        let (f, index, judges, repeats) = here?;
-        Ok::<_, super::ReportError>((f, index, judges, repeats, turns, low, high))
+        Ok::<_, super::ReportError>((here?, turns, low, high))
     })?;
+    let (mut f, index, judges, mut repeats, members, verdicts) = here;
     checks.per_conv = vec![None; index.ids.len()];
     let mut at = 0;
     for (id, c) in low.into_iter().chain(high) {
@@ -311,7 +326,7 @@ pub(super) fn load(
         itl,
         texts,
     } = turns;
-    number_repeats(&mut repeats, &texts);
+    number_repeats(&mut repeats, &members, &texts);
     drop(texts);
     f.turns = turns;
     f.itl = vec![Histogram::new(); f.cells.len()];
@@ -328,27 +343,15 @@ pub(super) fn load(
         }
     }
     f.uncounted = uncounted;
-    // The members by conversation id, each with its position among the selected
-    // conversations: matched to those and to their verdicts by cursors that only move
-    // forward (a search per member missed the cache at every step).
-    let mut members: Vec<&mut Repeat> = repeats.iter_mut().flat_map(|g| &mut g.members).collect();
-    members.sort_unstable_by_key(|m| m.conversation_id);
-    let mut at = 0;
-    let positions: Vec<Option<usize>> = members
-        .iter()
-        .map(|m| index.seek(&mut at, m.conversation_id))
-        .collect();
-    let mut repeated = vec![false; index.ids.len()];
-    for &i in positions.iter().flatten() {
-        repeated[i] = true;
-    }
-    let verdicts = tally_turn_verdicts(db, &checks, &f.convs, &index, &repeated, (lo, mid, hi))?;
     checks.turn_tallies = verdicts.tallies;
     checks.kept = verdicts.kept;
-    // By conversation position, ascending, as the members now come.
+    // By conversation position, ascending, as the members come.
     let mut of_repeats = verdicts.of_repeats.into_iter().peekable();
-    for (m, position) in members.into_iter().zip(positions) {
-        let Some(i) = position else {
+    for &(_, g, k, position) in &members {
+        let (Some(i), Some(m)) = (
+            position,
+            repeats.get_mut(g).and_then(|g| g.members.get_mut(k)),
+        ) else {
             continue;
         };
         while of_repeats.next_if(|(c, _)| *c < i).is_some() {}
@@ -490,11 +493,13 @@ fn order_cells(f: &mut Facts) {
     f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
 }
 
-/// Numbers the texts of every group of `repeats` from `texts` (by conversation id), the
-/// groups shared out over the cores: each group is numbered on its own.
-fn number_repeats(repeats: &mut [RepeatGroup], texts: &[(i64, MemberTurn)]) {
-    // Each member's run of `texts` (they come by conversation id), found by walking the
-    // members in id order beside them: a search per member missed the cache at every step.
+/// The repeats' members in conversation id order: (id, group, member, position among the
+/// selected conversations). Matched to the conversations, their verdicts and their texts
+/// by cursors that only move forward (a search per member missed the cache at every step).
+fn members_by_id(
+    repeats: &[RepeatGroup],
+    index: &Index,
+) -> Vec<(i64, usize, usize, Option<usize>)> {
     let mut by_id: Vec<(i64, usize, usize)> = repeats
         .iter()
         .enumerate()
@@ -503,12 +508,29 @@ fn number_repeats(repeats: &mut [RepeatGroup], texts: &[(i64, MemberTurn)]) {
         })
         .collect();
     by_id.sort_unstable();
+    let mut at = 0;
+    by_id
+        .into_iter()
+        .map(|(id, g, k)| (id, g, k, index.seek(&mut at, id)))
+        .collect()
+}
+
+/// Numbers the texts of every group of `repeats` from `texts` (by conversation id; the
+/// members `by_id`: [`members_by_id`]), the groups shared out over the cores: each group
+/// is numbered on its own.
+fn number_repeats(
+    repeats: &mut [RepeatGroup],
+    by_id: &[(i64, usize, usize, Option<usize>)],
+    texts: &[(i64, MemberTurn)],
+) {
+    // Each member's run of `texts` (they come by conversation id), found by walking the
+    // members in id order beside them: a search per member missed the cache at every step.
     let mut spans: Vec<Vec<std::ops::Range<usize>>> = repeats
         .iter()
         .map(|g| vec![0..0; g.members.len()])
         .collect();
     let mut at = 0;
-    for (id, g, k) in by_id {
+    for &(id, g, k, _) in by_id {
         while texts.get(at).is_some_and(|(c, _)| *c < id) {
             at += 1;
         }

@@ -304,11 +304,13 @@ pub fn conversations(
     while let Some(r) = rows.next()? {
         let needed = |i| {
             text(r, i).and_then(|t| {
-                t.ok_or(rusqlite::Error::InvalidColumnType(
-                    i,
-                    "NULL".into(),
-                    rusqlite::types::Type::Null,
-                ))
+                t.ok_or_else(|| {
+                    rusqlite::Error::InvalidColumnType(
+                        i,
+                        "NULL".into(),
+                        rusqlite::types::Type::Null,
+                    )
+                })
             })
         };
         f(&ConversationFact {

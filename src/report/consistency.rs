@@ -248,11 +248,6 @@ impl Tallies {
     }
 }
 
-/// The section of these groups ([`Tallies`] over all of them).
-pub fn section(groups: Vec<RepeatGroup>) -> Vec<Consistency> {
-    Tallies::of(groups).section()
-}
-
 /// Counts one group of repeats into its cell's tally.
 fn count_group(g: &RepeatGroup, cell: &mut CellTally) {
     cell.simulated = g.simulated;
@@ -392,6 +387,11 @@ fn spread(g: &RepeatGroup) -> Option<ScenarioSpread> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The section of these groups ([`Tallies`] over all of them).
+    fn section(groups: Vec<RepeatGroup>) -> Vec<Consistency> {
+        Tallies::of(groups).section()
+    }
     use crate::outcome::{ConversationOutcome, TurnOutcome};
 
     /// A repeat whose turns have prompt 0, 1, 2, … and these answers.

@@ -21,7 +21,7 @@ use crate::store::facts::{
     self, CheckDefinitionFact, ConversationFact, JudgmentFact, JudgmentFilter, RunFact, Selection,
     TurnFact,
 };
-use crate::store::repeats::{MemberTurn, RepeatGroup, Repeats};
+use crate::store::repeats::{MemberTurn, Repeat, RepeatGroup, Repeats};
 
 /// "Not reported" for a token count.
 pub(super) const NO_COUNT: u32 = u32::MAX;
@@ -332,8 +332,8 @@ pub(super) fn load(
     }
     f.uncounted = uncounted;
     let mut repeated = vec![false; index.ids.len()];
-    for &(_, _, _, position) in &members {
-        if let Some(flag) = position.and_then(|i| repeated.get_mut(i)) {
+    for m in &members {
+        if let Some(flag) = m.position.and_then(|i| repeated.get_mut(i)) {
             *flag = true;
         }
     }
@@ -342,11 +342,8 @@ pub(super) fn load(
     checks.kept = verdicts.kept;
     // By conversation position, ascending, as the members come.
     let mut of_repeats = verdicts.of_repeats.into_iter().peekable();
-    for &(_, g, k, position) in &members {
-        let (Some(i), Some(m)) = (
-            position,
-            repeats.get_mut(g).and_then(|g| g.members.get_mut(k)),
-        ) else {
+    for member in &members {
+        let (Some(i), Some(m)) = (member.position, member.of(&mut repeats)) else {
             continue;
         };
         while of_repeats.next_if(|(c, _)| *c < i).is_some() {}
@@ -488,13 +485,25 @@ fn order_cells(f: &mut Facts) {
     f.cells = order.iter().map(|&i| f.cells[i].clone()).collect();
 }
 
-/// The repeats' members in conversation id order: (id, group, member, position among the
-/// selected conversations). Matched to the conversations, their verdicts and their texts
-/// by cursors that only move forward (a search per member missed the cache at every step).
-fn members_by_id(
-    repeats: &[RepeatGroup],
-    index: &Index,
-) -> Vec<(i64, usize, usize, Option<usize>)> {
+/// A repeat of a group, where it stands: its conversation id, its group and place in it
+/// (`repeats[group].members[k]`), and its position among the selected conversations.
+struct Member {
+    id: i64,
+    group: usize,
+    k: usize,
+    position: Option<usize>,
+}
+
+impl Member {
+    fn of<'r>(&self, repeats: &'r mut [RepeatGroup]) -> Option<&'r mut Repeat> {
+        repeats.get_mut(self.group)?.members.get_mut(self.k)
+    }
+}
+
+/// The repeats' members in conversation id order, matched to the conversations, their
+/// verdicts and their texts by cursors that only move forward (a search per member missed
+/// the cache at every step).
+fn members_by_id(repeats: &[RepeatGroup], index: &Index) -> Vec<Member> {
     let mut by_id: Vec<(i64, usize, usize)> = repeats
         .iter()
         .enumerate()
@@ -506,18 +515,19 @@ fn members_by_id(
     let mut at = 0;
     by_id
         .into_iter()
-        .map(|(id, g, k)| (id, g, k, index.seek(&mut at, id)))
+        .map(|(id, group, k)| Member {
+            id,
+            group,
+            k,
+            position: index.seek(&mut at, id),
+        })
         .collect()
 }
 
 /// Numbers the texts of every group of `repeats` from `texts` (by conversation id; the
 /// members `by_id`: [`members_by_id`]), the groups shared out over the cores: each group
 /// is numbered on its own.
-fn number_repeats(
-    repeats: &mut [RepeatGroup],
-    by_id: &[(i64, usize, usize, Option<usize>)],
-    texts: &[(i64, MemberTurn)],
-) {
+fn number_repeats(repeats: &mut [RepeatGroup], by_id: &[Member], texts: &[(i64, MemberTurn)]) {
     // Each member's run of `texts` (they come by conversation id), found by walking the
     // members in id order beside them: a search per member missed the cache at every step.
     let mut spans: Vec<Vec<std::ops::Range<usize>>> = repeats
@@ -525,16 +535,14 @@ fn number_repeats(
         .map(|g| vec![0..0; g.members.len()])
         .collect();
     let mut at = 0;
-    for &(id, g, k, _) in by_id {
-        while texts.get(at).is_some_and(|(c, _)| *c < id) {
-            at += 1;
-        }
-        let from = at;
-        while texts.get(at).is_some_and(|(c, _)| *c == id) {
-            at += 1;
-        }
-        if let Some(span) = spans.get_mut(g).and_then(|s| s.get_mut(k)) {
-            *span = from..at;
+    for m in by_id {
+        let Some(from) = facts::seek(texts, |t| t.0, &mut at, m.id) else {
+            continue;
+        };
+        let n = texts.get(from..).unwrap_or_default();
+        let n = n.iter().take_while(|t| t.0 == m.id).count();
+        if let Some(span) = spans.get_mut(m.group).and_then(|s| s.get_mut(m.k)) {
+            *span = from..from + n;
         }
     }
     repeats

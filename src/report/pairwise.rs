@@ -85,7 +85,6 @@ pub(super) fn sections(
             *one_position.entry(key).or_default() += 1;
         }
     }
-    let name = |cell: usize| facts.cell_name(cell);
     let index_of: HashMap<i64, usize> = facts
         .convs
         .iter()
@@ -94,49 +93,60 @@ pub(super) fn sections(
         .collect();
     groups
         .into_iter()
-        .map(|((rubric, judge, simulated, judge_model), rows)| {
-            let baseline: BTreeSet<usize> = rows.iter().map(|(b, _, _)| *b).collect();
-            let scored: Vec<&PairwiseVerdict> = rows
-                .iter()
-                .map(|(_, _, v)| *v)
-                .filter(|v| v.scored)
-                .collect();
-            let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count();
-            let first_position_wins = scored
-                .iter()
-                .filter(|v| v.first_position_won_both())
-                .count() as u64;
-            let mut by_cell: BTreeMap<usize, Vec<&PairwiseVerdict>> = BTreeMap::new();
-            for &(_, cand, v) in &rows {
-                by_cell.entry(cand).or_default().push(v);
-            }
-            let key = (rubric, judge, simulated, judge_model);
+        .map(|(key, rows)| {
             let one_position = one_position.get(&key).copied().unwrap_or(0);
-            let (rubric, judge, simulated, judge_model) = key;
-            let built: Vec<(PairwiseCell, PairedSample)> = by_cell
-                .into_iter()
-                .map(|(cell, verdicts)| pairwise_cell(facts, &index_of, cell, &verdicts))
-                .collect();
-            let (mut cells, samples): (Vec<PairwiseCell>, Vec<PairedSample>) =
-                built.into_iter().unzip();
-            let baseline_names: Vec<String> = baseline.iter().map(|&c| name(c)).collect();
-            let family = net_family(&mut cells, &samples, &baseline_names, &rubric, &judge, seed);
-            PairwiseSection {
-                family,
-                one_position,
-                rubric,
-                judge,
-                judge_model,
-                simulated,
-                baseline: baseline.iter().map(|&c| name(c)).collect(),
-                pairs: rows.len() as u64,
-                unscored: (rows.len() - scored.len()) as u64,
-                consistency: wilson_rate(consistent as u64, scored.len() as u64),
-                first_position_wins,
-                cells,
-            }
+            section(facts, &index_of, key, &rows, one_position, seed)
         })
         .collect()
+}
+
+/// One section: the pairs of one (rubric, judge, simulated, judge model), each as its
+/// (baseline cell, candidate cell, verdict); `one_position` pairs were judged in one
+/// position only.
+fn section(
+    facts: &Facts,
+    index_of: &HashMap<i64, usize>,
+    (rubric, judge, simulated, judge_model): (String, String, bool, String),
+    rows: &[(usize, usize, &PairwiseVerdict)],
+    one_position: u64,
+    seed: u64,
+) -> PairwiseSection {
+    let baseline: BTreeSet<usize> = rows.iter().map(|(b, _, _)| *b).collect();
+    let scored: Vec<&PairwiseVerdict> = rows
+        .iter()
+        .map(|(_, _, v)| *v)
+        .filter(|v| v.scored)
+        .collect();
+    let consistent = scored.iter().filter(|v| v.consistent == Some(true)).count();
+    let first_position_wins = scored
+        .iter()
+        .filter(|v| v.first_position_won_both())
+        .count() as u64;
+    let mut by_cell: BTreeMap<usize, Vec<&PairwiseVerdict>> = BTreeMap::new();
+    for &(_, cand, v) in rows {
+        by_cell.entry(cand).or_default().push(v);
+    }
+    let built: Vec<(PairwiseCell, PairedSample)> = by_cell
+        .into_iter()
+        .map(|(cell, verdicts)| pairwise_cell(facts, index_of, cell, &verdicts))
+        .collect();
+    let (mut cells, samples): (Vec<PairwiseCell>, Vec<PairedSample>) = built.into_iter().unzip();
+    let baseline: Vec<String> = baseline.iter().map(|&c| facts.cell_name(c)).collect();
+    let family = net_family(&mut cells, &samples, &baseline, &rubric, &judge, seed);
+    PairwiseSection {
+        family,
+        one_position,
+        rubric,
+        judge,
+        judge_model,
+        simulated,
+        baseline,
+        pairs: rows.len() as u64,
+        unscored: (rows.len() - scored.len()) as u64,
+        consistency: wilson_rate(consistent as u64, scored.len() as u64),
+        first_position_wins,
+        cells,
+    }
 }
 
 /// Every candidate's net verdict against the baseline, tested together: each candidate's

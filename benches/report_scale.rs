@@ -10,8 +10,10 @@
 //! Then, untimed, one report (a store made by an older build is upgraded by it), and three
 //! rounds of: for each format, a raw scan of `turns` (`SELECT sum(length(answer)),
 //! count(*) FROM turns`, in this process, a fresh connection each time), then `turnbench
-//! report --format F` in its own process. Prints the median of 3 of each, their ratio and
-//! the report's peak memory (VmHWM). Run:
+//! report --format F --out report.F` in its own process (each format to its own file, as a
+//! user's reports are). Prints the median of 3 of each, their ratio and the report's peak
+//! memory (VmHWM); then the same scan by the `sqlite3` program, once a round, when it is
+//! installed (a yardstick that does not move with this harness's build). Run:
 //!
 //!     cargo bench --bench report_scale
 //!     REPORT_SCALE_CONVERSATIONS=50000 cargo bench --bench report_scale
@@ -55,12 +57,17 @@ fn main() {
     }
     let size_mb = std::fs::metadata(&db).map_or(0, |m| m.len()) / 1_000_000;
     println!(
-        "store {} ({size_mb} MB), binary {}",
+        "store {} ({size_mb} MB), binary {}, scans by SQLite {}",
         db.display(),
-        bin.display()
+        bin.display(),
+        rusqlite::version()
     );
-    let out = dir.join("report.out");
+    // Each format to a file of its own, as a user's reports are: a format replaces its own
+    // output of the round before, never another's (replacing the JSON's 170 MB costs the
+    // kernel tens of milliseconds, which the next format in the round would be charged).
+    let out = |format: &str| dir.join(format!("report.{format}"));
     let report = |format: &str| {
+        let out = out(format);
         let mut cmd = Command::new(&bin);
         cmd.arg("--db")
             .arg(&db)
@@ -76,13 +83,15 @@ fn main() {
     let mut reports: Vec<Vec<f64>> = vec![Vec::new(); FORMATS.len()];
     let mut peaks = vec![0u64; FORMATS.len()];
     let mut sizes = vec![0u64; FORMATS.len()];
+    let mut cli_scans = Vec::new();
     for _ in 0..ROUNDS {
+        cli_scans.extend(cli_scan(&db));
         for (i, format) in FORMATS.iter().enumerate() {
             scans[i].push(scan(&db));
             let (secs, peak) = report(format);
             reports[i].push(secs);
             peaks[i] = peaks[i].max(peak);
-            sizes[i] = std::fs::metadata(&out).map_or(0, |m| m.len());
+            sizes[i] = std::fs::metadata(out(format)).map_or(0, |m| m.len());
         }
     }
     println!(
@@ -102,6 +111,24 @@ fn main() {
                 .join(" ")
         );
     }
+    // The same scan by the `sqlite3` program, when there is one: a yardstick that is the
+    // same binary from build to build. The in-process scan's own speed moves with where the
+    // linker places SQLite's code in this harness (0.32 against 0.40 s on one machine for
+    // two builds a line apart, BENCHMARKS.md), so ratios from different builds of this
+    // harness differ by that much; the program's do not.
+    if !cli_scans.is_empty() {
+        let c = median(&cli_scans);
+        println!(
+            "sqlite3 program's scan: {c:.2} s (median of {}); report / that: {}",
+            cli_scans.len(),
+            FORMATS
+                .iter()
+                .zip(&reports)
+                .map(|(f, r)| format!("{f} {:.1}×", median(r) / c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     // The HTML holds the default conversation views (`--conversations failed`, capped).
     println!(
         "output size: {}",
@@ -112,6 +139,21 @@ fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     );
+}
+
+/// The raw scan by the `sqlite3` program (read-only), in seconds; `None` when it is not
+/// installed or fails.
+fn cli_scan(db: &Path) -> Option<f64> {
+    let t = Instant::now();
+    let status = Command::new("sqlite3")
+        .arg("-readonly")
+        .arg(db)
+        .arg("SELECT sum(length(answer)), count(*) FROM turns")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    status.success().then(|| t.elapsed().as_secs_f64())
 }
 
 /// `REPORT_SCALE_OFFSETS=N`: gives every turn that has none N answer-bearing SSE events, 20 ms

@@ -105,65 +105,49 @@ fn serialize_chunk(rows: &ConversationRows, from: usize) -> Result<Vec<u8>, serd
 /// values go through serde_json's own formatter (numbers) and escaping (strings that need
 /// it), so the output cannot drift from serde_json's.
 fn write_row(buf: &mut Vec<u8>, row: &ConversationRow<'_>) -> Result<(), serde_json::Error> {
-    let f = &mut CompactFormatter;
     buf.extend_from_slice(br#"{"id":"#);
-    f.write_i64(buf, row.id).map_err(serde_json::Error::io)?;
+    signed(buf, row.id)?;
     buf.extend_from_slice(br#","uid":"#);
     string(buf, row.uid)?;
     buf.extend_from_slice(br#","run_id":"#);
-    f.write_i64(buf, row.run_id)
-        .map_err(serde_json::Error::io)?;
+    signed(buf, row.run_id)?;
     buf.extend_from_slice(br#","provider":"#);
     string(buf, row.provider)?;
     buf.extend_from_slice(br#","model":"#);
     string(buf, row.model)?;
     buf.extend_from_slice(br#","scenario":"#);
-    match row.scenario {
-        Some(s) => string(buf, s)?,
-        None => buf.extend_from_slice(b"null"),
-    }
+    optional(buf, row.scenario)?;
     buf.extend_from_slice(br#","repeat":"#);
-    f.write_u32(buf, row.repeat)
-        .map_err(serde_json::Error::io)?;
+    unsigned(buf, u64::from(row.repeat))?;
     buf.extend_from_slice(br#","outcome":"#);
     string(buf, row.outcome)?;
     buf.extend_from_slice(br#","latency_ms":"#);
     number(buf, row.latency_ms)?;
     buf.extend_from_slice(br#","turns":["#);
     for (i, t) in row.turns.iter().enumerate() {
-        buf.extend_from_slice(if i == 0 {
-            br#"{"outcome":"#
-        } else {
-            br#",{"outcome":"#
-        });
+        buf.extend_from_slice(if i == 0 { b"{" } else { b",{" });
+        buf.extend_from_slice(br#""outcome":"#);
         string(buf, t.outcome)?;
         buf.extend_from_slice(br#","finish_reason":"#);
-        match t.finish_reason {
-            Some(s) => string(buf, s)?,
-            None => buf.extend_from_slice(b"null"),
-        }
+        optional(buf, t.finish_reason)?;
         buf.extend_from_slice(br#","ttft_ms":"#);
         number(buf, t.ttft_ms)?;
         buf.extend_from_slice(br#","ttfa_ms":"#);
         number(buf, t.ttfa_ms)?;
         buf.extend_from_slice(br#","e2e_ms":"#);
         number(buf, t.e2e_ms)?;
-        buf.extend_from_slice(if t.usable {
-            br#","usable":true}"#
-        } else {
-            br#","usable":false}"#
-        });
+        buf.extend_from_slice(br#","usable":"#);
+        buf.extend_from_slice(if t.usable { b"true}" } else { b"false}" });
     }
     buf.extend_from_slice(br#"],"checks":"#);
     match &row.checks {
         Some(c) => {
             buf.extend_from_slice(br#"{"passed":"#);
-            f.write_u64(buf, c.passed).map_err(serde_json::Error::io)?;
+            unsigned(buf, c.passed)?;
             buf.extend_from_slice(br#","failed":"#);
-            f.write_u64(buf, c.failed).map_err(serde_json::Error::io)?;
+            unsigned(buf, c.failed)?;
             buf.extend_from_slice(br#","not_scored":"#);
-            f.write_u64(buf, c.not_scored)
-                .map_err(serde_json::Error::io)?;
+            unsigned(buf, c.not_scored)?;
             buf.extend_from_slice(br#","failed_checks":["#);
             for (i, id) in c.failed_checks.iter().enumerate() {
                 if i > 0 {
@@ -179,6 +163,29 @@ fn write_row(buf: &mut Vec<u8>, row: &ConversationRow<'_>) -> Result<(), serde_j
     serde_json::to_writer(&mut *buf, &row.judgments)?;
     buf.push(b'}');
     Ok(())
+}
+
+fn signed(buf: &mut Vec<u8>, v: i64) -> Result<(), serde_json::Error> {
+    CompactFormatter
+        .write_i64(buf, v)
+        .map_err(serde_json::Error::io)
+}
+
+fn unsigned(buf: &mut Vec<u8>, v: u64) -> Result<(), serde_json::Error> {
+    CompactFormatter
+        .write_u64(buf, v)
+        .map_err(serde_json::Error::io)
+}
+
+/// An `Option<&str>` as serde_json writes it.
+fn optional(buf: &mut Vec<u8>, s: Option<&str>) -> Result<(), serde_json::Error> {
+    match s {
+        Some(s) => string(buf, s),
+        None => {
+            buf.extend_from_slice(b"null");
+            Ok(())
+        }
+    }
 }
 
 /// A string as serde_json writes it: as it is when nothing in it needs escaping (the usual

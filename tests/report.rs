@@ -353,6 +353,18 @@ fn counts_add_up_to_the_store_and_failures_stay_out_of_latency() {
         .filter(|row| row["outcome"] != "completed" && !row["latency_ms"].is_null())
         .count();
     assert_eq!(failed_in_latency, 0);
+    // The rows come last, one a line (docs/report.md, "Formats"): each line is a row whole.
+    let text = report(&project, &["--format", "json"]);
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("    {\"id\":"))
+        .collect();
+    assert_eq!(lines.len(), rows.len());
+    for (line, row) in lines.iter().zip(rows) {
+        let one: Value = serde_json::from_str(line.trim().trim_end_matches(',')).unwrap();
+        assert_eq!(&one, row);
+    }
+    assert!(text.trim_end().ends_with("\n  ]\n}"), "{text}");
 }
 
 /// Lines of `cells` over `scenarios` distinct scenario ids (no checks apply to them), with

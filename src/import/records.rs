@@ -3,9 +3,10 @@
 //! memory stays flat whatever the file size. A file whose first byte after a BOM and
 //! whitespace is `[` is an array.
 //!
-//! A file that starts with an object that does not end on its first line is JSON
-//! documents one after another (a pretty-printed API response such as Langfuse's
-//! `{"data": [...]}`, or `jq` output): each document is a record, cut by the same scan.
+//! A file that starts with an object that goes on past its first line and ends, as JSON, on
+//! a later one is JSON documents one after another (a pretty-printed API response such as
+//! Langfuse's `{"data": [...]}`, or `jq` output): each document is a record, cut by the same
+//! scan. A first object that never ends, or is not JSON, is a bad first line of JSON Lines.
 //!
 //! An array is cut into elements by a scan of brackets and strings, not parsed: each
 //! element is then parsed like a line, so a bad element is rejected alone and the next one
@@ -45,8 +46,8 @@ impl Records {
     /// was looked at is read again).
     pub(crate) fn open(mut input: Box<dyn BufRead + Send>) -> io::Result<Records> {
         let (mut seen, first) = sniff(&mut input)?;
-        // An object that does not end on its line: documents, not lines.
-        let documents = first == Some(b'{') && !first_line_is_whole(&mut input, &mut seen)?;
+        // An object that goes on past its line: documents, not lines.
+        let documents = first == Some(b'{') && starts_documents(&mut input, &mut seen)?;
         let input: Box<dyn BufRead + Send> = if seen.is_empty() {
             input
         } else {
@@ -88,12 +89,18 @@ impl Records {
     }
 }
 
-/// Reads the rest of the first record's line into `seen`: whether the object starting on
-/// it ends there, with nothing but blanks after it.
-fn first_line_is_whole(
-    input: &mut Box<dyn BufRead + Send>,
-    seen: &mut Vec<u8>,
-) -> io::Result<bool> {
+/// Bytes of a first object read ahead, without seeing its end, before the file is taken for
+/// documents (a large pretty-printed export).
+const LOOKAHEAD: usize = 8 << 20;
+
+/// Reads the first record's object into `seen`, a line at a time: whether the file is JSON
+/// documents (the object goes on past its first line and ends, as JSON, on a later one)
+/// rather than JSON Lines. A first object that ends on its line, never ends, holds a line
+/// break inside a string or is not JSON makes the file JSON Lines: a bad first line is
+/// rejected alone and every line after it read, where taking it for the start of a document
+/// would have swallowed the rest of the file into one rejection. An object still open after
+/// [`LOOKAHEAD`] bytes is taken for a document.
+fn starts_documents(input: &mut Box<dyn BufRead + Send>, seen: &mut Vec<u8>) -> io::Result<bool> {
     let mut from = seen.len();
     // Blank lines before it (left in the buffer by `sniff`) are read past.
     while input.read_until(b'\n', seen)? > 0 {
@@ -107,15 +114,32 @@ fn first_line_is_whole(
         from = seen.len();
     }
     let line = seen.get(from..).unwrap_or_default();
-    let start = line
-        .iter()
-        .position(|b| !b.is_ascii_whitespace() && !BOM.contains(b))
-        .unwrap_or(line.len());
-    let rest = line.get(start..).unwrap_or_default();
+    let start = from
+        + line
+            .iter()
+            .position(|b| !b.is_ascii_whitespace() && !BOM.contains(b))
+            .unwrap_or(line.len());
     let mut scan = Scan::default();
-    let (taken, complete) = scan.feed(rest);
-    let after = rest.get(taken..).unwrap_or_default();
-    Ok(complete && after.iter().all(u8::is_ascii_whitespace))
+    let mut at = start;
+    loop {
+        let chunk = seen.get(at..).unwrap_or_default();
+        let (taken, complete) = scan.feed(chunk);
+        if complete {
+            let object = seen.get(start..at + taken).unwrap_or_default();
+            return Ok(object.contains(&b'\n')
+                && serde_json::from_slice::<serde::de::IgnoredAny>(object).is_ok());
+        }
+        if scan.in_string && chunk.ends_with(b"\n") {
+            return Ok(false);
+        }
+        if seen.len() - start > LOOKAHEAD {
+            return Ok(true);
+        }
+        at = seen.len();
+        if input.read_until(b'\n', seen)? == 0 {
+            return Ok(false);
+        }
+    }
 }
 
 /// Reads past a BOM and whitespace to the first other byte, keeping what it read only
@@ -409,7 +433,7 @@ mod tests {
                 Next::Record { place, text } => (
                     place.line,
                     place.record,
-                    String::from_utf8(text.to_vec()).unwrap(),
+                    String::from_utf8_lossy(text).into_owned(),
                 ),
                 Next::Broken { place, problem } => {
                     (place.line, place.record, format!("BROKEN {problem}"))
@@ -514,5 +538,35 @@ mod tests {
         }
         // A first object whole on its line: JSON Lines, as before.
         assert_eq!(all(b"{\"a\":1}\n{\n", 4)[0], (1, None, "{\"a\":1}".into()));
+    }
+
+    /// A broken first line that opens an object is a bad line of JSON Lines, not the start
+    /// of a document that swallows the rest of the file (found by the import property test).
+    #[test]
+    fn a_broken_first_object_is_one_bad_line() {
+        let good = "{\"messages\": []}";
+        // (first line, what follows it): each time, every line a record of its own.
+        for (first, rest) in [
+            // Never ends (the property test's input).
+            (&b"{.\xe0yXzmE\xa3\rOU"[..], "{good}\n{good}\n"),
+            // A line break inside a string.
+            (b"{\"a\": \"open", "{good}\n]}}\n"),
+            // Ends on its line, text after it.
+            (b"{\"a\": 1} x", "{good}\n{good}\n"),
+            // Ends on a later line, but not as JSON.
+            (b"{\"a\": [1 2,", "{good}\n]}}\n"),
+        ] {
+            let mut text = first.to_vec();
+            text.push(b'\n');
+            text.extend_from_slice(rest.replace("{good}", good).as_bytes());
+            for piece in [1, 3, 64] {
+                let got = all(&text, piece);
+                let lines: Vec<u64> = got.iter().map(|g| g.0).collect();
+                let first = String::from_utf8_lossy(first);
+                assert_eq!(lines, [1, 2, 3], "{first:?}: {got:?}");
+                assert!(got.iter().all(|g| g.1.is_none()), "{got:?}");
+                assert_eq!(got[1].2, good);
+            }
+        }
     }
 }

@@ -387,12 +387,12 @@ fn spread(g: &RepeatGroup) -> Option<ScenarioSpread> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::{ConversationOutcome, TurnOutcome};
 
     /// The section of these groups ([`Tallies`] over all of them).
     fn section(groups: Vec<RepeatGroup>) -> Vec<Consistency> {
         Tallies::of(groups).section()
     }
-    use crate::outcome::{ConversationOutcome, TurnOutcome};
 
     /// A repeat whose turns have prompt 0, 1, 2, … and these answers.
     fn repeat(n: u32, answers: &[Option<u32>]) -> Repeat {

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use serde::ser::{SerializeSeq, Serializer};
 
 use super::load::{Facts, JudgmentStatus, is_usable};
 
-/// The selected conversations, as rows. Serialises as a JSON array.
+/// The selected conversations, as rows, built one at a time (`range`); the JSON format
+/// writes them (`crate::export::json`).
 #[derive(Debug, Clone)]
 pub struct ConversationRows {
     facts: Arc<Facts>,
@@ -40,11 +40,6 @@ impl ConversationRows {
 
     pub fn is_empty(&self) -> bool {
         self.facts.convs.is_empty()
-    }
-
-    /// Every row, in conversation order.
-    pub fn iter(&self) -> impl Iterator<Item = ConversationRow<'_>> {
-        self.range(0..self.facts.convs.len())
     }
 
     /// The rows of a range of positions (clamped to the rows there are), in order.
@@ -130,16 +125,6 @@ impl ConversationRows {
                 })
                 .collect(),
         }
-    }
-}
-
-impl Serialize for ConversationRows {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.len()))?;
-        for row in self.iter() {
-            seq.serialize_element(&row)?;
-        }
-        seq.end()
     }
 }
 

@@ -365,6 +365,12 @@ fn counts_add_up_to_the_store_and_failures_stay_out_of_latency() {
         assert_eq!(&one, row);
     }
     assert!(text.trim_end().ends_with("\n  ]\n}"), "{text}");
+    // `--conversations none`: the summary without the rows, every other figure the same.
+    let summary = json_report(&project, &["--conversations", "none"]);
+    assert!(summary.get("conversations").is_none(), "{summary}");
+    for key in ["headlines", "cells", "checks", "consistency", "notes"] {
+        assert_eq!(summary[key], r[key], "{key}");
+    }
 }
 
 /// Lines of `cells` over `scenarios` distinct scenario ids (no checks apply to them), with

@@ -42,7 +42,8 @@ pub struct ReportArgs {
     resamples: usize,
     /// Which conversations the HTML report shows in full: `failed` (did not complete,
     /// failed a check, or a judge's lowest score; plus one passing example per cell),
-    /// `all`, or `none`.
+    /// `all`, or `none`. With `none`, the JSON report leaves out its per-conversation
+    /// rows (the summary alone: kilobytes where the rows of a million turns are 170 MB).
     #[arg(long, value_enum, default_value = "failed")]
     conversations: report::drilldown::ConversationViews,
     /// At most this many conversation views; a note counts the rest.
@@ -148,7 +149,8 @@ impl ReportArgs {
                 seed: self.seed.unwrap_or(defaults.seed),
                 level: defaults.level,
             },
-            with_conversations: self.format == "json",
+            with_conversations: self.format == "json"
+                && self.conversations != report::drilldown::ConversationViews::None,
             sort: self.sort,
             trend: self.trend,
             across_models: self.across_models,

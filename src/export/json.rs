@@ -105,55 +105,42 @@ fn serialize_chunk(rows: &ConversationRows, from: usize) -> Result<Vec<u8>, serd
 /// values go through serde_json's own formatter (numbers) and escaping (strings that need
 /// it), so the output cannot drift from serde_json's.
 fn write_row(buf: &mut Vec<u8>, row: &ConversationRow<'_>) -> Result<(), serde_json::Error> {
-    buf.extend_from_slice(br#"{"id":"#);
-    signed(buf, row.id)?;
-    buf.extend_from_slice(br#","uid":"#);
-    string(buf, row.uid)?;
-    buf.extend_from_slice(br#","run_id":"#);
-    signed(buf, row.run_id)?;
-    buf.extend_from_slice(br#","provider":"#);
-    string(buf, row.provider)?;
-    buf.extend_from_slice(br#","model":"#);
-    string(buf, row.model)?;
-    buf.extend_from_slice(br#","scenario":"#);
-    optional(buf, row.scenario)?;
-    buf.extend_from_slice(br#","repeat":"#);
-    unsigned(buf, u64::from(row.repeat))?;
-    buf.extend_from_slice(br#","outcome":"#);
-    string(buf, row.outcome)?;
-    buf.extend_from_slice(br#","latency_ms":"#);
-    number(buf, row.latency_ms)?;
+    signed(buf, br#"{"id":"#, row.id)?;
+    string(buf, br#","uid":"#, row.uid)?;
+    signed(buf, br#","run_id":"#, row.run_id)?;
+    string(buf, br#","provider":"#, row.provider)?;
+    string(buf, br#","model":"#, row.model)?;
+    optional(buf, br#","scenario":"#, row.scenario)?;
+    unsigned(buf, br#","repeat":"#, u64::from(row.repeat))?;
+    string(buf, br#","outcome":"#, row.outcome)?;
+    number(buf, br#","latency_ms":"#, row.latency_ms)?;
     buf.extend_from_slice(br#","turns":["#);
     for (i, t) in row.turns.iter().enumerate() {
-        buf.extend_from_slice(if i == 0 { b"{" } else { b",{" });
-        buf.extend_from_slice(br#""outcome":"#);
-        string(buf, t.outcome)?;
-        buf.extend_from_slice(br#","finish_reason":"#);
-        optional(buf, t.finish_reason)?;
-        buf.extend_from_slice(br#","ttft_ms":"#);
-        number(buf, t.ttft_ms)?;
-        buf.extend_from_slice(br#","ttfa_ms":"#);
-        number(buf, t.ttfa_ms)?;
-        buf.extend_from_slice(br#","e2e_ms":"#);
-        number(buf, t.e2e_ms)?;
-        buf.extend_from_slice(br#","usable":"#);
-        buf.extend_from_slice(if t.usable { b"true}" } else { b"false}" });
+        let key: &[u8] = if i == 0 {
+            br#"{"outcome":"#
+        } else {
+            br#",{"outcome":"#
+        };
+        string(buf, key, t.outcome)?;
+        optional(buf, br#","finish_reason":"#, t.finish_reason)?;
+        number(buf, br#","ttft_ms":"#, t.ttft_ms)?;
+        number(buf, br#","ttfa_ms":"#, t.ttfa_ms)?;
+        number(buf, br#","e2e_ms":"#, t.e2e_ms)?;
+        buf.extend_from_slice(if t.usable {
+            br#","usable":true}"#
+        } else {
+            br#","usable":false}"#
+        });
     }
     buf.extend_from_slice(br#"],"checks":"#);
     match &row.checks {
         Some(c) => {
-            buf.extend_from_slice(br#"{"passed":"#);
-            unsigned(buf, c.passed)?;
-            buf.extend_from_slice(br#","failed":"#);
-            unsigned(buf, c.failed)?;
-            buf.extend_from_slice(br#","not_scored":"#);
-            unsigned(buf, c.not_scored)?;
+            unsigned(buf, br#"{"passed":"#, c.passed)?;
+            unsigned(buf, br#","failed":"#, c.failed)?;
+            unsigned(buf, br#","not_scored":"#, c.not_scored)?;
             buf.extend_from_slice(br#","failed_checks":["#);
             for (i, id) in c.failed_checks.iter().enumerate() {
-                if i > 0 {
-                    buf.push(b',');
-                }
-                string(buf, id)?;
+                string(buf, if i == 0 { b"" } else { b"," }, id)?;
             }
             buf.extend_from_slice(b"]}");
         }
@@ -165,23 +152,29 @@ fn write_row(buf: &mut Vec<u8>, row: &ConversationRow<'_>) -> Result<(), serde_j
     Ok(())
 }
 
-fn signed(buf: &mut Vec<u8>, v: i64) -> Result<(), serde_json::Error> {
+// Each writes `key` (the bytes before the value: a separator, a key and its colon), then
+// the value.
+
+fn signed(buf: &mut Vec<u8>, key: &[u8], v: i64) -> Result<(), serde_json::Error> {
+    buf.extend_from_slice(key);
     CompactFormatter
         .write_i64(buf, v)
         .map_err(serde_json::Error::io)
 }
 
-fn unsigned(buf: &mut Vec<u8>, v: u64) -> Result<(), serde_json::Error> {
+fn unsigned(buf: &mut Vec<u8>, key: &[u8], v: u64) -> Result<(), serde_json::Error> {
+    buf.extend_from_slice(key);
     CompactFormatter
         .write_u64(buf, v)
         .map_err(serde_json::Error::io)
 }
 
 /// An `Option<&str>` as serde_json writes it.
-fn optional(buf: &mut Vec<u8>, s: Option<&str>) -> Result<(), serde_json::Error> {
+fn optional(buf: &mut Vec<u8>, key: &[u8], s: Option<&str>) -> Result<(), serde_json::Error> {
     match s {
-        Some(s) => string(buf, s),
+        Some(s) => string(buf, key, s),
         None => {
+            buf.extend_from_slice(key);
             buf.extend_from_slice(b"null");
             Ok(())
         }
@@ -190,7 +183,8 @@ fn optional(buf: &mut Vec<u8>, s: Option<&str>) -> Result<(), serde_json::Error>
 
 /// A string as serde_json writes it: as it is when nothing in it needs escaping (the usual
 /// case: ids, names, outcomes), else by serde_json.
-fn string(buf: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
+fn string(buf: &mut Vec<u8>, key: &[u8], s: &str) -> Result<(), serde_json::Error> {
+    buf.extend_from_slice(key);
     if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
         buf.push(b'"');
         buf.extend_from_slice(s.as_bytes());
@@ -202,7 +196,8 @@ fn string(buf: &mut Vec<u8>, s: &str) -> Result<(), serde_json::Error> {
 }
 
 /// A number as serde_json writes an `Option<f64>`: `null` for none and for a non-finite value.
-fn number(buf: &mut Vec<u8>, v: Option<f64>) -> Result<(), serde_json::Error> {
+fn number(buf: &mut Vec<u8>, key: &[u8], v: Option<f64>) -> Result<(), serde_json::Error> {
+    buf.extend_from_slice(key);
     match v.filter(|v| v.is_finite()) {
         Some(v) => CompactFormatter
             .write_f64(buf, v)
